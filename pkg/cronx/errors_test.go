@@ -1,0 +1,152 @@
+package cronx_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+// checkParseError asserts err is a *ParseError with the given Field and Pos
+// and a non-empty Reason; when reason is not empty, Reason must contain it.
+func checkParseError(t *testing.T, what string, err error, field string, pos int, reason string) {
+	t.Helper()
+	var pe *cronx.ParseError
+	if !errors.As(err, &pe) {
+		t.Errorf("%s: error %v (%T), want *cronx.ParseError", what, err, err)
+		return
+	}
+	if pe.Field != field || pe.Pos != pos || pe.Reason == "" {
+		t.Errorf("%s: got Field %q Pos %d Reason %q, want Field %q Pos %d and a reason", what, pe.Field, pe.Pos, pe.Reason, field, pos)
+	}
+	if reason != "" && !strings.Contains(pe.Reason, reason) {
+		t.Errorf("%s: Reason %q does not contain %q", what, pe.Reason, reason)
+	}
+	if !strings.HasPrefix(pe.Error(), "cronx: ") {
+		t.Errorf("%s: Error() = %q, want the cronx: prefix", what, pe.Error())
+	}
+}
+
+func TestParseCronErrors(t *testing.T) {
+	tests := []struct {
+		expr   string
+		field  string
+		pos    int
+		reason string // substring of Reason, optional
+	}{
+		// The expression as a whole.
+		{"", "cron", 0, "empty"},
+		{"   ", "cron", 0, "empty"},
+		{"* * *", "cron", 0, "got 3"},
+		{"* * * *", "cron", 0, "got 4"},
+		{"* * * * * * *", "cron", 0, "got 7"},
+		{"@reboot", "cron", 0, "unknown alias"},
+		{"@every 5s", "cron", 0, "got 2"},
+		{"0 0 30 2 *", "cron", 0, "never fires"},
+		{"0 0 31 4,6,9,11 *", "cron", 0, "never fires"},
+		{"0 0 30,31 feb *", "cron", 0, "never fires"},
+		{"0 0 0 31 2 ?", "cron", 0, "never fires"},
+		// Out of range, 5 and 6 fields.
+		{"0 25 * * *", "hour", 2, "out of range 0-23"},
+		{"0 0 25 * * *", "hour", 3, "out of range 0-23"},
+		{"60 * * * *", "minute", 1, "out of range 0-59"},
+		{"60 * * * * *", "second", 1, "out of range 0-59"},
+		{"0 0 0 * *", "day-of-month", 3, "out of range 1-31"},
+		{"0 0 32 * *", "day-of-month", 3, "out of range 1-31"},
+		{"0 0 * 13 *", "month", 4, "out of range 1-12"},
+		{"0 0 * 0 *", "month", 4, "out of range 1-12"},
+		{"0 0 * * 8", "day-of-week", 5, "out of range 0-7"},
+		{"0 0-24 * * *", "hour", 2, "out of range"},
+		{"99999999999 * * * *", "minute", 1, "out of range"},
+		// Reversed ranges.
+		{"30-20 * * * *", "minute", 1, "reversed"},
+		{"0 0 * * sat-mon", "day-of-week", 5, "reversed"},
+		{"0 0 * dec-jan *", "month", 4, "reversed"},
+		// Names.
+		{"0 0 * foo *", "month", 4, "unknown name"},
+		{"0 0 * * funday", "day-of-week", 5, "unknown name"},
+		{"0 0 * * monday", "day-of-week", 5, "unknown name"},
+		{"mon 0 * * *", "minute", 1, "must be a number"},
+		// "?" is for day-of-month and day-of-week only, and alone.
+		{"? * * * *", "minute", 1, `"?"`},
+		{"0 ? * * * *", "minute", 2, `"?"`},
+		{"0 0 ?,1 * *", "day-of-month", 3, `"?"`},
+		{"0 0 * * ?/2", "day-of-week", 5, `"?"`},
+		// Steps.
+		{"*/0 * * * *", "minute", 1, "at least 1"},
+		{"*/60 * * * *", "minute", 1, "out of range 1-59"},
+		{"0 */x * * *", "hour", 2, "invalid step"},
+		{"0 1/2/3 * * *", "hour", 2, "invalid step"},
+		// Malformed items.
+		{"1-2-3 * * * *", "minute", 1, ""},
+		{"1,,2 * * * *", "minute", 1, "empty"},
+		{"1, * * * *", "minute", 1, "empty"},
+		{"-5 * * * *", "minute", 1, "missing value"},
+		{"5- * * * *", "minute", 1, "missing value"},
+		{"*,5 * * * *", "minute", 1, `"*"`},
+		{"1.5 * * * *", "minute", 1, "invalid character"},
+		{"0 0 * * 1;2", "day-of-week", 5, "invalid character"},
+		{"@hourly * * * *", "minute", 1, "invalid character"},
+		// Extensions not supported yet.
+		{"0 0 L * *", "day-of-month", 3, "not supported yet"},
+		{"0 0 LW * *", "day-of-month", 3, "not supported yet"},
+		{"0 0 15W * *", "day-of-month", 3, "not supported yet"},
+		{"0 0 * * 5L", "day-of-week", 5, "not supported yet"},
+		{"0 0 * * 5#3", "day-of-week", 5, "not supported yet"},
+		{"H * * * *", "minute", 1, "not supported yet"},
+		{"0 H/2 * * *", "hour", 2, "not supported yet"},
+		{"0 0 0 L * ?", "day-of-month", 4, "not supported yet"},
+	}
+	for _, tt := range tests {
+		c, err := cronx.ParseCron(tt.expr, nil)
+		if err == nil {
+			t.Errorf("ParseCron(%q) = %q, want an error", tt.expr, c)
+			continue
+		}
+		checkParseError(t, "ParseCron("+tt.expr+")", err, tt.field, tt.pos, tt.reason)
+	}
+}
+
+func TestParseErrorMessage(t *testing.T) {
+	_, err := cronx.ParseCron("0 25 * * *", nil)
+	want := `cronx: cron field 2 (hour) "25": value 25 out of range 0-23`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+	var pe *cronx.ParseError
+	if errors.As(err, &pe) && pe.Value != "25" {
+		t.Errorf("Value = %q, want 25", pe.Value)
+	}
+	_, err = cronx.ParseCron("* * *", nil)
+	want = `cronx: cron "* * *": expected 5 fields (minute hour day-of-month month day-of-week) or 6 (second first), got 3`
+	if err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+}
+
+func TestLoadZone(t *testing.T) {
+	for _, name := range []string{"", "UTC"} {
+		loc, err := cronx.LoadZone(name)
+		if err != nil || loc != time.UTC {
+			t.Errorf("LoadZone(%q) = %v, %v; want UTC", name, loc, err)
+		}
+	}
+	loc, err := cronx.LoadZone("Europe/London")
+	if err != nil || loc.String() != "Europe/London" {
+		t.Errorf("LoadZone(Europe/London) = %v, %v", loc, err)
+	}
+	for _, name := range []string{"Mars/Olympus", "Local", "../etc/passwd", "europe/london "} {
+		loc, err := cronx.LoadZone(name)
+		if err == nil {
+			t.Errorf("LoadZone(%q) = %v, want an error", name, loc)
+			continue
+		}
+		checkParseError(t, "LoadZone("+name+")", err, "tz", 0, "")
+	}
+	_, err = cronx.LoadZone("Mars/Olympus")
+	if want := `cronx: tz "Mars/Olympus": unknown time zone`; err == nil || err.Error() != want {
+		t.Errorf("error = %v, want %s", err, want)
+	}
+}

@@ -1,0 +1,80 @@
+package cronx_test
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+func ExampleParseCron() {
+	loc, err := cronx.LoadZone("America/New_York")
+	if err != nil {
+		panic(err)
+	}
+	c, err := cronx.ParseCron("0 9 * * MON-FRI", loc)
+	if err != nil {
+		panic(err)
+	}
+	// Friday 2024-03-08, 10:00 in New York; summer time starts on Sunday.
+	t := time.Date(2024, 3, 8, 15, 0, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		t = c.Next(t)
+		fmt.Println(t.Format(time.RFC1123Z))
+	}
+	// Output:
+	// Mon, 11 Mar 2024 09:00:00 -0400
+	// Tue, 12 Mar 2024 09:00:00 -0400
+	// Wed, 13 Mar 2024 09:00:00 -0400
+}
+
+func ExampleParseCron_seconds() {
+	// Six fields: the seconds come first.
+	c, err := cronx.ParseCron("30 */20 * * * *", nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Next(time.Date(2024, 1, 1, 0, 0, 31, 0, time.UTC)))
+	// Output:
+	// 2024-01-01 00:20:30 +0000 UTC
+}
+
+func ExampleParseCron_error() {
+	_, err := cronx.ParseCron("0 0 30 2 *", nil)
+	fmt.Println(err)
+	_, err = cronx.ParseCron("0 25 * * *", nil)
+	fmt.Println(err)
+	// Output:
+	// cronx: cron "0 0 30 2 *": never fires: no day matches the day-of-month and month fields
+	// cronx: cron field 2 (hour) "25": value 25 out of range 0-23
+}
+
+func ExampleInterval() {
+	every, err := cronx.ParseEvery("1h30m")
+	if err != nil {
+		panic(err)
+	}
+	iv := cronx.Interval{Every: every} // in phase with the Unix epoch
+	fmt.Println(iv)
+	t := time.Date(2024, 1, 1, 0, 10, 0, 0, time.UTC)
+	for i := 0; i < 3; i++ {
+		t = iv.Next(t)
+		fmt.Println(t.Format(time.RFC3339))
+	}
+	// Output:
+	// every 1h30m
+	// 2024-01-01T01:30:00Z
+	// 2024-01-01T03:00:00Z
+	// 2024-01-01T04:30:00Z
+}
+
+func ExampleOnce() {
+	o := cronx.Once{At: time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)}
+	fmt.Println(o)
+	fmt.Println(o.Next(time.Date(2024, 5, 1, 0, 0, 0, 0, time.UTC)))
+	fmt.Println(o.Next(o.At).IsZero())
+	// Output:
+	// once at 2024-05-01T12:00:00Z
+	// 2024-05-01 12:00:00 +0000 UTC
+	// true
+}

@@ -1,0 +1,66 @@
+package cronx_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+// FuzzParseCron checks that ParseCron never panics, that every error is a
+// well-formed *ParseError, and that an accepted expression re-parses from
+// its String() to a Cron with the same fire times.
+func FuzzParseCron(f *testing.F) {
+	for _, seed := range []string{
+		"* * * * *", "*/15 * * * *", "0 9 * * MON-FRI", "30 */2 * * * *",
+		"0 0 * * 5-7", "0 0 * * fri-sun", "0 0 13 * 5", "0 0 29 2 *",
+		"0 0 30 2 *", "@daily", "@every 5s", "0 0 L * *", "0 0 * * 5#3",
+		"H * * * *", "1-2-3 * * * *", "*/0 * * * *", "? * * * *", "0 0 ? * *",
+		"1,,2 * * * *", "0 0 0 31 2 ?", "  1   2 3 4 5 ", "99999 * * * *",
+		"0 0-23/25 * * *", "0/30 * * * * *", "7/2 * * * 7/2", "*,5 * * * *",
+	} {
+		f.Add(seed)
+	}
+	ny, err := cronx.LoadZone("America/New_York")
+	if err != nil {
+		f.Fatal(err)
+	}
+	instants := []time.Time{
+		time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2024, 3, 10, 6, 30, 0, 0, time.UTC),  // New York spring forward
+		time.Date(2024, 11, 3, 5, 30, 0, 0, time.UTC),  // New York fall back
+		time.Date(2048, 12, 31, 12, 0, 0, 5, time.UTC), // leap-year end, rule-based zone
+	}
+	f.Fuzz(func(t *testing.T, expr string) {
+		for _, loc := range []*time.Location{time.UTC, ny} {
+			c, err := cronx.ParseCron(expr, loc)
+			if err != nil {
+				var pe *cronx.ParseError
+				if !errors.As(err, &pe) || pe.Field == "" || pe.Reason == "" {
+					t.Fatalf("ParseCron(%q): malformed error %#v", expr, err)
+				}
+				return
+			}
+			again, err := cronx.ParseCron(c.String(), loc)
+			if err != nil {
+				t.Fatalf("ParseCron(%q) ok but its String() %q fails: %v", expr, c.String(), err)
+			}
+			if again.String() != c.String() {
+				t.Fatalf("String() not stable: %q then %q", c.String(), again.String())
+			}
+			for _, after := range instants {
+				next := c.Next(after)
+				if next.IsZero() && after.Year() < 2090 {
+					t.Fatalf("%q accepted but Next(%v) is zero", expr, after)
+				}
+				if !next.IsZero() && (!next.After(after) || next.Location() != loc) {
+					t.Fatalf("%q: Next(%v) = %v", expr, after, next)
+				}
+				if other := again.Next(after); !other.Equal(next) {
+					t.Fatalf("%q: Next(%v) = %v but re-parsed %q gives %v", expr, after, next, c.String(), other)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,200 @@
+package cronx
+
+import (
+	"fmt"
+	"math"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// minEvery is the shortest interval ParseEvery accepts.
+const minEvery = 100 * time.Millisecond
+
+// Interval fires at Anchor + k*Every for every integer k, i.e. every Every,
+// in phase with Anchor. Anchor sets the phase, not a start: instants before
+// Anchor fire too. The zero Anchor means the Unix epoch, so an Interval of
+// 5s fires at :00, :05, ... UTC and one of 24h at 00:00 UTC.
+//
+// An Interval whose Every is not positive never fires. [ParseEvery]
+// validates user input for Every.
+type Interval struct {
+	Every  time.Duration
+	Anchor time.Time
+}
+
+// Next returns the first instant Anchor + k*Every strictly after after, in
+// UTC. It uses exact integer arithmetic, so it neither drifts nor depends on
+// how far after is from Anchor. It returns the zero time if Every is not
+// positive or the fire time is beyond what time.Time can represent.
+func (i Interval) Next(after time.Time) time.Time {
+	if i.Every <= 0 {
+		return time.Time{}
+	}
+	anchor := i.Anchor
+	if anchor.IsZero() {
+		anchor = time.Unix(0, 0)
+	}
+	as, an := anchor.Unix(), int64(anchor.Nanosecond())
+	bs, bn := after.Unix(), int64(after.Nanosecond())
+	if t, ok := nextIntervalFast(as, an, bs, bn, int64(i.Every)); ok {
+		return t
+	}
+	return nextIntervalBig(as, an, bs, bn, int64(i.Every))
+}
+
+// nextIntervalFast computes Interval.Next in int64 arithmetic when anchor
+// (as s + an ns since the epoch) and after (bs s + bn ns) are within about
+// 136 years of each other and every is below about 73 years, bounds under
+// which nothing can overflow. It reports false otherwise.
+func nextIntervalFast(as, an, bs, bn, every int64) (time.Time, bool) {
+	const maxSec, maxDelta, maxEvery = 1 << 40, 1 << 32, 1 << 61
+	if as <= -maxSec || as >= maxSec || bs <= -maxSec || bs >= maxSec || every >= maxEvery {
+		return time.Time{}, false
+	}
+	ds := bs - as
+	if ds <= -maxDelta || ds >= maxDelta {
+		return time.Time{}, false
+	}
+	diff := ds*1e9 + bn - an // |diff| < 2^32 s, about 4.3e18 ns
+	k := diff / every
+	if diff%every != 0 && diff < 0 {
+		k-- // floor division
+	}
+	k++
+	// diff < k*every <= diff+every, so |k*every| < 6.6e18 fits in int64.
+	return time.Unix(as, an).Add(time.Duration(k * every)).UTC(), true
+}
+
+// nextIntervalBig is nextIntervalFast without range limits.
+func nextIntervalBig(as, an, bs, bn, every int64) time.Time {
+	billion := big.NewInt(1e9)
+	nanos := func(s, n int64) *big.Int {
+		v := new(big.Int).Mul(big.NewInt(s), billion)
+		return v.Add(v, big.NewInt(n))
+	}
+	anchor := nanos(as, an)
+	diff := new(big.Int).Sub(nanos(bs, bn), anchor)
+	e := big.NewInt(every)
+	k := new(big.Int).Div(diff, e) // Euclidean division: floor, as e > 0
+	k.Add(k, big.NewInt(1))
+	fire := k.Mul(k, e)
+	fire.Add(fire, anchor)
+	sec, nsec := new(big.Int).DivMod(fire, billion, new(big.Int))
+	// time.Time counts seconds from year 1 in an int64.
+	const unixToInternal = 62135596800
+	if !sec.IsInt64() || sec.Int64() > math.MaxInt64-unixToInternal || sec.Int64() < math.MinInt64+unixToInternal {
+		return time.Time{}
+	}
+	return time.Unix(sec.Int64(), nsec.Int64()).UTC()
+}
+
+// String describes the interval, e.g. "every 5s" or "every 1d12h", followed
+// by " from <anchor>" (RFC 3339, UTC) when Anchor is set. The duration is
+// written so that ParseEvery accepts it when it is valid input.
+func (i Interval) String() string {
+	s := "every " + formatEvery(i.Every)
+	if !i.Anchor.IsZero() {
+		s += " from " + i.Anchor.UTC().Format(time.RFC3339Nano)
+	}
+	return s
+}
+
+// formatEvery writes d with the units of ParseEvery, largest first.
+func formatEvery(d time.Duration) string {
+	if d <= 0 || d%time.Millisecond != 0 {
+		return d.String()
+	}
+	units := [...]struct {
+		name string
+		size time.Duration
+	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}}
+	var b strings.Builder
+	for _, u := range units {
+		if n := d / u.size; n > 0 {
+			fmt.Fprintf(&b, "%d%s", n, u.name)
+			d -= n * u.size
+		}
+	}
+	return b.String()
+}
+
+// ParseEvery parses an interval length: Go duration syntax ("500ms", "30s",
+// "90m", "1h30m", "1.5h") plus the unit "d" for 24 hours ("7d", "1d12h").
+// Surrounding spaces are ignored. The result must be at least 100ms and a
+// whole number of milliseconds. Errors are *ParseError with Field "every".
+func ParseEvery(s string) (time.Duration, error) {
+	fail := func(reason string) (time.Duration, error) {
+		return 0, &ParseError{Field: "every", Value: s, Reason: reason}
+	}
+	rest := strings.TrimSpace(s)
+	switch {
+	case rest == "":
+		return fail("empty duration")
+	case rest[0] == '-':
+		return fail("duration must be positive")
+	}
+	var total time.Duration
+	for rest != "" {
+		n := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+		if n < 0 {
+			return fail(fmt.Sprintf("missing unit after %q; want e.g. 30s, 1h30m or 7d", rest))
+		}
+		if n == 0 {
+			return fail(fmt.Sprintf("expected a number at %q; want e.g. 30s, 1h30m or 7d", rest))
+		}
+		num := rest[:n]
+		rest = rest[n:]
+		u := strings.IndexFunc(rest, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
+		if u < 0 {
+			u = len(rest)
+		}
+		unit := rest[:u]
+		rest = rest[u:]
+		if !validNumber(num) {
+			return fail(fmt.Sprintf("malformed number %q; want e.g. 30s, 1h30m or 7d", num))
+		}
+		var d time.Duration
+		var err error
+		switch unit {
+		case "ns", "us", "µs", "μs", "ms", "s", "m", "h":
+			d, err = time.ParseDuration(num + unit)
+		case "d":
+			d, err = time.ParseDuration(num + "h")
+			if err == nil && d > math.MaxInt64/24 {
+				return fail("duration out of range")
+			}
+			d *= 24
+		default:
+			return fail(fmt.Sprintf("unknown unit %q; want ms, s, m, h or d", unit))
+		}
+		if err != nil || d > math.MaxInt64-total {
+			return fail("duration out of range")
+		}
+		total += d
+	}
+	switch {
+	case total < minEvery:
+		return fail("interval must be at least 100ms")
+	case total%time.Millisecond != 0:
+		return fail("interval must be a whole number of milliseconds")
+	}
+	return total, nil
+}
+
+// validNumber reports whether s is digits with at most one '.' and at least
+// one digit, the number syntax of time.ParseDuration.
+func validNumber(s string) bool {
+	digits, dots := 0, 0
+	for i := 0; i < len(s); i++ {
+		switch {
+		case s[i] == '.':
+			dots++
+		case s[i] >= '0' && s[i] <= '9':
+			digits++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
+}

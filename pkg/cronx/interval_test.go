@@ -1,0 +1,155 @@
+package cronx_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+func TestIntervalNext(t *testing.T) {
+	tests := []struct {
+		every  time.Duration
+		anchor string // "" means the zero Anchor (Unix epoch)
+		after  string
+		want   string // "" means the zero time
+	}{
+		{5 * time.Second, "", "2024-01-01T00:00:02Z", "2024-01-01T00:00:05Z"},
+		{5 * time.Second, "", "2024-01-01T00:00:05Z", "2024-01-01T00:00:10Z"},
+		{5 * time.Second, "", "2024-01-01T00:00:04.999999999Z", "2024-01-01T00:00:05Z"},
+		{24 * time.Hour, "", "2024-01-01T13:00:00Z", "2024-01-02T00:00:00Z"},
+		{24 * time.Hour, "", "2024-01-01T13:00:00+09:00", "2024-01-02T00:00:00Z"},
+		{90 * time.Minute, "", "2024-01-01T00:00:00Z", "2024-01-01T01:30:00Z"},
+		{250 * time.Millisecond, "", "2024-01-01T00:00:00.1Z", "2024-01-01T00:00:00.25Z"},
+		{5 * time.Second, "", "1960-01-01T00:00:02Z", "1960-01-01T00:00:05Z"},
+		// An anchor sets the phase; it is not a start.
+		{time.Hour, "2024-01-01T00:30:00Z", "2024-01-01T00:30:00Z", "2024-01-01T01:30:00Z"},
+		{time.Hour, "2024-01-01T00:30:00Z", "2023-12-31T22:00:00Z", "2023-12-31T22:30:00Z"},
+		{time.Hour, "2024-01-01T00:30:00Z", "2023-12-31T22:30:00Z", "2023-12-31T23:30:00Z"},
+		{time.Hour, "2024-01-01T02:30:00+02:00", "2024-01-01T00:40:00Z", "2024-01-01T01:30:00Z"},
+		{7 * 24 * time.Hour, "2024-01-01T09:00:00Z", "2024-03-01T00:00:00Z", "2024-03-04T09:00:00Z"},
+		{time.Second, "2024-01-01T00:00:00.123456789Z", "2024-01-01T00:00:10Z", "2024-01-01T00:00:10.123456789Z"},
+		// Far from the anchor (the arbitrary-precision path).
+		{time.Hour, "0001-01-01T00:00:00.000000001Z", "2023-12-31T23:30:00Z", "2024-01-01T00:00:00.000000001Z"},
+		{time.Hour, "9999-01-01T00:00:00Z", "2024-01-01T00:30:00Z", "2024-01-01T01:00:00Z"},
+		{1<<63 - 1, "", "2024-01-01T00:00:00Z", "2262-04-11T23:47:16.854775807Z"},
+		// Never fires.
+		{0, "", "2024-01-01T00:00:00Z", ""},
+		{-time.Second, "", "2024-01-01T00:00:00Z", ""},
+	}
+	for _, tt := range tests {
+		iv := cronx.Interval{Every: tt.every}
+		if tt.anchor != "" {
+			iv.Anchor = ts(t, tt.anchor)
+		}
+		got := iv.Next(ts(t, tt.after))
+		if tt.want == "" {
+			if !got.IsZero() {
+				t.Errorf("%v.Next(%s) = %v, want the zero time", iv, tt.after, got)
+			}
+			continue
+		}
+		if want := ts(t, tt.want); !got.Equal(want) || got.Location() != time.UTC {
+			t.Errorf("%v.Next(%s) = %v, want %v (UTC)", iv, tt.after, got, want)
+		}
+	}
+}
+
+func TestIntervalIgnoresMonotonicClock(t *testing.T) {
+	now := time.Now() // carries a monotonic reading
+	iv := cronx.Interval{Every: time.Second, Anchor: now}
+	got := iv.Next(now)
+	if want := now.Round(0).Add(time.Second).UTC(); !got.Equal(want) {
+		t.Errorf("Next = %v, want %v", got, want)
+	}
+}
+
+func TestIntervalString(t *testing.T) {
+	tests := []struct {
+		iv   cronx.Interval
+		want string
+	}{
+		{cronx.Interval{Every: 5 * time.Second}, "every 5s"},
+		{cronx.Interval{Every: 90 * time.Minute}, "every 1h30m"},
+		{cronx.Interval{Every: 36 * time.Hour}, "every 1d12h"},
+		{cronx.Interval{Every: 1500 * time.Millisecond}, "every 1s500ms"},
+		{cronx.Interval{Every: 7*24*time.Hour + time.Second}, "every 7d1s"},
+		{cronx.Interval{Every: 1500 * time.Microsecond}, "every 1.5ms"},
+		{cronx.Interval{Every: 0}, "every 0s"},
+		{cronx.Interval{Every: time.Hour, Anchor: ts(t, "2024-01-01T02:30:00+02:00")}, "every 1h from 2024-01-01T00:30:00Z"},
+	}
+	for _, tt := range tests {
+		if got := tt.iv.String(); got != tt.want {
+			t.Errorf("String() = %q, want %q", got, tt.want)
+		}
+	}
+}
+
+func TestParseEvery(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"100ms", 100 * time.Millisecond},
+		{"500ms", 500 * time.Millisecond},
+		{"30s", 30 * time.Second},
+		{"90m", 90 * time.Minute},
+		{"1h30m", 90 * time.Minute},
+		{"1.5h", 90 * time.Minute},
+		{"7d", 7 * 24 * time.Hour},
+		{"1d12h", 36 * time.Hour},
+		{"0.5d", 12 * time.Hour},
+		{"1s500ms", 1500 * time.Millisecond},
+		{"100000us", 100 * time.Millisecond},
+		{" 5s ", 5 * time.Second},
+		{"2562047h", 2562047 * time.Hour},
+	}
+	for _, tt := range tests {
+		got, err := cronx.ParseEvery(tt.in)
+		if err != nil || got != tt.want {
+			t.Errorf("ParseEvery(%q) = %v, %v; want %v", tt.in, got, err, tt.want)
+			continue
+		}
+		// String round-trips through ParseEvery.
+		s := strings.TrimPrefix(cronx.Interval{Every: got}.String(), "every ")
+		if back, err := cronx.ParseEvery(s); err != nil || back != got {
+			t.Errorf("ParseEvery(%q) (from String) = %v, %v; want %v", s, back, err, got)
+		}
+	}
+}
+
+func TestParseEveryErrors(t *testing.T) {
+	tests := []struct{ in, reason string }{
+		{"", "empty"},
+		{"  ", "empty"},
+		{"abc", "expected a number"},
+		{"5", "missing unit"},
+		{"1h30", "missing unit"},
+		{"5x", "unknown unit"},
+		{"5 s", "unknown unit"},
+		{"1h 30m", "unknown unit"},
+		{"5S", "unknown unit"},
+		{"-5s", "positive"},
+		{"+5s", "expected a number"},
+		{"1..5s", "malformed number"},
+		{".s", "malformed number"},
+		{"0s", "at least 100ms"},
+		{"50ms", "at least 100ms"},
+		{"99ms", "at least 100ms"},
+		{"100.5ms", "whole number of milliseconds"},
+		{"1.0001s", "whole number of milliseconds"},
+		{"100000001ns", "whole number of milliseconds"},
+		{"9999999999999h", "out of range"},
+		{"106752d", "out of range"},
+		{"2562047h2562047h", "out of range"},
+	}
+	for _, tt := range tests {
+		d, err := cronx.ParseEvery(tt.in)
+		if err == nil {
+			t.Errorf("ParseEvery(%q) = %v, want an error", tt.in, d)
+			continue
+		}
+		checkParseError(t, "ParseEvery("+tt.in+")", err, "every", 0, tt.reason)
+	}
+}
