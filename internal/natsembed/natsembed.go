@@ -1,0 +1,152 @@
+// Package natsembed runs a nats-server with JetStream inside the current
+// process, so that jetsched works on a fresh machine with nothing installed,
+// and so that tests talk to a real server instead of a mock.
+package natsembed
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ErrNotReady is returned by Start when the server did not accept client
+// connections within Config.ReadyTimeout.
+var ErrNotReady = errors.New("natsembed: server not ready for connections")
+
+// Config describes an embedded server. The zero value is not useful: StoreDir
+// is required.
+type Config struct {
+	// Name is the server name. Default "jetsched".
+	Name string
+	// Host is the address clients connect to. Default "127.0.0.1".
+	Host string
+	// Port is the client port; 0 or -1 picks a free port. Note that the zero
+	// value picks a free port, not 4222: callers that want the standard port
+	// set it.
+	Port int
+	// StoreDir is where JetStream keeps its files. Required.
+	StoreDir string
+	// ReadyTimeout bounds how long Start waits for the server to accept
+	// clients. Default 10s.
+	ReadyTimeout time.Duration
+	// Cluster, when set, makes this server a member of a JetStream cluster.
+	Cluster *ClusterConfig
+	// Logger receives the server's log lines. Default: discard.
+	Logger *slog.Logger
+	// Debug enables the server's debug log lines.
+	Debug bool
+}
+
+// ClusterConfig joins the server to a JetStream cluster.
+type ClusterConfig struct {
+	// Name is the cluster name, the same on every member. Required.
+	Name string
+	// Host and Port are the route listener. Port must be fixed so that
+	// members can find each other after restarts.
+	Host string
+	Port int
+	// Routes are the route URLs of all members, e.g. "nats://127.0.0.1:7022".
+	Routes []string
+}
+
+// Listen splits a "host:port" address for Config.Host and Config.Port.
+func Listen(addr string) (host string, port int, err error) {
+	h, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", 0, fmt.Errorf("natsembed: listen address %q: %w", addr, err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil || n < 0 || n > 65535 {
+		return "", 0, fmt.Errorf("natsembed: listen address %q: port must be 0-65535", addr)
+	}
+	return h, n, nil
+}
+
+// Server is a running embedded nats-server.
+type Server struct {
+	srv *server.Server
+}
+
+// Start starts the server and waits until it accepts client connections.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	if cfg.StoreDir == "" {
+		return nil, errors.New("natsembed: Config.StoreDir is required")
+	}
+	if err := os.MkdirAll(cfg.StoreDir, 0o750); err != nil {
+		return nil, fmt.Errorf("natsembed: store dir %q: %w", cfg.StoreDir, err)
+	}
+	port := cfg.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	opts := &server.Options{
+		ServerName: cmp.Or(cfg.Name, "jetsched"),
+		Host:       cmp.Or(cfg.Host, "127.0.0.1"),
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   cfg.StoreDir,
+		NoSigs:     true,
+		NoLog:      cfg.Logger == nil,
+		Debug:      cfg.Debug,
+	}
+	if c := cfg.Cluster; c != nil {
+		opts.Cluster.Name = c.Name
+		opts.Cluster.Host = cmp.Or(c.Host, "127.0.0.1")
+		opts.Cluster.Port = c.Port
+		opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
+	}
+	srv, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: configure server: %w", err)
+	}
+	if cfg.Logger != nil {
+		srv.SetLoggerV2(&slogAdapter{log: cfg.Logger}, cfg.Debug, false, false)
+	}
+	go srv.Start()
+
+	wait := cmp.Or(cfg.ReadyTimeout, 10*time.Second)
+	if dl, ok := ctx.Deadline(); ok {
+		wait = min(wait, time.Until(dl))
+	}
+	if !srv.ReadyForConnections(wait) {
+		srv.Shutdown()
+		srv.WaitForShutdown()
+		return nil, fmt.Errorf("%w after %s (store %q)", ErrNotReady, wait, cfg.StoreDir)
+	}
+	return &Server{srv: srv}, nil
+}
+
+// ClientURL is the URL clients connect to, e.g. "nats://127.0.0.1:4222".
+func (s *Server) ClientURL() string { return s.srv.ClientURL() }
+
+// Server exposes the underlying nats-server for tests that need its
+// internals (JetStream leaders, in-process connections).
+func (s *Server) Server() *server.Server { return s.srv }
+
+// Shutdown stops the server and waits until it has stopped. It is safe to
+// call more than once.
+func (s *Server) Shutdown() {
+	s.srv.Shutdown()
+	s.srv.WaitForShutdown()
+}
+
+// slogAdapter forwards nats-server log lines to slog. The server's notices
+// (its start-up banner, mostly) go to debug, so that a scheduler's info log
+// stays about schedules; warnings and errors keep their level.
+type slogAdapter struct{ log *slog.Logger }
+
+func (a *slogAdapter) Noticef(format string, v ...any) { a.log.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Warnf(format string, v ...any)   { a.log.Warn(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Fatalf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Errorf(format string, v ...any)  { a.log.Error(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Debugf(format string, v ...any)  { a.log.Debug(fmt.Sprintf(format, v...)) }
+func (a *slogAdapter) Tracef(format string, v ...any)  { a.log.Debug(fmt.Sprintf(format, v...)) }

@@ -1,0 +1,83 @@
+// Package natstest starts real embedded nats-servers for tests. Nothing here
+// mocks NATS: every helper runs the same nats-server the daemon embeds.
+package natstest
+
+import (
+	"context"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natsembed"
+)
+
+// Server is an embedded JetStream server whose store survives Restart.
+type Server struct {
+	t        testing.TB
+	storeDir string
+	port     int
+	srv      *natsembed.Server
+}
+
+// Start runs a single JetStream server on a random loopback port with its
+// store in a temporary directory. It is shut down when the test ends.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{t: t, storeDir: t.TempDir()}
+	s.start()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
+func (s *Server) start() {
+	s.t.Helper()
+	srv, err := natsembed.Start(context.Background(), natsembed.Config{StoreDir: s.storeDir, Port: s.port})
+	if err != nil {
+		s.t.Fatalf("start nats-server: %v", err)
+	}
+	s.srv = srv
+	// Keep the port, so that a restarted server comes back where clients
+	// reconnect to.
+	if a, ok := srv.Server().Addr().(*net.TCPAddr); ok {
+		s.port = a.Port
+	}
+}
+
+// URL is the client URL of the server.
+func (s *Server) URL() string { return s.srv.ClientURL() }
+
+// StoreDir is the server's JetStream store directory.
+func (s *Server) StoreDir() string { return s.storeDir }
+
+// Shutdown stops the server. It is safe to call more than once.
+func (s *Server) Shutdown() { s.srv.Shutdown() }
+
+// Restart stops the server and starts it again on the same port and store.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.srv.Shutdown()
+	s.start()
+}
+
+// Connect opens a connection that reconnects forever (servers in tests are
+// restarted on purpose) and is closed when the test ends.
+func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(s.URL(),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(50*time.Millisecond),
+		nats.Name(t.Name()),
+	)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", s.URL(), err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatalf("jetstream: %v", err)
+	}
+	return nc, js
+}
