@@ -1,0 +1,64 @@
+package kvstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxIDLen bounds schedule ids and workflow names, so that keys and subjects
+// stay well inside NATS limits.
+const MaxIDLen = 128
+
+// ValidateID checks a schedule id. An id is a KV key and a subject token:
+// letters, digits, '-', '_' and '=' only (no '.', which would split the id
+// into several subject tokens, and no wildcards or spaces).
+func ValidateID(id string) error {
+	return validateToken("id", id)
+}
+
+// ValidateWorkflow checks a workflow name, which becomes the last token of
+// "sched.fire.<workflow>"; the rules are those of ValidateID.
+func ValidateWorkflow(wf string) error {
+	return validateToken("workflow", wf)
+}
+
+func validateToken(field, s string) error {
+	if s == "" {
+		return fieldErr(field, "", "must not be empty")
+	}
+	if len(s) > MaxIDLen {
+		return fieldErr(field, s[:16]+"…", fmt.Sprintf("longer than %d bytes", MaxIDLen))
+	}
+	for i, r := range s {
+		if !tokenRune(r) {
+			return fieldErr(field, s, fmt.Sprintf("character %q at byte %d is not allowed (use letters, digits, '-', '_', '=')", r, i))
+		}
+	}
+	return nil
+}
+
+func tokenRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '='
+}
+
+// SlotID names one occurrence of a schedule: "<schedule id>.<unix ms of the
+// scheduled time>". It is the fire message's Nats-Msg-Id and the key of the
+// slot's ledger entry in sched_ticks.
+func SlotID(id string, slot time.Time) string {
+	return id + "." + strconv.FormatInt(slot.UnixMilli(), 10)
+}
+
+// ParseSlotID splits a slot id into schedule id and scheduled time.
+func ParseSlotID(s string) (id string, slot time.Time, err error) {
+	i := strings.LastIndexByte(s, '.')
+	if i <= 0 {
+		return "", time.Time{}, fmt.Errorf("%w: slot id %q: want <id>.<unix ms>", ErrInvalid, s)
+	}
+	ms, err := strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("%w: slot id %q: %v", ErrInvalid, s, err)
+	}
+	return s[:i], time.UnixMilli(ms).UTC(), nil
+}

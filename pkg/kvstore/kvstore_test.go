@@ -1,0 +1,202 @@
+package kvstore_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestDecodeAndValidateSpec(t *testing.T) {
+	tests := []struct {
+		name  string
+		key   string
+		json  string
+		field string // "" = valid
+	}{
+		{"cron", "a", `{"workflow":"wf","cron":"0 9 * * 1-5","tz":"Europe/Paris"}`, ""},
+		{"six fields", "a", `{"workflow":"wf","cron":"*/10 * * * * *"}`, ""},
+		{"every with anchor", "a", `{"workflow":"wf","every":"90m","anchor":"2026-01-01T00:15:00Z"}`, ""},
+		{"at", "a", `{"workflow":"wf","at":"2030-01-01T00:00:00Z","input":[1,2]}`, ""},
+		{"not json", "a", `cron: daily`, "spec"},
+		{"unknown field", "a", `{"workflow":"wf","crom":"* * * * *"}`, "spec"},
+		{"wrong type", "a", `{"workflow":"wf","every":5}`, "spec"},
+		{"trailing data", "a", `{"workflow":"wf","every":"5s"} {}`, "spec"},
+		{"no workflow", "a", `{"every":"5s"}`, "workflow"},
+		{"id mismatch", "a", `{"id":"b","workflow":"wf","every":"5s"}`, "id"},
+		{"bad key", "a.b", `{"workflow":"wf","every":"5s"}`, "id"},
+		{"no recurrence", "a", `{"workflow":"wf"}`, "cron"},
+		{"two recurrences", "a", `{"workflow":"wf","every":"5s","cron":"* * * * *"}`, "cron"},
+		{"malformed cron", "a", `{"workflow":"wf","cron":"* * *"}`, "cron"},
+		{"never fires", "a", `{"workflow":"wf","cron":"0 0 31 4,6,9,11 *"}`, "cron"},
+		{"bad zone", "a", `{"workflow":"wf","cron":"* * * * *","tz":"Nowhere/Land"}`, "tz"},
+		{"bad every", "a", `{"workflow":"wf","every":"10ns"}`, "every"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec, err := kvstore.DecodeSpec([]byte(tc.json))
+			if err == nil {
+				err = spec.Validate(tc.key)
+			}
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("valid spec refused: %v", err)
+				}
+				return
+			}
+			var fe *kvstore.FieldError
+			if !errors.As(err, &fe) || !errors.Is(err, kvstore.ErrInvalid) {
+				t.Fatalf("err = %v, want a *FieldError wrapping ErrInvalid", err)
+			}
+			if fe.Field != tc.field {
+				t.Fatalf("field %q, want %q (%v)", fe.Field, tc.field, err)
+			}
+		})
+	}
+}
+
+func TestCronErrorKeepsParseError(t *testing.T) {
+	err := kvstore.Spec{Workflow: "wf", Cron: "0 25 * * *"}.Validate("a")
+	var pe *cronx.ParseError
+	if !errors.As(err, &pe) || pe.Field != "hour" {
+		t.Fatalf("err = %v, want a cronx.ParseError on the hour field", err)
+	}
+	if !strings.Contains(err.Error(), "cron") || !strings.Contains(err.Error(), "25") {
+		t.Fatalf("message %q does not name the field and value", err)
+	}
+}
+
+func TestPlanKeepsCadenceOnlyForTheSameRecurrence(t *testing.T) {
+	base := kvstore.Spec{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris"}
+	same := base
+	same.Input, same.Description, same.Workflow = []byte(`{"x":1}`), "changed", "other"
+	if base.Plan() != same.Plan() {
+		t.Error("input, description or workflow changes must not re-plan")
+	}
+	for _, changed := range []kvstore.Spec{
+		{Workflow: "wf", Cron: "0 10 * * *", TZ: "Europe/Paris"},
+		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/London"},
+		{Workflow: "wf", Every: "1d"},
+	} {
+		if changed.Plan() == base.Plan() {
+			t.Errorf("%+v has the same plan as %+v", changed, base)
+		}
+	}
+}
+
+func TestSlotID(t *testing.T) {
+	at := time.Date(2026, 12, 1, 9, 0, 0, 500_000_000, time.FixedZone("CET", 3600))
+	id := kvstore.SlotID("billing-daily", at)
+	if id != "billing-daily.1796112000500" {
+		t.Fatalf("SlotID = %q", id)
+	}
+	sched, slot, err := kvstore.ParseSlotID(id)
+	if err != nil || sched != "billing-daily" || !slot.Equal(at) {
+		t.Fatalf("ParseSlotID = %q, %v, %v", sched, slot, err)
+	}
+	for _, bad := range []string{"", "nodot", ".123", "a.b"} {
+		if _, _, err := kvstore.ParseSlotID(bad); err == nil {
+			t.Errorf("ParseSlotID(%q) accepted", bad)
+		}
+	}
+}
+
+func TestLayout(t *testing.T) {
+	var l kvstore.Layout
+	if got := l.FireSubject("billing"); got != "sched.fire.billing" {
+		t.Errorf("FireSubject = %q", got)
+	}
+	if got := l.EventSubject(kvstore.EventInvalid, "x"); got != "sched.event.invalid.x" {
+		t.Errorf("EventSubject = %q", got)
+	}
+	if got := l.DoneSubject("x"); got != "sched.done.x" {
+		t.Errorf("DoneSubject = %q", got)
+	}
+	tenant := kvstore.Layout{Prefix: "acme", FiresStream: "ACME_FIRES"}.WithDefaults()
+	if tenant.FireSubjects() != "acme.fire.>" || tenant.FiresStream != "ACME_FIRES" || tenant.SpecsBucket != "sched_specs" {
+		t.Errorf("tenant layout %+v", tenant)
+	}
+}
+
+func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, js := srv.Connect(t)
+	ctx := context.Background()
+	if err := kvstore.Preflight(ctx, nc, js); err != nil {
+		t.Fatalf("preflight on a JetStream server: %v", err)
+	}
+	for range 2 {
+		if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{TickRetention: time.Hour}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{Replicas: 9}); err == nil {
+		t.Fatal("replicas 9 accepted")
+	}
+	s, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := kvstore.State{Plan: "p", Next: time.Now().UTC()}
+	rev, err := s.CreateState(ctx, "a", st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateState(ctx, "a", st); !errors.Is(err, kvstore.ErrConflict) {
+		t.Fatalf("second create: %v, want ErrConflict", err)
+	}
+	rev2, err := s.UpdateState(ctx, "a", st, rev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.UpdateState(ctx, "a", st, rev); !errors.Is(err, kvstore.ErrConflict) {
+		t.Fatalf("stale update: %v, want ErrConflict", err)
+	}
+	if err := s.DeleteState(ctx, "a", rev); !errors.Is(err, kvstore.ErrConflict) {
+		t.Fatalf("stale delete: %v, want ErrConflict", err)
+	}
+	if err := s.DeleteState(ctx, "a", rev2); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.GetState(ctx, "a"); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Fatalf("get deleted: %v, want ErrNotFound", err)
+	}
+	// A deleted key can be created again.
+	if _, err := s.CreateState(ctx, "a", st); err != nil {
+		t.Fatalf("re-create after delete: %v", err)
+	}
+	if _, err := s.PutSpec(ctx, "bad", kvstore.Spec{Workflow: "wf", Cron: "nope"}); !errors.Is(err, kvstore.ErrInvalid) {
+		t.Fatalf("PutSpec of an invalid spec: %v", err)
+	}
+	if _, err := s.GetSpec(ctx, "bad"); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Fatalf("invalid spec was written: %v", err)
+	}
+	tick := kvstore.Tick{Schedule: "a", Slot: time.UnixMilli(1_800_000_000_000).UTC(), Status: kvstore.TickDispatched}
+	if err := s.PutTick(ctx, tick); err != nil {
+		t.Fatal(err)
+	}
+	hist, err := s.History(ctx, "a")
+	if err != nil || len(hist) != 1 || hist[0].Status != kvstore.TickDispatched {
+		t.Fatalf("History = %+v, %v", hist, err)
+	}
+}
+
+func TestVersionCheck(t *testing.T) {
+	for v, ok := range map[string]bool{
+		"2.11.0": true, "2.15.3": true, "2.12.0-RC.1": true, "v2.11.1": true, "3.0.0": true,
+		"2.10.22": false, "2.9.0": false, "1.99.99": false, "": false,
+	} {
+		if got := kvstore.VersionAtLeast(v, kvstore.MinServerVersion); got != ok {
+			t.Errorf("VersionAtLeast(%q) = %v, want %v", v, got, ok)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package kvstore
+
+import "cmp"
+
+// Layout names every bucket, stream and subject jetsched uses. The zero value
+// is the documented default layout; every name can be changed so that
+// several tenants share one NATS system.
+type Layout struct {
+	// Prefix is the first token of every subject. Default "sched".
+	Prefix string
+	// SpecsBucket holds schedule specs. Default "sched_specs".
+	SpecsBucket string
+	// StateBucket holds the scheduler's per-schedule state. Default "sched_state".
+	StateBucket string
+	// TicksBucket is the slot ledger. Default "sched_ticks".
+	TicksBucket string
+	// WakeupsBucket holds pending timers. Default "sched_wakeups".
+	WakeupsBucket string
+	// CalendarsBucket holds business calendars. Default "sched_calendars".
+	CalendarsBucket string
+	// LeasesBucket holds shard leases. Default "sched_leases".
+	LeasesBucket string
+	// FiresStream captures <prefix>.fire.>. Default "SCHED_FIRES".
+	FiresStream string
+	// WakeupsStream captures <prefix>.wakeup.>. Default "SCHED_WAKEUPS".
+	WakeupsStream string
+	// EventsStream captures <prefix>.event.>. Default "SCHED_EVENTS".
+	EventsStream string
+}
+
+// WithDefaults returns l with every empty name set to its default.
+func (l Layout) WithDefaults() Layout {
+	l.Prefix = cmp.Or(l.Prefix, "sched")
+	l.SpecsBucket = cmp.Or(l.SpecsBucket, "sched_specs")
+	l.StateBucket = cmp.Or(l.StateBucket, "sched_state")
+	l.TicksBucket = cmp.Or(l.TicksBucket, "sched_ticks")
+	l.WakeupsBucket = cmp.Or(l.WakeupsBucket, "sched_wakeups")
+	l.CalendarsBucket = cmp.Or(l.CalendarsBucket, "sched_calendars")
+	l.LeasesBucket = cmp.Or(l.LeasesBucket, "sched_leases")
+	l.FiresStream = cmp.Or(l.FiresStream, "SCHED_FIRES")
+	l.WakeupsStream = cmp.Or(l.WakeupsStream, "SCHED_WAKEUPS")
+	l.EventsStream = cmp.Or(l.EventsStream, "SCHED_EVENTS")
+	return l
+}
+
+// FireSubject is the subject a slot of a workflow is published on:
+// "sched.fire.<workflow>".
+func (l Layout) FireSubject(workflow string) string {
+	return l.WithDefaults().Prefix + ".fire." + workflow
+}
+
+// FireSubjects is the wildcard the fire stream captures: "sched.fire.>".
+func (l Layout) FireSubjects() string { return l.WithDefaults().Prefix + ".fire.>" }
+
+// WakeupSubject is the subject a due timer is published on:
+// "sched.wakeup.<workflow>".
+func (l Layout) WakeupSubject(workflow string) string {
+	return l.WithDefaults().Prefix + ".wakeup." + workflow
+}
+
+// WakeupSubjects is the wildcard the wakeup stream captures.
+func (l Layout) WakeupSubjects() string { return l.WithDefaults().Prefix + ".wakeup.>" }
+
+// EventSubject is the subject of an observer event:
+// "sched.event.<kind>.<schedule id>".
+func (l Layout) EventSubject(kind EventKind, id string) string {
+	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + id
+}
+
+// EventSubjects is the wildcard the event stream captures.
+func (l Layout) EventSubjects() string { return l.WithDefaults().Prefix + ".event.>" }
+
+// DoneSubject is where workers report the completion of a slot:
+// "sched.done.<schedule id>".
+func (l Layout) DoneSubject(id string) string {
+	return l.WithDefaults().Prefix + ".done." + id
+}

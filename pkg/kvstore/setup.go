@@ -1,0 +1,158 @@
+package kvstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// MinServerVersion is the oldest nats-server jetsched runs on: 2.11 brings
+// per-key TTLs and limit markers, which shard leases use.
+const MinServerVersion = "2.11.0"
+
+var (
+	// ErrNoJetStream is returned by Preflight when the server or account
+	// has no JetStream.
+	ErrNoJetStream = errors.New("kvstore: JetStream is not enabled")
+	// ErrServerTooOld is returned by Preflight for servers older than
+	// MinServerVersion.
+	ErrServerTooOld = errors.New("kvstore: nats-server too old")
+)
+
+// Preflight checks that the connected NATS system can host jetsched and
+// says plainly what is missing.
+func Preflight(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
+	v := nc.ConnectedServerVersion()
+	if !VersionAtLeast(v, MinServerVersion) {
+		return fmt.Errorf("%w: %s at %s is version %q; jetsched needs %s or newer (per-key TTLs)",
+			ErrServerTooOld, nc.ConnectedServerName(), nc.ConnectedUrlRedacted(), v, MinServerVersion)
+	}
+	if _, err := js.AccountInfo(ctx); err != nil {
+		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
+			return fmt.Errorf("%w on %s: start nats-server with -js (or `jetstream {}` in its config) and give the account JetStream limits: %v",
+				ErrNoJetStream, nc.ConnectedUrlRedacted(), err)
+		}
+		return fmt.Errorf("kvstore: JetStream account info from %s: %w", nc.ConnectedUrlRedacted(), err)
+	}
+	return nil
+}
+
+// VersionAtLeast reports whether server version have is at least want.
+// Versions are dotted, such as "2.15.3" or "2.12.0-RC.1"; a pre-release
+// counts as its release.
+func VersionAtLeast(have, want string) bool {
+	h, w := parseVersion(have), parseVersion(want)
+	for i := range 3 {
+		if h[i] != w[i] {
+			return h[i] > w[i]
+		}
+	}
+	return true
+}
+
+func parseVersion(v string) [3]int {
+	var out [3]int
+	v, _, _ = strings.Cut(strings.TrimPrefix(v, "v"), "-")
+	for i, p := range strings.SplitN(v, ".", 3) {
+		out[i], _ = strconv.Atoi(p)
+	}
+	return out
+}
+
+// SetupConfig says how to create jetsched's buckets and streams.
+type SetupConfig struct {
+	// Layout names them. Zero value: the defaults.
+	Layout Layout
+	// Replicas for every bucket and stream (3 on a cluster). Default 1.
+	Replicas int
+	// TickRetention is how long ledger entries live (the TTL of
+	// sched_ticks). Default 24h.
+	TickRetention time.Duration
+	// FireRetention is how long fire and wakeup messages stay in their
+	// streams. Default 7 days.
+	FireRetention time.Duration
+	// EventRetention is how long events stay in SCHED_EVENTS. Default 7 days.
+	EventRetention time.Duration
+	// DuplicateWindow is SCHED_FIRES' Nats-Msg-Id dedupe window. It must be
+	// longer than a claim's expiry plus the publish retry budget (the
+	// scheduler checks at start). Default 2m.
+	DuplicateWindow time.Duration
+}
+
+func (c SetupConfig) withDefaults() SetupConfig {
+	c.Layout = c.Layout.WithDefaults()
+	c.Replicas = cmp.Or(c.Replicas, 1)
+	c.TickRetention = cmp.Or(c.TickRetention, 24*time.Hour)
+	c.FireRetention = cmp.Or(c.FireRetention, 7*24*time.Hour)
+	c.EventRetention = cmp.Or(c.EventRetention, 7*24*time.Hour)
+	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, 2*time.Minute)
+	return c
+}
+
+func (c SetupConfig) validate() error {
+	switch {
+	case c.Replicas < 1 || c.Replicas > 5:
+		return fmt.Errorf("%w: replicas %d: must be 1 to 5", ErrInvalid, c.Replicas)
+	case c.DuplicateWindow < time.Second:
+		return fmt.Errorf("%w: duplicate window %s: must be at least 1s", ErrInvalid, c.DuplicateWindow)
+	case c.DuplicateWindow > c.FireRetention:
+		return fmt.Errorf("%w: duplicate window %s longer than fire retention %s", ErrInvalid, c.DuplicateWindow, c.FireRetention)
+	}
+	return nil
+}
+
+// Setup creates jetsched's buckets and streams, or updates them to cfg.
+// It is idempotent: every scheduler runs it at start.
+func Setup(ctx context.Context, js jetstream.JetStream, cfg SetupConfig) error {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	l := cfg.Layout
+	buckets := []jetstream.KeyValueConfig{
+		{Bucket: l.SpecsBucket, Description: "jetsched schedule specs (user-owned)", History: 16},
+		{Bucket: l.StateBucket, Description: "jetsched schedule state (scheduler-owned, CAS)", History: 1},
+		{Bucket: l.TicksBucket, Description: "jetsched slot ledger", History: 1, TTL: cfg.TickRetention},
+		{Bucket: l.WakeupsBucket, Description: "jetsched pending timers", History: 1},
+		{Bucket: l.CalendarsBucket, Description: "jetsched business calendars", History: 16},
+		{Bucket: l.LeasesBucket, Description: "jetsched shard leases", History: 1, LimitMarkerTTL: time.Second},
+	}
+	for _, b := range buckets {
+		b.Replicas = cfg.Replicas
+		b.Storage = jetstream.FileStorage
+		if _, err := js.CreateOrUpdateKeyValue(ctx, b); err != nil {
+			return fmt.Errorf("kvstore: create or update bucket %s: %w", b.Bucket, err)
+		}
+	}
+	streams := []jetstream.StreamConfig{
+		{
+			Name: l.FiresStream, Description: "jetsched fires: one message per slot",
+			Subjects: []string{l.FireSubjects()}, MaxAge: cfg.FireRetention, Duplicates: cfg.DuplicateWindow,
+		},
+		{
+			Name: l.WakeupsStream, Description: "jetsched wakeups: one message per due timer",
+			Subjects: []string{l.WakeupSubjects()}, MaxAge: cfg.FireRetention, Duplicates: cfg.DuplicateWindow,
+		},
+		{
+			Name: l.EventsStream, Description: "jetsched observer events",
+			Subjects: []string{l.EventSubjects()}, MaxAge: cfg.EventRetention,
+		},
+	}
+	for _, s := range streams {
+		s.Replicas = cfg.Replicas
+		s.Storage = jetstream.FileStorage
+		s.Retention = jetstream.LimitsPolicy
+		s.Discard = jetstream.DiscardOld
+		if _, err := js.CreateOrUpdateStream(ctx, s); err != nil {
+			return fmt.Errorf("kvstore: create or update stream %s: %w", s.Name, err)
+		}
+	}
+	return nil
+}

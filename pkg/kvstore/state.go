@@ -1,0 +1,139 @@
+package kvstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// State is the scheduler's record of one schedule: the value of key <id> in
+// sched_state. Only schedulers write it, and only by compare-and-swap on its
+// revision. Times are UTC on the wire.
+//
+// One CAS both claims the due slot and advances Next, so a fire costs one
+// CAS, one publish and one ledger write. The Claim stays in the record until
+// the next claim replaces it; it is settled once sched_ticks holds its slot.
+// A claim is only ever replaced after it is settled, so at most one slot per
+// schedule is ever in doubt (see docs/protocol.md).
+type State struct {
+	// Next is the next slot to fire; zero when the recurrence has ended.
+	Next time.Time `json:"next,omitzero"`
+	// Plan is Spec.Plan of the spec that Next was computed from.
+	Plan string `json:"plan"`
+	// Claim is the claim on the most recent slot.
+	Claim *Claim `json:"claim,omitempty"`
+	// Fires counts slots claimed for publishing.
+	Fires uint64 `json:"fires"`
+	// Missed counts slots skipped by the misfire policy.
+	Missed uint64 `json:"missed,omitempty"`
+	// Ended is set when the recurrence has no further fire time (a one-shot
+	// that fired).
+	Ended bool `json:"ended,omitempty"`
+	// UpdatedAt is when a scheduler last wrote the record.
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+}
+
+// Claim is an instance's right to publish one slot. Its owner publishes
+// only before Expires; after Expires any instance may take the slot over,
+// and the fire stream's duplicate window plus the ledger make the second
+// publish harmless.
+type Claim struct {
+	// Slot is the scheduled time being fired.
+	Slot time.Time `json:"slot"`
+	// Token is unique per claim.
+	Token string `json:"token"`
+	// Owner is the instance id of the claimer.
+	Owner string `json:"owner"`
+	// At is when the claim was made.
+	At time.Time `json:"at"`
+	// Expires is when others may take the claim over.
+	Expires time.Time `json:"expires"`
+	// Reason says why a policy produced this fire ("catchup", "trigger"...);
+	// empty for a regular slot.
+	Reason string `json:"reason,omitempty"`
+}
+
+// DecodeState parses a sched_state value.
+func DecodeState(data []byte) (State, error) {
+	var s State
+	if err := json.Unmarshal(data, &s); err != nil {
+		return State{}, fmt.Errorf("%w: state record: %v", ErrInvalid, err)
+	}
+	return s, nil
+}
+
+// Encode returns the record's JSON.
+func (s State) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// TickStatus is the status of a slot in the ledger.
+type TickStatus string
+
+// Tick statuses. A slot moves claimed -> dispatched -> (started) ->
+// completed | failed, or is recorded as skipped or missed with a reason.
+const (
+	TickClaimed    TickStatus = "claimed"
+	TickDispatched TickStatus = "dispatched"
+	TickStarted    TickStatus = "started"
+	TickCompleted  TickStatus = "completed"
+	TickFailed     TickStatus = "failed"
+	TickSkipped    TickStatus = "skipped"
+	TickMissed     TickStatus = "missed"
+)
+
+// Tick is one slot's ledger entry: key "<id>.<unix ms>" in sched_ticks
+// (see SlotID). The bucket's TTL bounds how long ticks are kept.
+type Tick struct {
+	Schedule string     `json:"schedule"`
+	Workflow string     `json:"workflow,omitempty"`
+	Slot     time.Time  `json:"slot"`
+	Status   TickStatus `json:"status"`
+	// Reason explains a policy decision (e.g. "misfire: 3m late, threshold 1m").
+	Reason string `json:"reason,omitempty"`
+	// Owner is the instance that wrote the tick.
+	Owner string `json:"owner,omitempty"`
+	// Stream and Seq locate the fire message.
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+	// Duplicate is true when the publish was a duplicate of an earlier one
+	// (a takeover that re-published inside the duplicate window).
+	Duplicate bool `json:"duplicate,omitempty"`
+	// At is when the tick was written.
+	At time.Time `json:"at"`
+}
+
+// DecodeTick parses a sched_ticks value.
+func DecodeTick(data []byte) (Tick, error) {
+	var t Tick
+	if err := json.Unmarshal(data, &t); err != nil {
+		return Tick{}, fmt.Errorf("%w: tick record: %v", ErrInvalid, err)
+	}
+	return t, nil
+}
+
+// Encode returns the record's JSON.
+func (t Tick) Encode() ([]byte, error) { return json.Marshal(t) }
+
+// EventKind is the second token of an event subject.
+type EventKind string
+
+// Event kinds published on sched.event.<kind>.<schedule id>.
+const (
+	EventFired   EventKind = "fired"
+	EventMissed  EventKind = "missed"
+	EventSkipped EventKind = "skipped"
+	EventInvalid EventKind = "invalid"
+	EventRemoved EventKind = "removed"
+)
+
+// Event is the body of an observer event.
+type Event struct {
+	Kind     EventKind `json:"kind"`
+	Schedule string    `json:"schedule"`
+	Slot     time.Time `json:"slot,omitzero"`
+	// Field and Reason describe an invalid spec or a policy decision.
+	Field  string    `json:"field,omitempty"`
+	Reason string    `json:"reason,omitempty"`
+	Count  uint64    `json:"count,omitempty"`
+	Owner  string    `json:"owner,omitempty"`
+	At     time.Time `json:"at"`
+}

@@ -1,0 +1,257 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Store reads and writes jetsched's records. It is safe for concurrent use.
+type Store struct {
+	layout Layout
+	js     jetstream.JetStream
+	specs  jetstream.KeyValue
+	state  jetstream.KeyValue
+	ticks  jetstream.KeyValue
+}
+
+// Open binds to the buckets of layout, which Setup must have created.
+func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, error) {
+	layout = layout.WithDefaults()
+	s := &Store{layout: layout, js: js}
+	for _, b := range []struct {
+		name string
+		kv   *jetstream.KeyValue
+	}{
+		{layout.SpecsBucket, &s.specs},
+		{layout.StateBucket, &s.state},
+		{layout.TicksBucket, &s.ticks},
+	} {
+		kv, err := js.KeyValue(ctx, b.name)
+		if err != nil {
+			if errors.Is(err, jetstream.ErrBucketNotFound) {
+				return nil, fmt.Errorf("kvstore: bucket %s does not exist (run `scheduler run` once, or kvstore.Setup): %w", b.name, err)
+			}
+			return nil, fmt.Errorf("kvstore: open bucket %s: %w", b.name, err)
+		}
+		*b.kv = kv
+	}
+	return s, nil
+}
+
+// Layout is the store's layout, with defaults filled in.
+func (s *Store) Layout() Layout { return s.layout }
+
+// JetStream is the JetStream context the store was opened with.
+func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// SpecEntry is a spec with its key and revision.
+type SpecEntry struct {
+	ID       string
+	Spec     Spec
+	Revision uint64
+}
+
+// GetSpec reads and decodes the spec of id. A record that does not decode
+// is returned with its error wrapping ErrInvalid.
+func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
+	e, err := get(ctx, s.specs, id)
+	if err != nil {
+		return SpecEntry{}, fmt.Errorf("kvstore: get spec %q: %w", id, err)
+	}
+	spec, err := DecodeSpec(e.Value())
+	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision()}, err
+}
+
+// PutSpec validates spec and writes it under id. Nothing is written when
+// validation fails; the error is a *FieldError.
+func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
+	if err := spec.Validate(id); err != nil {
+		return 0, err
+	}
+	data, err := spec.Encode()
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
+	}
+	rev, err := s.specs.Put(ctx, id, data)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
+	}
+	return rev, nil
+}
+
+// DeleteSpec removes the spec of id and its state. Removing an unknown id
+// returns ErrNotFound.
+func (s *Store) DeleteSpec(ctx context.Context, id string) error {
+	if _, err := get(ctx, s.specs, id); err != nil {
+		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
+	}
+	if err := s.specs.Delete(ctx, id); err != nil {
+		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
+	}
+	if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
+	}
+	return nil
+}
+
+// ListSpecs returns every spec. Records that do not decode are returned
+// too, with their error in the second result keyed by id.
+func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, error) {
+	w, err := s.specs.WatchAll(ctx, jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, nil, fmt.Errorf("kvstore: list specs: %w", err)
+	}
+	defer w.Stop()
+	var out []SpecEntry
+	bad := map[string]error{}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, nil, fmt.Errorf("kvstore: list specs: %w", ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, nil, errors.New("kvstore: list specs: watch closed")
+			}
+			if e == nil {
+				return out, bad, nil
+			}
+			spec, err := DecodeSpec(e.Value())
+			if err != nil {
+				bad[e.Key()] = err
+			}
+			out = append(out, SpecEntry{ID: e.Key(), Spec: spec, Revision: e.Revision()})
+		}
+	}
+}
+
+// WatchSpecs watches every spec: current values first, then a nil entry,
+// then changes (including deletes).
+func (s *Store) WatchSpecs(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return s.specs.WatchAll(ctx)
+}
+
+// WatchState watches every state record, like WatchSpecs.
+func (s *Store) WatchState(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return s.state.WatchAll(ctx)
+}
+
+// GetState reads the state of id.
+func (s *Store) GetState(ctx context.Context, id string) (State, uint64, error) {
+	e, err := get(ctx, s.state, id)
+	if err != nil {
+		return State{}, 0, fmt.Errorf("kvstore: get state %q: %w", id, err)
+	}
+	st, err := DecodeState(e.Value())
+	return st, e.Revision(), err
+}
+
+// CreateState writes the first state of id. ErrConflict: it exists.
+func (s *Store) CreateState(ctx context.Context, id string, st State) (uint64, error) {
+	data, err := st.Encode()
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
+	}
+	rev, err := s.state.Create(ctx, id, data)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return 0, fmt.Errorf("kvstore: create state %q: %w", id, ErrConflict)
+		}
+		return 0, fmt.Errorf("kvstore: create state %q: %w", id, err)
+	}
+	return rev, nil
+}
+
+// UpdateState writes st if the record is still at revision rev.
+// ErrConflict: it changed; re-read and re-decide.
+func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64) (uint64, error) {
+	data, err := st.Encode()
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
+	}
+	n, err := s.state.Update(ctx, id, data, rev)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return 0, fmt.Errorf("kvstore: update state %q at revision %d: %w", id, rev, ErrConflict)
+		}
+		return 0, fmt.Errorf("kvstore: update state %q: %w", id, err)
+	}
+	return n, nil
+}
+
+// DeleteState removes the state of id if it is still at revision rev.
+func (s *Store) DeleteState(ctx context.Context, id string, rev uint64) error {
+	err := s.state.Delete(ctx, id, jetstream.LastRevision(rev))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return fmt.Errorf("kvstore: delete state %q at revision %d: %w", id, rev, ErrConflict)
+	default:
+		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
+	}
+}
+
+// PutTick writes a slot's ledger entry.
+func (s *Store) PutTick(ctx context.Context, t Tick) error {
+	data, err := t.Encode()
+	if err != nil {
+		return fmt.Errorf("kvstore: encode tick: %w", err)
+	}
+	key := SlotID(t.Schedule, t.Slot)
+	if _, err := s.ticks.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("kvstore: put tick %s: %w", key, err)
+	}
+	return nil
+}
+
+// GetTick reads a slot's ledger entry; ErrNotFound when there is none.
+func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
+	e, err := get(ctx, s.ticks, slotID)
+	if err != nil {
+		return Tick{}, fmt.Errorf("kvstore: get tick %s: %w", slotID, err)
+	}
+	return DecodeTick(e.Value())
+}
+
+// History returns the ledger of schedule id, oldest slot first.
+func (s *Store) History(ctx context.Context, id string) ([]Tick, error) {
+	w, err := s.ticks.Watch(ctx, id+".*", jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: history of %q: %w", id, err)
+	}
+	defer w.Stop()
+	var out []Tick
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kvstore: history of %q: %w", id, ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("kvstore: history of %q: watch closed", id)
+			}
+			if e == nil {
+				return out, nil
+			}
+			t, err := DecodeTick(e.Value())
+			if err != nil {
+				continue
+			}
+			out = append(out, t)
+		}
+	}
+}
+
+// get maps a missing or deleted key to ErrNotFound.
+func get(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+	e, err := kv.Get(ctx, key)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+			return nil, fmt.Errorf("%w: %s", ErrNotFound, key)
+		}
+		return nil, err
+	}
+	return e, nil
+}
