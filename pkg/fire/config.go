@@ -1,0 +1,74 @@
+package fire
+
+import (
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// Store is where specs, state and ticks live. Required.
+	Store *kvstore.Store
+	// Instance names this scheduler in claims and ticks. Default: a random
+	// id, new for every process.
+	Instance string
+	// Clock tells the time. Default: the system clock.
+	Clock clock.Clock
+	// Logger receives the engine's logs. Default: discard.
+	Logger *slog.Logger
+	// ClaimTTL is how long a claim is exclusive. Its owner publishes only
+	// before it expires; afterwards any instance may take the slot over.
+	// Default 30s.
+	ClaimTTL time.Duration
+	// MisfireThreshold is how late a slot may be and still fire; a later
+	// slot is recorded as missed and the schedule skips ahead to its first
+	// slot after now. Default 60s.
+	MisfireThreshold time.Duration
+	// Workers bounds the schedules processed concurrently. Default 32.
+	Workers int
+	// FiredEvents publishes a sched.event.fired.<id> event for every fire
+	// (best effort, no ack). Default off: the fire stream already records
+	// every fire.
+	FiredEvents bool
+}
+
+func (c Config) withDefaults() Config {
+	c.Instance = cmp.Or(c.Instance, randomID())
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	c.ClaimTTL = cmp.Or(c.ClaimTTL, 30*time.Second)
+	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, time.Minute)
+	c.Workers = cmp.Or(c.Workers, 32)
+	return c
+}
+
+func (c Config) validate() error {
+	switch {
+	case c.Store == nil:
+		return errors.New("fire: Config.Store is required")
+	case c.ClaimTTL < time.Second:
+		return fmt.Errorf("fire: Config.ClaimTTL %s: must be at least 1s", c.ClaimTTL)
+	case c.MisfireThreshold < 0:
+		return fmt.Errorf("fire: Config.MisfireThreshold %s: must not be negative", c.MisfireThreshold)
+	case c.Workers < 1:
+		return fmt.Errorf("fire: Config.Workers %d: must be at least 1", c.Workers)
+	}
+	if err := kvstore.ValidateID(c.Instance); err != nil {
+		return fmt.Errorf("fire: Config.Instance: %w", err)
+	}
+	return nil
+}
+
+func randomID() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

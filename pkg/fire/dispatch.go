@@ -1,0 +1,208 @@
+package fire
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// publishBudget is how long a takeover may keep retrying its publish: up to
+// its own claim's expiry. The fire stream's duplicate window must cover the
+// original claim's TTL plus this budget.
+func publishBudget(claimTTL time.Duration) time.Duration { return claimTTL }
+
+// natsRetry is the backoff of a NATS write retried until ctx ends:
+// exponential from 20ms to 1s, with jitter.
+func natsRetry(ctx context.Context) backoff.BackOffContext {
+	return backoff.WithContext(backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(20*time.Millisecond),
+		backoff.WithMaxInterval(time.Second),
+		backoff.WithMaxElapsedTime(0),
+	), ctx)
+}
+
+// claimMargin is how long before its claim expires an owner stops trying
+// to publish, so that it never races a takeover at the boundary.
+func claimMargin(claimTTL time.Duration) time.Duration { return claimTTL / 10 }
+
+// dispatch publishes a freshly claimed slot and records it in the ledger.
+func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
+	ack, err := e.publish(ctx, j, c, "")
+	if err != nil {
+		return err
+	}
+	return e.writeTick(ctx, j, c, ack)
+}
+
+// dispatchTakeover re-publishes the slot of an expired, unsettled claim
+// under a new claim. Inside the duplicate window the stream drops the
+// re-publish if the first one had landed; after it, the stream itself is
+// searched for the slot id first.
+func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
+	slotID := kvstore.SlotID(j.id, old.Slot)
+	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
+		ack, found, err := e.findFire(ctx, j.spec.Workflow, slotID, old)
+		if err != nil {
+			return err
+		}
+		if found {
+			return e.writeTick(ctx, j, c, ack)
+		}
+	}
+	ack, err := e.publish(ctx, j, c, "takeover")
+	if err != nil {
+		return err
+	}
+	return e.writeTick(ctx, j, c, ack)
+}
+
+// publish sends the fire message of claim c, retrying with backoff until
+// shortly before the claim expires.
+func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
+	l := e.store.Layout()
+	slotID := kvstore.SlotID(j.id, c.Slot)
+	msg := nats.NewMsg(l.FireSubject(j.spec.Workflow))
+	msg.Data = j.spec.Input
+	now := e.cfg.Clock.Now()
+	msg.Header.Set(HeaderScheduleID, j.id)
+	msg.Header.Set(HeaderWorkflow, j.spec.Workflow)
+	msg.Header.Set(HeaderScheduledAt, c.Slot.In(j.spec.Location()).Format(time.RFC3339Nano))
+	msg.Header.Set(HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(HeaderInstance, e.cfg.Instance)
+	if reason != "" {
+		msg.Header.Set(HeaderReason, reason)
+	}
+
+	// Publish only while the claim is ours; convert the deadline from the
+	// injected clock to the process clock.
+	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-claimMargin(e.cfg.ClaimTTL))))
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	b := natsRetry(pctx)
+	var ack *jetstream.PubAck
+	err := backoff.Retry(func() error {
+		actx, acancel := context.WithTimeout(pctx, 5*time.Second)
+		defer acancel()
+		a, err := e.store.JetStream().PublishMsg(actx, msg,
+			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(l.FiresStream))
+		if err != nil {
+			e.log.Debug("publish failed; retrying", "slot", slotID, "err", err)
+			return err
+		}
+		ack = a
+		return nil
+	}, b)
+	if err != nil {
+		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
+	}
+	if e.cfg.FiredEvents {
+		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot, Owner: e.cfg.Instance, At: now.UTC()})
+	}
+	return ack, nil
+}
+
+// writeTick records a published slot in the ledger, retrying briefly.
+func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
+	t := kvstore.Tick{
+		Schedule: j.id, Workflow: j.spec.Workflow, Slot: c.Slot, Status: kvstore.TickDispatched,
+		Reason: c.Reason, Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
+		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
+	}
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
+	defer cancel()
+	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// findFire searches the fire stream for slotID among the messages published
+// while claim old was live. It is the last resort of a takeover that comes
+// after the duplicate window has forgotten the first publish.
+func (e *Engine) findFire(ctx context.Context, workflow, slotID string, old kvstore.Claim) (*jetstream.PubAck, bool, error) {
+	l := e.store.Layout()
+	const skew = 5 * time.Second
+	start := old.At.Add(-skew)
+	end := old.Expires.Add(skew)
+	cons, err := e.store.JetStream().OrderedConsumer(ctx, l.FiresStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{l.FireSubject(workflow)},
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   &start,
+		HeadersOnly:    true,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+	}
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			if m.Headers().Get(HeaderMsgID) == slotID {
+				return &jetstream.PubAck{Stream: md.Stream, Sequence: md.Sequence.Stream, Duplicate: true}, true, nil
+			}
+			if md.Timestamp.After(end) || md.NumPending == 0 {
+				return nil, false, nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+		}
+		if n == 0 {
+			return nil, false, nil
+		}
+	}
+}
+
+// recordMissed writes the ledger entry and event of a misfire. They are
+// observations: a failure is logged, not retried.
+func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.Time) {
+	reason := fmt.Sprintf("misfire: %d slot(s) from %s to %s were more than %s late; skipped to %s",
+		d.Missed, d.Slot.UTC().Format(time.RFC3339), d.LastMissed.UTC().Format(time.RFC3339),
+		e.cfg.MisfireThreshold, d.Next.UTC().Format(time.RFC3339))
+	e.log.Warn("slots missed", "schedule", j.id, "count", d.Missed, "first", d.Slot, "last", d.LastMissed, "next", d.Next)
+	t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: d.Slot, Status: kvstore.TickMissed,
+		Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
+	if err := e.store.PutTick(ctx, t); err != nil {
+		e.log.Warn("record missed slot", "schedule", j.id, "err", err)
+	}
+	e.event(kvstore.Event{Kind: kvstore.EventMissed, Schedule: j.id, Slot: d.Slot, Reason: reason,
+		Count: uint64(d.Missed), Owner: e.cfg.Instance, At: now.UTC()})
+}
+
+// reportInvalid logs and publishes an invalid-spec event.
+func (e *Engine) reportInvalid(id string, err error) {
+	field := ""
+	if fe := (*kvstore.FieldError)(nil); errors.As(err, &fe) {
+		field = fe.Field
+	}
+	e.log.Warn("invalid spec; the schedule will not fire until it is fixed", "schedule", id, "field", field, "err", err)
+	e.event(kvstore.Event{Kind: kvstore.EventInvalid, Schedule: id, Field: field, Reason: err.Error(),
+		Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+}
+
+// event publishes an observer event on sched.event.<kind>.<id>, which the
+// events stream captures. Events are best effort (a core publish, no ack
+// awaited): they never hold up a fire.
+func (e *Engine) event(ev kvstore.Event) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	subj := e.store.Layout().EventSubject(ev.Kind, ev.Schedule)
+	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
+		e.log.Debug("publish event", "subject", subj, "err", err)
+	}
+}

@@ -1,0 +1,183 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// ErrStarted is returned by Start on an engine that is already running.
+var ErrStarted = errors.New("fire: engine already started")
+
+// Engine is one scheduler instance's fire path: it watches specs and state,
+// keeps the due index, and claims, publishes and records each due slot.
+// Any number of engines may share one set of buckets; the CAS on the state
+// revision decides who fires each slot.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	store *kvstore.Store
+
+	// dupWindow is the fire stream's duplicate window, read at Start.
+	dupWindow time.Duration
+
+	mu      sync.Mutex
+	started bool
+	cancel  context.CancelFunc
+	done    chan struct{}
+	ready   chan struct{}
+}
+
+// New validates cfg and returns a stopped engine.
+func New(cfg Config) (*Engine, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Engine{
+		cfg:   cfg,
+		log:   cfg.Logger.With("component", "fire", "instance", cfg.Instance),
+		store: cfg.Store,
+		ready: make(chan struct{}),
+	}, nil
+}
+
+// Instance is the engine's instance id.
+func (e *Engine) Instance() string { return e.cfg.Instance }
+
+// Ready is closed once the due index holds every spec and state that
+// existed at Start.
+func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// Start checks the fire stream's duplicate window, opens the watches and
+// starts the loop. It returns once the loop runs; ctx bounds the setup
+// only. Stop ends the loop.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.started {
+		return ErrStarted
+	}
+	if err := e.checkDuplicateWindow(ctx); err != nil {
+		return err
+	}
+	loopCtx, cancel := context.WithCancel(context.Background())
+	specs, err := e.store.WatchSpecs(loopCtx)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("fire: watch specs: %w", err)
+	}
+	states, err := e.store.WatchState(loopCtx)
+	if err != nil {
+		_ = specs.Stop()
+		cancel()
+		return fmt.Errorf("fire: watch state: %w", err)
+	}
+	e.started = true
+	e.cancel = cancel
+	e.done = make(chan struct{})
+	l := newLoop(e, specs, states)
+	go func() {
+		defer close(e.done)
+		l.run(loopCtx)
+	}()
+	return nil
+}
+
+// Stop stops claiming, lets in-flight slots finish publishing (each is
+// bounded by its claim's expiry), and returns when every goroutine of the
+// engine has exited. Stop before Start, and a second Stop, are no-ops.
+func (e *Engine) Stop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !e.started || e.cancel == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+}
+
+// checkDuplicateWindow enforces the protocol's timing: a takeover
+// re-publishes a slot at the earliest when its claim expires, so the fire
+// stream must still remember the first publish's Nats-Msg-Id by then.
+func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
+	l := e.store.Layout()
+	s, err := e.store.JetStream().Stream(ctx, l.FiresStream)
+	if err != nil {
+		return fmt.Errorf("fire: stream %s: %w", l.FiresStream, err)
+	}
+	window := s.CachedInfo().Config.Duplicates
+	e.dupWindow = window
+	need := e.cfg.ClaimTTL + publishBudget(e.cfg.ClaimTTL)
+	if window < need {
+		return fmt.Errorf("fire: stream %s has a duplicate window of %s; the claim TTL %s plus the publish retry budget %s needs at least %s (raise the window or lower the claim TTL)",
+			l.FiresStream, window, e.cfg.ClaimTTL, publishBudget(e.cfg.ClaimTTL), need)
+	}
+	return nil
+}
+
+// entry is the loop's view of one schedule.
+type entry struct {
+	id       string
+	spec     kvstore.Spec
+	specRev  uint64
+	sched    cronx.Schedule
+	invalid  error
+	state    *kvstore.State
+	stateRev uint64
+	settled  string // token of a claim known settled by this instance
+	checked  string // token of a live claim whose tick was missing
+	busy     bool   // a worker holds it
+	removed  bool   // spec deleted while busy
+	failures int    // consecutive failed attempts, for backoff
+}
+
+func (en *entry) input(now time.Time, threshold time.Duration) Input {
+	return Input{
+		Now:              now,
+		Plan:             en.spec.Plan(),
+		Schedule:         en.sched,
+		State:            en.state,
+		Settled:          en.settled,
+		Checked:          en.checked,
+		MisfireThreshold: threshold,
+	}
+}
+
+// job is a snapshot of an entry handed to a worker.
+type job struct {
+	id       string
+	spec     kvstore.Spec
+	sched    cronx.Schedule
+	state    *kvstore.State
+	stateRev uint64
+	settled  string
+	checked  string
+	remove   bool
+}
+
+// result is what a worker hands back.
+type result struct {
+	id       string
+	state    *kvstore.State // nil with stateRev > 0: deleted
+	stateRev uint64
+	settled  string
+	checked  string
+	removed  bool // the remove job finished
+	err      error
+}
+
+// isDelete reports whether a watched entry is a delete or purge marker.
+func isDelete(e jetstream.KeyValueEntry) bool {
+	op := e.Operation()
+	return op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge
+}

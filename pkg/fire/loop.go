@@ -1,0 +1,300 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// loop owns the entries and the due index. Only its goroutine touches
+// them; workers get snapshots (jobs) and send back results.
+type loop struct {
+	e       *Engine
+	specs   jetstream.KeyWatcher
+	states  jetstream.KeyWatcher
+	entries map[string]*entry
+	index   Index
+	jobs    chan job
+	results chan result
+	busy    int
+	timer   *time.Timer
+
+	specsLoaded, statesLoaded bool
+}
+
+func newLoop(e *Engine, specs, states jetstream.KeyWatcher) *loop {
+	return &loop{
+		e:       e,
+		specs:   specs,
+		states:  states,
+		entries: make(map[string]*entry),
+		jobs:    make(chan job, e.cfg.Workers),
+		results: make(chan result, e.cfg.Workers),
+	}
+}
+
+func (l *loop) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	// Workers use their own context: on Stop they finish the slot they
+	// hold (bounded by its claim expiry) instead of abandoning it midway.
+	workCtx, cancelWork := context.WithCancel(context.Background())
+	defer cancelWork()
+	for range l.e.cfg.Workers {
+		wg.Go(func() {
+			w := worker{e: l.e}
+			for j := range l.jobs {
+				l.results <- w.process(workCtx, j)
+			}
+		})
+	}
+	l.timer = time.NewTimer(time.Hour)
+	defer l.timer.Stop()
+
+	specUpdates, stateUpdates := l.specs.Updates(), l.states.Updates()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case kv, ok := <-specUpdates:
+			if !ok {
+				specUpdates = nil
+				continue
+			}
+			l.onSpec(kv)
+		case kv, ok := <-stateUpdates:
+			if !ok {
+				stateUpdates = nil
+				continue
+			}
+			l.onState(kv)
+		case r := <-l.results:
+			l.onResult(r)
+		case <-l.timer.C:
+		}
+		l.dispatch()
+		l.resetTimer()
+	}
+
+	// Stop: no new claims; collect what the workers hold, then let them go.
+	_ = l.specs.Stop()
+	_ = l.states.Stop()
+	for l.busy > 0 {
+		l.onResult(<-l.results)
+	}
+	close(l.jobs)
+	wg.Wait()
+}
+
+func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded }
+
+func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.specsLoaded = true
+		l.markReady()
+		return
+	}
+	id := kv.Key()
+	en := l.entries[id]
+	if isDelete(kv) {
+		if en == nil || kv.Revision() <= en.specRev {
+			return
+		}
+		en.specRev = kv.Revision()
+		en.sched, en.invalid = nil, nil
+		l.index.Remove(id)
+		if en.busy {
+			en.removed = true // finished when its worker reports back
+			return
+		}
+		l.removeEntry(en)
+		return
+	}
+	if en == nil {
+		en = &entry{id: id}
+		l.entries[id] = en
+	}
+	if kv.Revision() <= en.specRev {
+		return
+	}
+	en.specRev = kv.Revision()
+	en.removed = false
+	spec, err := kvstore.DecodeSpec(kv.Value())
+	if err == nil {
+		err = spec.Validate(id)
+	}
+	if err != nil {
+		en.invalid, en.sched = err, nil
+		l.index.Remove(id)
+		l.e.reportInvalid(id, err)
+		return
+	}
+	sched, _ := spec.Recurrence()
+	en.spec, en.sched, en.invalid, en.failures = spec, sched, nil, 0
+	l.schedule(en)
+}
+
+func (l *loop) onState(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.statesLoaded = true
+		l.markReady()
+		return
+	}
+	id := kv.Key()
+	en := l.entries[id]
+	if en == nil {
+		// State without a spec (yet): keep it, the spec may follow.
+		en = &entry{id: id}
+		l.entries[id] = en
+	}
+	if kv.Revision() <= en.stateRev {
+		return // our own write, echoed, or older news
+	}
+	en.stateRev = kv.Revision()
+	if isDelete(kv) {
+		en.state = nil
+	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
+		en.state = &st
+	} else {
+		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", id, "err", err)
+		en.state = &kvstore.State{} // Plan "" differs from any spec: re-plan
+	}
+	if !en.busy {
+		l.schedule(en)
+	}
+}
+
+func (l *loop) onResult(r result) {
+	l.busy--
+	en := l.entries[r.id]
+	if en == nil {
+		return
+	}
+	en.busy = false
+	if r.removed {
+		if en.removed {
+			delete(l.entries, r.id)
+		} else {
+			l.schedule(en) // the spec came back while its state was deleted
+		}
+		return
+	}
+	if r.stateRev > en.stateRev {
+		en.stateRev, en.state = r.stateRev, r.state
+	}
+	if r.settled != "" {
+		en.settled = r.settled
+	}
+	if r.checked != "" {
+		en.checked = r.checked
+	}
+	if en.removed {
+		l.removeEntry(en)
+		return
+	}
+	if r.err != nil {
+		en.failures++
+		wait := retryDelay(en.failures)
+		if !errors.Is(r.err, kvstore.ErrConflict) {
+			l.e.log.Warn("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
+		}
+		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))
+		return
+	}
+	en.failures = 0
+	l.schedule(en)
+}
+
+// schedule puts en in the due index at the time it next needs attention.
+func (l *loop) schedule(en *entry) {
+	if en.sched == nil || en.busy {
+		l.index.Remove(en.id)
+		return
+	}
+	due, ok := Due(en.input(l.e.cfg.Clock.Now(), l.e.cfg.MisfireThreshold))
+	if !ok {
+		l.index.Remove(en.id)
+		return
+	}
+	l.index.Set(en.id, due)
+}
+
+// removeEntry forgets a schedule whose spec was deleted, and deletes its
+// state through a worker, so that the loop never does I/O.
+func (l *loop) removeEntry(en *entry) {
+	l.index.Remove(en.id)
+	if en.state == nil {
+		delete(l.entries, en.id)
+		return
+	}
+	en.busy, en.removed = true, true
+	l.send(job{id: en.id, stateRev: en.stateRev, remove: true})
+}
+
+// dispatch hands every due schedule to a worker, as long as one is free.
+func (l *loop) dispatch() {
+	if !l.loaded() {
+		return
+	}
+	now := l.e.cfg.Clock.Now()
+	for l.busy < l.e.cfg.Workers {
+		id, ok := l.index.PopDue(now)
+		if !ok {
+			return
+		}
+		en := l.entries[id]
+		if en == nil || en.sched == nil {
+			continue
+		}
+		en.busy = true
+		l.send(job{id: id, spec: en.spec, sched: en.sched, state: en.state, stateRev: en.stateRev, settled: en.settled, checked: en.checked})
+	}
+}
+
+func (l *loop) send(j job) {
+	l.busy++
+	l.jobs <- j // never blocks: busy <= Workers == cap(jobs)
+}
+
+func (l *loop) resetTimer() {
+	l.timer.Stop()
+	_, due, ok := l.index.Peek()
+	if !ok || !l.loaded() || l.busy >= l.e.cfg.Workers {
+		return // a result or a watch event wakes the loop
+	}
+	l.timer.Reset(max(l.e.cfg.Clock.Until(due), 0))
+}
+
+func (l *loop) markReady() {
+	if l.loaded() {
+		select {
+		case <-l.e.ready:
+		default:
+			close(l.e.ready)
+			for _, en := range l.entries {
+				l.schedule(en)
+			}
+			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
+		}
+	}
+}
+
+// retryDelay is the exponential backoff with jitter after n failures.
+func retryDelay(n int) time.Duration {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(50*time.Millisecond),
+		backoff.WithMaxInterval(5*time.Second),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0),
+	)
+	d := b.NextBackOff()
+	for range min(n, 20) - 1 {
+		d = b.NextBackOff()
+	}
+	return d
+}
