@@ -1,0 +1,157 @@
+// Package cli is the `scheduler` command: the daemon (run, demo) and the
+// admin commands. cmd/scheduler is a thin main over Main, so every command
+// is testable with injected output streams.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+
+	"github.com/lmittmann/tint"
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Exit statuses.
+const (
+	ExitOK      = 0
+	ExitFailure = 1
+	ExitInvalid = 2 // invalid input: flags, arguments, spec fields
+)
+
+// usageError marks an error as the caller's input (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func invalidf(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+// app holds what every command shares.
+type app struct {
+	stdout, stderr io.Writer
+	logLevel       string
+	logFormat      string
+	conn           natsconn.Options
+	jsonOut        bool
+}
+
+// Main runs the scheduler command line and returns the exit status.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr}
+	root := a.rootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(stderr, "scheduler: %s\n", describe(err))
+	var ue usageError
+	if errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || isFlagError(err) {
+		return ExitInvalid
+	}
+	return ExitFailure
+}
+
+func (a *app) rootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "scheduler",
+		Short: "jetsched: durable, distributed time triggers on NATS JetStream",
+		Long: `jetsched keeps schedules in JetStream key-value buckets, claims each due
+occurrence by compare-and-swap, and publishes it on sched.fire.<workflow>.
+
+Start here:
+  scheduler demo                 embedded NATS, sample schedules, a demo worker
+  scheduler run                  the scheduler daemon (embedded NATS by default)
+  scheduler schedule add ...     register a schedule`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
+	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand())
+	return root
+}
+
+// logger builds the process logger: tint on a terminal, JSON otherwise.
+func (a *app) logger() (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
+		return nil, invalidf("--log-level %q: want debug, info, warn or error", a.logLevel)
+	}
+	format := a.logFormat
+	if format == "auto" {
+		format = "json"
+		if isTerminal(a.stderr) {
+			format = "tint"
+		}
+	}
+	switch format {
+	case "tint":
+		return slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, TimeFormat: "15:04:05.000"})), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(a.stderr, &slog.HandlerOptions{Level: level})), nil
+	}
+	return nil, invalidf("--log-format %q: want auto, text or json", a.logFormat)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// isFlagError recognises cobra's unknown-command error, which does not go
+// through the flag error hook.
+func isFlagError(err error) bool {
+	return strings.HasPrefix(err.Error(), "unknown command")
+}
+
+// noArgs and exactArgs are cobra's argument checks, as usage errors.
+func noArgs(cmd *cobra.Command, args []string) error {
+	if err := cobra.NoArgs(cmd, args); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// describe renders an error for the terminal, naming the flag of a bad
+// spec field ("--cron: invalid cron ...").
+func describe(err error) string {
+	var fe *kvstore.FieldError
+	if errors.As(err, &fe) {
+		switch fe.Field {
+		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor":
+			return "--" + fe.Field + ": " + fe.Error()
+		}
+	}
+	return err.Error()
+}

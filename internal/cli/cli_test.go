@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// env is a real nats-server with jetsched's buckets.
+type env struct {
+	t     *testing.T
+	url   string
+	store *kvstore.Store
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	store, err := kvstore.Open(context.Background(), js, kvstore.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &env{t: t, url: srv.URL(), store: store}
+}
+
+// run runs the command line against the env's server.
+func (e *env) run(args ...string) (code int, stdout, stderr string) {
+	e.t.Helper()
+	var out, errOut bytes.Buffer
+	args = append(args, "--nats-url", e.url)
+	code = Main(context.Background(), args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func (e *env) specCount() int {
+	e.t.Helper()
+	specs, _, err := e.store.ListSpecs(context.Background())
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return len(specs)
+}
+
+func TestScheduleAddRejectsBadInput(t *testing.T) {
+	e := newEnv(t)
+	badFile := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(badFile, []byte(`{"a":`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := []string{"schedule", "add", "--workflow", "wf"}
+	tests := []struct {
+		name string
+		args []string
+		want string // the flag the error must name
+	}{
+		{"malformed cron", []string{"--id", "x", "--cron", "* * *"}, "--cron"},
+		{"cron out of range", []string{"--id", "x", "--cron", "0 25 * * *"}, "--cron"},
+		{"cron that never fires", []string{"--id", "x", "--cron", "0 0 30 2 *"}, "--cron"},
+		{"unknown zone", []string{"--id", "x", "--cron", "0 9 * * *", "--tz", "Mars/Olympus_Mons"}, "--tz"},
+		{"invalid JSON input", []string{"--id", "x", "--every", "5s", "--input", `{"a":`}, "--input"},
+		{"invalid JSON input file", []string{"--id", "x", "--every", "5s", "--input", "@" + badFile}, "--input"},
+		{"missing input file", []string{"--id", "x", "--every", "5s", "--input", "@/does/not/exist"}, "--input"},
+		{"id with a dot", []string{"--id", "a.b", "--every", "5s"}, "--id"},
+		{"id with a space", []string{"--id", "a b", "--every", "5s"}, "--id"},
+		{"id with a wildcard", []string{"--id", "a*", "--every", "5s"}, "--id"},
+		{"id with unicode", []string{"--id", "café", "--every", "5s"}, "--id"},
+		{"bad interval", []string{"--id", "x", "--every", "soon"}, "--every"},
+		{"workflow with a dot", []string{"--id", "x", "--every", "5s", "--workflow", "a.b"}, "--workflow"},
+		{"one-shot in the past", []string{"--id", "x", "--at", "2001-01-01T00:00:00Z"}, "--at"},
+		{"two recurrences", []string{"--id", "x", "--every", "5s", "--cron", "* * * * *"}, "every"},
+		{"no recurrence", []string{"--id", "x"}, "cron"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := e.run(append(base, tc.args...)...)
+			if code != ExitInvalid {
+				t.Fatalf("exit %d, want %d; stderr: %s", code, ExitInvalid, stderr)
+			}
+			if !strings.Contains(stderr, tc.want) {
+				t.Fatalf("stderr %q does not name %s", stderr, tc.want)
+			}
+			if strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Fatalf("stderr is not one line: %q", stderr)
+			}
+			if stdout != "" {
+				t.Fatalf("stdout %q, want nothing", stdout)
+			}
+			if n := e.specCount(); n != 0 {
+				t.Fatalf("%d specs written, want none", n)
+			}
+		})
+	}
+}
+
+func TestScheduleLifecycle(t *testing.T) {
+	e := newEnv(t)
+	code, out, errOut := e.run("schedule", "add", "--id", "report", "--workflow", "reports",
+		"--cron", "0 9 * * 1-5", "--tz", "Europe/Paris", "--input", `{ "region": "eu" }`)
+	if code != ExitOK {
+		t.Fatalf("add: exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "schedule report saved") || !strings.Contains(out, "sched.fire.reports") {
+		t.Fatalf("add output %q", out)
+	}
+
+	code, out, _ = e.run("schedule", "get", "report", "--json")
+	if code != ExitOK {
+		t.Fatalf("get: exit %d", code)
+	}
+	var v scheduleView
+	if err := json.Unmarshal([]byte(out), &v); err != nil {
+		t.Fatalf("get --json: %v\n%s", err, out)
+	}
+	if v.ID != "report" || v.Spec.Cron != "0 9 * * 1-5" || v.Spec.TZ != "Europe/Paris" {
+		t.Fatalf("get --json: %+v", v)
+	}
+	stored, err := e.store.GetSpec(context.Background(), "report")
+	if err != nil || string(stored.Spec.Input) != `{"region":"eu"}` {
+		t.Fatalf("stored input %q (%v), want the compact JSON", stored.Spec.Input, err)
+	}
+
+	code, out, _ = e.run("schedule", "ls")
+	if code != ExitOK || !strings.Contains(out, "ID") || !strings.Contains(out, "report") || !strings.Contains(out, "not planned") {
+		t.Fatalf("ls: exit %d\n%s", code, out)
+	}
+	code, out, _ = e.run("schedule", "ls", "--json")
+	var views []scheduleView
+	if code != ExitOK || json.Unmarshal([]byte(out), &views) != nil || len(views) != 1 {
+		t.Fatalf("ls --json: exit %d\n%s", code, out)
+	}
+
+	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitOK {
+		t.Fatalf("rm: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitFailure || !strings.Contains(errOut, `no schedule "report"`) {
+		t.Fatalf("rm again: exit %d: %s", code, errOut)
+	}
+	if n := e.specCount(); n != 0 {
+		t.Fatalf("%d specs after rm", n)
+	}
+}

@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+func (a *app) scheduleCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "schedule",
+		Aliases: []string{"schedules", "sched"},
+		Short:   "Add, inspect and remove schedules",
+	}
+	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
+	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove())
+	return cmd
+}
+
+// store connects to NATS and opens the buckets. The caller closes nc.
+func (a *app) store(ctx context.Context) (*kvstore.Store, *nats.Conn, error) {
+	if err := a.conn.Validate(); err != nil {
+		return nil, nil, usageError{err}
+	}
+	conn := a.conn
+	conn.Name = "jetsched cli"
+	nc, err := natsconn.Connect(conn)
+	if err != nil {
+		return nil, nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	st, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return st, nc, nil
+}
+
+// withSchedule validates the id argument, connects, and calls fn.
+func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Store) error) error {
+	if err := kvstore.ValidateID(id); err != nil {
+		return err
+	}
+	store, nc, err := a.store(ctx)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return fn(store)
+}
+
+type addFlags struct {
+	id, workflow, cron, every, at, tz, input, anchor, description string
+}
+
+func (a *app) scheduleAdd() *cobra.Command {
+	var f addFlags
+	cmd := &cobra.Command{
+		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--input JSON|@FILE]",
+		Short: "Create or update a schedule",
+		Long: `Create a schedule, or update the schedule with that id. Updating keeps the
+cadence when the recurrence is unchanged, so services may register their
+schedules at every start.
+
+The input is validated before anything is written: a malformed cron, a cron
+that never fires, an unknown zone, invalid JSON or an id that cannot be a
+KV key is refused with exit status 2 and nothing is stored.`,
+		Example: `  scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
+  scheduler schedule add --id heartbeat --workflow ping --every 30s --input '{"target":"db"}'
+  scheduler schedule add --id launch --workflow notify --at 2026-12-31T23:59:00Z --input @payload.json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			spec, err := f.spec(time.Now())
+			if err != nil {
+				return err
+			}
+			if err := spec.Validate(f.id); err != nil {
+				return err
+			}
+			store, nc, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			rev, err := store.PutSpec(cmd.Context(), f.id, spec)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": rev, "spec": spec})
+			}
+			fmt.Fprintf(a.stdout, "schedule %s saved (revision %d): %s -> %s\n", f.id, rev,
+				spec.RecurrenceString(), store.Layout().FireSubject(spec.Workflow))
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (required)")
+	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow> (required)")
+	fl.StringVar(&f.cron, "cron", "", "cron expression: 5 fields, 6 with seconds first, or @daily etc.")
+	fl.StringVar(&f.every, "every", "", "fixed interval, e.g. 30s, 90m, 1d; slots fall on multiples since the Unix epoch")
+	fl.StringVar(&f.at, "at", "", "one-shot time: RFC 3339, or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
+	fl.StringVar(&f.anchor, "anchor", "", "with --every: RFC 3339 time the interval is aligned to")
+	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression and of --at (default UTC)")
+	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
+	fl.StringVar(&f.description, "description", "", "free text for operators")
+	// --id, --workflow and exactly one recurrence are required; Validate
+	// says so naming the flag, with exit status 2.
+	return cmd
+}
+
+// spec builds the spec from the flags; errors name the flag's field.
+func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
+	s := kvstore.Spec{
+		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
+	}
+	if f.input != "" {
+		raw := []byte(f.input)
+		if name, ok := strings.CutPrefix(f.input, "@"); ok {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				return s, &kvstore.FieldError{Field: "input", Value: f.input, Reason: "cannot read file", Err: err}
+			}
+			raw = b
+		}
+		if !json.Valid(raw) {
+			var v any
+			err := json.Unmarshal(raw, &v)
+			return s, &kvstore.FieldError{Field: "input", Reason: "not valid JSON", Err: err}
+		}
+		s.Input = json.RawMessage(compactJSON(raw))
+	}
+	if f.at != "" {
+		loc, err := cronx.LoadZone(f.tz)
+		if err != nil {
+			return s, &kvstore.FieldError{Field: "tz", Value: f.tz, Err: err}
+		}
+		t, err := parseAt(f.at, loc)
+		if err != nil {
+			return s, &kvstore.FieldError{Field: "at", Value: f.at, Reason: err.Error()}
+		}
+		if !t.After(now) {
+			return s, &kvstore.FieldError{Field: "at", Value: f.at, Reason: "is in the past; a one-shot must be in the future"}
+		}
+		s.At = &t
+	}
+	if f.anchor != "" {
+		if f.every == "" {
+			return s, &kvstore.FieldError{Field: "anchor", Value: f.anchor, Reason: "only applies to --every"}
+		}
+		t, err := time.Parse(time.RFC3339Nano, f.anchor)
+		if err != nil {
+			return s, &kvstore.FieldError{Field: "anchor", Value: f.anchor, Reason: "want an RFC 3339 time"}
+		}
+		s.Anchor = &t
+	}
+	return s, nil
+}
+
+func parseAt(v string, loc *time.Location) (time.Time, error) {
+	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
+		return t, nil
+	}
+	for _, layout := range []string{"2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.ParseInLocation(layout, v, loc); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, errors.New("want RFC 3339 (2026-12-31T23:59:00Z) or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
+}
+
+func compactJSON(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return b
+	}
+	return buf.Bytes()
+}

@@ -1,0 +1,178 @@
+// Package daemon assembles a scheduler process: an embedded nats-server or
+// a connection to an existing NATS system, the preflight checks, bucket and
+// stream setup, and the fire engine.
+package daemon
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Config configures a Daemon.
+type Config struct {
+	// Embedded starts an in-process nats-server instead of connecting to
+	// Conn.URL.
+	Embedded bool
+	// Listen is the embedded server's client address. Default
+	// "127.0.0.1:4222"; port 0 picks a free port.
+	Listen string
+	// DataDir is the embedded server's JetStream store. Default
+	// "./jetsched-data".
+	DataDir string
+	// Conn is the connection to an existing NATS system (Embedded false).
+	Conn natsconn.Options
+	// Setup sizes the buckets and streams (replicas, retention).
+	Setup kvstore.SetupConfig
+	// Fire configures the engine; its Store is filled in.
+	Fire fire.Config
+	// Logger receives everything. Default: discard.
+	Logger *slog.Logger
+}
+
+// Daemon is a running scheduler.
+type Daemon struct {
+	log    *slog.Logger
+	srv    *natsembed.Server
+	nc     *nats.Conn
+	js     jetstream.JetStream
+	store  *kvstore.Store
+	engine *fire.Engine
+}
+
+// Start brings the scheduler up. On error, everything it started is stopped.
+func Start(ctx context.Context, cfg Config) (*Daemon, error) {
+	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d := &Daemon{log: log}
+	if err := d.start(ctx, cfg); err != nil {
+		d.Stop()
+		return nil, err
+	}
+	log.Info("scheduler started", "instance", d.engine.Instance())
+	return d, nil
+}
+
+func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
+	log := d.log
+
+	if cfg.Embedded {
+		host, port, err := natsembed.Listen(cmp.Or(cfg.Listen, "127.0.0.1:4222"))
+		if err != nil {
+			return err
+		}
+		d.srv, err = natsembed.Start(ctx, natsembed.Config{
+			Host: host, Port: port, StoreDir: cmp.Or(cfg.DataDir, "./jetsched-data"),
+			Logger: log.With("component", "nats-server"),
+		})
+		if err != nil {
+			return fmt.Errorf("embedded nats-server on %s: %w", cmp.Or(cfg.Listen, "127.0.0.1:4222"), err)
+		}
+		log.Info("embedded nats-server listening", "url", d.srv.ClientURL(), "data_dir", cmp.Or(cfg.DataDir, "./jetsched-data"))
+		d.nc, err = nats.Connect("", nats.InProcessServer(d.srv.Server()), nats.Name("jetsched scheduler"))
+		if err != nil {
+			return fmt.Errorf("connect to embedded nats-server: %w", err)
+		}
+	} else {
+		conn := cfg.Conn
+		conn.Logger = log
+		conn.Name = cmp.Or(conn.Name, "jetsched scheduler")
+		if d.nc, err = natsconn.Connect(conn); err != nil {
+			return err
+		}
+		log.Info("connected to NATS", "url", d.nc.ConnectedUrlRedacted(), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
+	}
+	if d.js, err = jetstream.New(d.nc); err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	if err := kvstore.Preflight(ctx, d.nc, d.js); err != nil {
+		return err
+	}
+	if err := kvstore.Setup(ctx, d.js, cfg.Setup); err != nil {
+		return err
+	}
+	if d.store, err = kvstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
+		return err
+	}
+	fc := cfg.Fire
+	fc.Store = d.store
+	fc.Logger = cmp.Or(fc.Logger, log)
+	if d.engine, err = fire.New(fc); err != nil {
+		return err
+	}
+	if err := d.engine.Start(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// ClientURL is the URL workers and the nats CLI use to reach the NATS
+// system: the embedded server's listener, or the connected server.
+func (d *Daemon) ClientURL() string {
+	if d.srv != nil {
+		return d.srv.ClientURL()
+	}
+	return d.nc.ConnectedUrl()
+}
+
+// JetStream is the daemon's JetStream context.
+func (d *Daemon) JetStream() jetstream.JetStream { return d.js }
+
+// Store is the daemon's record store.
+func (d *Daemon) Store() *kvstore.Store { return d.store }
+
+// Engine is the daemon's fire engine.
+func (d *Daemon) Engine() *fire.Engine { return d.engine }
+
+// Stop stops claiming, finishes in-flight publishes, closes the connection
+// and shuts the embedded server down. Safe to call more than once.
+func (d *Daemon) Stop() {
+	if d.engine != nil {
+		d.engine.Stop()
+	}
+	if d.nc != nil && !d.nc.IsClosed() {
+		closed := make(chan struct{})
+		d.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+		if err := d.nc.Drain(); err != nil {
+			if !errors.Is(err, nats.ErrConnectionClosed) {
+				d.log.Warn("drain NATS connection", "err", err)
+			}
+			d.nc.Close()
+		} else {
+			select {
+			case <-closed:
+			case <-time.After(10 * time.Second):
+				d.log.Warn("NATS connection did not drain in 10s; closing it")
+				d.nc.Close()
+			}
+		}
+	}
+	if d.srv != nil {
+		d.srv.Shutdown()
+	}
+}
+
+// Run starts the daemon, waits for ctx to end (SIGINT/SIGTERM in the CLI),
+// and stops it gracefully. A clean stop returns nil.
+func Run(ctx context.Context, cfg Config) error {
+	d, err := Start(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	<-ctx.Done()
+	d.log.Info("stopping: no new claims; finishing in-flight fires")
+	d.Stop()
+	d.log.Info("stopped")
+	return nil
+}

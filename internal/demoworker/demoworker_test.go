@@ -1,0 +1,119 @@
+package demoworker_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"go.uber.org/goleak"
+
+	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) {
+	t.Helper()
+	m := nats.NewMsg("sched.fire.wf")
+	m.Header.Set(fire.HeaderScheduleID, id)
+	m.Header.Set(fire.HeaderWorkflow, "wf")
+	m.Header.Set(fire.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+	m.Data = []byte(`{"n":1}`)
+	if _, err := js.PublishMsg(context.Background(), m, jetstream.WithMsgID(kvstore.SlotID(id, at))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan fire.Meta, 1)
+	var lateness time.Duration
+	w, err := demoworker.New(demoworker.Config{JetStream: js, OnFire: func(m fire.Meta, l time.Duration) {
+		lateness = l
+		got <- m
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	at := time.Now().Add(-time.Second).Truncate(time.Millisecond)
+	publishFire(t, js, "s1", at)
+	select {
+	case m := <-got:
+		if m.ScheduleID != "s1" || !m.ScheduledAt.Equal(at) {
+			t.Fatalf("meta %+v", m)
+		}
+		if lateness < time.Second {
+			t.Fatalf("lateness %v, want >= 1s (scheduled 1s ago)", lateness)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no fire handled")
+	}
+}
+
+func TestWorkerFailsAndRedelivers(t *testing.T) {
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := context.Background()
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := demoworker.New(demoworker.Config{JetStream: js, FailRate: 1, MaxDeliver: 2, Durable: "failing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	publishFire(t, js, "s1", time.Now())
+	cons, err := js.Consumer(ctx, "SCHED_FIRES", "failing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first delivery naks with a 1s delay; the second (the last
+	// allowed) terminates the message, so nothing is left pending.
+	deadline := time.Now().Add(15 * time.Second)
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		info, err := cons.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.Delivered.Consumer >= 2 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer state: delivered %d, ack pending %d, redelivered %d",
+				info.Delivered.Consumer, info.NumAckPending, info.NumRedelivered)
+		}
+		<-poll.C
+	}
+}
+
+func TestConfigValidation(t *testing.T) {
+	if _, err := demoworker.New(demoworker.Config{}); err == nil {
+		t.Error("nil JetStream accepted")
+	}
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	if _, err := demoworker.New(demoworker.Config{JetStream: js, FailRate: 2}); err == nil {
+		t.Error("fail rate 2 accepted")
+	}
+	if _, err := demoworker.New(demoworker.Config{JetStream: js, Workflow: "a.b"}); err == nil {
+		t.Error("workflow a.b accepted")
+	}
+}

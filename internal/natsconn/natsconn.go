@@ -1,0 +1,120 @@
+// Package natsconn turns the connection flags every jetsched command takes
+// (--nats-url, --creds, --nkey, --user/--password, --tls-*) into a NATS
+// connection.
+package natsconn
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// DefaultURL is where commands look for NATS when no URL is given: the
+// embedded server of a `scheduler run` on this machine.
+const DefaultURL = "nats://127.0.0.1:4222"
+
+// Options are the connection settings.
+type Options struct {
+	// URL is one or more comma-separated server URLs. Default DefaultURL.
+	URL string
+	// Creds is a credentials file (JWT and nkey seed).
+	Creds string
+	// NKey is an nkey seed file.
+	NKey string
+	// User and Password authenticate with a user name.
+	User, Password string
+	// TLSCA, TLSCert and TLSKey configure TLS: a CA to trust, and a client
+	// certificate and key.
+	TLSCA, TLSCert, TLSKey string
+	// Name is the connection name shown by the server (`nats server report
+	// connections`).
+	Name string
+	// Logger reports disconnects and reconnects. Default: discard.
+	Logger *slog.Logger
+}
+
+// StringVar is the flag registration both the standard library's
+// flag.FlagSet and pflag's FlagSet provide.
+type StringVar func(p *string, name, value, usage string)
+
+// RegisterFlags declares the connection flags every command shares, with
+// --nats-url defaulting to defaultURL.
+func (o *Options) RegisterFlags(def StringVar, defaultURL string) {
+	def(&o.URL, "nats-url", defaultURL, "NATS server URL(s), comma-separated (env NATS_URL; default "+DefaultURL+")")
+	def(&o.Creds, "creds", "", "NATS credentials file")
+	def(&o.NKey, "nkey", "", "NATS nkey seed file")
+	def(&o.User, "user", "", "NATS user name")
+	def(&o.Password, "password", "", "NATS password")
+	def(&o.TLSCA, "tls-ca", "", "CA certificate to verify the NATS server")
+	def(&o.TLSCert, "tls-cert", "", "client certificate for NATS TLS")
+	def(&o.TLSKey, "tls-key", "", "client key for NATS TLS")
+}
+
+// Validate reports contradictory options before any connection attempt.
+func (o Options) Validate() error {
+	switch {
+	case o.Creds != "" && o.NKey != "":
+		return errors.New("--creds and --nkey are mutually exclusive")
+	case o.Password != "" && o.User == "":
+		return errors.New("--password needs --user")
+	case (o.TLSCert == "") != (o.TLSKey == ""):
+		return errors.New("--tls-cert and --tls-key go together")
+	}
+	return nil
+}
+
+// Connect connects with reconnects enabled forever: a scheduler rides out
+// server restarts and elections instead of exiting.
+func Connect(o Options) (*nats.Conn, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	url := cmp.Or(o.URL, DefaultURL)
+	opts := []nats.Option{
+		nats.Name(cmp.Or(o.Name, "jetsched")),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(250 * time.Millisecond),
+		nats.Timeout(5 * time.Second),
+	}
+	if o.Logger != nil {
+		log := o.Logger
+		opts = append(opts,
+			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+				if err != nil {
+					log.Warn("disconnected from NATS", "err", err)
+				}
+			}),
+			nats.ReconnectHandler(func(nc *nats.Conn) {
+				log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+			}),
+		)
+	}
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.NKey != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("nkey seed file %q: %w", o.NKey, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.TLSCA != "" {
+		opts = append(opts, nats.RootCAs(o.TLSCA))
+	}
+	if o.TLSCert != "" {
+		opts = append(opts, nats.ClientCert(o.TLSCert, o.TLSKey))
+	}
+	nc, err := nats.Connect(url, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is a server running there? `scheduler run` starts one)", url, err)
+	}
+	return nc, nil
+}
