@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, vet, and all tests with the race
+# detector against real embedded nats-servers. Needs only Go (1.26+); the
+# modules come from the Go module proxy.
+set -euo pipefail
+cd "$(dirname "$0")"
+export GOFLAGS="${GOFLAGS:-}"
+
+unformatted=$(gofmt -l .)
+if [ -n "$unformatted" ]; then
+  echo "gofmt: these files need formatting:"; echo "$unformatted"; exit 1
+fi
+go vet ./...
+# -p 2: the machines have two cores and every package starts its own servers.
+go test -race -count=1 -p 2 -timeout 12m ./...
