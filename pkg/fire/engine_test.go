@@ -317,3 +317,55 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 		})
 	}
 }
+
+func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
+	h := setup(t)
+	nc := h.js.Conn()
+	events, err := nc.SubscribeSync("sched.event.invalid.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Unsubscribe()
+	h.engine(fire.Config{})
+	h.put("good", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	specs, err := h.js.KeyValue(context.Background(), "sched_specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := map[string]struct{ value, field string }{
+		"not-json":    {"\x00\x01 not json", "spec"},
+		"wrong-type":  {`{"workflow":"wf","every":5}`, "spec"},
+		"never-fires": {`{"workflow":"wf","cron":"0 0 30 2 *"}`, "cron"},
+		"bad-zone":    {`{"workflow":"wf","cron":"* * * * *","tz":"Atlantis/Capital"}`, "tz"},
+	}
+	for id, g := range garbage {
+		if _, err := specs.Put(context.Background(), id, []byte(g.value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]kvstore.Event{}
+	for len(seen) < len(garbage) {
+		m, err := events.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("invalid events so far %v: %v", seen, err)
+		}
+		var ev kvstore.Event
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		seen[ev.Schedule] = ev
+	}
+	for id, g := range garbage {
+		if ev := seen[id]; ev.Field != g.field || ev.Reason == "" {
+			t.Errorf("%s: event %+v, want field %q and a reason", id, ev, g.field)
+		}
+	}
+	// The good schedule keeps firing; the bad ones never fire.
+	n := len(h.of("good"))
+	h.waitFires("good", 10*time.Second, atLeast(n+2))
+	for id := range garbage {
+		if f := h.of(id); len(f) != 0 {
+			t.Errorf("invalid schedule %s fired %d times", id, len(f))
+		}
+	}
+}
