@@ -4,84 +4,129 @@ import (
 	"fmt"
 	"strings"
 	"time"
-
-	"github.com/hashicorp/cronexpr"
 )
 
-// engineFirstYear is the first calendar year hashicorp/cronexpr produces
-// fire times in; its last is 2099.
-const engineFirstYear = 1970
-
-// Cron is a parsed cron expression evaluated in a time zone. It is
-// immutable and safe for concurrent use. The zero Cron never fires; use
-// [ParseCron] to build one.
+// Cron is a parsed cron expression evaluated in a time zone with a DST
+// policy. It is immutable and safe for concurrent use; Next allocates
+// nothing. The zero Cron never fires; use [Parse] or [ParseCron].
 type Cron struct {
 	spec string
-	loc  *time.Location
-	expr *cronexpr.Expression
+	opts Options
+	f    [numFields]field
+	// fixedTime: one hour (no wildcard, no step), one minute, one second:
+	// the schedule fires at a fixed time of day (GapNatural moves it).
+	fixedTime bool
+	// hourFree: the hour field is a wildcard or a step (OverlapNatural
+	// fires it in both offsets).
+	hourFree bool
 }
 
-// ParseCron parses a cron expression to be evaluated in loc; a nil loc
-// means UTC.
-//
-// The expression has 5 fields, "minute hour day-of-month month day-of-week"
-// (the second is 0), or 6 fields with the seconds FIRST, "second minute hour
-// day-of-month month day-of-week", as in Quartz and the NATS server. It may
-// instead be one of the aliases @yearly, @annually, @monthly, @weekly,
-// @daily, @midnight and @hourly. See the package documentation for the field
-// syntax.
-//
-// Errors are *ParseError. An expression that can never fire, such as
-// "0 0 30 2 *", is rejected with Field "cron".
+// ParseCron parses a cron expression read in loc (nil: UTC) with the
+// standard dialect and natural DST policies. See [Parse].
 func ParseCron(expr string, loc *time.Location) (*Cron, error) {
-	if loc == nil {
-		loc = time.UTC
+	return NewCron(expr, Options{Location: loc})
+}
+
+// Parse reads a recurrence: a cron expression (see [NewCron]) or
+// "@every <duration>" (an [Interval] aligned to the Unix epoch, see
+// [ParseEvery]).
+func Parse(expr string, opts Options) (Schedule, error) {
+	if rest, ok := cutPrefixFold(strings.TrimSpace(expr), "@every"); ok {
+		d, err := ParseEvery(strings.TrimSpace(rest))
+		if err != nil {
+			return nil, err
+		}
+		return Interval{Every: d}, nil
 	}
+	return NewCron(expr, opts)
+}
+
+// NewCron parses a cron expression.
+//
+// Fields, by count: 5 "minute hour day-of-month month day-of-week" (second
+// 0); 6 "second minute hour day-of-month month day-of-week" (seconds FIRST,
+// as in Quartz and the NATS server); 7 adds the year (1970-2199). Aliases:
+// @yearly @annually @monthly @weekly @daily @midnight @hourly. A leading
+// "CRON_TZ=Zone " or "TZ=Zone " sets the zone.
+//
+// Errors are *ParseError naming the field, its position and the reason,
+// including for expressions that can never fire ("0 0 30 2 *").
+func NewCron(expr string, opts Options) (*Cron, error) {
 	fields := strings.Fields(expr)
-	spec := strings.Join(fields, " ")
 	if len(fields) == 0 {
 		return nil, &ParseError{Field: "cron", Value: expr, Reason: "empty expression"}
+	}
+	spec := strings.Join(fields, " ")
+	if opts.Location == nil {
+		opts.Location = time.UTC
+	}
+	if k, zone, ok := strings.Cut(fields[0], "="); ok && (k == "CRON_TZ" || k == "TZ") {
+		loc, err := LoadZone(zone)
+		if err != nil {
+			return nil, err
+		}
+		opts.Location = loc
+		fields = fields[1:]
+		if len(fields) == 0 {
+			return nil, &ParseError{Field: "cron", Value: spec, Reason: "no expression after " + k + "="}
+		}
+	}
+	key := opts.Key
+	if key == "" {
+		key = spec
 	}
 	if len(fields) == 1 && strings.HasPrefix(fields[0], "@") {
 		expanded, ok := expandAlias(fields[0])
 		if !ok {
-			return nil, &ParseError{Field: "cron", Value: spec,
-				Reason: "unknown alias; want one of @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly"}
+			return nil, &ParseError{Field: "cron", Value: fields[0],
+				Reason: "unknown alias; want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>"}
 		}
 		fields = strings.Fields(expanded)
+		opts.Dialect = Standard
 	}
 	var first fieldKind
-	switch len(fields) {
-	case 5:
-		first = fieldMinute
-	case 6:
-		first = fieldSecond
+	switch n := len(fields); {
+	case n == 5 && opts.Dialect == Quartz:
+		return nil, &ParseError{Field: "cron", Value: spec, Reason: "the quartz dialect takes 6 or 7 fields (seconds first)"}
+	case n == 5:
+		first = fMinute
+	case n == 6 || n == 7:
+		first = fSecond
 	default:
 		return nil, &ParseError{Field: "cron", Value: spec,
-			Reason: fmt.Sprintf("expected 5 fields (minute hour day-of-month month day-of-week) or 6 (second first), got %d", len(fields))}
+			Reason: fmt.Sprintf("got %d fields; want 5 (minute hour day-of-month month day-of-week), 6 (second first) or 7 (second first, year last)", n)}
 	}
-	parsed := [numFields]cronField{fieldSecond: {set: 1}} // second 0 unless given
+	c := &Cron{spec: spec, opts: opts}
+	// Unwritten fields: second 0, year any.
+	c.f[fSecond].vals.set(0)
+	c.f[fYear] = field{star: true}
+	for y := minYear; y <= maxYear; y++ {
+		c.f[fYear].vals.set(y - minYear)
+	}
 	for i, text := range fields {
 		k := first + fieldKind(i)
-		f, reason := parseField(k, text)
+		f, reason := fieldParser{kind: k, dialect: opts.Dialect, key: key}.parse(text)
 		if reason != "" {
-			return nil, &ParseError{Field: specOf(k).name, Pos: i + 1, Value: text, Reason: reason}
+			return nil, &ParseError{Field: k.String(), Pos: i + 1, Value: text, Reason: reason}
 		}
-		parsed[k] = f
+		c.f[k] = f
 	}
-	ce, err := compile(parsed)
-	if err != nil {
-		return nil, &ParseError{Field: "cron", Value: spec, Reason: "rejected by the cron engine: " + err.Error()}
+	if opts.Dialect == Quartz {
+		domQ, dowQ := fields[fDOM-first] == "?", fields[fDOW-first] == "?"
+		if domQ == dowQ {
+			return nil, &ParseError{Field: "day-of-month", Pos: int(fDOM-first) + 1, Value: fields[fDOM-first],
+				Reason: "the quartz dialect needs '?' in exactly one of day-of-month and day-of-week"}
+		}
 	}
-	c := &Cron{spec: spec, loc: loc, expr: ce}
-	if c.neverFires() {
-		return nil, &ParseError{Field: "cron", Value: spec,
-			Reason: "never fires: no day matches the day-of-month and month fields"}
+	h := &c.f[fHour]
+	c.hourFree = h.star || h.stepped
+	c.fixedTime = !c.hourFree && h.vals.count() == 1 && c.f[fMinute].vals.count() == 1 && c.f[fSecond].vals.count() == 1
+	if _, ok := c.nextCivil(civil{year: minYear, month: 1, day: 1}); !ok {
+		return nil, &ParseError{Field: "cron", Value: spec, Reason: "never fires: no date from 1970 to 2199 matches"}
 	}
 	return c, nil
 }
 
-// expandAlias maps an @alias (any case) to its 6-field expression.
 func expandAlias(alias string) (string, bool) {
 	switch strings.ToLower(alias) {
 	case "@yearly", "@annually":
@@ -98,111 +143,15 @@ func expandAlias(alias string) (string, bool) {
 	return "", false
 }
 
-// compile hands the validated fields to hashicorp/cronexpr as the 7-field
-// form it understands (second ... day-of-week year), converting any panic
-// into an error.
-func compile(fields [numFields]cronField) (expr *cronexpr.Expression, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			expr, err = nil, fmt.Errorf("panic: %v", r)
-		}
-	}()
-	parts := make([]string, 0, numFields+1)
-	for _, f := range fields {
-		parts = append(parts, f.engineText())
+func cutPrefixFold(s, prefix string) (string, bool) {
+	if len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix) {
+		return s[len(prefix):], true
 	}
-	parts = append(parts, "*") // year
-	return cronexpr.Parse(strings.Join(parts, " "))
+	return s, false
 }
 
-// neverFires reports whether the expression has no fire time. The search
-// is deterministic: it starts at 2000-01-01T00:00:00Z and cronexpr scans
-// every remaining year it supports (through 2099), far more than the 28
-// years after which the Gregorian weekday/leap-year pattern repeats.
-func (c *Cron) neverFires() bool {
-	return c.nextWall(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)).IsZero()
-}
-
-// nextWall returns the first whole second strictly after w, a wall-clock
-// reading expressed in UTC, whose calendar fields match the expression, or
-// the zero time when there is none through the year 2099.
-func (c *Cron) nextWall(w time.Time) time.Time {
-	// cronexpr's Next stores scratch state in the Expression, so evaluate
-	// a shallow copy to stay safe for concurrent use.
-	e := *c.expr
-	return e.Next(w)
-}
-
-// Next returns the first fire time strictly after after, in c's location,
-// or the zero time when there is none (in particular after the year 2099,
-// the limit of the underlying engine).
-//
-// A fire time is an instant whose wall-clock reading in c's location
-// matches the expression; see the package documentation for what this means
-// around daylight-saving transitions.
-func (c *Cron) Next(after time.Time) time.Time {
-	if c == nil || c.expr == nil {
-		return time.Time{}
-	}
-	loc := c.Location()
-	t := after.In(loc)
-	if t.Year() < engineFirstYear {
-		// cronexpr never fires before 1970 and treats the zero time as "no
-		// fire"; start just before 1970 instead (still later than after).
-		t = time.Date(engineFirstYear, 1, 1, 0, 0, 0, 0, loc).Add(-time.Nanosecond)
-	}
-	w := wallClock(t)
-	// Walk the zone's periods of constant UTC offset, starting with the one
-	// holding t. Within a period wall clock and instant differ by a fixed
-	// offset, so the calendar search can run in UTC, where cronexpr has no
-	// daylight-saving logic (that logic can loop forever in zones whose
-	// transitions happen at midnight, such as America/Havana). The loop
-	// ends because t moves forward at least to the next transition or UTC
-	// year boundary (see zoneEnd) on each turn, and cronexpr gives up
-	// after 2099.
-	for {
-		_, offset := t.Zone()
-		end := zoneEnd(t)
-		cw := c.nextWall(w)
-		if cw.IsZero() {
-			return time.Time{}
-		}
-		fire := time.Unix(cw.Unix()-int64(offset), 0).In(loc)
-		if end.IsZero() || fire.Before(end) {
-			return fire
-		}
-		// cw is not a wall-clock reading of this period: continue with the
-		// next period, including its first instant.
-		t = end.In(loc)
-		w = wallClock(t).Add(-time.Nanosecond)
-	}
-}
-
-// zoneEnd returns an instant after t up to which t's UTC offset does not
-// change (the end of t's zone period, or an earlier instant where Go splits
-// a period at a year boundary), or the zero time if the offset never
-// changes again.
-func zoneEnd(t time.Time) time.Time {
-	_, end := t.ZoneBounds()
-	if end.IsZero() || end.After(t) {
-		return end
-	}
-	// Past a zone's last explicit transition Go derives periods from the
-	// zone's rule one UTC year at a time and ends a year 365 days after its
-	// start, so during the last UTC day of a leap year ZoneBounds reports
-	// an end that is not after t. The offset is constant until the next
-	// UTC midnight, where Go's computation for the next year takes over.
-	return t.UTC().Truncate(24 * time.Hour).Add(24 * time.Hour).In(t.Location())
-}
-
-// wallClock returns t's wall-clock reading in its location, as a UTC time.
-func wallClock(t time.Time) time.Time {
-	return time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), time.UTC)
-}
-
-// String returns the expression as given, trimmed and with fields
-// separated by single spaces. ParseCron(c.String(), c.Location()) yields an
-// equivalent Cron.
+// String returns the expression as given, trimmed and with single spaces.
+// Parsing it again with the same Options gives an equivalent Cron.
 func (c *Cron) String() string {
 	if c == nil {
 		return ""
@@ -210,11 +159,18 @@ func (c *Cron) String() string {
 	return c.spec
 }
 
-// Location returns the time zone the expression is evaluated in; UTC for a
-// zero Cron.
+// Location is the zone the expression is read in (UTC for a zero Cron).
 func (c *Cron) Location() *time.Location {
-	if c == nil || c.loc == nil {
+	if c == nil || c.opts.Location == nil {
 		return time.UTC
 	}
-	return c.loc
+	return c.opts.Location
+}
+
+// Options returns the options the expression was parsed with, the
+// Location resolved.
+func (c *Cron) Options() Options {
+	o := c.opts
+	o.Location = c.Location()
+	return o
 }

@@ -41,7 +41,12 @@ func TestParseCronErrors(t *testing.T) {
 		{"   ", "cron", 0, "empty"},
 		{"* * *", "cron", 0, "got 3"},
 		{"* * * *", "cron", 0, "got 4"},
-		{"* * * * * * *", "cron", 0, "got 7"},
+		{"* * * * * * * *", "cron", 0, "got 8"},
+		{"0 0 0 1 1 * 2200", "year", 7, "out of range 1970-2199"},
+		{"0 0 0 1 1 * 1969", "year", 7, "out of range 1970-2199"},
+		{"0 0 0 1 1 * 2031-2030", "year", 7, "reversed"},
+		{"0 0 0 1 1 * H", "year", 7, "not allowed"},
+		{"0 0 0 30 2 * 2024-2030", "cron", 0, "never fires"},
 		{"@reboot", "cron", 0, "unknown alias"},
 		{"@every 5s", "cron", 0, "got 2"},
 		{"0 0 30 2 *", "cron", 0, "never fires"},
@@ -76,7 +81,7 @@ func TestParseCronErrors(t *testing.T) {
 		{"0 0 * * ?/2", "day-of-week", 5, `"?"`},
 		// Steps.
 		{"*/0 * * * *", "minute", 1, "at least 1"},
-		{"*/60 * * * *", "minute", 1, "out of range 1-59"},
+		{"*/60 * * * *", "minute", 1, "larger than the field's range"},
 		{"0 */x * * *", "hour", 2, "invalid step"},
 		{"0 1/2/3 * * *", "hour", 2, "invalid step"},
 		// Malformed items.
@@ -89,15 +94,19 @@ func TestParseCronErrors(t *testing.T) {
 		{"1.5 * * * *", "minute", 1, "invalid character"},
 		{"0 0 * * 1;2", "day-of-week", 5, "invalid character"},
 		{"@hourly * * * *", "minute", 1, "invalid character"},
-		// Extensions not supported yet.
-		{"0 0 L * *", "day-of-month", 3, "not supported yet"},
-		{"0 0 LW * *", "day-of-month", 3, "not supported yet"},
-		{"0 0 15W * *", "day-of-month", 3, "not supported yet"},
-		{"0 0 * * 5L", "day-of-week", 5, "not supported yet"},
-		{"0 0 * * 5#3", "day-of-week", 5, "not supported yet"},
-		{"H * * * *", "minute", 1, "not supported yet"},
-		{"0 H/2 * * *", "hour", 2, "not supported yet"},
-		{"0 0 0 L * ?", "day-of-month", 4, "not supported yet"},
+		// L, W, # and H misuse.
+		{"0 0 1,15W * *", "day-of-month", 3, "'W' cannot be used in a list"},
+		{"0 0 32W * *", "day-of-month", 3, "nW"},
+		{"0 0 L-31 * *", "day-of-month", 3, "L-n"},
+		{"0 0 LX * *", "day-of-month", 3, "L and W"},
+		{"0 0 * * L", "day-of-week", 5, "needs a day"},
+		{"0 0 * * 5#6", "day-of-week", 5, "k from 1 to 5"},
+		{"0 0 * * 9#2", "day-of-week", 5, "out of range"},
+		{"0 0 * * 9L", "day-of-week", 5, "out of range"},
+		{"H(30-20) * * * *", "minute", 1, "reversed"},
+		{"H(0-5 * * * *", "minute", 1, "missing ')'"},
+		{"H/0 * * * *", "minute", 1, "step"},
+		{"Hx * * * *", "minute", 1, "want H"},
 	}
 	for _, tt := range tests {
 		c, err := cronx.ParseCron(tt.expr, nil)
@@ -120,7 +129,7 @@ func TestParseErrorMessage(t *testing.T) {
 		t.Errorf("Value = %q, want 25", pe.Value)
 	}
 	_, err = cronx.ParseCron("* * *", nil)
-	want = `cronx: cron "* * *": expected 5 fields (minute hour day-of-month month day-of-week) or 6 (second first), got 3`
+	want = `cronx: cron "* * *": got 3 fields; want 5 (minute hour day-of-month month day-of-week), 6 (second first) or 7 (second first, year last)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)
 	}

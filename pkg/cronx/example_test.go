@@ -45,7 +45,7 @@ func ExampleParseCron_error() {
 	_, err = cronx.ParseCron("0 25 * * *", nil)
 	fmt.Println(err)
 	// Output:
-	// cronx: cron "0 0 30 2 *": never fires: no day matches the day-of-month and month fields
+	// cronx: cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches
 	// cronx: cron field 2 (hour) "25": value 25 out of range 0-23
 }
 

@@ -12,13 +12,20 @@ import (
 
 // randomExpr builds a random, syntactically valid cron expression.
 func randomExpr(r *rand.Rand) string {
-	kinds := []fieldKind{fieldMinute, fieldHour, fieldDayOfMonth, fieldMonth, fieldDayOfWeek}
+	type spec struct {
+		min, max int
+		names    string
+		nameBase int
+	}
+	specs := []spec{{0, 59, "", 0}, {0, 59, "", 0}, {0, 23, "", 0}, {1, 31, "", 0},
+		{1, 12, "janfebmaraprmayjunjulaugsepoctnovdec", 1}, {0, 7, "sunmontuewedthufrisat", 0}}
+	kinds := []int{1, 2, 3, 4, 5}
 	if r.Intn(3) == 0 {
-		kinds = append([]fieldKind{fieldSecond}, kinds...)
+		kinds = append([]int{0}, kinds...)
 	}
 	var fields []string
 	for _, k := range kinds {
-		sp := specOf(k)
+		sp := specs[k]
 		val := func() string {
 			v := sp.min + r.Intn(sp.max-sp.min+1)
 			if sp.names != "" && r.Intn(3) == 0 && v-sp.nameBase < len(sp.names)/3 {
@@ -35,7 +42,7 @@ func randomExpr(r *rand.Rand) string {
 			b := a + r.Intn(sp.max-a+1)
 			return fmt.Sprintf("%d-%d", a, b)
 		}
-		step := func() string { return fmt.Sprint(1 + r.Intn(sp.max)) }
+		step := func() string { return fmt.Sprint(1 + r.Intn(sp.max-sp.min)) }
 		var f string
 		switch r.Intn(8) {
 		case 0, 1:
@@ -132,7 +139,8 @@ func TestCronBruteForceAroundDST(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, expr := range exprs {
-			c, err := ParseCron(expr, loc)
+			// Pure wall-clock semantics: every matching instant fires.
+			c, err := NewCron(expr, Options{Location: loc, Gap: GapSkip, Overlap: OverlapTwice})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -169,7 +177,7 @@ func TestCronPropertiesInZones(t *testing.T) {
 			t.Fatal(err)
 		}
 		expr := randomExpr(r)
-		c, err := ParseCron(expr, loc)
+		c, err := NewCron(expr, Options{Location: loc, Gap: GapSkip, Overlap: OverlapTwice})
 		if err != nil {
 			continue
 		}
@@ -235,13 +243,18 @@ func TestCronAgreesWithCronexprZones(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, expr := range []string{"* * * * *", "0 * * * *", "30 1 * * *", "30 2 * * *", "0 0 * * *", "*/20 * * * * *"} {
-			c, err := ParseCron(expr, loc)
+			// cronexpr's own behaviour is gap "skip", overlap "twice".
+			c, err := NewCron(expr, Options{Location: loc, Gap: GapSkip, Overlap: OverlapTwice})
 			if err != nil {
 				t.Fatal(err)
 			}
+			seven := expr + " *"
+			if len(strings.Fields(expr)) == 5 {
+				seven = "0 " + seven
+			}
+			e := cronexpr.MustParse(seven)
 			for i := 0; i < 200; i++ {
 				after := nearTransition(r, loc)
-				e := *c.expr
 				if got, want := c.Next(after), e.Next(after.In(loc)); !got.Equal(want) {
 					t.Fatalf("%s %q: Next(%v) = %v, cronexpr says %v", zn, expr, after, got, want)
 				}
@@ -277,44 +290,20 @@ func TestZoneEndMovesForward(t *testing.T) {
 	}
 }
 
-// TestEngineTextDayOfWeek checks the day-of-week rewriting that works
-// around cronexpr dropping Sunday from ranges ending in 7.
-func TestEngineTextDayOfWeek(t *testing.T) {
-	tests := map[string]string{
-		"5-7":     "0,5-6",
-		"fri-sun": "0,5-6",
-		"7":       "0",
-		"0-7":     "0-6",
-		"1-7/2":   "0-1,3,5",
-		"*/2":     "0,2,4,6",
-		"mon-fri": "1-5",
-		"*":       "*",
-		"?":       "*",
-		"7/1":     "0",
-		"SAT,sun": "0,6",
-	}
-	for in, want := range tests {
-		f, reason := parseField(fieldDayOfWeek, in)
-		if reason != "" {
-			t.Errorf("parseField(%q): %s", in, reason)
-			continue
+// TestSundayRangeEndingInSeven: cronexpr drops Sunday from "5-7"; cronx
+// keeps it.
+func TestSundayRangeEndingInSeven(t *testing.T) {
+	saturday := time.Date(2024, 1, 6, 12, 0, 0, 0, time.UTC)
+	raw := cronexpr.MustParse("0 0 0 * * 5-7 *").Next(saturday)
+	t.Logf("cronexpr: 5-7 after a Saturday noon -> %v (%v)", raw, raw.Weekday())
+	for _, expr := range []string{"0 0 * * 5-7", "0 0 * * FRI-SUN", "0 0 * * 5-SUN"} {
+		c, err := ParseCron(expr, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-		if got := f.engineText(); got != want {
-			t.Errorf("engineText(%q) = %q, want %q", in, got, want)
+		if got := c.Next(saturday); got.Weekday() != time.Sunday {
+			t.Errorf("%q: Next(%v) = %v, want the Sunday", expr, saturday, got)
 		}
-	}
-	// cronexpr itself loses Sunday from "5-7"; the rewritten form keeps it.
-	sunday := time.Date(2024, 1, 6, 12, 0, 0, 0, time.UTC) // a Saturday
-	raw := cronexpr.MustParse("0 0 0 * * 5-7 *").Next(sunday)
-	if raw.Weekday() == time.Sunday {
-		t.Logf("cronexpr no longer drops Sunday from 5-7 (got %v)", raw)
-	}
-	c, err := ParseCron("0 0 * * 5-7", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := c.Next(sunday); got.Weekday() != time.Sunday {
-		t.Errorf("Next(%v) = %v, want the Sunday", sunday, got)
 	}
 }
 

@@ -1,0 +1,443 @@
+package cronx
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math/bits"
+	"strconv"
+	"strings"
+)
+
+// fieldKind identifies a cron field by meaning, independently of its
+// position in a 5-, 6- or 7-field expression.
+type fieldKind int
+
+const (
+	fSecond fieldKind = iota
+	fMinute
+	fHour
+	fDOM
+	fMonth
+	fDOW
+	fYear
+	numFields
+)
+
+const (
+	minYear = 1970
+	maxYear = 2199
+)
+
+var fieldNames = [numFields]string{"second", "minute", "hour", "day-of-month", "month", "day-of-week", "year"}
+
+func (k fieldKind) String() string { return fieldNames[k] }
+
+// bounds are the values a field can take once parsed (day-of-week 0-6).
+func (k fieldKind) bounds() (lo, hi int) {
+	switch k {
+	case fSecond, fMinute:
+		return 0, 59
+	case fHour:
+		return 0, 23
+	case fDOM:
+		return 1, 31
+	case fMonth:
+		return 1, 12
+	case fDOW:
+		return 0, 6
+	default:
+		return minYear, maxYear
+	}
+}
+
+// bitset holds field values; years are stored as year-minYear.
+type bitset [4]uint64
+
+func (b *bitset) set(v int)      { b[v>>6] |= 1 << (uint(v) & 63) }
+func (b *bitset) has(v int) bool { return v >= 0 && v < 256 && b[v>>6]&(1<<(uint(v)&63)) != 0 }
+func (b *bitset) count() (n int) {
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// next returns the smallest set value >= v, or -1.
+func (b *bitset) next(v int) int {
+	if v < 0 {
+		v = 0
+	}
+	for i := v >> 6; i < len(b); i++ {
+		w := b[i]
+		if i == v>>6 {
+			w &= ^uint64(0) << (uint(v) & 63)
+		}
+		if w != 0 {
+			return i<<6 + bits.TrailingZeros64(w)
+		}
+	}
+	return -1
+}
+
+// field is a parsed cron field.
+type field struct {
+	vals bitset
+	// star: the field does not restrict (it was "*", "?" or starts with
+	// "*", as in "*/5"). For day-of-month and day-of-week this decides the
+	// Vixie rule: when neither is a star, a day matching either fires.
+	star bool
+	// stepped: the field has a step ("*/15", "3-59/15", "H/10").
+	stepped bool
+
+	// Day-of-month extras: L and L-n as offsets from the month's last day
+	// (bit n = "last day minus n"), LW, and nW days.
+	lastOffsets   uint32
+	lastWeekday   bool
+	nearestWeekdy uint32
+	// Day-of-week extras: nL (last <weekday> of the month, bit per
+	// weekday) and n#k (k-th <weekday>, bit k of nth[weekday]).
+	lastDOW uint8
+	nth     [7]uint8
+}
+
+func (f *field) special() bool {
+	return f.lastOffsets != 0 || f.lastWeekday || f.nearestWeekdy != 0 || f.lastDOW != 0 || f.nth != [7]uint8{}
+}
+
+var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+var dowNames = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+
+// fieldParser parses one field's text.
+type fieldParser struct {
+	kind    fieldKind
+	dialect Dialect
+	key     string
+}
+
+// parse returns the field, or a reason the text is invalid.
+func (p fieldParser) parse(text string) (field, string) {
+	var f field
+	s := strings.ToLower(text)
+	if s == "" {
+		return f, "empty field"
+	}
+	if s == "*" || s == "?" {
+		if s == "?" && p.kind != fDOM && p.kind != fDOW {
+			return f, `"?" is only allowed in day-of-month and day-of-week`
+		}
+		lo, hi := p.written()
+		p.addRange(&f, lo, hi, 1)
+		f.star = true
+		return f, ""
+	}
+	items := strings.Split(s, ",")
+	for _, item := range items {
+		if item == "" {
+			return f, "empty item in list"
+		}
+		if item == "*" || item == "?" {
+			return f, fmt.Sprintf("%q cannot be combined with other items", item)
+		}
+		if strings.HasPrefix(item, "*") {
+			f.star = true
+		}
+		if strings.Contains(item, "w") && len(items) > 1 && p.kind == fDOM {
+			return f, "'W' cannot be used in a list"
+		}
+		if reason := p.item(&f, item); reason != "" {
+			return f, reason
+		}
+	}
+	if f.star && len(items) > 1 {
+		f.star = false // "*/15,7" restricts
+	}
+	return f, ""
+}
+
+// item parses one list item into f.
+func (p fieldParser) item(f *field, item string) string {
+	lo, hi := p.kind.bounds()
+	if p.kind == fDOM {
+		if done, reason := p.domSpecial(f, item); done {
+			return reason
+		}
+	}
+	if p.kind == fDOW {
+		if done, reason := p.dowSpecial(f, item); done {
+			return reason
+		}
+	}
+	if strings.HasPrefix(item, "h") {
+		return p.hash(f, item)
+	}
+	rng, stepText, hasStep := strings.Cut(item, "/")
+	step := 1
+	if hasStep {
+		n, err := strconv.Atoi(stepText)
+		if err != nil || !isDigits(stepText) {
+			return fmt.Sprintf("invalid step %q", stepText)
+		}
+		if n < 1 {
+			return "step must be at least 1"
+		}
+		limit := hi - lo
+		if p.kind == fDOW {
+			limit = 7
+		}
+		if n > limit {
+			return fmt.Sprintf("step %d is larger than the field's range (at most %d)", n, limit)
+		}
+		step = n
+		f.stepped = true
+	}
+	var a, b int
+	switch {
+	case rng == "*":
+		a, b = p.written()
+	case strings.Contains(rng, "-"):
+		as, bs, _ := strings.Cut(rng, "-")
+		var reason string
+		if a, reason = p.value(as); reason != "" {
+			return reason
+		}
+		if b, reason = p.value(bs); reason != "" {
+			return reason
+		}
+		if p.kind == fDOW && p.dialect == Standard && b == 0 && a > 0 {
+			b = 7 // "FRI-SUN" ends on Sunday
+		}
+		if b < a {
+			return fmt.Sprintf("range %d-%d is reversed", a, b)
+		}
+	default:
+		var reason string
+		if a, reason = p.value(rng); reason != "" {
+			return reason
+		}
+		b = a
+		if hasStep {
+			_, b = p.written()
+		}
+	}
+	p.addRange(f, a, b, step)
+	return ""
+}
+
+// value parses a number or a name as written in the dialect, checks its
+// range, and returns it in the field's written numbering (day-of-week in
+// the dialect's numbers, converted by addRange).
+func (p fieldParser) value(s string) (int, string) {
+	if s == "" {
+		return 0, "missing value"
+	}
+	names, base := []string(nil), 0
+	switch p.kind {
+	case fMonth:
+		names, base = monthNames, 1
+	case fDOW:
+		names, base = dowNames, 0
+		if p.dialect == Quartz {
+			base = 1
+		}
+	}
+	for i, n := range names {
+		if s == n {
+			return i + base, ""
+		}
+	}
+	if !isDigits(s) {
+		switch {
+		case !isAlnum(s):
+			return 0, fmt.Sprintf("invalid character in %q", s)
+		case names == nil:
+			return 0, fmt.Sprintf("%q must be a number", s)
+		default:
+			return 0, fmt.Sprintf("unknown name %q", s)
+		}
+	}
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return 0, fmt.Sprintf("%q is not a number", s)
+	}
+	lo, hi := p.kind.bounds()
+	if p.kind == fDOW {
+		lo, hi = 0, 7
+		if p.dialect == Quartz {
+			lo = 1
+		}
+	}
+	if v < lo || v > hi {
+		return 0, fmt.Sprintf("value %d out of range %d-%d", v, lo, hi)
+	}
+	return v, ""
+}
+
+// written is the field's full range in the dialect's numbering.
+func (p fieldParser) written() (lo, hi int) {
+	if p.kind == fDOW && p.dialect == Quartz {
+		return 1, 7
+	}
+	return p.kind.bounds()
+}
+
+// addRange sets a..b by step, in the written numbering.
+func (p fieldParser) addRange(f *field, a, b, step int) {
+	for v := a; v <= b; v += step {
+		f.vals.set(p.store(v))
+	}
+}
+
+// store converts a written value to its stored form: years relative to
+// 1970, days of week 0-6 with Sunday 0.
+func (p fieldParser) store(v int) int {
+	switch p.kind {
+	case fYear:
+		return v - minYear
+	case fDOW:
+		if p.dialect == Quartz {
+			return v - 1
+		}
+		return v % 7
+	}
+	return v
+}
+
+// domSpecial parses L, L-n, LW and nW.
+func (p fieldParser) domSpecial(f *field, item string) (bool, string) {
+	switch {
+	case item == "l":
+		f.lastOffsets |= 1
+	case item == "lw":
+		f.lastWeekday = true
+	case strings.HasPrefix(item, "l-"):
+		n, err := strconv.Atoi(item[2:])
+		if err != nil || !isDigits(item[2:]) || n < 0 || n > 30 {
+			return true, fmt.Sprintf("%q: want L-n with n from 0 to 30", item)
+		}
+		f.lastOffsets |= 1 << uint(n)
+	case strings.HasSuffix(item, "w"):
+		n, err := strconv.Atoi(item[:len(item)-1])
+		if err != nil || !isDigits(item[:len(item)-1]) || n < 1 || n > 31 {
+			return true, fmt.Sprintf("%q: want nW with n from 1 to 31", item)
+		}
+		f.nearestWeekdy |= 1 << uint(n)
+	case strings.Contains(item, "l") || strings.Contains(item, "w"):
+		return true, fmt.Sprintf("%q: L and W are written L, L-n, LW or nW", item)
+	default:
+		return false, ""
+	}
+	return true, ""
+}
+
+// dowSpecial parses nL and n#k (and, in the Quartz dialect, a lone L:
+// Saturday).
+func (p fieldParser) dowSpecial(f *field, item string) (bool, string) {
+	if d, k, ok := strings.Cut(item, "#"); ok {
+		day, reason := p.value(d)
+		if reason != "" {
+			return true, reason
+		}
+		n, err := strconv.Atoi(k)
+		if err != nil || !isDigits(k) || n < 1 || n > 5 {
+			return true, fmt.Sprintf("%q: want day#k with k from 1 to 5", item)
+		}
+		f.nth[p.store(day)] |= 1 << uint(n)
+		return true, ""
+	}
+	if item == "l" {
+		if p.dialect == Quartz {
+			f.vals.set(6)
+			return true, ""
+		}
+		return true, "'L' in day-of-week needs a day, e.g. 5L (last Friday)"
+	}
+	if d, ok := strings.CutSuffix(item, "l"); ok {
+		day, reason := p.value(d)
+		if reason != "" {
+			return true, reason
+		}
+		f.lastDOW |= 1 << uint(p.store(day))
+		return true, ""
+	}
+	return false, ""
+}
+
+// hash resolves H, H(a-b), H/n and H(a-b)/n to values derived from the key,
+// stable forever for the same key and field.
+func (p fieldParser) hash(f *field, item string) string {
+	lo, hi := p.kind.bounds()
+	if p.kind == fDOM {
+		hi = 28 // every month has it
+	}
+	if p.kind == fYear {
+		return "H is not allowed in the year field"
+	}
+	rest := item[1:]
+	if strings.HasPrefix(rest, "(") {
+		end := strings.IndexByte(rest, ')')
+		if end < 0 {
+			return fmt.Sprintf("%q: missing ')'", item)
+		}
+		as, bs, ok := strings.Cut(rest[1:end], "-")
+		if !ok {
+			return fmt.Sprintf("%q: want H(a-b)", item)
+		}
+		a, reason := p.value(as)
+		if reason != "" {
+			return reason
+		}
+		b, reason := p.value(bs)
+		if reason != "" {
+			return reason
+		}
+		if b < a {
+			return fmt.Sprintf("range %d-%d is reversed", a, b)
+		}
+		lo, hi = p.store(a), p.store(b)
+		if hi < lo {
+			return fmt.Sprintf("range %d-%d is reversed", a, b)
+		}
+		rest = rest[end+1:]
+	}
+	h := fnv.New64a()
+	h.Write([]byte(p.key))
+	h.Write([]byte{byte(p.kind)})
+	sum := h.Sum64()
+	switch {
+	case rest == "":
+		f.vals.set(lo + int(sum%uint64(hi-lo+1)))
+	case strings.HasPrefix(rest, "/"):
+		n, err := strconv.Atoi(rest[1:])
+		if err != nil || !isDigits(rest[1:]) || n < 1 || n > hi-lo+1 {
+			return fmt.Sprintf("%q: step must be 1-%d", item, hi-lo+1)
+		}
+		f.stepped = true
+		for v := lo + int(sum%uint64(n)); v <= hi; v += n {
+			f.vals.set(v)
+		}
+	default:
+		return fmt.Sprintf("%q: want H, H(a-b), H/n or H(a-b)/n", item)
+	}
+	return ""
+}
+
+func isAlnum(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,171 @@
+package cronx
+
+import (
+	"math/bits"
+	"time"
+)
+
+// civil is a wall-clock reading: a date and a time of day, with no zone.
+type civil struct {
+	year, month, day, hour, min, sec int
+}
+
+func civilOf(t time.Time) civil {
+	y, mo, d := t.Date()
+	h, mi, s := t.Clock()
+	return civil{y, int(mo), d, h, mi, s}
+}
+
+// asUTC is the civil reading as if it were UTC: civil arithmetic and order
+// without a zone's gaps and overlaps.
+func (c civil) asUTC() time.Time {
+	return time.Date(c.year, time.Month(c.month), c.day, c.hour, c.min, c.sec, 0, time.UTC)
+}
+
+func (c civil) before(o civil) bool { return c.asUTC().Before(o.asUTC()) }
+
+func daysIn(year, month int) int {
+	return time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day()
+}
+
+// weekday of the first of the month, 0 = Sunday.
+func firstWeekday(year, month int) int {
+	return int(time.Date(year, time.Month(month), 1, 0, 0, 0, 0, time.UTC).Weekday())
+}
+
+// dayMask returns the days (bit d for day d) of a month that match the
+// day-of-month and day-of-week fields.
+func (c *Cron) dayMask(year, month int) uint32 {
+	n := daysIn(year, month)
+	valid := uint32(1)<<uint(n+1) - 2 // bits 1..n
+	dom, dow := &c.f[fDOM], &c.f[fDOW]
+	wd1 := firstWeekday(year, month)
+
+	domSet := uint32(dom.vals[0]) & valid
+	if dom.special() {
+		for k := dom.lastOffsets; k != 0; k &= k - 1 {
+			if d := n - bits.TrailingZeros32(k); d >= 1 {
+				domSet |= 1 << uint(d)
+			}
+		}
+		if dom.lastWeekday {
+			d := n
+			for weekend(wd1, d) {
+				d--
+			}
+			domSet |= 1 << uint(d)
+		}
+		for k := dom.nearestWeekdy; k != 0; k &= k - 1 {
+			if d := nearestWeekday(bits.TrailingZeros32(k), n, wd1); d > 0 {
+				domSet |= 1 << uint(d)
+			}
+		}
+	}
+	var dowSet uint32
+	for w := range 7 {
+		first := 1 + (w-wd1+7)%7
+		if dow.vals.has(w) {
+			for d := first; d <= n; d += 7 {
+				dowSet |= 1 << uint(d)
+			}
+		}
+		if dow.lastDOW&(1<<uint(w)) != 0 {
+			dowSet |= 1 << uint(first+7*((n-first)/7))
+		}
+		for k := dow.nth[w]; k != 0; k &= k - 1 {
+			if d := first + 7*(bits.TrailingZeros8(k)-1); d <= n {
+				dowSet |= 1 << uint(d)
+			}
+		}
+	}
+	// Vixie cron: when either field starts with '*' a day must match
+	// both; when both are restricted, either.
+	if dom.star || dow.star {
+		return domSet & dowSet
+	}
+	return domSet | dowSet
+}
+
+func weekend(wd1, day int) bool {
+	w := (wd1 + day - 1) % 7
+	return w == 0 || w == 6
+}
+
+// nearestWeekday is Quartz's nW: the weekday nearest to day n of the month,
+// never crossing into another month; 0 when the month has no day n.
+func nearestWeekday(n, days, wd1 int) int {
+	if n > days {
+		return 0
+	}
+	switch (wd1 + n - 1) % 7 {
+	case 6: // Saturday: Friday, or Monday if the 1st
+		if n == 1 {
+			return 3
+		}
+		return n - 1
+	case 0: // Sunday: Monday, or Friday if the month's last day
+		if n == days {
+			return n - 2
+		}
+		return n + 1
+	}
+	return n
+}
+
+// nextCivil returns the first civil reading at or after from that matches
+// every field, up to the end of 2199.
+func (c *Cron) nextCivil(from civil) (civil, bool) {
+	y, mo, d, h, mi, s := from.year, from.month, from.day, from.hour, from.min, from.sec
+	if y < minYear {
+		y, mo, d, h, mi, s = minYear, 1, 1, 0, 0, 0
+	}
+	for y <= maxYear {
+		if ny := c.f[fYear].vals.next(y - minYear); ny < 0 {
+			return civil{}, false
+		} else if ny+minYear != y {
+			y, mo, d, h, mi, s = ny+minYear, 1, 1, 0, 0, 0
+		}
+		nmo := c.f[fMonth].vals.next(mo)
+		if nmo < 0 || nmo > 12 {
+			y, mo, d, h, mi, s = y+1, 1, 1, 0, 0, 0
+			continue
+		}
+		if nmo != mo {
+			mo, d, h, mi, s = nmo, 1, 0, 0, 0
+		}
+		days := c.dayMask(y, mo) &^ (uint32(1)<<uint(min(d, 32)) - 1)
+		if days == 0 {
+			mo, d, h, mi, s = mo+1, 1, 0, 0, 0
+			if mo > 12 {
+				y, mo = y+1, 1
+			}
+			continue
+		}
+		if nd := bits.TrailingZeros32(days); nd != d {
+			d, h, mi, s = nd, 0, 0, 0
+		}
+		nh := c.f[fHour].vals.next(h)
+		if nh < 0 || nh > 23 {
+			d, h, mi, s = d+1, 0, 0, 0
+			continue
+		}
+		if nh != h {
+			h, mi, s = nh, 0, 0
+		}
+		nmi := c.f[fMinute].vals.next(mi)
+		if nmi < 0 || nmi > 59 {
+			h, mi, s = h+1, 0, 0
+			continue
+		}
+		if nmi != mi {
+			mi, s = nmi, 0
+		}
+		ns := c.f[fSecond].vals.next(s)
+		if ns < 0 || ns > 59 {
+			mi, s = mi+1, 0
+			continue
+		}
+		return civil{y, mo, d, h, mi, ns}, true
+	}
+	return civil{}, false
+}
