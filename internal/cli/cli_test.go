@@ -86,6 +86,11 @@ func TestScheduleAddRejectsBadInput(t *testing.T) {
 		{"one-shot in the past", []string{"--id", "x", "--at", "2001-01-01T00:00:00Z"}, "--at"},
 		{"two recurrences", []string{"--id", "x", "--every", "5s", "--cron", "* * * * *"}, "every"},
 		{"no recurrence", []string{"--id", "x"}, "cron"},
+		{"bad DST gap policy", []string{"--id", "x", "--cron", "30 2 * * *", "--dst-gap", "jump"}, "--dst-gap"},
+		{"bad DST overlap policy", []string{"--id", "x", "--cron", "30 1 * * *", "--dst-overlap", "thrice"}, "--dst-overlap"},
+		{"bad dialect", []string{"--id", "x", "--cron", "0 0 12 ? * 2", "--dialect", "unix"}, "--dialect"},
+		{"quartz without ?", []string{"--id", "x", "--cron", "0 0 12 * * 2", "--dialect", "quartz"}, "--cron"},
+		{"DST policy on an interval", []string{"--id", "x", "--every", "5s", "--dst-gap", "skip"}, "--dialect"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -69,6 +69,7 @@ func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Stor
 
 type addFlags struct {
 	id, workflow, cron, every, at, tz, input, anchor, description string
+	dialect, dstGap, dstOverlap                                   string
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
@@ -122,6 +123,9 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression and of --at (default UTC)")
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
 	fl.StringVar(&f.description, "description", "", "free text for operators")
+	fl.StringVar(&f.dialect, "dialect", "", "cron dialect: standard (default) or quartz")
+	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
+	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
 	// --id, --workflow and exactly one recurrence are required; Validate
 	// says so naming the flag, with exit status 2.
 	return cmd
@@ -131,6 +135,7 @@ KV key is refused with exit status 2 and nothing is stored.`,
 func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
+		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap,
 	}
 	if f.input != "" {
 		raw := []byte(f.input)

@@ -21,18 +21,23 @@ type Adjustment struct {
 	Wall time.Time
 }
 
-// String explains the adjustment, e.g. "shifted: 02:30 does not exist".
+// String explains the adjustment, e.g. "shifted: 02:30 does not exist on
+// 2026-03-08 (DST gap); fires one gap later".
 func (a Adjustment) String() string {
-	w := a.Wall.Format("2006-01-02 15:04:05")
+	clock := a.Wall.Format("15:04")
+	if a.Wall.Second() != 0 {
+		clock = a.Wall.Format("15:04:05")
+	}
+	day := a.Wall.Format("2006-01-02")
 	switch a.Kind {
 	case "moved":
-		return fmt.Sprintf("moved: %s does not exist (DST gap); fired when the gap ends", w)
+		return fmt.Sprintf("moved: %s does not exist on %s (DST gap); fires when the gap ends", clock, day)
 	case "shifted":
-		return fmt.Sprintf("shifted: %s does not exist (DST gap); fired as far into the new offset", w)
+		return fmt.Sprintf("shifted: %s does not exist on %s (DST gap); fires one gap later", clock, day)
 	case "first":
-		return fmt.Sprintf("first of two: %s occurs twice (DST overlap)", w)
+		return fmt.Sprintf("first of two: %s occurs twice on %s (DST overlap)", clock, day)
 	case "repeated":
-		return fmt.Sprintf("repeated: %s occurs twice (DST overlap); this is the second", w)
+		return fmt.Sprintf("repeated: %s occurs twice on %s (DST overlap); this is the second", clock, day)
 	}
 	return ""
 }

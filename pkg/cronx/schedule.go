@@ -25,3 +25,5 @@ var (
 	_ Schedule = Interval{}
 	_ Schedule = Once{}
 )
+
+var _ Schedule = (*Bounded)(nil)

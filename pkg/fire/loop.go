@@ -133,7 +133,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		l.e.reportInvalid(id, err)
 		return
 	}
-	sched, _ := spec.Recurrence()
+	sched, _ := spec.Recurrence(id)
 	en.spec, en.sched, en.invalid, en.failures = spec, sched, nil, 0
 	l.schedule(en)
 }

@@ -40,6 +40,14 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"never fires", "a", `{"workflow":"wf","cron":"0 0 31 4,6,9,11 *"}`, "cron"},
 		{"bad zone", "a", `{"workflow":"wf","cron":"* * * * *","tz":"Nowhere/Land"}`, "tz"},
 		{"bad every", "a", `{"workflow":"wf","every":"10ns"}`, "every"},
+		{"cron with policies", "a", `{"workflow":"wf","cron":"30 2 * * *","tz":"America/New_York","dst_gap":"shift","dst_overlap":"twice"}`, ""},
+		{"quartz", "a", `{"workflow":"wf","cron":"0 0 12 ? * 6#3","dialect":"quartz"}`, ""},
+		{"cron every", "a", `{"workflow":"wf","cron":"@every 90m"}`, ""},
+		{"hashed", "a", `{"workflow":"wf","cron":"H H * * *"}`, ""},
+		{"bad gap", "a", `{"workflow":"wf","cron":"* * * * *","dst_gap":"later"}`, "dst_gap"},
+		{"bad overlap", "a", `{"workflow":"wf","cron":"* * * * *","dst_overlap":"x"}`, "dst_overlap"},
+		{"bad dialect", "a", `{"workflow":"wf","cron":"* * * * *","dialect":"x"}`, "dialect"},
+		{"bad prefix zone", "a", `{"workflow":"wf","cron":"CRON_TZ=Nowhere/X * * * *"}`, "cron"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -20,9 +21,19 @@ type Spec struct {
 	ID string `json:"id,omitempty"`
 	// Workflow is the token fires are published under: sched.fire.<workflow>.
 	Workflow string `json:"workflow"`
-	// Cron is a cron expression: 5 fields, or 6 with seconds first, or an
-	// @alias such as @daily.
+	// Cron is a cron expression: 5 fields, 6 with seconds first, 7 with a
+	// year, an @alias such as @daily, or "@every <duration>"; see
+	// docs/cron.md. A "CRON_TZ=Zone " prefix sets the zone.
 	Cron string `json:"cron,omitempty"`
+	// Dialect reads the cron's day-of-week field: "standard" (default) or
+	// "quartz" (1=SUN ... 7=SAT, '?' in exactly one day field).
+	Dialect string `json:"dialect,omitempty"`
+	// DSTGap is what a cron occurrence in a DST gap does: "natural"
+	// (default), "skip" or "shift".
+	DSTGap string `json:"dst_gap,omitempty"`
+	// DSTOverlap is what a cron occurrence in a DST overlap does:
+	// "natural" (default), "once" or "twice".
+	DSTOverlap string `json:"dst_overlap,omitempty"`
 	// Every is a fixed interval such as "5s", "90m" or "1d". Slots fall on
 	// Anchor + k*Every.
 	Every string `json:"every,omitempty"`
@@ -74,13 +85,33 @@ func (s Spec) Validate(key string) error {
 	if len(s.Input) > 0 && !json.Valid(s.Input) {
 		return fieldErr("input", "", "not valid JSON")
 	}
-	_, err := s.Recurrence()
+	_, err := s.Recurrence(key)
 	return err
 }
 
-// Recurrence parses the spec's recurrence. Errors are *FieldError naming
-// "cron", "every", "at", "anchor" or "tz".
-func (s Spec) Recurrence() (cronx.Schedule, error) {
+// cronOptions reads the cron options; errors name their field.
+func (s Spec) cronOptions(id string, loc *time.Location) (cronx.Options, error) {
+	o := cronx.Options{Location: loc, Key: id}
+	var err error
+	if o.Dialect, err = cronx.ParseDialect(s.Dialect); err != nil {
+		return o, wrapParse("dialect", s.Dialect, err)
+	}
+	if o.Gap, err = cronx.ParseGapPolicy(s.DSTGap); err != nil {
+		return o, wrapParse("dst_gap", s.DSTGap, err)
+	}
+	if o.Overlap, err = cronx.ParseOverlapPolicy(s.DSTOverlap); err != nil {
+		return o, wrapParse("dst_overlap", s.DSTOverlap, err)
+	}
+	if s.Cron == "" && (s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "") {
+		return o, fieldErr("dialect", "", "dialect, dst_gap and dst_overlap apply to cron only")
+	}
+	return o, nil
+}
+
+// Recurrence parses the spec's recurrence for schedule id (which seeds H
+// fields). Errors are *FieldError naming "cron", "every", "at", "anchor",
+// "tz", "dialect", "dst_gap" or "dst_overlap".
+func (s Spec) Recurrence(id string) (cronx.Schedule, error) {
 	set := 0
 	for _, v := range []bool{s.Cron != "", s.Every != "", s.At != nil} {
 		if v {
@@ -94,9 +125,13 @@ func (s Spec) Recurrence() (cronx.Schedule, error) {
 	if err != nil {
 		return nil, wrapParse("tz", s.TZ, err)
 	}
+	opts, err := s.cronOptions(id, loc)
+	if err != nil {
+		return nil, err
+	}
 	switch {
 	case s.Cron != "":
-		c, err := cronx.ParseCron(s.Cron, loc)
+		c, err := cronx.Parse(s.Cron, opts)
 		if err != nil {
 			return nil, wrapParse("cron", s.Cron, err)
 		}
@@ -116,9 +151,14 @@ func (s Spec) Recurrence() (cronx.Schedule, error) {
 	}
 }
 
-// Location is the spec's zone (UTC when unset or invalid).
+// Location is the spec's zone: a CRON_TZ=/TZ= prefix of the cron
+// expression, else TZ; UTC when unset or invalid.
 func (s Spec) Location() *time.Location {
-	loc, err := cronx.LoadZone(s.TZ)
+	name := s.TZ
+	if first, _, _ := strings.Cut(strings.TrimSpace(s.Cron), " "); strings.HasPrefix(first, "CRON_TZ=") || strings.HasPrefix(first, "TZ=") {
+		_, name, _ = strings.Cut(first, "=")
+	}
+	loc, err := cronx.LoadZone(name)
 	if err != nil {
 		return time.UTC
 	}
@@ -131,7 +171,11 @@ func (s Spec) Location() *time.Location {
 func (s Spec) Plan() string {
 	switch {
 	case s.Cron != "":
-		return "cron " + s.Cron + " tz=" + s.TZ
+		p := "cron " + s.Cron + " tz=" + s.TZ
+		if s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "" {
+			p += " dialect=" + s.Dialect + " gap=" + s.DSTGap + " overlap=" + s.DSTOverlap
+		}
+		return p
 	case s.Every != "":
 		p := "every " + s.Every
 		if s.Anchor != nil {
