@@ -149,7 +149,7 @@ func describe(err error) string {
 	var fe *kvstore.FieldError
 	if errors.As(err, &fe) {
 		switch fe.Field {
-		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap":
+		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap", "start", "end", "limit":
 			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()
 		}
 	}

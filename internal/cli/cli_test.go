@@ -90,6 +90,8 @@ func TestScheduleAddRejectsBadInput(t *testing.T) {
 		{"bad DST overlap policy", []string{"--id", "x", "--cron", "30 1 * * *", "--dst-overlap", "thrice"}, "--dst-overlap"},
 		{"bad dialect", []string{"--id", "x", "--cron", "0 0 12 ? * 2", "--dialect", "unix"}, "--dialect"},
 		{"quartz without ?", []string{"--id", "x", "--cron", "0 0 12 * * 2", "--dialect", "quartz"}, "--cron"},
+		{"limit without start", []string{"--id", "x", "--every", "5s", "--limit", "3"}, "--limit"},
+		{"bad start", []string{"--id", "x", "--every", "5s", "--start", "soon"}, "--start"},
 		{"DST policy on an interval", []string{"--id", "x", "--every", "5s", "--dst-gap", "skip"}, "--dialect"},
 	}
 	for _, tc := range tests {

@@ -70,6 +70,8 @@ func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Stor
 type addFlags struct {
 	id, workflow, cron, every, at, tz, input, anchor, description string
 	dialect, dstGap, dstOverlap                                   string
+	start, end                                                    string
+	limit                                                         int
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
@@ -123,6 +125,9 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression and of --at (default UTC)")
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
 	fl.StringVar(&f.description, "description", "", "free text for operators")
+	fl.StringVar(&f.start, "start", "", "RFC 3339 time before which the schedule does not fire")
+	fl.StringVar(&f.end, "end", "", "RFC 3339 time after which the schedule does not fire")
+	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
 	fl.StringVar(&f.dialect, "dialect", "", "cron dialect: standard (default) or quartz")
 	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
 	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
@@ -135,7 +140,20 @@ KV key is refused with exit status 2 and nothing is stored.`,
 func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
-		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap,
+		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
+	}
+	for _, b := range []struct {
+		name, value string
+		dst         **time.Time
+	}{{"start", f.start, &s.Start}, {"end", f.end, &s.End}} {
+		if b.value == "" {
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, b.value)
+		if err != nil {
+			return s, &kvstore.FieldError{Field: b.name, Value: b.value, Reason: "want an RFC 3339 time"}
+		}
+		*b.dst = &t
 	}
 	if f.input != "" {
 		raw := []byte(f.input)

@@ -369,3 +369,24 @@ func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
 		}
 	}
 }
+
+func TestEngineStopsALimitedSchedule(t *testing.T) {
+	h := setup(t)
+	h.engine(fire.Config{})
+	// The limit counts the recurrence's fire times from start, so start
+	// in the future to see both.
+	start := time.Now().Truncate(time.Second).Add(2 * time.Second)
+	h.put("twice", kvstore.Spec{Workflow: "wf", Every: "1s", Start: &start, Limit: 2})
+	h.put("clock", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	fires := h.waitFires("twice", 10*time.Second, atLeast(2))
+	n := len(h.of("clock"))
+	h.waitFires("clock", 10*time.Second, atLeast(n+2))
+	if got := len(h.of("twice")); got != 2 {
+		t.Fatalf("limited schedule fired %d times, want 2", got)
+	}
+	checkCadence(t, fires, time.Second)
+	st, _, err := h.store.GetState(context.Background(), "twice")
+	if err != nil || !st.Ended {
+		t.Fatalf("state %+v (%v), want ended", st, err)
+	}
+}

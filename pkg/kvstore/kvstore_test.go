@@ -48,6 +48,9 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"bad overlap", "a", `{"workflow":"wf","cron":"* * * * *","dst_overlap":"x"}`, "dst_overlap"},
 		{"bad dialect", "a", `{"workflow":"wf","cron":"* * * * *","dialect":"x"}`, "dialect"},
 		{"bad prefix zone", "a", `{"workflow":"wf","cron":"CRON_TZ=Nowhere/X * * * *"}`, "cron"},
+		{"bounded", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2027-01-01T00:00:00Z","limit":10}`, ""},
+		{"limit without start", "a", `{"workflow":"wf","every":"1h","limit":10}`, "limit"},
+		{"end before start", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2025-01-01T00:00:00Z"}`, "end"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -42,6 +42,11 @@ type Spec struct {
 	Anchor *time.Time `json:"anchor,omitempty"`
 	// At is a one-shot fire time (RFC 3339).
 	At *time.Time `json:"at,omitempty"`
+	// Start and End bound the fire times to [Start, End]; Limit caps the
+	// number of fire times counted from Start (which it requires).
+	Start *time.Time `json:"start,omitempty"`
+	End   *time.Time `json:"end,omitempty"`
+	Limit int        `json:"limit,omitempty"`
 	// TZ is the IANA zone the cron expression is read in, and the offset of
 	// the Sched-Scheduled-At header. Default UTC.
 	TZ string `json:"tz,omitempty"`
@@ -112,6 +117,30 @@ func (s Spec) cronOptions(id string, loc *time.Location) (cronx.Options, error) 
 // fields). Errors are *FieldError naming "cron", "every", "at", "anchor",
 // "tz", "dialect", "dst_gap" or "dst_overlap".
 func (s Spec) Recurrence(id string) (cronx.Schedule, error) {
+	sched, err := s.recurrence(id)
+	if err != nil || s.Start == nil && s.End == nil && s.Limit == 0 {
+		return sched, err
+	}
+	var start, end time.Time
+	if s.Start != nil {
+		start = *s.Start
+	}
+	if s.End != nil {
+		end = *s.End
+	}
+	b, err := cronx.NewBounded(sched, start, end, s.Limit)
+	if err != nil {
+		var pe *cronx.ParseError
+		field := "limit"
+		if errors.As(err, &pe) && pe.Field == "end" {
+			field = "end"
+		}
+		return nil, wrapParse(field, "", err)
+	}
+	return b, nil
+}
+
+func (s Spec) recurrence(id string) (cronx.Schedule, error) {
 	set := 0
 	for _, v := range []bool{s.Cron != "", s.Every != "", s.At != nil} {
 		if v {
@@ -169,6 +198,21 @@ func (s Spec) Location() *time.Location {
 // zone, anchor). The scheduler keeps a schedule's cadence across spec
 // updates whose Plan is unchanged, and re-plans from now when it changes.
 func (s Spec) Plan() string {
+	p := s.plan()
+	if s.Start != nil || s.End != nil || s.Limit != 0 {
+		p += fmt.Sprintf(" start=%v end=%v limit=%d", timeOrNil(s.Start), timeOrNil(s.End), s.Limit)
+	}
+	return p
+}
+
+func timeOrNil(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func (s Spec) plan() string {
 	switch {
 	case s.Cron != "":
 		p := "cron " + s.Cron + " tz=" + s.TZ

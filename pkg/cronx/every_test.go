@@ -1,0 +1,117 @@
+package cronx_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+func walk(t *testing.T, s cronx.Schedule, after time.Time, n int) []time.Time {
+	t.Helper()
+	var out []time.Time
+	for range n {
+		after = s.Next(after)
+		if after.IsZero() {
+			break
+		}
+		out = append(out, after)
+	}
+	return out
+}
+
+func equalTimes(t *testing.T, got []time.Time, want ...string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d times %v, want %v", len(got), got, want)
+	}
+	for i := range want {
+		if w := ts(t, want[i]); !got[i].Equal(w) {
+			t.Fatalf("time %d = %s, want %s", i, got[i].Format(time.RFC3339), want[i])
+		}
+	}
+}
+
+func TestEveryIsClockAligned(t *testing.T) {
+	after := ts(t, "2026-01-01T10:07:00Z")
+	c, err := cronx.Every(30, cronx.Minute, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalTimes(t, walk(t, c, after, 3), "2026-01-01T10:30:00Z", "2026-01-01T11:00:00Z", "2026-01-01T11:30:00Z")
+
+	c, _ = cronx.Every(6, cronx.Hour, nil)
+	equalTimes(t, walk(t, c, after, 2), "2026-01-01T12:00:00Z", "2026-01-01T18:00:00Z")
+
+	c, _ = cronx.Every(20, cronx.Second, nil)
+	equalTimes(t, walk(t, c, after, 2), "2026-01-01T10:07:20Z", "2026-01-01T10:07:40Z")
+
+	// Like cron's */2 in day-of-month, Every(2, Day) restarts each month
+	// (Jan 31 then Feb 1); Interval is the continuous alternative.
+	c, _ = cronx.Every(2, cronx.Day, nil)
+	equalTimes(t, walk(t, c, ts(t, "2026-01-30T12:00:00Z"), 2), "2026-01-31T00:00:00Z", "2026-02-01T00:00:00Z")
+	iv := cronx.Interval{Every: 48 * time.Hour, Anchor: ts(t, "2026-01-01T00:00:00Z")}
+	equalTimes(t, walk(t, iv, ts(t, "2026-01-30T12:00:00Z"), 2), "2026-01-31T00:00:00Z", "2026-02-02T00:00:00Z")
+
+	c, _ = cronx.Every(3, cronx.Month, nil)
+	equalTimes(t, walk(t, c, after, 2), "2026-04-01T00:00:00Z", "2026-07-01T00:00:00Z")
+
+	if _, err := cronx.Every(0, cronx.Minute, nil); err == nil {
+		t.Error("Every(0) accepted")
+	}
+	if _, err := cronx.Every(5, cronx.Unit(99), nil); err == nil {
+		t.Error("unknown unit accepted")
+	}
+}
+
+func TestDailyAt(t *testing.T) {
+	ny := mustZone(t, "America/New_York")
+	c, err := cronx.DailyAt(2, 30, ny)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The spring-forward day's 02:30 fires when the gap ends.
+	equalTimes(t, walk(t, c, ts(t, "2026-03-07T12:00:00-05:00"), 2), "2026-03-08T03:00:00-04:00", "2026-03-09T02:30:00-04:00")
+	if _, err := cronx.DailyAt(24, 0, nil); err == nil {
+		t.Error("DailyAt(24, 0) accepted")
+	}
+}
+
+func TestAt(t *testing.T) {
+	at := ts(t, "2026-12-31T23:59:00Z")
+	equalTimes(t, walk(t, cronx.At(at), ts(t, "2026-01-01T00:00:00Z"), 3), "2026-12-31T23:59:00Z")
+}
+
+func TestBounded(t *testing.T) {
+	every, _ := cronx.Every(1, cronx.Hour, nil)
+	start, end := ts(t, "2026-01-01T10:00:00Z"), ts(t, "2026-01-01T13:00:00Z")
+
+	b, err := cronx.NewBounded(every, start, end, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	equalTimes(t, walk(t, b, ts(t, "2026-01-01T00:00:00Z"), 10),
+		"2026-01-01T10:00:00Z", "2026-01-01T11:00:00Z", "2026-01-01T12:00:00Z", "2026-01-01T13:00:00Z")
+
+	b, _ = cronx.NewBounded(every, start, time.Time{}, 3)
+	equalTimes(t, walk(t, b, ts(t, "2026-01-01T00:00:00Z"), 10),
+		"2026-01-01T10:00:00Z", "2026-01-01T11:00:00Z", "2026-01-01T12:00:00Z")
+	// Asking from the middle counts from Start, not from the question.
+	equalTimes(t, walk(t, b, ts(t, "2026-01-01T11:30:00Z"), 10), "2026-01-01T12:00:00Z")
+	if got := b.Next(ts(t, "2026-01-01T12:00:00Z")); !got.IsZero() {
+		t.Fatalf("fourth run %v, want none", got)
+	}
+
+	for _, bad := range []struct {
+		start, end time.Time
+		count      int
+	}{
+		{time.Time{}, time.Time{}, 3}, // a count needs a start
+		{start, start.Add(-time.Hour), 0},
+		{start, end, -1},
+	} {
+		if _, err := cronx.NewBounded(every, bad.start, bad.end, bad.count); err == nil {
+			t.Errorf("NewBounded(%v, %v, %d) accepted", bad.start, bad.end, bad.count)
+		}
+	}
+}
