@@ -138,9 +138,6 @@ func (p fieldParser) parse(text string) (field, string) {
 		if item == "*" || item == "?" {
 			return f, fmt.Sprintf("%q cannot be combined with other items", item)
 		}
-		if strings.HasPrefix(item, "*") {
-			f.star = true
-		}
 		if strings.Contains(item, "w") && len(items) > 1 && p.kind == fDOM {
 			return f, "'W' cannot be used in a list"
 		}
@@ -148,9 +145,9 @@ func (p fieldParser) parse(text string) (field, string) {
 			return f, reason
 		}
 	}
-	if f.star && len(items) > 1 {
-		f.star = false // "*/15,7" restricts
-	}
+	// Vixie cron: a field whose first character is '*' counts as
+	// unrestricted for the day-of-month/day-of-week rule ("*/2", "*/15,7").
+	f.star = strings.HasPrefix(s, "*")
 	return f, ""
 }
 
@@ -363,14 +360,15 @@ func (p fieldParser) dowSpecial(f *field, item string) (bool, string) {
 }
 
 // hash resolves H, H(a-b), H/n and H(a-b)/n to values derived from the key,
-// stable forever for the same key and field.
+// stable forever for the same key and field. Values are picked in the
+// written numbering (so H(5-7) in day-of-week includes Sunday as 7).
 func (p fieldParser) hash(f *field, item string) string {
-	lo, hi := p.kind.bounds()
-	if p.kind == fDOM {
-		hi = 28 // every month has it
-	}
 	if p.kind == fYear {
 		return "H is not allowed in the year field"
+	}
+	lo, hi := p.written()
+	if p.kind == fDOM {
+		hi = 28 // every month has it
 	}
 	rest := item[1:]
 	if strings.HasPrefix(rest, "(") {
@@ -390,22 +388,19 @@ func (p fieldParser) hash(f *field, item string) string {
 		if reason != "" {
 			return reason
 		}
+		if p.kind == fDOW && p.dialect == Standard && b == 0 && a > 0 {
+			b = 7
+		}
 		if b < a {
 			return fmt.Sprintf("range %d-%d is reversed", a, b)
 		}
-		lo, hi = p.store(a), p.store(b)
-		if hi < lo {
-			return fmt.Sprintf("range %d-%d is reversed", a, b)
-		}
+		lo, hi = a, b
 		rest = rest[end+1:]
 	}
-	h := fnv.New64a()
-	h.Write([]byte(p.key))
-	h.Write([]byte{byte(p.kind)})
-	sum := h.Sum64()
+	sum := hashKey(p.key, p.kind)
 	switch {
 	case rest == "":
-		f.vals.set(lo + int(sum%uint64(hi-lo+1)))
+		f.vals.set(p.store(lo + int(sum%uint64(hi-lo+1))))
 	case strings.HasPrefix(rest, "/"):
 		n, err := strconv.Atoi(rest[1:])
 		if err != nil || !isDigits(rest[1:]) || n < 1 || n > hi-lo+1 {
@@ -413,12 +408,26 @@ func (p fieldParser) hash(f *field, item string) string {
 		}
 		f.stepped = true
 		for v := lo + int(sum%uint64(n)); v <= hi; v += n {
-			f.vals.set(v)
+			f.vals.set(p.store(v))
 		}
 	default:
 		return fmt.Sprintf("%q: want H, H(a-b), H/n or H(a-b)/n", item)
 	}
 	return ""
+}
+
+// hashKey is FNV-1a of the key and the field, through the splitmix64
+// finalizer: FNV alone mixes its last bytes poorly into small moduli, which
+// left sequential ids ("job-1", "job-2") bunched on a few minutes and tied
+// a schedule's H hour to its H minute.
+func hashKey(key string, kind fieldKind) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(key))
+	h.Write([]byte{byte(kind)})
+	z := h.Sum64()
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 func isAlnum(s string) bool {

@@ -91,6 +91,20 @@ func (c *Cron) next(after time.Time) (time.Time, Adjustment) {
 			return time.Time{}, Adjustment{}
 		}
 		t = end.In(loc)
+		// Skip the periods with no matching reading: jump to the start of
+		// the period holding the instant a day (more than any UTC offset)
+		// before the next reading. Nothing is skipped: a reading lost in a
+		// gap or repeated in an overlap is itself the next reading, and
+		// the period is entered at its start, so its gap is handled.
+		cand, ok := c.nextCivil(civilOf(t))
+		if !ok {
+			return time.Time{}, Adjustment{}
+		}
+		if j := cand.asUTC().Add(-26 * time.Hour); j.After(t) {
+			if s, _ := zoneBounds(j.In(loc)); s.After(t) {
+				t = s.In(loc)
+			}
+		}
 	}
 	return time.Time{}, Adjustment{}
 }

@@ -88,10 +88,10 @@ func newOracle(expr string) oracle {
 		}
 		o.sets[k] = set
 		if k == 3 {
-			o.domStar = strings.HasPrefix(text, "*") && !strings.Contains(text, ",")
+			o.domStar = strings.HasPrefix(text, "*")
 		}
 		if k == 5 {
-			o.dowStar = strings.HasPrefix(text, "*") && !strings.Contains(text, ",")
+			o.dowStar = strings.HasPrefix(text, "*")
 		}
 	}
 	return o
