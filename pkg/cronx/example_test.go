@@ -78,3 +78,42 @@ func ExampleOnce() {
 	// 2024-05-01 12:00:00 +0000 UTC
 	// true
 }
+
+// A schedule in a DST zone chooses what happens on the spring-forward
+// night, when 02:30 does not exist.
+func ExampleNewCron_dstPolicy() {
+	ny, _ := time.LoadLocation("America/New_York")
+	after := time.Date(2026, 3, 7, 12, 0, 0, 0, ny)
+	for _, gap := range []cronx.GapPolicy{cronx.GapNatural, cronx.GapSkip, cronx.GapShift} {
+		c, _ := cronx.NewCron("30 2 * * *", cronx.Options{Location: ny, Gap: gap})
+		next, why := c.NextExplained(after)
+		if why.Kind == "" {
+			fmt.Println(gap, next.Format(time.RFC3339))
+			continue
+		}
+		fmt.Println(gap, next.Format(time.RFC3339), why)
+	}
+	// Output:
+	// natural 2026-03-08T03:00:00-04:00 moved: 02:30 does not exist on 2026-03-08 (DST gap); fires when the gap ends
+	// skip 2026-03-09T02:30:00-04:00
+	// shift 2026-03-08T03:30:00-04:00 shifted: 02:30 does not exist on 2026-03-08 (DST gap); fires one gap later
+}
+
+// Quartz expressions and the extensions L, W and # parse too.
+func ExampleParse() {
+	for _, e := range []struct {
+		expr string
+		opts cronx.Options
+	}{
+		{"0 0 12 ? * 6#3", cronx.Options{Dialect: cronx.Quartz}}, // third Friday, noon
+		{"0 18 LW * *", cronx.Options{}},                         // last weekday, 18:00
+		{"@every 90m", cronx.Options{}},
+	} {
+		s, _ := cronx.Parse(e.expr, e.opts)
+		fmt.Println(s.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)).Format(time.RFC3339))
+	}
+	// Output:
+	// 2026-01-16T12:00:00Z
+	// 2026-01-30T18:00:00Z
+	// 2026-01-01T01:30:00Z
+}
