@@ -1,0 +1,103 @@
+package calendar
+
+import (
+	"encoding/json"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+// Calendar is a business calendar: a zone, working hours per weekday and
+// holiday rules. Build one with [Parse]; the zero Calendar is not usable.
+// A Calendar is safe for concurrent use.
+type Calendar struct {
+	zone  string
+	loc   *time.Location
+	hours week
+	rules []rule
+
+	mu    sync.RWMutex
+	years map[int]map[date]hit // holiday dates per calendar year
+}
+
+// Parse reads a calendar from its JSON form (see the package
+// documentation). Errors are *[Error] naming the JSON path of the
+// offending value; unknown and duplicate fields are errors.
+func Parse(data []byte) (*Calendar, error) {
+	var top json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil {
+		return nil, &Error{Reason: err.Error(), Err: err}
+	}
+	members, err := objectMembers(top, "")
+	if err != nil {
+		return nil, err
+	}
+	c := &Calendar{hours: defaultWeek()}
+	hasZone := false
+	for _, m := range members {
+		switch m.key {
+		case "zone":
+			hasZone = true
+			if err := c.setZone(m.val); err != nil {
+				return nil, err
+			}
+		case "hours":
+			if c.hours, err = parseHours(m.val, "hours"); err != nil {
+				return nil, err
+			}
+		case "holidays":
+			if c.rules, err = parseRules(m.val, "holidays"); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fieldError(m.key, "", "unknown field")
+		}
+	}
+	if !hasZone {
+		return nil, fieldError("zone", "", "required")
+	}
+	return c, nil
+}
+
+// setZone reads and loads "zone".
+func (c *Calendar) setZone(raw json.RawMessage) error {
+	name, err := decodeString(raw, "zone")
+	if err != nil {
+		return err
+	}
+	if name == "" {
+		return fieldError("zone", "", "required")
+	}
+	loc, err := cronx.LoadZone(name)
+	if err != nil {
+		reason := "unknown time zone"
+		if pe := (*cronx.ParseError)(nil); errors.As(err, &pe) {
+			reason = pe.Reason
+		}
+		return &Error{Field: "zone", Value: name, Reason: reason, Err: err}
+	}
+	c.zone, c.loc = name, loc
+	return nil
+}
+
+// parseRules reads the "holidays" list.
+func parseRules(raw json.RawMessage, path string) ([]rule, error) {
+	elems, err := arrayElems(raw, path)
+	if err != nil {
+		return nil, err
+	}
+	rules := make([]rule, 0, len(elems))
+	for i, e := range elems {
+		r, err := parseRule(e, indexPath(path, i))
+		if err != nil {
+			return nil, err
+		}
+		rules = append(rules, r)
+	}
+	return rules, nil
+}
+
+// Location returns the calendar's time zone.
+func (c *Calendar) Location() *time.Location { return c.loc }

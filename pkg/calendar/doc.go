@@ -1,0 +1,56 @@
+// Package calendar provides business calendars for the scheduler: an IANA
+// time zone, working hours per weekday and holiday rules, with queries
+// ([Calendar.IsBusinessDay], [Calendar.IsWorkingTime], [Calendar.Holiday]),
+// working-time arithmetic ([Calendar.AddWorking], [Calendar.AddWorkingDays],
+// [Calendar.AddWorkingMonths], [Calendar.AddWorkingYears]) and two
+// recurrences built on [cronx.Schedule]: [Schedule], which applies a
+// calendar to any recurrence, and [BusinessDay], the N-th business day of
+// each month.
+//
+// # The JSON form
+//
+// A calendar is written as JSON and read by [Parse], which is strict:
+// unknown fields, duplicate fields and malformed values are errors
+// (*[Error], naming the JSON path of the offending value).
+//
+//	{
+//	  "zone": "America/New_York",
+//	  "hours": {"mon-fri": ["09:00-12:00", "13:00-17:30"], "sat": ["10:00-14:00"]},
+//	  "holidays": [
+//	    {"name": "New Year's Day", "date": "01-01", "observed": "nearest"},
+//	    {"name": "Martin Luther King Jr. Day", "month": 1, "weekday": "mon", "nth": 3},
+//	    {"name": "Memorial Day", "month": 5, "weekday": "mon", "nth": -1},
+//	    {"name": "Winter break", "from": "12-24", "to": "01-01"},
+//	    {"name": "Good Friday", "easter": -2},
+//	    {"name": "Company days", "dates": ["2026-12-28", "2027-01-04"]}
+//	  ]
+//	}
+//
+// "zone" is a required IANA zone name. "hours" maps day names ("mon" ..
+// "sun") or forward ranges ("mon-fri") to lists of "HH:MM-HH:MM" intervals
+// (seconds allowed, end may be "24:00"); when it is absent the calendar
+// works Monday to Friday, 09:00-18:00, and when it is present the days it
+// does not list do not work. Working hours are wall-clock times in the
+// zone, also on DST days: "00:00-24:00" is 23 or 25 elapsed hours on the
+// days the clocks change, and an interval boundary that falls in a DST gap
+// is the instant the gap ends.
+//
+// Each holiday rule has a "name" and exactly one of: "date" ("MM-DD" every
+// year; "02-29" only in leap years), "month"+"weekday"+"nth" (nth 1..5, or
+// -1 for the last, -2 the second to last, ...), "from"+"to" (an inclusive
+// "MM-DD" range that may wrap the year; it belongs to the year it starts
+// in), "easter" (days from Western Easter Sunday) or "dates" (explicit
+// "YYYY-MM-DD" dates). "date", "month" and "easter" rules may carry
+// "observed": "nearest" (Saturday to the Friday before, Sunday to the
+// Monday after), "monday" (Saturday or Sunday to the following Monday) or
+// "sunday_to_monday"; both the actual and the observed date are holidays.
+// "years": [from, to] limits a rule to those years.
+//
+// [Calendar.MarshalJSON] writes the canonical form (hours always explicit,
+// intervals merged and sorted, days grouped into ranges, dates sorted), and
+// [Calendar.Fingerprint] hashes it, so two calendars that mean the same
+// thing have the same fingerprint.
+//
+// A Calendar is immutable apart from an internal, mutex-guarded cache of
+// holiday dates per year, and is safe for concurrent use.
+package calendar

@@ -1,0 +1,144 @@
+package calendar
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// occurrences appends the rule's actual dates for rule year ry (the year
+// its date, its nth weekday, its Easter or the start of its range falls
+// in), ignoring "years".
+func (r *rule) occurrences(ry int, out []date) []date {
+	switch r.kind {
+	case kindDate:
+		if r.day <= daysIn(ry, r.month) {
+			out = append(out, date{ry, r.month, r.day})
+		}
+	case kindNth:
+		if d, ok := nthWeekday(ry, r.month, r.weekday, r.nth); ok {
+			out = append(out, d)
+		}
+	case kindRange:
+		from := date{ry, r.month, r.day}
+		if from.d > daysIn(ry, from.m) { // 02-29 in a common year starts on 03-01
+			from = date{ry, time.March, 1}
+		}
+		toYear := ry
+		if r.toMonth < r.month || (r.toMonth == r.month && r.toDay < r.day) {
+			toYear++
+		}
+		to := date{toYear, r.toMonth, min(r.toDay, daysIn(toYear, r.toMonth))}
+		for d := from; !to.before(d); d = d.add(1) {
+			out = append(out, d)
+		}
+	case kindEaster:
+		out = append(out, easterSunday(ry).add(r.easter))
+	case kindDates:
+		for _, d := range r.dates {
+			if d.y == ry {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// nthWeekday is the n-th (n < 0: from the end) weekday wd of a month.
+func nthWeekday(y int, m time.Month, wd time.Weekday, n int) (date, bool) {
+	days := daysIn(y, m)
+	var day int
+	if n > 0 {
+		first := date{y, m, 1}.weekday()
+		day = 1 + int(wd-first+7)%7 + (n-1)*7
+	} else {
+		last := date{y, m, days}.weekday()
+		day = days - int(last-wd+7)%7 + (n+1)*7
+	}
+	if day < 1 || day > days {
+		return date{}, false
+	}
+	return date{y, m, day}, true
+}
+
+// observedDate is the weekday a holiday on d is also observed on; ok is
+// false when the rule does not shift d.
+func (r *rule) observedDate(d date) (date, bool) {
+	wd := d.weekday()
+	switch {
+	case r.observed == observedNearest && wd == time.Saturday:
+		return d.add(-1), true
+	case r.observed == observedNearest && wd == time.Sunday:
+		return d.add(1), true
+	case r.observed == observedMonday && wd == time.Saturday:
+		return d.add(2), true
+	case r.observed == observedMonday && wd == time.Sunday:
+		return d.add(1), true
+	case r.observed == observedSundayToMonday && wd == time.Sunday:
+		return d.add(1), true
+	}
+	return date{}, false
+}
+
+// inYears reports whether the rule applies in rule year ry.
+func (r *rule) inYears(ry int) bool {
+	return !r.hasYears || (ry >= r.fromYear && ry <= r.toYear)
+}
+
+// describe is the human description of the rule, such as
+// "fixed 12-25, observed nearest" or "last Monday of May".
+func (r *rule) describe() string {
+	var b strings.Builder
+	switch r.kind {
+	case kindDate:
+		b.WriteString("fixed " + monthDay(r.month, r.day))
+	case kindNth:
+		b.WriteString(ordinal(r.nth) + " " + r.weekday.String() + " of " + r.month.String())
+	case kindRange:
+		b.WriteString("from " + monthDay(r.month, r.day) + " to " + monthDay(r.toMonth, r.toDay))
+	case kindEaster:
+		b.WriteString("Easter Sunday")
+		switch {
+		case r.easter == 1 || r.easter == -1:
+			fmt.Fprintf(&b, " %+d day", r.easter)
+		case r.easter != 0:
+			fmt.Fprintf(&b, " %+d days", r.easter)
+		}
+	case kindDates:
+		if len(r.dates) == 1 {
+			b.WriteString("date " + r.dates[0].String())
+		} else {
+			fmt.Fprintf(&b, "%d dates from %s to %s", len(r.dates), r.dates[0], r.dates[len(r.dates)-1])
+		}
+	}
+	if r.observed != observedNone {
+		b.WriteString(", observed " + observedNames[r.observed])
+	}
+	if r.hasYears {
+		if r.fromYear == r.toYear {
+			fmt.Fprintf(&b, ", in %d", r.fromYear)
+		} else {
+			fmt.Fprintf(&b, ", %d to %d", r.fromYear, r.toYear)
+		}
+	}
+	return b.String()
+}
+
+// ordinal names the n-th: "1st", "2nd", "last", "2nd to last".
+func ordinal(n int) string {
+	if n == -1 {
+		return "last"
+	}
+	if n < 0 {
+		return ordinal(-n) + " to last"
+	}
+	switch n {
+	case 1:
+		return "1st"
+	case 2:
+		return "2nd"
+	case 3:
+		return "3rd"
+	}
+	return fmt.Sprintf("%dth", n)
+}

@@ -1,0 +1,120 @@
+package calendar
+
+import (
+	"fmt"
+	"time"
+)
+
+// Holiday is a holiday on a date, as found by [Calendar.Holiday].
+type Holiday struct {
+	// Name is the rule's name, such as "Christmas Day".
+	Name string
+	// Rule describes the rule, such as "fixed 12-25, observed nearest" or
+	// "last Monday of May".
+	Rule string
+	// Date is the date, at 00:00 in the calendar's zone (or when a DST
+	// gap that swallows midnight ends).
+	Date time.Time
+	// Observed is true when the date is the observed shift of the rule's
+	// actual date (a Saturday holiday observed on the Friday before).
+	Observed bool
+}
+
+// Holiday reports the holiday on t's date in the calendar's zone. Both the
+// actual date and the observed date of a shifted rule count. When several
+// rules name the date, an actual date wins over an observed shift, then
+// the first rule in the calendar's order.
+func (c *Calendar) Holiday(t time.Time) (Holiday, bool) {
+	d, _, _ := c.local(t)
+	h, ok := c.holidayOn(d)
+	if !ok {
+		return Holiday{}, false
+	}
+	r := &c.rules[h.rule]
+	return Holiday{
+		Name:     r.name,
+		Rule:     r.describe(),
+		Date:     c.atWall(d, 0, 0),
+		Observed: h.observed,
+	}, true
+}
+
+// IsBusinessDay reports whether t's date in the calendar's zone has working
+// hours and is not a holiday.
+func (c *Calendar) IsBusinessDay(t time.Time) bool {
+	d, _, _ := c.local(t)
+	return c.isBusinessDate(d)
+}
+
+// isBusinessDate reports whether d has working hours and is no holiday.
+func (c *Calendar) isBusinessDate(d date) bool {
+	if len(c.hours[d.weekday()]) == 0 {
+		return false
+	}
+	_, holiday := c.holidayOn(d)
+	return !holiday
+}
+
+// NonWorkingReason explains why t's date is not a business day, for
+// example `holiday "Christmas Day" (fixed 12-25)` or `no working hours on
+// Saturday`; it is "" on a business day. A holiday is named even when its
+// date has no working hours anyway.
+func (c *Calendar) NonWorkingReason(t time.Time) string {
+	d, _, _ := c.local(t)
+	return c.reasonFor(d)
+}
+
+// reasonFor is NonWorkingReason for a date.
+func (c *Calendar) reasonFor(d date) string {
+	if h, ok := c.holidayOn(d); ok {
+		r := &c.rules[h.rule]
+		s := fmt.Sprintf("holiday %q (%s)", r.name, r.describe())
+		if h.observed {
+			s += fmt.Sprintf(", observed for %s %s", h.actual.weekday(), h.actual)
+		}
+		return s
+	}
+	if wd := d.weekday(); len(c.hours[wd]) == 0 {
+		return "no working hours on " + wd.String()
+	}
+	return ""
+}
+
+// IsWorkingTime reports whether t is on a business day and inside one of
+// its working intervals (start inclusive, end exclusive).
+func (c *Calendar) IsWorkingTime(t time.Time) bool {
+	d, _, _ := c.local(t)
+	for _, s := range c.workSpans(d) {
+		if !t.Before(s.start) && t.Before(s.end) {
+			return true
+		}
+	}
+	return false
+}
+
+// NextWorkingStart returns t itself when it is working time, else the start
+// of the next working interval, in the calendar's zone. The error wraps
+// [ErrNoWorkingTime] when there is none within 10 years.
+func (c *Calendar) NextWorkingStart(t time.Time) (time.Time, error) {
+	day, _, _ := c.local(t)
+	if c.hours.hasWork() {
+		limit := day.addYears(horizonYears)
+		for ; !limit.before(day); day = day.add(1) {
+			for _, s := range c.workSpans(day) {
+				if !s.end.After(t) {
+					continue
+				}
+				if !t.Before(s.start) {
+					return t, nil
+				}
+				return s.start, nil
+			}
+		}
+	}
+	return time.Time{}, noWorkingTime(t)
+}
+
+// noWorkingTime wraps ErrNoWorkingTime with the instant searched from.
+func noWorkingTime(t time.Time) error {
+	return fmt.Errorf("%w after %s", ErrNoWorkingTime, t.Format(time.RFC3339))
+}
