@@ -83,7 +83,7 @@ Start here:
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
 	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand())
 	return root
 }
 
@@ -149,7 +149,8 @@ func describe(err error) string {
 	var fe *kvstore.FieldError
 	if errors.As(err, &fe) {
 		switch fe.Field {
-		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap", "start", "end", "limit":
+		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap",
+			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time":
 			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()
 		}
 	}

@@ -7,13 +7,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
 type previewFlags struct {
 	tz, from, dialect, gap, overlap, key string
+	calendar, roll                       string
 	count                                int
-	explain                              bool
+	explain, businessHoursOnly           bool
 }
 
 // previewCommand prints the next fire times of an expression. Its output
@@ -23,11 +25,13 @@ type previewFlags struct {
 func (a *app) previewCommand() *cobra.Command {
 	var f previewFlags
 	cmd := &cobra.Command{
-		Use:   "preview [--tz ZONE] [--from RFC3339] [-n COUNT] [--dialect standard|quartz] [--dst-gap natural|skip|shift] [--dst-overlap natural|once|twice] [--key ID] [--] EXPR",
+		Use:   "preview [--tz ZONE] [--from RFC3339] [-n COUNT] [--dialect standard|quartz] [--dst-gap natural|skip|shift] [--dst-overlap natural|once|twice] [--key ID] [--calendar NAME|FILE.json [--holiday-roll MODE] [--business-hours-only]] [--explain] [--] EXPR",
 		Short: "Print the next fire times of a cron expression or @every interval",
 		Long: `Print the next COUNT fire times strictly after --from (default now), one
 per line, RFC 3339 with the zone's offset. With --explain, a time that a DST
-gap or overlap moved is followed by two spaces and the reason.
+gap, a holiday or business hours moved, or that comes after skipped
+occurrences, is followed by two spaces and the reasons. --calendar applies a
+stored calendar (or a JSON file) as a schedule with it would.
 
 EXPR is one argument (quote it) or the remaining arguments joined by spaces.`,
 		Example: `  scheduler preview --tz America/New_York --from 2026-03-07T12:00:00-05:00 -n 3 '30 2 * * *'
@@ -41,7 +45,16 @@ EXPR is one argument (quote it) or the remaining arguments joined by spaces.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.preview(f, strings.Join(args, " "), time.Now())
+			var cal *calendar.Calendar
+			if f.calendar != "" {
+				var err error
+				if cal, err = a.loadCalendar(cmd, f.calendar); err != nil {
+					return err
+				}
+			} else if f.roll != "" || f.businessHoursOnly {
+				return invalidf("--holiday-roll and --business-hours-only need --calendar")
+			}
+			return a.preview(f, strings.Join(args, " "), cal, time.Now())
 		},
 	}
 	fl := cmd.Flags()
@@ -52,11 +65,14 @@ EXPR is one argument (quote it) or the remaining arguments joined by spaces.`,
 	fl.StringVar(&f.gap, "dst-gap", "natural", "time in a DST gap: natural, skip or shift")
 	fl.StringVar(&f.overlap, "dst-overlap", "natural", "time in a DST overlap: natural, once or twice")
 	fl.StringVar(&f.key, "key", "", "schedule id that seeds H fields (default: the expression)")
-	fl.BoolVar(&f.explain, "explain", false, "say why a time moved (DST gap or overlap)")
+	fl.BoolVar(&f.explain, "explain", false, "say why a time moved or what was skipped before it")
+	fl.StringVar(&f.calendar, "calendar", "", "apply a calendar: a name in sched_calendars, or a JSON file")
+	fl.StringVar(&f.roll, "holiday-roll", "", "with --calendar: skip (default), next_business_day, previous_business_day, modified_following")
+	fl.BoolVar(&f.businessHoursOnly, "business-hours-only", false, "with --calendar: move fires outside working hours to the next working start")
 	return cmd
 }
 
-func (a *app) preview(f previewFlags, expr string, now time.Time) error {
+func (a *app) preview(f previewFlags, expr string, cal *calendar.Calendar, now time.Time) error {
 	if f.count < 0 {
 		return invalidf("-n %d: must not be negative", f.count)
 	}
@@ -88,24 +104,47 @@ func (a *app) preview(f previewFlags, expr string, now time.Time) error {
 	if c, ok := sched.(*cronx.Cron); ok {
 		out = c.Location() // a CRON_TZ= prefix wins
 	}
+	if cal != nil {
+		roll, err := calendar.ParseRoll(f.roll)
+		if err != nil {
+			return usageError{fmt.Errorf("--holiday-roll: %w", err)}
+		}
+		sched = calendar.Schedule{Base: sched, Calendar: cal, Roll: roll, BusinessHoursOnly: f.businessHoursOnly}
+	}
 	var b strings.Builder
 	t := from
 	for range f.count {
-		var adj cronx.Adjustment
-		if c, ok := sched.(*cronx.Cron); ok {
-			t, adj = c.NextExplained(t)
-		} else {
-			t = sched.Next(t)
-		}
-		if t.IsZero() {
+		step := cronx.Explain(sched, t)
+		if t = step.At; t.IsZero() {
 			break
 		}
 		b.WriteString(t.In(out).Format(time.RFC3339Nano))
-		if f.explain && adj.Kind != "" {
-			b.WriteString("  " + adj.String())
+		if f.explain {
+			if why := explainStep(step, out); why != "" {
+				b.WriteString("  " + why)
+			}
 		}
 		b.WriteByte('\n')
 	}
 	_, err = fmt.Fprint(a.stdout, b.String())
 	return err
+}
+
+// explainStep says what moved a fire time and what was skipped before it.
+func explainStep(st cronx.Step, loc *time.Location) string {
+	var parts []string
+	for _, sk := range st.Skipped {
+		parts = append(parts, "skipped "+sk.Nominal.In(loc).Format("2006-01-02 15:04")+": "+sk.Reason)
+	}
+	if extra := st.SkippedCount - len(st.Skipped); extra > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more skipped", extra))
+	}
+	if st.Moved != "" {
+		if !st.Nominal.IsZero() && !st.Nominal.Equal(st.At) && !strings.HasPrefix(st.Moved, "moved:") && !strings.HasPrefix(st.Moved, "shifted:") {
+			parts = append(parts, "moved from "+st.Nominal.In(loc).Format("2006-01-02 15:04")+": "+st.Moved)
+		} else {
+			parts = append(parts, st.Moved)
+		}
+	}
+	return strings.Join(parts, "; ")
 }

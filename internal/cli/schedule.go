@@ -70,14 +70,15 @@ func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Stor
 type addFlags struct {
 	id, workflow, cron, every, at, tz, input, anchor, description string
 	dialect, dstGap, dstOverlap                                   string
-	start, end                                                    string
-	limit                                                         int
+	start, end, calendar, roll, bdTime                            string
+	limit, businessDay                                            int
+	businessHoursOnly                                             bool
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
-		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR | --at TIME) [--tz ZONE] [--input JSON|@FILE]",
+		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME] [--input JSON|@FILE]",
 		Short: "Create or update a schedule",
 		Long: `Create a schedule, or update the schedule with that id. Updating keeps the
 cadence when the recurrence is unchanged, so services may register their
@@ -128,6 +129,11 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.StringVar(&f.start, "start", "", "RFC 3339 time before which the schedule does not fire")
 	fl.StringVar(&f.end, "end", "", "RFC 3339 time after which the schedule does not fire")
 	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
+	fl.StringVar(&f.calendar, "calendar", "", "business calendar in sched_calendars (scheduler calendar put)")
+	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a holiday: skip (default), next_business_day, previous_business_day, modified_following")
+	fl.BoolVar(&f.businessHoursOnly, "business-hours-only", false, "move occurrences outside working hours to the next working start")
+	fl.IntVar(&f.businessDay, "business-day", 0, "recurrence: the n-th business day of each month (-1 the last) of --calendar")
+	fl.StringVar(&f.bdTime, "time", "", "with --business-day: the time of day, HH:MM[:SS]")
 	fl.StringVar(&f.dialect, "dialect", "", "cron dialect: standard (default) or quartz")
 	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
 	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
@@ -141,6 +147,8 @@ func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
 		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
+		Calendar: f.calendar, HolidayRoll: f.roll, BusinessHoursOnly: f.businessHoursOnly,
+		BusinessDay: f.businessDay, Time: f.bdTime,
 	}
 	for _, b := range []struct {
 		name, value string

@@ -82,6 +82,8 @@ type Decision struct {
 	Slot time.Time
 	// Next is the next slot after the action; zero when the recurrence ends.
 	Next time.Time
+	// Step explains Next: occurrences skipped before it, and why it moved.
+	Step cronx.Step
 	// Missed is the number of slots skipped (ActMisfire), ending at
 	// LastMissed; Missed == maxMissedCount means "at least".
 	Missed     int
@@ -93,9 +95,11 @@ func Decide(in Input) Decision {
 	st := in.State
 	switch {
 	case st == nil:
-		return Decision{Action: ActInit, Next: in.Schedule.Next(in.Now)}
+		step := cronx.Explain(in.Schedule, in.Now)
+		return Decision{Action: ActInit, Next: step.At, Step: step}
 	case st.Plan != in.Plan:
-		return Decision{Action: ActReplan, Next: in.Schedule.Next(in.Now)}
+		step := cronx.Explain(in.Schedule, in.Now)
+		return Decision{Action: ActReplan, Next: step.At, Step: step}
 	}
 	if c := st.Claim; c != nil && c.Token != in.Settled {
 		until := claimDue(in)
@@ -118,15 +122,20 @@ func Decide(in Input) Decision {
 			d.Missed++
 			d.LastMissed = n
 			if d.Missed == maxMissedCount {
-				n = in.Schedule.Next(in.Now)
 				break
 			}
 			n = in.Schedule.Next(n)
 		}
-		d.Next = n
+		from := d.LastMissed
+		if d.Missed == maxMissedCount {
+			from = in.Now
+		}
+		d.Step = cronx.Explain(in.Schedule, from)
+		d.Next = d.Step.At
 		return d
 	}
-	return Decision{Action: ActClaim, Slot: slot, Next: in.Schedule.Next(slot)}
+	step := cronx.Explain(in.Schedule, slot)
+	return Decision{Action: ActClaim, Slot: slot, Next: step.At, Step: step}
 }
 
 // Due is when the engine must look at a schedule again, from its state

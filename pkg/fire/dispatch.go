@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -57,7 +58,7 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 			return e.writeTick(ctx, j, c, ack)
 		}
 	}
-	ack, err := e.publish(ctx, j, c, "takeover")
+	ack, err := e.publish(ctx, j, c, ReasonTakeover)
 	if err != nil {
 		return err
 	}
@@ -74,11 +75,21 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	now := e.cfg.Clock.Now()
 	msg.Header.Set(HeaderScheduleID, j.id)
 	msg.Header.Set(HeaderWorkflow, j.spec.Workflow)
-	msg.Header.Set(HeaderScheduledAt, c.Slot.In(j.spec.Location()).Format(time.RFC3339Nano))
+	loc := j.compiled.Location
+	msg.Header.Set(HeaderScheduledAt, c.Slot.In(loc).Format(time.RFC3339Nano))
 	msg.Header.Set(HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
 	msg.Header.Set(HeaderInstance, e.cfg.Instance)
+	if reason == "" {
+		reason = c.Reason
+	}
 	if reason != "" {
 		msg.Header.Set(HeaderReason, reason)
+	}
+	if c.Note != "" {
+		msg.Header.Set(HeaderNote, c.Note)
+	}
+	if !c.Nominal.IsZero() {
+		msg.Header.Set(HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
 	}
 
 	// Publish only while the claim is ours; convert the deadline from the
@@ -103,6 +114,9 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if err != nil {
 		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
 	}
+	if c.Reason == ReasonMoved && reason == ReasonMoved {
+		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
+	}
 	if e.cfg.FiredEvents {
 		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot, Owner: e.cfg.Instance, At: now.UTC()})
 	}
@@ -113,12 +127,38 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
 	t := kvstore.Tick{
 		Schedule: j.id, Workflow: j.spec.Workflow, Slot: c.Slot, Status: kvstore.TickDispatched,
-		Reason: c.Reason, Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
+		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
 		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
 	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
 	defer cancel()
 	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// tickReason is the ledger's reason for a published slot.
+func tickReason(c kvstore.Claim) string {
+	if c.Note != "" {
+		return c.Reason + ": " + c.Note
+	}
+	return c.Reason
+}
+
+// recordSkipped writes the ledger entry and event of every occurrence a
+// calendar passed over before the next slot. They are observations: a
+// failure is logged, not retried.
+func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now time.Time) {
+	for _, sk := range step.Skipped {
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
+			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC()}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record skipped slot", "schedule", j.id, "err", err)
+		}
+		e.event(kvstore.Event{Kind: kvstore.EventSkipped, Schedule: j.id, Slot: sk.Nominal.UTC(), Reason: sk.Reason,
+			Owner: e.cfg.Instance, At: now.UTC()})
+	}
+	if n := step.SkippedCount; n > 0 {
+		e.log.Info("occurrences skipped", "schedule", j.id, "count", n, "next", step.At)
+	}
 }
 
 // findFire searches the fire stream for slotID among the messages published

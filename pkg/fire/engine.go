@@ -81,10 +81,17 @@ func (e *Engine) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("fire: watch state: %w", err)
 	}
+	cals, err := e.store.WatchCalendars(loopCtx)
+	if err != nil {
+		_ = specs.Stop()
+		_ = states.Stop()
+		cancel()
+		return fmt.Errorf("fire: watch calendars: %w", err)
+	}
 	e.started = true
 	e.cancel = cancel
 	e.done = make(chan struct{})
-	l := newLoop(e, specs, states)
+	l := newLoop(e, specs, states, cals)
 	go func() {
 		defer close(e.done)
 		l.run(loopCtx)
@@ -130,7 +137,8 @@ type entry struct {
 	id       string
 	spec     kvstore.Spec
 	specRev  uint64
-	sched    cronx.Schedule
+	compiled kvstore.Compiled
+	sched    cronx.Schedule // compiled.Schedule; nil while invalid or removed
 	invalid  error
 	state    *kvstore.State
 	stateRev uint64
@@ -138,13 +146,14 @@ type entry struct {
 	checked  string // token of a live claim whose tick was missing
 	busy     bool   // a worker holds it
 	removed  bool   // spec deleted while busy
+	stale    bool   // its calendar changed while busy
 	failures int    // consecutive failed attempts, for backoff
 }
 
 func (en *entry) input(now time.Time, threshold time.Duration) Input {
 	return Input{
 		Now:              now,
-		Plan:             en.spec.Plan(),
+		Plan:             en.compiled.Plan,
 		Schedule:         en.sched,
 		State:            en.state,
 		Settled:          en.settled,
@@ -157,6 +166,7 @@ func (en *entry) input(now time.Time, threshold time.Duration) Input {
 type job struct {
 	id       string
 	spec     kvstore.Spec
+	compiled kvstore.Compiled
 	sched    cronx.Schedule
 	state    *kvstore.State
 	stateRev uint64

@@ -9,33 +9,39 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // loop owns the entries and the due index. Only its goroutine touches
 // them; workers get snapshots (jobs) and send back results.
 type loop struct {
-	e       *Engine
-	specs   jetstream.KeyWatcher
-	states  jetstream.KeyWatcher
-	entries map[string]*entry
-	index   Index
-	jobs    chan job
-	results chan result
-	busy    int
-	timer   *time.Timer
+	e      *Engine
+	specs  jetstream.KeyWatcher
+	states jetstream.KeyWatcher
+	cals   jetstream.KeyWatcher
+	// calendars are the named calendars, by name.
+	calendars map[string]*calendar.Calendar
+	entries   map[string]*entry
+	index     Index
+	jobs      chan job
+	results   chan result
+	busy      int
+	timer     *time.Timer
 
-	specsLoaded, statesLoaded bool
+	specsLoaded, statesLoaded, calsLoaded bool
 }
 
-func newLoop(e *Engine, specs, states jetstream.KeyWatcher) *loop {
+func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher) *loop {
 	return &loop{
-		e:       e,
-		specs:   specs,
-		states:  states,
-		entries: make(map[string]*entry),
-		jobs:    make(chan job, e.cfg.Workers),
-		results: make(chan result, e.cfg.Workers),
+		e:         e,
+		specs:     specs,
+		states:    states,
+		cals:      cals,
+		calendars: make(map[string]*calendar.Calendar),
+		entries:   make(map[string]*entry),
+		jobs:      make(chan job, e.cfg.Workers),
+		results:   make(chan result, e.cfg.Workers),
 	}
 }
 
@@ -56,7 +62,7 @@ func (l *loop) run(ctx context.Context) {
 	l.timer = time.NewTimer(time.Hour)
 	defer l.timer.Stop()
 
-	specUpdates, stateUpdates := l.specs.Updates(), l.states.Updates()
+	specUpdates, stateUpdates, calUpdates := l.specs.Updates(), l.states.Updates(), l.cals.Updates()
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
@@ -72,6 +78,12 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			}
 			l.onState(kv)
+		case kv, ok := <-calUpdates:
+			if !ok {
+				calUpdates = nil
+				continue
+			}
+			l.onCalendar(kv)
 		case r := <-l.results:
 			l.onResult(r)
 		case <-l.timer.C:
@@ -83,6 +95,7 @@ func (l *loop) run(ctx context.Context) {
 	// Stop: no new claims; collect what the workers hold, then let them go.
 	_ = l.specs.Stop()
 	_ = l.states.Stop()
+	_ = l.cals.Stop()
 	for l.busy > 0 {
 		l.onResult(<-l.results)
 	}
@@ -90,7 +103,7 @@ func (l *loop) run(ctx context.Context) {
 	wg.Wait()
 }
 
-func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded }
+func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded && l.calsLoaded }
 
 func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 	if kv == nil {
@@ -124,18 +137,76 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 	en.specRev = kv.Revision()
 	en.removed = false
 	spec, err := kvstore.DecodeSpec(kv.Value())
-	if err == nil {
-		err = spec.Validate(id)
-	}
+	en.spec = spec
 	if err != nil {
 		en.invalid, en.sched = err, nil
 		l.index.Remove(id)
 		l.e.reportInvalid(id, err)
 		return
 	}
-	sched, _ := spec.Recurrence(id)
-	en.spec, en.sched, en.invalid, en.failures = spec, sched, nil, 0
+	if !l.loaded() {
+		en.sched = nil // compiled once every calendar is known (markReady)
+		return
+	}
+	l.compile(en)
+}
+
+// compile (re)builds an entry's schedule from its spec and the calendars
+// known now; a failure is reported (log and invalid event).
+func (l *loop) compile(en *entry) {
+	en.invalid = nil
+	err := en.spec.Validate(en.id)
+	var c kvstore.Compiled
+	if err == nil {
+		c, err = en.spec.Compile(en.id, l.calendarSource)
+	}
+	if err != nil {
+		en.invalid, en.sched = err, nil
+		l.index.Remove(en.id)
+		l.e.reportInvalid(en.id, err)
+		return
+	}
+	en.compiled, en.sched, en.invalid, en.failures = c, c.Schedule, nil, 0
 	l.schedule(en)
+}
+
+func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
+	if c, ok := l.calendars[name]; ok {
+		return c, nil
+	}
+	return nil, kvstore.ErrNotFound
+}
+
+// onCalendar keeps the named calendars and re-compiles the schedules that
+// use a changed one (their plan changes, so they re-plan from now).
+func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.calsLoaded = true
+		l.markReady()
+		return
+	}
+	name := kv.Key()
+	if isDelete(kv) {
+		delete(l.calendars, name)
+	} else if cal, err := calendar.Parse(kv.Value()); err == nil {
+		l.calendars[name] = cal
+	} else {
+		l.e.log.Warn("undecodable calendar; schedules using it stop until it is fixed", "calendar", name, "err", err)
+		delete(l.calendars, name)
+	}
+	if !l.loaded() {
+		return
+	}
+	for _, en := range l.entries {
+		if en.spec.Calendar != name || en.specRev == 0 {
+			continue
+		}
+		if en.busy {
+			en.stale = true // re-compiled when its worker reports back
+			continue
+		}
+		l.compile(en)
+	}
 }
 
 func (l *loop) onState(kv jetstream.KeyValueEntry) {
@@ -196,6 +267,11 @@ func (l *loop) onResult(r result) {
 		l.removeEntry(en)
 		return
 	}
+	if en.stale {
+		en.stale = false
+		l.compile(en)
+		return
+	}
 	if r.err != nil {
 		en.failures++
 		wait := retryDelay(en.failures)
@@ -251,7 +327,7 @@ func (l *loop) dispatch() {
 			continue
 		}
 		en.busy = true
-		l.send(job{id: id, spec: en.spec, sched: en.sched, state: en.state, stateRev: en.stateRev, settled: en.settled, checked: en.checked})
+		l.send(job{id: id, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev, settled: en.settled, checked: en.checked})
 	}
 }
 
@@ -276,7 +352,9 @@ func (l *loop) markReady() {
 		default:
 			close(l.e.ready)
 			for _, en := range l.entries {
-				l.schedule(en)
+				if en.specRev > 0 && en.invalid == nil {
+					l.compile(en) // calendars are known now
+				}
 			}
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
 		}

@@ -29,6 +29,22 @@ const (
 	HeaderReason = "Sched-Reason"
 	// HeaderInstance is the scheduler instance that published.
 	HeaderInstance = "Sched-Instance"
+	// HeaderNominalAt is set on a moved fire: the recurrence's occurrence
+	// it came from (RFC 3339 in the schedule's zone).
+	HeaderNominalAt = "Sched-Nominal-At"
+	// HeaderNote explains Sched-Reason, e.g. the calendar rule that moved
+	// the fire.
+	HeaderNote = "Sched-Note"
+)
+
+// Values of Sched-Reason.
+const (
+	// ReasonMoved: a calendar (holiday roll, business hours) or a DST rule
+	// moved the fire from its nominal time.
+	ReasonMoved = "moved"
+	// ReasonTakeover: another instance re-published the slot of a crashed
+	// owner (the stream keeps one copy).
+	ReasonTakeover = "takeover"
 )
 
 // Meta is what a worker reads from a fire message's headers.
@@ -39,6 +55,8 @@ type Meta struct {
 	ScheduledAt  time.Time
 	DispatchedAt time.Time
 	Reason       string
+	Note         string
+	NominalAt    time.Time
 	Instance     string
 }
 
@@ -49,6 +67,7 @@ func ParseMeta(h nats.Header) (Meta, error) {
 		ScheduleID: h.Get(HeaderScheduleID),
 		Workflow:   h.Get(HeaderWorkflow),
 		Reason:     h.Get(HeaderReason),
+		Note:       h.Get(HeaderNote),
 		Instance:   h.Get(HeaderInstance),
 	}
 	if m.SlotID == "" || m.ScheduleID == "" {
@@ -57,6 +76,11 @@ func ParseMeta(h nats.Header) (Meta, error) {
 	var err error
 	if m.ScheduledAt, err = time.Parse(time.RFC3339Nano, h.Get(HeaderScheduledAt)); err != nil {
 		return Meta{}, fmt.Errorf("fire: header %s: %w", HeaderScheduledAt, err)
+	}
+	if v := h.Get(HeaderNominalAt); v != "" {
+		if m.NominalAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
+			return Meta{}, fmt.Errorf("fire: header %s: %w", HeaderNominalAt, err)
+		}
 	}
 	if v := h.Get(HeaderDispatchedAt); v != "" {
 		if m.DispatchedAt, err = time.Parse(time.RFC3339Nano, v); err != nil {

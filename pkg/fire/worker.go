@@ -29,7 +29,7 @@ func (w worker) process(ctx context.Context, j job) result {
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
 		in := Input{
-			Now: now, Plan: j.spec.Plan(), Schedule: j.sched, State: r.state,
+			Now: now, Plan: j.compiled.Plan, Schedule: j.sched, State: r.state,
 			Settled: r.settled, Checked: r.checked, MisfireThreshold: w.e.cfg.MisfireThreshold,
 		}
 		d := Decide(in)
@@ -65,47 +65,62 @@ func (w worker) process(ctx context.Context, j job) result {
 
 // act carries out one decision and updates r.
 func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *result) error {
-	plan := j.spec.Plan()
+	plan := j.compiled.Plan
 	switch d.Action {
 	case ActInit:
-		st := kvstore.State{Next: utc(d.Next), Plan: plan, Ended: d.Next.IsZero(), UpdatedAt: now.UTC()}
+		st := kvstore.State{Plan: plan, UpdatedAt: now.UTC()}
+		setNext(&st, d)
 		rev, err := w.e.store.CreateState(ctx, j.id, st)
 		if err != nil {
 			return err
 		}
 		r.state, r.stateRev = &st, rev
 		w.e.log.Debug("schedule planned", "schedule", j.id, "next", d.Next)
+		w.e.recordSkipped(ctx, j, d.Step, now)
 		return nil
 
 	case ActReplan:
 		st := *r.state
-		st.Next, st.Plan, st.Ended, st.UpdatedAt = utc(d.Next), plan, d.Next.IsZero(), now.UTC()
-		return w.update(ctx, j.id, st, r)
+		st.Plan, st.UpdatedAt = plan, now.UTC()
+		setNext(&st, d)
+		if err := w.update(ctx, j.id, st, r); err != nil {
+			return err
+		}
+		w.e.recordSkipped(ctx, j, d.Step, now)
+		return nil
 
 	case ActMisfire:
 		st := *r.state
-		st.Next, st.Ended, st.UpdatedAt = utc(d.Next), d.Next.IsZero(), now.UTC()
+		st.UpdatedAt = now.UTC()
+		setNext(&st, d)
 		st.Missed += uint64(d.Missed)
 		if err := w.update(ctx, j.id, st, r); err != nil {
 			return err
 		}
 		w.e.recordMissed(ctx, j, d, now)
+		w.e.recordSkipped(ctx, j, d.Step, now)
 		return nil
 
 	case ActCheckClaim:
 		return w.checkClaim(ctx, j, now, r)
 
 	case ActClaim:
+		prev := *r.state
 		c := &kvstore.Claim{
 			Slot: utc(d.Slot), Token: randomID(), Owner: w.e.cfg.Instance,
 			At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC(),
 		}
-		st := *r.state
-		st.Next, st.Ended, st.Claim, st.UpdatedAt = utc(d.Next), d.Next.IsZero(), c, now.UTC()
+		if prev.NextReason != "" {
+			c.Reason, c.Note, c.Nominal = ReasonMoved, prev.NextReason, prev.NextNominal
+		}
+		st := prev
+		st.Claim, st.UpdatedAt = c, now.UTC()
+		setNext(&st, d)
 		st.Fires++
 		if err := w.update(ctx, j.id, st, r); err != nil {
 			return err
 		}
+		w.e.recordSkipped(ctx, j, d.Step, now)
 		if err := w.e.dispatch(ctx, j, *c); err != nil {
 			// The claim stays unsettled; when it expires, an instance
 			// (this one included) takes it over.
@@ -155,6 +170,15 @@ func (w worker) update(ctx context.Context, id string, st kvstore.State, r *resu
 	}
 	r.state, r.stateRev = &st, rev
 	return nil
+}
+
+// setNext writes a decision's next slot, and why it moved, into st.
+func setNext(st *kvstore.State, d Decision) {
+	st.Next, st.Ended = utc(d.Next), d.Next.IsZero()
+	st.NextReason, st.NextNominal = d.Step.Moved, time.Time{}
+	if d.Step.Moved != "" {
+		st.NextNominal = utc(d.Step.Nominal)
+	}
 }
 
 func utc(t time.Time) time.Time {

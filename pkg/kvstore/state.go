@@ -18,7 +18,11 @@ import (
 type State struct {
 	// Next is the next slot to fire; zero when the recurrence has ended.
 	Next time.Time `json:"next,omitzero"`
-	// Plan is Spec.Plan of the spec that Next was computed from.
+	// NextNominal is the recurrence's occurrence Next came from, when a
+	// calendar or a DST rule moved it; NextReason says why.
+	NextNominal time.Time `json:"next_nominal,omitzero"`
+	NextReason  string    `json:"next_reason,omitempty"`
+	// Plan is the compiled plan (Compiled.Plan) Next was computed from.
 	Plan string `json:"plan"`
 	// Claim is the claim on the most recent slot.
 	Claim *Claim `json:"claim,omitempty"`
@@ -48,9 +52,13 @@ type Claim struct {
 	At time.Time `json:"at"`
 	// Expires is when others may take the claim over.
 	Expires time.Time `json:"expires"`
-	// Reason says why a policy produced this fire ("catchup", "trigger"...);
-	// empty for a regular slot.
+	// Reason says why a policy produced this fire ("moved", "takeover",
+	// later "catchup", "trigger"...); empty for a regular slot.
 	Reason string `json:"reason,omitempty"`
+	// Note explains Reason, e.g. the calendar rule that moved the slot.
+	Note string `json:"note,omitempty"`
+	// Nominal is the recurrence's occurrence a moved slot came from.
+	Nominal time.Time `json:"nominal,omitzero"`
 }
 
 // DecodeState parses a sched_state value.
@@ -123,6 +131,7 @@ const (
 	EventSkipped EventKind = "skipped"
 	EventInvalid EventKind = "invalid"
 	EventRemoved EventKind = "removed"
+	EventMoved   EventKind = "moved"
 )
 
 // Event is the body of an observer event.

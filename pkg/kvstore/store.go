@@ -10,11 +10,12 @@ import (
 
 // Store reads and writes jetsched's records. It is safe for concurrent use.
 type Store struct {
-	layout Layout
-	js     jetstream.JetStream
-	specs  jetstream.KeyValue
-	state  jetstream.KeyValue
-	ticks  jetstream.KeyValue
+	layout    Layout
+	js        jetstream.JetStream
+	specs     jetstream.KeyValue
+	state     jetstream.KeyValue
+	ticks     jetstream.KeyValue
+	calendars jetstream.KeyValue
 }
 
 // Open binds to the buckets of layout, which Setup must have created.
@@ -28,6 +29,7 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 		{layout.SpecsBucket, &s.specs},
 		{layout.StateBucket, &s.state},
 		{layout.TicksBucket, &s.ticks},
+		{layout.CalendarsBucket, &s.calendars},
 	} {
 		kv, err := js.KeyValue(ctx, b.name)
 		if err != nil {
@@ -65,10 +67,14 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision()}, err
 }
 
-// PutSpec validates spec and writes it under id. Nothing is written when
-// validation fails; the error is a *FieldError.
+// PutSpec validates spec (including that a named calendar exists) and
+// writes it under id. Nothing is written when validation fails; the error
+// is a *FieldError.
 func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
 	if err := spec.Validate(id); err != nil {
+		return 0, err
+	}
+	if _, err := spec.Compile(id, s.CalendarSource(ctx)); err != nil {
 		return 0, err
 	}
 	data, err := spec.Encode()
@@ -100,31 +106,19 @@ func (s *Store) DeleteSpec(ctx context.Context, id string) error {
 // ListSpecs returns every spec. Records that do not decode are returned
 // too, with their error in the second result keyed by id.
 func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, error) {
-	w, err := s.specs.WatchAll(ctx, jetstream.IgnoreDeletes())
+	var out []SpecEntry
+	bad := map[string]error{}
+	err := readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
+		spec, err := DecodeSpec(e.Value())
+		if err != nil {
+			bad[e.Key()] = err
+		}
+		out = append(out, SpecEntry{ID: e.Key(), Spec: spec, Revision: e.Revision()})
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("kvstore: list specs: %w", err)
 	}
-	defer w.Stop()
-	var out []SpecEntry
-	bad := map[string]error{}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, nil, fmt.Errorf("kvstore: list specs: %w", ctx.Err())
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, nil, errors.New("kvstore: list specs: watch closed")
-			}
-			if e == nil {
-				return out, bad, nil
-			}
-			spec, err := DecodeSpec(e.Value())
-			if err != nil {
-				bad[e.Key()] = err
-			}
-			out = append(out, SpecEntry{ID: e.Key(), Spec: spec, Revision: e.Revision()})
-		}
-	}
+	return out, bad, nil
 }
 
 // WatchSpecs watches every spec: current values first, then a nil entry,
@@ -218,30 +212,16 @@ func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
 
 // History returns the ledger of schedule id, oldest slot first.
 func (s *Store) History(ctx context.Context, id string) ([]Tick, error) {
-	w, err := s.ticks.Watch(ctx, id+".*", jetstream.IgnoreDeletes())
+	var out []Tick
+	err := readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
+		if t, err := DecodeTick(e.Value()); err == nil {
+			out = append(out, t)
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: history of %q: %w", id, err)
 	}
-	defer w.Stop()
-	var out []Tick
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("kvstore: history of %q: %w", id, ctx.Err())
-		case e, ok := <-w.Updates():
-			if !ok {
-				return nil, fmt.Errorf("kvstore: history of %q: watch closed", id)
-			}
-			if e == nil {
-				return out, nil
-			}
-			t, err := DecodeTick(e.Value())
-			if err != nil {
-				continue
-			}
-			out = append(out, t)
-		}
-	}
+	return out, nil
 }
 
 // get maps a missing or deleted key to ErrNotFound.

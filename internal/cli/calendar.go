@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+func (a *app) calendarCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "calendar",
+		Aliases: []string{"calendars", "cal"},
+		Short:   "Store and inspect business calendars (holidays, working hours)",
+		Long: `Business calendars live in the sched_calendars bucket. A schedule names one
+(schedule add --calendar NAME) to skip or roll holidays and to keep fires in
+working hours. The JSON form is in docs/calendar.md.`,
+	}
+	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
+	cmd.AddCommand(a.calendarPut(), a.calendarGet(), a.calendarList(), a.calendarRemove(), a.calendarCheck())
+	return cmd
+}
+
+// readInput reads a file, or standard input for "-".
+func readInput(name string, stdin io.Reader) ([]byte, error) {
+	if name == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(name)
+}
+
+func (a *app) calendarPut() *cobra.Command {
+	return &cobra.Command{
+		Use:   "put NAME FILE.json|-",
+		Short: "Create or replace a calendar; schedules using it re-plan",
+		Args:  exactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := kvstore.ValidateCalendarName(name); err != nil {
+				return err
+			}
+			data, err := readInput(args[1], cmd.InOrStdin())
+			if err != nil {
+				return usageError{fmt.Errorf("calendar file %q: %w", args[1], err)}
+			}
+			if _, err := calendar.Parse(data); err != nil {
+				return usageError{fmt.Errorf("calendar %s: %w", name, err)}
+			}
+			store, nc, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			e, err := store.PutCalendar(cmd.Context(), name, data)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, map[string]any{"name": name, "revision": e.Revision, "fingerprint": e.Calendar.Fingerprint()})
+			}
+			fmt.Fprintf(a.stdout, "calendar %s saved (revision %d, zone %s)\n", name, e.Revision, e.Calendar.Location())
+			return nil
+		},
+	}
+}
+
+func (a *app) calendarGet() *cobra.Command {
+	return &cobra.Command{
+		Use:   "get NAME",
+		Short: "Print a calendar's JSON",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withCalendar(cmd, args[0], func(_ *kvstore.Store, e kvstore.CalendarEntry) error {
+				data, err := e.Calendar.MarshalJSON()
+				if err != nil {
+					return err
+				}
+				var v any
+				if err := json.Unmarshal(data, &v); err != nil {
+					return err
+				}
+				return writeJSON(a.stdout, v)
+			})
+		},
+	}
+}
+
+func (a *app) withCalendar(cmd *cobra.Command, name string, fn func(*kvstore.Store, kvstore.CalendarEntry) error) error {
+	if err := kvstore.ValidateCalendarName(name); err != nil {
+		return err
+	}
+	store, nc, err := a.store(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	e, err := store.GetCalendar(cmd.Context(), name)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return fmt.Errorf("no calendar %q", name)
+	}
+	if err != nil {
+		return err
+	}
+	return fn(store, e)
+}
+
+func (a *app) calendarList() *cobra.Command {
+	return &cobra.Command{
+		Use:     "ls",
+		Aliases: []string{"list"},
+		Short:   "List calendars",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			store, nc, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			cals, bad, err := store.ListCalendars(cmd.Context())
+			if err != nil {
+				return err
+			}
+			slices.SortFunc(cals, func(x, y kvstore.CalendarEntry) int { return strings.Compare(x.Name, y.Name) })
+			type row struct {
+				Name     string `json:"name"`
+				Zone     string `json:"zone,omitempty"`
+				Revision uint64 `json:"revision"`
+				Invalid  string `json:"invalid,omitempty"`
+			}
+			rows := make([]row, 0, len(cals))
+			for _, c := range cals {
+				r := row{Name: c.Name, Revision: c.Revision}
+				if c.Calendar != nil {
+					r.Zone = c.Calendar.Location().String()
+				}
+				if err := bad[c.Name]; err != nil {
+					r.Invalid = err.Error()
+				}
+				rows = append(rows, r)
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, rows)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tZONE\tREVISION\tSTATUS")
+			for _, r := range rows {
+				status := "ok"
+				if r.Invalid != "" {
+					status = "INVALID: " + r.Invalid
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Name, r.Zone, r.Revision, status)
+			}
+			return tw.Flush()
+		},
+	}
+}
+
+func (a *app) calendarRemove() *cobra.Command {
+	var force bool
+	cmd := &cobra.Command{
+		Use:     "rm NAME",
+		Aliases: []string{"remove", "delete"},
+		Short:   "Remove a calendar (refused while schedules use it, unless --force)",
+		Args:    exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if err := kvstore.ValidateCalendarName(name); err != nil {
+				return err
+			}
+			store, nc, err := a.store(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			if err := store.DeleteCalendar(cmd.Context(), name, force); err != nil {
+				if errors.Is(err, kvstore.ErrNotFound) {
+					return fmt.Errorf("no calendar %q", name)
+				}
+				if errors.Is(err, kvstore.ErrInUse) {
+					return fmt.Errorf("%w (--force removes it anyway; those schedules then stop with an invalid event)", err)
+				}
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, map[string]any{"name": name, "removed": true})
+			}
+			fmt.Fprintf(a.stdout, "calendar %s removed\n", name)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "remove even if schedules use it")
+	return cmd
+}
+
+func (a *app) calendarCheck() *cobra.Command {
+	var from string
+	var days int
+	cmd := &cobra.Command{
+		Use:   "check NAME|FILE.json --from DATE --days N",
+		Short: "Print each non-working day in a range with the rule that made it so",
+		Example: `  scheduler calendar check us --from 2026-12-20 --days 20
+  scheduler calendar check ./us.json --from 2027-01-01 --days 365 --json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if days < 1 || days > 36600 {
+				return invalidf("--days %d: must be 1 to 36600", days)
+			}
+			cal, err := a.loadCalendar(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			start, err := time.ParseInLocation("2006-01-02", from, cal.Location())
+			if err != nil {
+				return invalidf("--from %q: want YYYY-MM-DD", from)
+			}
+			printNonWorkingDays(a, cal, start, days)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", time.Now().Format("2006-01-02"), "first date (YYYY-MM-DD, in the calendar's zone)")
+	cmd.Flags().IntVar(&days, "days", 31, "how many days")
+	return cmd
+}
+
+func printNonWorkingDays(a *app, cal *calendar.Calendar, start time.Time, days int) {
+	type row struct {
+		Date   string `json:"date"`
+		Day    string `json:"weekday"`
+		Reason string `json:"reason"`
+	}
+	var rows []row
+	for i := range days {
+		d := start.AddDate(0, 0, i)
+		if reason := cal.NonWorkingReason(d); reason != "" {
+			rows = append(rows, row{Date: d.Format("2006-01-02"), Day: d.Weekday().String()[:3], Reason: reason})
+		}
+	}
+	if a.jsonOut {
+		_ = writeJSON(a.stdout, rows)
+		return
+	}
+	for _, r := range rows {
+		fmt.Fprintf(a.stdout, "%s %s  %s\n", r.Date, r.Day, r.Reason)
+	}
+}
+
+// loadCalendar reads a calendar from a JSON file (a name ending in .json,
+// or -) or, by name, from the sched_calendars bucket.
+func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, error) {
+	if ref == "-" || strings.HasSuffix(ref, ".json") || strings.ContainsRune(ref, os.PathSeparator) {
+		data, err := readInput(ref, cmd.InOrStdin())
+		if err != nil {
+			return nil, usageError{fmt.Errorf("calendar file %q: %w", ref, err)}
+		}
+		cal, err := calendar.Parse(data)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("calendar %s: %w", ref, err)}
+		}
+		return cal, nil
+	}
+	var cal *calendar.Calendar
+	err := a.withCalendar(cmd, ref, func(_ *kvstore.Store, e kvstore.CalendarEntry) error {
+		cal = e.Calendar
+		return nil
+	})
+	return cal, err
+}

@@ -1,0 +1,155 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/calendar"
+)
+
+// ErrInUse is returned when removing a calendar that schedules still name.
+var ErrInUse = errors.New("kvstore: in use")
+
+// ValidateCalendarName checks a calendar name (a KV key): the rules of
+// ValidateID.
+func ValidateCalendarName(name string) error {
+	return validateToken("calendar", name)
+}
+
+// CalendarEntry is a stored calendar with its name and revision.
+type CalendarEntry struct {
+	Name     string
+	Calendar *calendar.Calendar
+	Revision uint64
+}
+
+// PutCalendar validates a calendar's JSON form and stores it under name,
+// in canonical form. Nothing is written when it does not parse.
+func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (CalendarEntry, error) {
+	if err := ValidateCalendarName(name); err != nil {
+		return CalendarEntry{}, err
+	}
+	cal, err := calendar.Parse(data)
+	if err != nil {
+		return CalendarEntry{}, &FieldError{Field: "calendar", Value: name, Err: err}
+	}
+	canon, err := cal.MarshalJSON()
+	if err != nil {
+		return CalendarEntry{}, fmt.Errorf("kvstore: encode calendar %q: %w", name, err)
+	}
+	rev, err := s.calendars.Put(ctx, name, canon)
+	if err != nil {
+		return CalendarEntry{}, fmt.Errorf("kvstore: put calendar %q: %w", name, err)
+	}
+	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, nil
+}
+
+// GetCalendar reads and parses a calendar; ErrNotFound when there is none.
+func (s *Store) GetCalendar(ctx context.Context, name string) (CalendarEntry, error) {
+	e, err := get(ctx, s.calendars, name)
+	if err != nil {
+		return CalendarEntry{}, fmt.Errorf("kvstore: get calendar %q: %w", name, err)
+	}
+	cal, err := calendar.Parse(e.Value())
+	if err != nil {
+		return CalendarEntry{Name: name, Revision: e.Revision()}, &FieldError{Field: "calendar", Value: name, Err: err}
+	}
+	return CalendarEntry{Name: name, Calendar: cal, Revision: e.Revision()}, nil
+}
+
+// ListCalendars returns every calendar; ones that do not parse come back
+// with a nil Calendar and their error in the map.
+func (s *Store) ListCalendars(ctx context.Context) ([]CalendarEntry, map[string]error, error) {
+	var out []CalendarEntry
+	bad := map[string]error{}
+	err := readAll(ctx, s.calendars, ">", func(e jetstream.KeyValueEntry) {
+		cal, err := calendar.Parse(e.Value())
+		if err != nil {
+			bad[e.Key()] = err
+		}
+		out = append(out, CalendarEntry{Name: e.Key(), Calendar: cal, Revision: e.Revision()})
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("kvstore: list calendars: %w", err)
+	}
+	return out, bad, nil
+}
+
+// DeleteCalendar removes a calendar. Unless force is set, a calendar that
+// a spec names is refused with ErrInUse (listing the schedules).
+func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) error {
+	if _, err := get(ctx, s.calendars, name); err != nil {
+		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
+	}
+	if !force {
+		users, err := s.CalendarUsers(ctx, name)
+		if err != nil {
+			return err
+		}
+		if len(users) > 0 {
+			return fmt.Errorf("%w: calendar %q is used by %d schedule(s) %v; remove them first or force", ErrInUse, name, len(users), users)
+		}
+	}
+	if err := s.calendars.Delete(ctx, name); err != nil {
+		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
+	}
+	return nil
+}
+
+// CalendarUsers lists the ids of the specs that name calendar name.
+func (s *Store) CalendarUsers(ctx context.Context, name string) ([]string, error) {
+	specs, _, err := s.ListSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var users []string
+	for _, e := range specs {
+		if e.Spec.Calendar == name {
+			users = append(users, e.ID)
+		}
+	}
+	return users, nil
+}
+
+// WatchCalendars watches every calendar like WatchSpecs.
+func (s *Store) WatchCalendars(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return s.calendars.WatchAll(ctx)
+}
+
+// CalendarSource looks a calendar up by name for Spec.Compile.
+func (s *Store) CalendarSource(ctx context.Context) CalendarSource {
+	return func(name string) (*calendar.Calendar, error) {
+		e, err := s.GetCalendar(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		return e.Calendar, nil
+	}
+}
+
+// readAll calls fn with the current value of every key of a bucket that
+// matches filter (">" for all).
+func readAll(ctx context.Context, kv jetstream.KeyValue, filter string, fn func(jetstream.KeyValueEntry)) error {
+	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok := <-w.Updates():
+			if !ok {
+				return errors.New("watch closed")
+			}
+			if e == nil {
+				return nil
+			}
+			fn(e)
+		}
+	}
+}

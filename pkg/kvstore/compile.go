@@ -1,0 +1,296 @@
+package kvstore
+
+import (
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+// CalendarSource finds a named calendar (ErrNotFound when there is none).
+type CalendarSource func(name string) (*calendar.Calendar, error)
+
+// errUnresolved: the spec names a calendar and no source was given.
+var errUnresolved = errors.New("kvstore: calendar not resolved")
+
+// Compiled is a spec made ready to fire.
+type Compiled struct {
+	// Schedule yields the slots: the recurrence, with the calendar, bounds
+	// and limit applied.
+	Schedule cronx.Schedule
+	// Location is the zone of Sched-Scheduled-At.
+	Location *time.Location
+	// Plan fingerprints everything Schedule depends on, including the
+	// calendar's content: a different Plan re-plans from now.
+	Plan string
+	// Calendar is the calendar in use (nil without one).
+	Calendar *calendar.Calendar
+}
+
+// Compile builds the schedule of spec id. src resolves a named calendar;
+// with a nil src, a named calendar is not checked (Validate) and the error
+// is errUnresolved. Errors are *FieldError naming the field.
+func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
+	kinds := 0
+	for _, set := range []bool{s.Cron != "", s.Every != "", s.At != nil, s.BusinessDay != 0} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return Compiled{}, fieldErr("cron", "", "exactly one of cron, every, at and business_day must be set")
+	}
+	loc, err := cronx.LoadZone(s.TZ)
+	if err != nil {
+		return Compiled{}, wrapParse("tz", s.TZ, err)
+	}
+	cal, err := s.calendar(loc, src)
+	if err != nil {
+		return Compiled{}, err
+	}
+	base, err := s.recurrence(id, loc, cal)
+	if err != nil {
+		return Compiled{}, err
+	}
+	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal}
+	if cal != nil {
+		c.Plan += " calendar=" + cal.Fingerprint()
+		if s.BusinessDay != 0 {
+			c.Location = cal.Location()
+		}
+	}
+	if cal != nil && s.BusinessDay == 0 {
+		roll, err := calendar.ParseRoll(s.HolidayRoll)
+		if err != nil {
+			return Compiled{}, wrapParse("holiday_roll", s.HolidayRoll, err)
+		}
+		c.Schedule = calendar.Schedule{Base: base, Calendar: cal, Roll: roll, BusinessHoursOnly: s.BusinessHoursOnly}
+	} else if s.HolidayRoll != "" || s.BusinessHoursOnly {
+		return Compiled{}, fieldErr("holiday_roll", s.HolidayRoll, "holiday_roll and business_hours_only do not apply to business_day")
+	}
+	if s.Start != nil || s.End != nil || s.Limit != 0 {
+		var start, end time.Time
+		if s.Start != nil {
+			start = *s.Start
+		}
+		if s.End != nil {
+			end = *s.End
+		}
+		b, err := cronx.NewBounded(c.Schedule, start, end, s.Limit)
+		if err != nil {
+			var pe *cronx.ParseError
+			field := "limit"
+			if errors.As(err, &pe) && pe.Field == "end" {
+				field = "end"
+			}
+			return Compiled{}, wrapParse(field, "", err)
+		}
+		c.Schedule = b
+	}
+	return c, nil
+}
+
+// calendar resolves the spec's calendar: named, inline, or (for
+// business_hours_only alone) the default Mon-Fri 09:00-18:00 in TZ.
+func (s Spec) calendar(loc *time.Location, src CalendarSource) (*calendar.Calendar, error) {
+	switch {
+	case s.Calendar != "" && len(s.CalendarInline) > 0:
+		return nil, fieldErr("calendar", s.Calendar, "give calendar or calendar_inline, not both")
+	case s.Calendar != "":
+		if err := ValidateCalendarName(s.Calendar); err != nil {
+			return nil, err
+		}
+		if src == nil {
+			return nil, errUnresolved
+		}
+		cal, err := src(s.Calendar)
+		if errors.Is(err, ErrNotFound) {
+			return nil, fieldErr("calendar", s.Calendar, "no such calendar in sched_calendars (scheduler calendar put)")
+		}
+		if err != nil {
+			return nil, &FieldError{Field: "calendar", Value: s.Calendar, Err: err}
+		}
+		return cal, nil
+	case len(s.CalendarInline) > 0:
+		cal, err := calendar.Parse(s.CalendarInline)
+		if err != nil {
+			return nil, &FieldError{Field: "calendar_inline", Err: err}
+		}
+		return cal, nil
+	case s.BusinessHoursOnly || s.HolidayRoll != "" || s.BusinessDay != 0:
+		zone, _ := json.Marshal(loc.String())
+		cal, err := calendar.Parse([]byte(`{"zone":` + string(zone) + `}`))
+		if err != nil {
+			return nil, &FieldError{Field: "tz", Value: s.TZ, Err: err}
+		}
+		return cal, nil
+	}
+	return nil, nil
+}
+
+// cronOptions reads the cron options; errors name their field.
+func (s Spec) cronOptions(id string, loc *time.Location) (cronx.Options, error) {
+	o := cronx.Options{Location: loc, Key: id}
+	var err error
+	if o.Dialect, err = cronx.ParseDialect(s.Dialect); err != nil {
+		return o, wrapParse("dialect", s.Dialect, err)
+	}
+	if o.Gap, err = cronx.ParseGapPolicy(s.DSTGap); err != nil {
+		return o, wrapParse("dst_gap", s.DSTGap, err)
+	}
+	if o.Overlap, err = cronx.ParseOverlapPolicy(s.DSTOverlap); err != nil {
+		return o, wrapParse("dst_overlap", s.DSTOverlap, err)
+	}
+	if s.Cron == "" && (s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "") {
+		return o, fieldErr("dialect", "", "dialect, dst_gap and dst_overlap apply to cron only")
+	}
+	return o, nil
+}
+
+// recurrence parses the base recurrence (H fields are seeded with id).
+func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar) (cronx.Schedule, error) {
+	opts, err := s.cronOptions(id, loc)
+	if err != nil {
+		return nil, err
+	}
+	if s.Time != "" && s.BusinessDay == 0 {
+		return nil, fieldErr("time", s.Time, "time applies to business_day only")
+	}
+	switch {
+	case s.Cron != "":
+		c, err := cronx.Parse(s.Cron, opts)
+		if err != nil {
+			return nil, wrapParse("cron", s.Cron, err)
+		}
+		return c, nil
+	case s.Every != "":
+		d, err := cronx.ParseEvery(s.Every)
+		if err != nil {
+			return nil, wrapParse("every", s.Every, err)
+		}
+		iv := cronx.Interval{Every: d}
+		if s.Anchor != nil {
+			iv.Anchor = *s.Anchor
+		}
+		return iv, nil
+	case s.At != nil:
+		return cronx.Once{At: *s.At}, nil
+	}
+	if s.BusinessDay < -23 || s.BusinessDay > 23 {
+		return nil, fieldErr("business_day", fmt.Sprint(s.BusinessDay), "want 1 to 23, or -1 (last) to -23")
+	}
+	h, m, sec, err := parseClock(s.Time)
+	if err != nil {
+		return nil, fieldErr("time", s.Time, err.Error())
+	}
+	return calendar.BusinessDay{Calendar: cal, N: s.BusinessDay, Hour: h, Minute: m, Second: sec}, nil
+}
+
+// parseClock reads "HH:MM" or "HH:MM:SS" ("" is midnight).
+func parseClock(v string) (h, m, s int, err error) {
+	if v == "" {
+		return 0, 0, 0, nil
+	}
+	layout := "15:04"
+	if strings.Count(v, ":") == 2 {
+		layout = "15:04:05"
+	}
+	t, err := time.Parse(layout, v)
+	if err != nil {
+		return 0, 0, 0, errors.New("want HH:MM or HH:MM:SS")
+	}
+	return t.Hour(), t.Minute(), t.Second(), nil
+}
+
+// Location is the spec's zone: a CRON_TZ=/TZ= prefix of the cron
+// expression, else TZ; UTC when unset or invalid.
+func (s Spec) Location() *time.Location {
+	name := s.TZ
+	if first, _, _ := strings.Cut(strings.TrimSpace(s.Cron), " "); strings.HasPrefix(first, "CRON_TZ=") || strings.HasPrefix(first, "TZ=") {
+		_, name, _ = strings.Cut(first, "=")
+	}
+	loc, err := cronx.LoadZone(name)
+	if err != nil {
+		return time.UTC
+	}
+	return loc
+}
+
+// Plan is a canonical fingerprint of the spec's recurrence (kind,
+// expression, zone, anchor, policies, calendar name and handling, bounds).
+// The scheduler keeps a schedule's cadence across spec updates whose Plan
+// is unchanged, and re-plans from now when it changes. Compiled.Plan adds
+// the calendar's content.
+func (s Spec) Plan() string {
+	var p string
+	switch {
+	case s.Cron != "":
+		p = "cron " + s.Cron + " tz=" + s.TZ
+		if s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "" {
+			p += " dialect=" + s.Dialect + " gap=" + s.DSTGap + " overlap=" + s.DSTOverlap
+		}
+	case s.Every != "":
+		p = "every " + s.Every
+		if s.Anchor != nil {
+			p += " anchor=" + s.Anchor.UTC().Format(time.RFC3339Nano)
+		}
+	case s.At != nil:
+		p = "at " + s.At.UTC().Format(time.RFC3339Nano)
+	case s.BusinessDay != 0:
+		p = fmt.Sprintf("business_day %d time=%s tz=%s", s.BusinessDay, s.Time, s.TZ)
+	}
+	if s.Calendar != "" || len(s.CalendarInline) > 0 || s.HolidayRoll != "" || s.BusinessHoursOnly {
+		p += fmt.Sprintf(" calendar=%s inline=%d roll=%s bho=%v", s.Calendar, len(s.CalendarInline), s.HolidayRoll, s.BusinessHoursOnly)
+	}
+	if s.Start != nil || s.End != nil || s.Limit != 0 {
+		p += fmt.Sprintf(" start=%s end=%s limit=%d", timeOrNil(s.Start), timeOrNil(s.End), s.Limit)
+	}
+	return p
+}
+
+func timeOrNil(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// RecurrenceString is the recurrence as a person reads it, e.g.
+// "cron 0 9 * * 1-5 (Europe/Paris)", "every 5s" or "business day 2 at
+// 10:00 (ecb)".
+func (s Spec) RecurrenceString() string {
+	var r string
+	switch {
+	case s.Cron != "":
+		r = "cron " + s.Cron
+		if s.TZ != "" {
+			r += " (" + s.TZ + ")"
+		}
+	case s.Every != "":
+		r = "every " + s.Every
+	case s.At != nil:
+		r = "at " + s.At.Format(time.RFC3339)
+	case s.BusinessDay != 0:
+		r = fmt.Sprintf("business day %d at %s", s.BusinessDay, cmp.Or(s.Time, "00:00"))
+	}
+	switch {
+	case s.Calendar != "":
+		r += " [" + s.Calendar + "]"
+	case len(s.CalendarInline) > 0:
+		r += " [inline calendar]"
+	}
+	return r
+}
+
+func wrapParse(field, value string, err error) error {
+	var pe *cronx.ParseError
+	if errors.As(err, &pe) {
+		return &FieldError{Field: field, Value: value, Err: err}
+	}
+	return &FieldError{Field: field, Value: value, Reason: err.Error()}
+}
