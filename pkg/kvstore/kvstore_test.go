@@ -50,6 +50,15 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"bad prefix zone", "a", `{"workflow":"wf","cron":"CRON_TZ=Nowhere/X * * * *"}`, "cron"},
 		{"bounded", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2027-01-01T00:00:00Z","limit":10}`, ""},
 		{"limit without start", "a", `{"workflow":"wf","every":"1h","limit":10}`, "limit"},
+		{"inline calendar", "a", `{"workflow":"wf","cron":"0 9 * * *","calendar_inline":{"zone":"Europe/Paris","holidays":[{"name":"Bastille Day","date":"07-14"}]},"holiday_roll":"next_business_day"}`, ""},
+		{"bad inline calendar", "a", `{"workflow":"wf","cron":"0 9 * * *","calendar_inline":{"zone":"Nowhere"}}`, "calendar_inline"},
+		{"named and inline", "a", `{"workflow":"wf","cron":"0 9 * * *","calendar":"x","calendar_inline":{"zone":"UTC"}}`, "calendar"},
+		{"bad roll", "a", `{"workflow":"wf","cron":"0 9 * * *","calendar_inline":{"zone":"UTC"},"holiday_roll":"sideways"}`, "holiday_roll"},
+		{"business hours without a calendar", "a", `{"workflow":"wf","cron":"0 2 * * *","tz":"Europe/Paris","business_hours_only":true}`, ""},
+		{"business day", "a", `{"workflow":"wf","business_day":2,"time":"10:00","calendar_inline":{"zone":"Europe/Paris"}}`, ""},
+		{"business day out of range", "a", `{"workflow":"wf","business_day":40}`, "business_day"},
+		{"bad time", "a", `{"workflow":"wf","business_day":1,"time":"25:00"}`, "time"},
+		{"time without business day", "a", `{"workflow":"wf","cron":"* * * * *","time":"10:00"}`, "time"},
 		{"end before start", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2025-01-01T00:00:00Z"}`, "end"},
 	}
 	for _, tc := range tests {
@@ -190,6 +199,30 @@ func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
 	}
 	if _, err := s.GetSpec(ctx, "bad"); !errors.Is(err, kvstore.ErrNotFound) {
 		t.Fatalf("invalid spec was written: %v", err)
+	}
+	// Calendars: stored canonical, unknown ones refused at registration.
+	if _, err := s.PutCalendar(ctx, "bad", []byte(`{"zone":"Mars/Base"}`)); !errors.Is(err, kvstore.ErrInvalid) {
+		t.Fatalf("PutCalendar of a bad calendar: %v", err)
+	}
+	if _, err := s.GetCalendar(ctx, "bad"); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Fatalf("a bad calendar was written: %v", err)
+	}
+	spec := kvstore.Spec{Workflow: "wf", Cron: "0 9 * * *", Calendar: "fr"}
+	var fe *kvstore.FieldError
+	if _, err := s.PutSpec(ctx, "uses-fr", spec); !errors.As(err, &fe) || fe.Field != "calendar" {
+		t.Fatalf("PutSpec naming a missing calendar: %v", err)
+	}
+	if _, err := s.PutCalendar(ctx, "fr", []byte(`{"zone":"Europe/Paris"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.PutSpec(ctx, "uses-fr", spec); err != nil {
+		t.Fatal(err)
+	}
+	if users, err := s.CalendarUsers(ctx, "fr"); err != nil || len(users) != 1 || users[0] != "uses-fr" {
+		t.Fatalf("CalendarUsers = %v, %v", users, err)
+	}
+	if err := s.DeleteCalendar(ctx, "fr", false); !errors.Is(err, kvstore.ErrInUse) {
+		t.Fatalf("DeleteCalendar in use: %v", err)
 	}
 	tick := kvstore.Tick{Schedule: "a", Slot: time.UnixMilli(1_800_000_000_000).UTC(), Status: kvstore.TickDispatched}
 	if err := s.PutTick(ctx, tick); err != nil {

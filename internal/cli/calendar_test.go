@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const usCalendar = `{
+  "zone": "America/New_York",
+  "holidays": [
+    {"name": "New Year's Day", "date": "01-01", "observed": "nearest"},
+    {"name": "Independence Day", "date": "07-04", "observed": "nearest"},
+    {"name": "Thanksgiving", "month": 11, "weekday": "thu", "nth": 4},
+    {"name": "Christmas Day", "date": "12-25", "observed": "nearest"}
+  ]
+}`
+
+func writeFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestCalendarLifecycle(t *testing.T) {
+	e := newEnv(t)
+	file := writeFile(t, "us.json", usCalendar)
+
+	if code, out, errOut := e.run("calendar", "put", "us", file); code != ExitOK || !strings.Contains(out, "calendar us saved") {
+		t.Fatalf("put: exit %d: %s %s", code, out, errOut)
+	}
+	bad := writeFile(t, "bad.json", `{"zone":"America/New_York","holidays":[{"name":"x","weekday":"mnday","month":1,"nth":1}]}`)
+	if code, _, errOut := e.run("calendar", "put", "broken", bad); code != ExitInvalid || !strings.Contains(errOut, "holidays[0].weekday") {
+		t.Fatalf("put of a bad calendar: exit %d: %s", code, errOut)
+	}
+	if code, out, _ := e.run("calendar", "get", "us"); code != ExitOK || !strings.Contains(out, "Thanksgiving") {
+		t.Fatalf("get: exit %d: %s", code, out)
+	}
+	if code, out, _ := e.run("calendar", "ls"); code != ExitOK || !strings.Contains(out, "America/New_York") || strings.Contains(out, "broken") {
+		t.Fatalf("ls: exit %d:\n%s", code, out)
+	}
+
+	// check prints the non-working days with their rule.
+	code, out, _ := e.run("calendar", "check", "us", "--from", "2026-12-23", "--days", "5")
+	want := "2026-12-25 Fri  holiday \"Christmas Day\" (fixed 12-25, observed nearest)\n" +
+		"2026-12-26 Sat  no working hours on Saturday\n" +
+		"2026-12-27 Sun  no working hours on Sunday\n"
+	if code != ExitOK || out != want {
+		t.Fatalf("check: exit %d:\n%s\nwant:\n%s", code, out, want)
+	}
+	code, out, _ = e.run("calendar", "check", file, "--from", "2027-07-01", "--days", "7", "--json")
+	var rows []map[string]string
+	if code != ExitOK || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 3 || !strings.Contains(rows[2]["reason"], "observed for Sunday 2027-07-04") {
+		t.Fatalf("check --json from a file: exit %d:\n%s", code, out)
+	}
+
+	// A schedule may only name a calendar that exists.
+	code, _, errOut := e.run("schedule", "add", "--id", "payroll", "--workflow", "pay", "--cron", "0 9 15 * *",
+		"--tz", "America/New_York", "--calendar", "nyse", "--holiday-roll", "previous_business_day")
+	if code != ExitInvalid || !strings.Contains(errOut, "--calendar") || e.specCount() != 0 {
+		t.Fatalf("add with an unknown calendar: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut = e.run("schedule", "add", "--id", "payroll", "--workflow", "pay", "--cron", "0 9 15 * *",
+		"--tz", "America/New_York", "--calendar", "us", "--holiday-roll", "previous_business_day"); code != ExitOK {
+		t.Fatalf("add: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut = e.run("schedule", "add", "--id", "second-bd", "--workflow", "report", "--business-day", "2",
+		"--time", "10:00", "--calendar", "us"); code != ExitOK {
+		t.Fatalf("add business day: exit %d: %s", code, errOut)
+	}
+
+	// In use: rm refuses, --force removes.
+	if code, _, errOut = e.run("calendar", "rm", "us"); code != ExitFailure || !strings.Contains(errOut, "payroll") || !strings.Contains(errOut, "--force") {
+		t.Fatalf("rm of a calendar in use: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut = e.run("calendar", "rm", "us", "--force"); code != ExitOK {
+		t.Fatalf("rm --force: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut = e.run("calendar", "get", "us"); code != ExitFailure || !strings.Contains(errOut, `no calendar "us"`) {
+		t.Fatalf("get after rm: exit %d: %s", code, errOut)
+	}
+}
+
+func TestPreviewWithCalendar(t *testing.T) {
+	e := newEnv(t)
+	file := writeFile(t, "us.json", usCalendar)
+	if code, _, errOut := e.run("calendar", "put", "us", file); code != ExitOK {
+		t.Fatalf("put: %s", errOut)
+	}
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"holiday skipped (named calendar)", []string{"--calendar", "us", "--tz", "America/New_York", "--from", "2026-12-23T12:00:00-05:00", "-n", "2", "--explain", "0 9 * * 1-5"},
+			"2026-12-24T09:00:00-05:00\n" +
+				"2026-12-28T09:00:00-05:00  skipped 2026-12-25 09:00: holiday \"Christmas Day\" (fixed 12-25, observed nearest)\n"},
+		{"previous business day (file)", []string{"--calendar", file, "--tz", "America/New_York", "--holiday-roll", "previous_business_day", "--from", "2026-12-01T00:00:00-05:00", "-n", "1", "--explain", "0 9 25 12 *"},
+			"2026-12-24T09:00:00-05:00  moved from 2026-12-25 09:00: rolled to the previous business day: holiday \"Christmas Day\" (fixed 12-25, observed nearest)\n"},
+		{"business hours", []string{"--calendar", "us", "--tz", "America/New_York", "--business-hours-only", "--from", "2026-12-01T00:00:00-05:00", "-n", "2", "0 2 * * 6"},
+			"2026-12-07T09:00:00-05:00\n2026-12-14T09:00:00-05:00\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			args := append([]string{"preview", "--nats-url", e.url}, tc.args...)
+			if code := Main(context.Background(), args, &out, &errOut); code != ExitOK {
+				t.Fatalf("exit %d: %s", code, errOut.String())
+			}
+			if out.String() != tc.want {
+				t.Fatalf("stdout:\n%s\nwant:\n%s", out.String(), tc.want)
+			}
+		})
+	}
+	var out, errOut bytes.Buffer
+	if code := Main(context.Background(), []string{"preview", "--holiday-roll", "skip", "* * * * *"}, &out, &errOut); code != ExitInvalid {
+		t.Fatalf("--holiday-roll without --calendar: exit %d", code)
+	}
+}
