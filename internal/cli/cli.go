@@ -83,7 +83,7 @@ Start here:
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
 	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand())
 	return root
 }
 
@@ -150,7 +150,8 @@ func describe(err error) string {
 	if errors.As(err, &fe) {
 		switch fe.Field {
 		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap",
-			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time":
+			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time",
+			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout":
 			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()
 		}
 	}

@@ -23,6 +23,8 @@ type daemonFlags struct {
 	workers   int
 	tickTTL   time.Duration
 	dupWindow time.Duration
+	leaseTTL  time.Duration
+	shards    int
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
@@ -36,6 +38,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.IntVar(&f.workers, "workers", 32, "schedules processed concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
+	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 }
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
@@ -61,13 +65,15 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		Conn:     a.conn,
 		Logger:   log,
 		Setup: kvstore.SetupConfig{
-			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow,
+			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},
 	}
 	cfg.Fire.Instance = f.instance
 	cfg.Fire.ClaimTTL = f.claimTTL
 	cfg.Fire.MisfireThreshold = f.misfire
 	cfg.Fire.Workers = f.workers
+	cfg.Fire.LeaseTTL = f.leaseTTL
+	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil
 }
 

@@ -26,7 +26,8 @@ func (a *app) scheduleCommand() *cobra.Command {
 		Short:   "Add, inspect and remove schedules",
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
-	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove())
+	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
+		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory())
 	return cmd
 }
 
@@ -71,6 +72,7 @@ type addFlags struct {
 	id, workflow, cron, every, at, tz, input, anchor, description string
 	dialect, dstGap, dstOverlap                                   string
 	start, end, calendar, roll, bdTime                            string
+	misfire, catchup, threshold, overlap, completionTimeout       string
 	limit, businessDay                                            int
 	businessHoursOnly                                             bool
 }
@@ -129,6 +131,11 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.StringVar(&f.start, "start", "", "RFC 3339 time before which the schedule does not fire")
 	fl.StringVar(&f.end, "end", "", "RFC 3339 time after which the schedule does not fire")
 	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
+	fl.StringVar(&f.misfire, "misfire", "", "slots later than the misfire threshold: skip (default), fire_once, fire_all")
+	fl.StringVar(&f.catchup, "catchup-window", "", "how far back fire_once/fire_all catch up (default 24h)")
+	fl.StringVar(&f.threshold, "misfire-threshold", "", "how late a slot may be and still fire normally (default: the scheduler's, 1m)")
+	fl.StringVar(&f.overlap, "overlap", "", "a slot due while the previous fire runs: allow (default), skip, buffer_one, buffer_all, cancel_other")
+	fl.StringVar(&f.completionTimeout, "completion-timeout", "", "with an overlap policy: how long a fire may run without a completion report (default 1h)")
 	fl.StringVar(&f.calendar, "calendar", "", "business calendar in sched_calendars (scheduler calendar put)")
 	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a holiday: skip (default), next_business_day, previous_business_day, modified_following")
 	fl.BoolVar(&f.businessHoursOnly, "business-hours-only", false, "move occurrences outside working hours to the next working start")
@@ -149,6 +156,8 @@ func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
 		Calendar: f.calendar, HolidayRoll: f.roll, BusinessHoursOnly: f.businessHoursOnly,
 		BusinessDay: f.businessDay, Time: f.bdTime,
+		Misfire: f.misfire, CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
+		Overlap: f.overlap, CompletionTimeout: f.completionTimeout,
 	}
 	for _, b := range []struct {
 		name, value string

@@ -7,6 +7,7 @@ package demoworker
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -146,6 +147,7 @@ func (w *Worker) handle(msg jetstream.Msg) {
 		if int(delivered) >= w.cfg.MaxDeliver {
 			w.log.Error("fire failed on its last delivery; giving up", attrs...)
 			_ = msg.TermWithReason("demo worker: simulated failure, out of deliveries")
+			w.done(meta, fire.OutcomeFailed, "simulated failure, out of deliveries")
 			return
 		}
 		delay := time.Duration(1<<min(delivered-1, 5)) * time.Second
@@ -158,8 +160,18 @@ func (w *Worker) handle(msg jetstream.Msg) {
 		return
 	}
 	w.log.Info("fire", attrs...)
+	w.done(meta, fire.OutcomeCompleted, "")
 	if w.cfg.OnFire != nil {
 		w.cfg.OnFire(meta, lateness)
+	}
+}
+
+// done reports the outcome on sched.done.<schedule id>, for the ledger
+// and the overlap policies.
+func (w *Worker) done(meta fire.Meta, outcome, errText string) {
+	data, _ := json.Marshal(fire.DoneReport{SlotID: meta.SlotID, Outcome: outcome, Error: errText, Worker: w.cfg.Durable})
+	if err := w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(meta.ScheduleID), data); err != nil {
+		w.log.Warn("report completion", "slot", meta.SlotID, "err", err)
 	}
 }
 

@@ -33,8 +33,16 @@ type Config struct {
 	// slot is recorded as missed and the schedule skips ahead to its first
 	// slot after now. Default 60s.
 	MisfireThreshold time.Duration
+	// LeaseTTL is how long a shard lease lives without renewal; an
+	// instance's shards move to the others this long after it dies.
+	// Default 10s.
+	LeaseTTL time.Duration
 	// Workers bounds the schedules processed concurrently. Default 32.
 	Workers int
+	// StepHook, when set, is called at each step of the fire protocol
+	// (StepBeforeClaim ... StepAfterLedger). Fault tests use it to crash a
+	// process at a chosen step; it must not block.
+	StepHook func(step string)
 	// FiredEvents publishes a sched.event.fired.<id> event for every fire
 	// (best effort, no ack). Default off: the fire stream already records
 	// every fire.
@@ -47,6 +55,7 @@ func (c Config) withDefaults() Config {
 	c.ClaimTTL = cmp.Or(c.ClaimTTL, 30*time.Second)
 	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, time.Minute)
 	c.Workers = cmp.Or(c.Workers, 32)
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
 	return c
 }
 
@@ -58,6 +67,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("fire: Config.ClaimTTL %s: must be at least 1s", c.ClaimTTL)
 	case c.MisfireThreshold < 0:
 		return fmt.Errorf("fire: Config.MisfireThreshold %s: must not be negative", c.MisfireThreshold)
+	case c.LeaseTTL < time.Second:
+		return fmt.Errorf("fire: Config.LeaseTTL %s: must be at least 1s (per-key TTLs are whole seconds)", c.LeaseTTL)
 	case c.Workers < 1:
 		return fmt.Errorf("fire: Config.Workers %d: must be at least 1", c.Workers)
 	}

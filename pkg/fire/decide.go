@@ -1,6 +1,7 @@
 package fire
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -10,7 +11,7 @@ import (
 // Action is what the engine must do next for one schedule.
 type Action int
 
-// Actions, in the order Decide considers them.
+// Actions.
 const (
 	// ActWait: nothing to do until Decision.Until (zero: until the spec or
 	// state changes).
@@ -23,29 +24,22 @@ const (
 	// slot is due, or the claim expired. Look up its ledger entry; if it is
 	// missing and the claim expired, take the slot over.
 	ActCheckClaim
-	// ActClaim: claim Slot and advance to Next in one CAS, then publish.
+	// ActClaim: claim Slot (with Reason, and SlotID for extra slots) and
+	// advance to Next in one CAS, then publish. Missed slots (catch-up
+	// policies) are recorded first.
 	ActClaim
-	// ActMisfire: Slot is later than the misfire threshold; record Missed
-	// slots (Slot through LastMissed) and advance to Next without firing.
+	// ActMisfire: record Missed slots (Slot through LastMissed) with
+	// Reason and advance to Next without firing.
 	ActMisfire
+	// ActTrigger: claim the oldest operator trigger (an extra slot).
+	ActTrigger
+	// ActBackfill: claim the next slot of the backfill (an extra slot), or
+	// end the backfill when Slot is zero.
+	ActBackfill
 )
 
 func (a Action) String() string {
-	switch a {
-	case ActWait:
-		return "wait"
-	case ActInit:
-		return "init"
-	case ActReplan:
-		return "replan"
-	case ActCheckClaim:
-		return "check-claim"
-	case ActClaim:
-		return "claim"
-	case ActMisfire:
-		return "misfire"
-	}
-	return "unknown"
+	return [...]string{"wait", "init", "replan", "check-claim", "claim", "misfire", "trigger", "backfill"}[a]
 }
 
 // maxMissedCount bounds the walk over missed slots; past it the misfire
@@ -56,10 +50,12 @@ const maxMissedCount = 100_000
 // and reads no clock, so every decision is a table test.
 type Input struct {
 	Now time.Time
-	// Plan is the current spec's kvstore.Spec.Plan.
+	// Plan is the compiled spec's plan.
 	Plan string
-	// Schedule is the spec's parsed recurrence.
+	// Schedule is the spec's compiled recurrence.
 	Schedule cronx.Schedule
+	// Policy is the spec's misfire and overlap handling.
+	Policy kvstore.Policy
 	// State is the schedule's state, nil when it has none.
 	State *kvstore.State
 	// Settled is the token of a claim this instance knows to be settled
@@ -69,7 +65,8 @@ type Input struct {
 	// up and did not find: its owner may still be publishing, so it is not
 	// looked up again before it expires.
 	Checked string
-	// MisfireThreshold is how late a slot may be and still fire.
+	// MisfireThreshold is the scheduler's default for how late a slot may
+	// be and still fire (the spec's misfire_threshold wins).
 	MisfireThreshold time.Duration
 }
 
@@ -78,17 +75,34 @@ type Decision struct {
 	Action Action
 	// Until is when to look again (ActWait).
 	Until time.Time
-	// Slot is the slot to claim (ActClaim) or the first missed (ActMisfire).
+	// Slot is the slot to claim, or the first missed (ActMisfire).
 	Slot time.Time
+	// SlotID names an extra slot (trigger, backfill).
+	SlotID string
+	// Reason is why a policy produced a claim: its Sched-Reason
+	// ("catchup", "trigger", "backfill").
+	Reason string
+	// Cancel is the running slot a claim cancels (cancel_other).
+	Cancel string
 	// Next is the next slot after the action; zero when the recurrence ends.
 	Next time.Time
 	// Step explains Next: occurrences skipped before it, and why it moved.
 	Step cronx.Step
-	// Missed is the number of slots skipped (ActMisfire), ending at
-	// LastMissed; Missed == maxMissedCount means "at least".
-	Missed     int
-	LastMissed time.Time
+	// Missed slots are recorded as not fired, with MissedReason: Missed
+	// of them, from FirstMissed to LastMissed; Missed == maxMissedCount
+	// means "at least".
+	Missed                  int
+	FirstMissed, LastMissed time.Time
+	MissedReason            string
+	// SkipNext is the state's new skip count (ActMisfire of one slot).
+	SkipNext int
 }
+
+// Reasons a slot does not fire, as recorded in the ledger.
+const (
+	reasonPaused   = "paused"
+	reasonOperator = "skipped by an operator (skip-next)"
+)
 
 // Decide chooses the next step for one schedule.
 func Decide(in Input) Decision {
@@ -108,52 +122,178 @@ func Decide(in Input) Decision {
 		}
 		return Decision{Action: ActCheckClaim, Slot: c.Slot}
 	}
+	// Operator requests come before the regular slots, paused or not.
+	if len(st.Triggers) > 0 {
+		return Decision{Action: ActTrigger, Slot: st.Triggers[0].At, Reason: ReasonTrigger}
+	}
+	var wake time.Time
+	if b := st.Backfill; b != nil {
+		if d, ok := decideBackfill(in, b); ok {
+			return d
+		}
+		wake = b.NotBefore
+	}
+	d := decideRegular(in)
+	if d.Action == ActWait && !wake.IsZero() && (d.Until.IsZero() || wake.Before(d.Until)) {
+		d.Until = wake
+	}
+	return d
+}
+
+// decideBackfill returns the backfill's action when one is due now.
+func decideBackfill(in Input, b *kvstore.Backfill) (Decision, bool) {
+	if in.Now.Before(b.NotBefore) {
+		return Decision{}, false
+	}
+	from := b.Cursor
+	if from.IsZero() {
+		from = b.From.Add(-time.Nanosecond)
+	}
+	slot := in.Schedule.Next(from)
+	if slot.IsZero() || slot.After(b.To) {
+		return Decision{Action: ActBackfill}, true // done
+	}
+	return Decision{Action: ActBackfill, Slot: slot, Reason: ReasonBackfill}, true
+}
+
+// decideRegular handles the recurrence's own slots: pause, skip-next,
+// overlap and misfire policies.
+func decideRegular(in Input) Decision {
+	st, pol := in.State, in.Policy
 	if st.Ended || st.Next.IsZero() {
 		return Decision{Action: ActWait}
+	}
+	resumed := st.ResumedAt
+	if p := st.Paused; p != nil {
+		if p.Until.IsZero() || in.Now.Before(p.Until) {
+			return Decision{Action: ActWait, Until: p.Until}
+		}
+		resumed = p.Until
 	}
 	slot := st.Next
 	if slot.After(in.Now) {
 		return Decision{Action: ActWait, Until: slot}
 	}
-	if in.Now.Sub(slot) > in.MisfireThreshold {
-		d := Decision{Action: ActMisfire, Slot: slot}
-		n := slot
-		for !n.IsZero() && !n.After(in.Now) {
-			d.Missed++
-			d.LastMissed = n
-			if d.Missed == maxMissedCount {
-				break
-			}
-			n = in.Schedule.Next(n)
-		}
-		from := d.LastMissed
-		if d.Missed == maxMissedCount {
-			from = in.Now
-		}
-		d.Step = cronx.Explain(in.Schedule, from)
-		d.Next = d.Step.At
+	if slot.Before(resumed) {
+		return skipThrough(in, slot, resumed.Add(-time.Nanosecond), reasonPaused)
+	}
+	if st.SkipNext > 0 {
+		d := skipThrough(in, slot, slot, reasonOperator)
+		d.SkipNext = st.SkipNext - 1
 		return d
 	}
-	step := cronx.Explain(in.Schedule, slot)
-	return Decision{Action: ActClaim, Slot: slot, Next: step.At, Step: step}
+	held := false // the slot waited for the previous fire (buffer policies)
+	if r := st.Running; r != nil && pol.Overlap != kvstore.OverlapAllow {
+		if in.Now.Before(r.Deadline) {
+			switch pol.Overlap {
+			case kvstore.OverlapSkip:
+				return skipThrough(in, slot, slot, "overlap: "+r.SlotID+" is still running")
+			case kvstore.OverlapBufferOne, kvstore.OverlapBufferAll:
+				return Decision{Action: ActWait, Until: r.Deadline}
+			case kvstore.OverlapCancelOther:
+				d := claim(in, slot, "")
+				d.Cancel = r.SlotID
+				return d
+			}
+		}
+		held = !slot.After(r.Deadline)
+	}
+	if !st.LastDone.IsZero() && !slot.After(st.LastDone) && (pol.Overlap == kvstore.OverlapBufferOne || pol.Overlap == kvstore.OverlapBufferAll) {
+		held = true
+	}
+	if held {
+		d := claim(in, slot, "")
+		if pol.Overlap == kvstore.OverlapBufferOne {
+			// One buffered fire; the slots that came due meanwhile are
+			// skipped.
+			if n := d.Next; !n.IsZero() && !n.After(in.Now) {
+				rest := skipThrough(in, n, in.Now, "overlap: buffer_one keeps one fire")
+				d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = rest.Missed, rest.FirstMissed, rest.LastMissed, rest.MissedReason
+				d.Next, d.Step = rest.Next, rest.Step
+			}
+		}
+		return d
+	}
+	threshold := in.MisfireThreshold
+	if pol.MisfireThreshold > 0 {
+		threshold = pol.MisfireThreshold
+	}
+	if in.Now.Sub(slot) <= threshold {
+		return claim(in, slot, "")
+	}
+	// A misfire.
+	oldest := in.Now.Add(-pol.CatchupWindow)
+	switch pol.Misfire {
+	case kvstore.MisfireFireAll:
+		if slot.Before(oldest) {
+			return skipThrough(in, slot, oldest.Add(-time.Nanosecond), misfireReason(in, slot, threshold, "older than the catch-up window "+pol.CatchupWindow.String()))
+		}
+		return claim(in, slot, ReasonCatchup)
+	case kvstore.MisfireFireOnce:
+		// Fire the latest due slot once; the ones before it are missed.
+		last, n, count := slot, slot, 0
+		for !n.IsZero() && !n.After(in.Now) && count < maxMissedCount {
+			last, count = n, count+1
+			n = in.Schedule.Next(n)
+		}
+		if last.Before(oldest) {
+			break // nothing recent enough to catch up
+		}
+		d := claim(in, last, ReasonCatchup)
+		if last.After(slot) {
+			before := skipThrough(in, slot, last.Add(-time.Nanosecond), misfireReason(in, slot, threshold, "fire_once catches up the latest only"))
+			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
+		}
+		return d
+	}
+	return skipThrough(in, slot, in.Now, misfireReason(in, slot, threshold, ""))
 }
 
-// Due is when the engine must look at a schedule again, from its state
-// alone; ok is false when nothing can happen until the spec or state
-// changes. It agrees with Decide: Decide(now >= due) never answers ActWait
-// with an earlier Until.
+func misfireReason(in Input, slot time.Time, threshold time.Duration, more string) string {
+	r := fmt.Sprintf("misfire: %s late, threshold %s", in.Now.Sub(slot).Round(time.Millisecond), threshold)
+	if more != "" {
+		r += "; " + more
+	}
+	return r
+}
+
+// claim claims slot and plans the one after it.
+func claim(in Input, slot time.Time, reason string) Decision {
+	step := cronx.Explain(in.Schedule, slot)
+	return Decision{Action: ActClaim, Slot: slot, Reason: reason, Next: step.At, Step: step}
+}
+
+// skipThrough records the slots from slot through until (inclusive) as not
+// fired and plans the first slot after until.
+func skipThrough(in Input, slot, until time.Time, reason string) Decision {
+	d := Decision{Action: ActMisfire, Slot: slot, FirstMissed: slot, MissedReason: reason, SkipNext: in.State.SkipNext}
+	n := slot
+	for !n.IsZero() && !n.After(until) {
+		d.Missed++
+		d.LastMissed = n
+		if d.Missed == maxMissedCount {
+			break
+		}
+		n = in.Schedule.Next(n)
+	}
+	from := d.LastMissed
+	if d.Missed == maxMissedCount {
+		from = until
+	}
+	d.Step = cronx.Explain(in.Schedule, from)
+	d.Next = d.Step.At
+	return d
+}
+
+// Due is when the engine must look at a schedule again; ok is false when
+// nothing can happen until the spec or state changes. It is Decide's
+// answer read as a time: now for any action, Until for a wait.
 func Due(in Input) (due time.Time, ok bool) {
-	st := in.State
-	if st == nil || st.Plan != in.Plan {
+	d := Decide(in)
+	if d.Action != ActWait {
 		return in.Now, true
 	}
-	if c := st.Claim; c != nil && c.Token != in.Settled {
-		return claimDue(in), true
-	}
-	if st.Ended || st.Next.IsZero() {
-		return time.Time{}, false
-	}
-	return st.Next, true
+	return d.Until, !d.Until.IsZero()
 }
 
 // claimDue is when a claim not known to be settled needs a look: when the

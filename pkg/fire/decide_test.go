@@ -53,7 +53,8 @@ func TestDecide(t *testing.T) {
 		{
 			name: "later than the threshold: misfire skips to the first slot after now",
 			now:  at(61.5), state: &kvstore.State{Next: at(1), Plan: plan},
-			want: Decision{Action: ActMisfire, Slot: at(1), LastMissed: at(61), Missed: 61, Next: at(62)},
+			want: Decision{Action: ActMisfire, Slot: at(1), FirstMissed: at(1), LastMissed: at(61), Missed: 61, Next: at(62),
+				MissedReason: "misfire: 1m0.5s late, threshold 1m0s"},
 		},
 		{
 			name: "previous claim settled by us: claim the next slot",

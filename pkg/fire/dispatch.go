@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -14,6 +15,20 @@ import (
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
+
+// Steps of the fire protocol, for Config.StepHook.
+const (
+	StepBeforeClaim  = "before-claim"
+	StepAfterClaim   = "after-claim"
+	StepAfterPublish = "after-publish"
+	StepAfterLedger  = "after-ledger"
+)
+
+func (e *Engine) step(s string) {
+	if e.cfg.StepHook != nil {
+		e.cfg.StepHook(s)
+	}
+}
 
 // publishBudget is how long a takeover may keep retrying its publish: up to
 // its own claim's expiry. The fire stream's duplicate window must cover the
@@ -36,11 +51,38 @@ func claimMargin(claimTTL time.Duration) time.Duration { return claimTTL / 10 }
 
 // dispatch publishes a freshly claimed slot and records it in the ledger.
 func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
+	if c.Cancel != "" {
+		e.publishCancel(j, c)
+	}
 	ack, err := e.publish(ctx, j, c, "")
 	if err != nil {
 		return err
 	}
-	return e.writeTick(ctx, j, c, ack)
+	e.step(StepAfterPublish)
+	if err := e.writeTick(ctx, j, c, ack); err != nil {
+		return err
+	}
+	e.step(StepAfterLedger)
+	return nil
+}
+
+// publishCancel asks the workers of a running slot to stop it (overlap policy
+// cancel_other): a core message on sched.cancel.<schedule id>. Workers
+// that cannot cancel ignore it.
+func (e *Engine) publishCancel(j job, c kvstore.Claim) {
+	data, _ := json.Marshal(CancelRequest{Schedule: j.id, SlotID: c.Cancel, By: c.ID(j.id), At: c.At})
+	subj := e.store.Layout().CancelSubject(j.id)
+	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
+		e.log.Warn("publish cancel", "subject", subj, "err", err)
+	}
+}
+
+// CancelRequest is the body of a message on sched.cancel.<schedule id>.
+type CancelRequest struct {
+	Schedule string    `json:"schedule"`
+	SlotID   string    `json:"slot_id"` // the running slot to cancel
+	By       string    `json:"by"`      // the slot that replaces it
+	At       time.Time `json:"at"`
 }
 
 // dispatchTakeover re-publishes the slot of an expired, unsettled claim
@@ -48,7 +90,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
 // re-publish if the first one had landed; after it, the stream itself is
 // searched for the slot id first.
 func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
-	slotID := kvstore.SlotID(j.id, old.Slot)
+	slotID := old.ID(j.id)
 	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
 		ack, found, err := e.findFire(ctx, j.spec.Workflow, slotID, old)
 		if err != nil {
@@ -62,14 +104,19 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 	if err != nil {
 		return err
 	}
-	return e.writeTick(ctx, j, c, ack)
+	e.step(StepAfterPublish)
+	if err := e.writeTick(ctx, j, c, ack); err != nil {
+		return err
+	}
+	e.step(StepAfterLedger)
+	return nil
 }
 
 // publish sends the fire message of claim c, retrying with backoff until
 // shortly before the claim expires.
 func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
 	l := e.store.Layout()
-	slotID := kvstore.SlotID(j.id, c.Slot)
+	slotID := c.ID(j.id)
 	msg := nats.NewMsg(l.FireSubject(j.spec.Workflow))
 	msg.Data = j.spec.Input
 	now := e.cfg.Clock.Now()
@@ -126,7 +173,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 // writeTick records a published slot in the ledger, retrying briefly.
 func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
 	t := kvstore.Tick{
-		Schedule: j.id, Workflow: j.spec.Workflow, Slot: c.Slot, Status: kvstore.TickDispatched,
+		Schedule: j.id, Workflow: j.spec.Workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
 		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
 		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
@@ -206,19 +253,42 @@ func (e *Engine) findFire(ctx context.Context, workflow, slotID string, old kvst
 	}
 }
 
-// recordMissed writes the ledger entry and event of a misfire. They are
+// maxMissedTicks bounds the ledger entries one misfire writes: one per
+// slot up to it, then one summary entry for the rest.
+const maxMissedTicks = 1000
+
+// recordMissed writes a ledger entry per slot a decision did not fire (up
+// to maxMissedTicks, then one summary) and one event. They are
 // observations: a failure is logged, not retried.
 func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.Time) {
-	reason := fmt.Sprintf("misfire: %d slot(s) from %s to %s were more than %s late; skipped to %s",
-		d.Missed, d.Slot.UTC().Format(time.RFC3339), d.LastMissed.UTC().Format(time.RFC3339),
-		e.cfg.MisfireThreshold, d.Next.UTC().Format(time.RFC3339))
-	e.log.Warn("slots missed", "schedule", j.id, "count", d.Missed, "first", d.Slot, "last", d.LastMissed, "next", d.Next)
-	t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: d.Slot, Status: kvstore.TickMissed,
-		Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
-	if err := e.store.PutTick(ctx, t); err != nil {
-		e.log.Warn("record missed slot", "schedule", j.id, "err", err)
+	if d.Missed == 0 {
+		return
 	}
-	e.event(kvstore.Event{Kind: kvstore.EventMissed, Schedule: j.id, Slot: d.Slot, Reason: reason,
+	status := kvstore.TickMissed
+	kind := kvstore.EventMissed
+	if d.MissedReason == reasonPaused || d.MissedReason == reasonOperator || strings.HasPrefix(d.MissedReason, "overlap") {
+		status, kind = kvstore.TickSkipped, kvstore.EventSkipped
+	}
+	e.log.Info("slots not fired", "schedule", j.id, "count", d.Missed, "first", d.FirstMissed, "last", d.LastMissed, "reason", d.MissedReason)
+	n, written := d.FirstMissed, 0
+	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: n.UTC(), Status: status,
+			Reason: d.MissedReason, Owner: e.cfg.Instance, At: now.UTC()}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record missed slot", "schedule", j.id, "err", err)
+			return
+		}
+		written++
+		n = j.sched.Next(n)
+	}
+	if rest := d.Missed - written; rest > 0 && !n.IsZero() {
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
+			Reason: fmt.Sprintf("%s (this entry stands for %d more slots through %s)", d.MissedReason, rest, d.LastMissed.UTC().Format(time.RFC3339))}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record missed slots", "schedule", j.id, "err", err)
+		}
+	}
+	e.event(kvstore.Event{Kind: kind, Schedule: j.id, Slot: d.FirstMissed, Reason: d.MissedReason,
 		Count: uint64(d.Missed), Owner: e.cfg.Instance, At: now.UTC()})
 }
 

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -28,6 +29,10 @@ type Engine struct {
 
 	// dupWindow is the fire stream's duplicate window, read at Start.
 	dupWindow time.Duration
+
+	leases *leases
+	shards int
+	wg     sync.WaitGroup // the lease keeper
 
 	mu      sync.Mutex
 	started bool
@@ -69,6 +74,12 @@ func (e *Engine) Start(ctx context.Context) error {
 	if err := e.checkDuplicateWindow(ctx); err != nil {
 		return err
 	}
+	shards, err := e.store.Shards(ctx)
+	if err != nil {
+		return err
+	}
+	e.shards = shards
+	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), e.cfg.Instance, shards, e.cfg.LeaseTTL, e.cfg.Clock, e.log, e.event)
 	loopCtx, cancel := context.WithCancel(context.Background())
 	specs, err := e.store.WatchSpecs(loopCtx)
 	if err != nil {
@@ -88,12 +99,32 @@ func (e *Engine) Start(ctx context.Context) error {
 		cancel()
 		return fmt.Errorf("fire: watch calendars: %w", err)
 	}
+	dones := make(chan doneReport, 1024)
+	sub, err := e.store.JetStream().Conn().Subscribe(e.store.Layout().DoneSubjects(), func(m *nats.Msg) {
+		if d, ok := parseDone(m); ok {
+			select {
+			case dones <- d:
+			case <-loopCtx.Done():
+			}
+		}
+	})
+	if err != nil {
+		_ = specs.Stop()
+		_ = states.Stop()
+		_ = cals.Stop()
+		cancel()
+		return fmt.Errorf("fire: subscribe %s: %w", e.store.Layout().DoneSubjects(), err)
+	}
+	// Take this instance's share of the shards before the loop runs.
+	e.leases.round(ctx)
+	e.wg.Go(func() { e.leases.run(loopCtx) })
 	e.started = true
 	e.cancel = cancel
 	e.done = make(chan struct{})
-	l := newLoop(e, specs, states, cals)
+	l := newLoop(e, specs, states, cals, dones)
 	go func() {
 		defer close(e.done)
+		defer func() { _ = sub.Unsubscribe() }()
 		l.run(loopCtx)
 	}()
 	return nil
@@ -110,6 +141,7 @@ func (e *Engine) Stop() {
 	}
 	e.cancel()
 	<-e.done
+	e.wg.Wait() // the lease keeper has handed the shards back
 	e.cancel = nil
 }
 
@@ -142,18 +174,20 @@ type entry struct {
 	invalid  error
 	state    *kvstore.State
 	stateRev uint64
-	settled  string // token of a claim known settled by this instance
-	checked  string // token of a live claim whose tick was missing
-	busy     bool   // a worker holds it
-	removed  bool   // spec deleted while busy
-	stale    bool   // its calendar changed while busy
-	failures int    // consecutive failed attempts, for backoff
+	settled  string       // token of a claim known settled by this instance
+	checked  string       // token of a live claim whose tick was missing
+	busy     bool         // a worker holds it
+	removed  bool         // spec deleted while busy
+	stale    bool         // its calendar changed while busy
+	dones    []doneReport // completion reports waiting for a worker
+	failures int          // consecutive failed attempts, for backoff
 }
 
 func (en *entry) input(now time.Time, threshold time.Duration) Input {
 	return Input{
 		Now:              now,
 		Plan:             en.compiled.Plan,
+		Policy:           en.compiled.Policy,
 		Schedule:         en.sched,
 		State:            en.state,
 		Settled:          en.settled,
@@ -173,6 +207,7 @@ type job struct {
 	settled  string
 	checked  string
 	remove   bool
+	dones    []doneReport
 }
 
 // result is what a worker hands back.

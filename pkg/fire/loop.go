@@ -20,6 +20,10 @@ type loop struct {
 	specs  jetstream.KeyWatcher
 	states jetstream.KeyWatcher
 	cals   jetstream.KeyWatcher
+	dones  chan doneReport
+	// parked are due schedules of shards this instance does not own; they
+	// are looked at again when the leases change.
+	parked map[string]bool
 	// calendars are the named calendars, by name.
 	calendars map[string]*calendar.Calendar
 	entries   map[string]*entry
@@ -32,8 +36,10 @@ type loop struct {
 	specsLoaded, statesLoaded, calsLoaded bool
 }
 
-func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher) *loop {
+func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
 	return &loop{
+		dones:     dones,
+		parked:    make(map[string]bool),
 		e:         e,
 		specs:     specs,
 		states:    states,
@@ -86,6 +92,10 @@ func (l *loop) run(ctx context.Context) {
 			l.onCalendar(kv)
 		case r := <-l.results:
 			l.onResult(r)
+		case d := <-l.dones:
+			l.onDone(d)
+		case <-l.e.leases.changed:
+			l.unpark()
 		case <-l.timer.C:
 		}
 		l.dispatch()
@@ -326,8 +336,14 @@ func (l *loop) dispatch() {
 		if en == nil || en.sched == nil {
 			continue
 		}
+		if !l.e.leases.owns(ShardOf(id, l.e.shards)) {
+			l.parked[id] = true
+			continue
+		}
 		en.busy = true
-		l.send(job{id: id, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev, settled: en.settled, checked: en.checked})
+		l.send(job{id: id, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev,
+			settled: en.settled, checked: en.checked, dones: en.dones})
+		en.dones = nil
 	}
 }
 
@@ -358,6 +374,33 @@ func (l *loop) markReady() {
 			}
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
 		}
+	}
+}
+
+// unpark re-schedules the parked schedules whose shard this instance now
+// owns.
+func (l *loop) unpark() {
+	for id := range l.parked {
+		if !l.e.leases.owns(ShardOf(id, l.e.shards)) {
+			continue
+		}
+		delete(l.parked, id)
+		if en := l.entries[id]; en != nil {
+			l.schedule(en)
+		}
+	}
+}
+
+// onDone queues a worker's completion report on its schedule; the owner
+// of the shard records it (ledger status, and the end of Running).
+func (l *loop) onDone(d doneReport) {
+	en := l.entries[d.Schedule]
+	if en == nil || !l.e.leases.owns(ShardOf(d.Schedule, l.e.shards)) {
+		return
+	}
+	en.dones = append(en.dones, d)
+	if !en.busy && en.sched != nil {
+		l.index.Set(en.id, l.e.cfg.Clock.Now())
 	}
 }
 

@@ -45,6 +45,13 @@ const (
 	// ReasonTakeover: another instance re-published the slot of a crashed
 	// owner (the stream keeps one copy).
 	ReasonTakeover = "takeover"
+	// ReasonCatchup: a slot later than the misfire threshold, fired by
+	// the fire_once or fire_all policy.
+	ReasonCatchup = "catchup"
+	// ReasonTrigger: an operator asked for an extra fire now.
+	ReasonTrigger = "trigger"
+	// ReasonBackfill: a past slot replayed by an operator's backfill.
+	ReasonBackfill = "backfill"
 )
 
 // Meta is what a worker reads from a fire message's headers.

@@ -26,10 +26,13 @@ func (w worker) process(ctx context.Context, j job) result {
 		r.removed = true
 		return r
 	}
+	if len(j.dones) > 0 && r.state != nil {
+		w.applyDones(ctx, j, &r)
+	}
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
 		in := Input{
-			Now: now, Plan: j.compiled.Plan, Schedule: j.sched, State: r.state,
+			Now: now, Plan: j.compiled.Plan, Schedule: j.sched, Policy: j.compiled.Policy, State: r.state,
 			Settled: r.settled, Checked: r.checked, MisfireThreshold: w.e.cfg.MisfireThreshold,
 		}
 		d := Decide(in)
@@ -56,7 +59,7 @@ func (w worker) process(ctx context.Context, j job) result {
 			r.err = err
 			return r
 		}
-		if d.Action == ActClaim {
+		if d.Action == ActClaim || d.Action == ActTrigger || d.Action == ActBackfill {
 			return r // one fire per job: others get their turn
 		}
 	}
@@ -68,7 +71,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 	plan := j.compiled.Plan
 	switch d.Action {
 	case ActInit:
-		st := kvstore.State{Plan: plan, UpdatedAt: now.UTC()}
+		st := kvstore.State{Plan: plan, UpdatedAt: now.UTC(), Owner: w.e.cfg.Instance}
 		setNext(&st, d)
 		rev, err := w.e.store.CreateState(ctx, j.id, st)
 		if err != nil {
@@ -80,8 +83,8 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return nil
 
 	case ActReplan:
-		st := *r.state
-		st.Plan, st.UpdatedAt = plan, now.UTC()
+		st := w.next(r, now)
+		st.Plan = plan
 		setNext(&st, d)
 		if err := w.update(ctx, j.id, st, r); err != nil {
 			return err
@@ -90,10 +93,15 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return nil
 
 	case ActMisfire:
-		st := *r.state
-		st.UpdatedAt = now.UTC()
+		st := w.next(r, now)
 		setNext(&st, d)
-		st.Missed += uint64(d.Missed)
+		st.SkipNext = d.SkipNext
+		if d.MissedReason != reasonOperator {
+			st.Missed += uint64(d.Missed)
+		}
+		if p := st.Paused; p != nil && !p.Until.IsZero() && !now.Before(p.Until) {
+			st.Paused, st.ResumedAt = nil, p.Until
+		}
 		if err := w.update(ctx, j.id, st, r); err != nil {
 			return err
 		}
@@ -105,38 +113,106 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return w.checkClaim(ctx, j, now, r)
 
 	case ActClaim:
-		prev := *r.state
-		c := &kvstore.Claim{
-			Slot: utc(d.Slot), Token: randomID(), Owner: w.e.cfg.Instance,
-			At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC(),
-		}
-		if prev.NextReason != "" {
+		st := w.next(r, now)
+		c := w.newClaim(d.Slot, now)
+		if prev := *r.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
 			c.Reason, c.Note, c.Nominal = ReasonMoved, prev.NextReason, prev.NextNominal
 		}
-		st := prev
-		st.Claim, st.UpdatedAt = c, now.UTC()
+		if d.Reason != "" {
+			c.Reason = d.Reason
+		}
+		c.Cancel = d.Cancel
 		setNext(&st, d)
 		st.Fires++
-		if err := w.update(ctx, j.id, st, r); err != nil {
-			return err
+		w.track(&st, j, c)
+		return w.claimAndDispatch(ctx, j, st, c, r, func() {
+			if d.Missed > 0 {
+				w.e.recordMissed(ctx, j, d, now)
+			}
+			w.e.recordSkipped(ctx, j, d.Step, now)
+		})
+
+	case ActTrigger:
+		st := w.next(r, now)
+		t := st.Triggers[0]
+		st.Triggers = append([]kvstore.Trigger(nil), st.Triggers[1:]...)
+		c := w.newClaim(t.At, now)
+		c.Reason, c.Note, c.SlotID = ReasonTrigger, t.Note, kvstore.ExtraSlotID(j.id, "trigger", t.At)
+		st.Fires++
+		w.track(&st, j, c)
+		return w.claimAndDispatch(ctx, j, st, c, r, nil)
+
+	case ActBackfill:
+		st := w.next(r, now)
+		b := *st.Backfill
+		if d.Slot.IsZero() {
+			st.Backfill = nil
+			if err := w.update(ctx, j.id, st, r); err != nil {
+				return err
+			}
+			w.e.log.Info("backfill finished", "schedule", j.id, "from", b.From, "to", b.To)
+			return nil
 		}
-		w.e.recordSkipped(ctx, j, d.Step, now)
-		if err := w.e.dispatch(ctx, j, *c); err != nil {
-			// The claim stays unsettled; when it expires, an instance
-			// (this one included) takes it over.
-			return err
-		}
-		r.settled = c.Token
-		return nil
+		b.Cursor = d.Slot.UTC()
+		b.NotBefore = now.Add(time.Duration(float64(time.Second) / b.Rate)).UTC()
+		st.Backfill = &b
+		c := w.newClaim(d.Slot, now)
+		c.Reason, c.Note, c.SlotID = ReasonBackfill, b.Note, kvstore.ExtraSlotID(j.id, "backfill", d.Slot)
+		st.Fires++
+		return w.claimAndDispatch(ctx, j, st, c, r, nil)
 	}
 	return fmt.Errorf("fire: unexpected action %s", d.Action)
+}
+
+// next starts the state this instance writes next.
+func (w worker) next(r *result, now time.Time) kvstore.State {
+	st := *r.state
+	st.UpdatedAt, st.Owner = now.UTC(), w.e.cfg.Instance
+	return st
+}
+
+func (w worker) newClaim(slot, now time.Time) *kvstore.Claim {
+	return &kvstore.Claim{
+		Slot: utc(slot), Token: randomID(), Owner: w.e.cfg.Instance,
+		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC(),
+	}
+}
+
+// track records a claimed fire as running, for the overlap policies.
+func (w worker) track(st *kvstore.State, j job, c *kvstore.Claim) {
+	if j.compiled.Policy.Overlap == kvstore.OverlapAllow {
+		return
+	}
+	st.Running = &kvstore.Running{SlotID: c.ID(j.id), Slot: c.Slot, Since: c.At,
+		Deadline: c.At.Add(j.compiled.Policy.CompletionTimeout)}
+}
+
+// claimAndDispatch writes the claim by CAS, runs after (observations of the
+// decision), then publishes and settles the slot.
+func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c *kvstore.Claim, r *result, after func()) error {
+	st.Claim = c
+	w.e.step(StepBeforeClaim)
+	if err := w.update(ctx, j.id, st, r); err != nil {
+		return err
+	}
+	w.e.step(StepAfterClaim)
+	if after != nil {
+		after()
+	}
+	if err := w.e.dispatch(ctx, j, *c); err != nil {
+		// The claim stays unsettled; when it expires, an instance (this
+		// one included) takes it over.
+		return err
+	}
+	r.settled = c.Token
+	return nil
 }
 
 // checkClaim settles an expired claim that this instance does not know to
 // be settled: its tick exists, or the slot is taken over and re-published.
 func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result) error {
 	old := *r.state.Claim
-	_, err := w.e.store.GetTick(ctx, kvstore.SlotID(j.id, old.Slot))
+	_, err := w.e.store.GetTick(ctx, old.ID(j.id))
 	switch {
 	case err == nil:
 		r.settled = old.Token
@@ -150,8 +226,8 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	// Take the slot over by CAS, so that one instance at a time does it.
 	c := old
 	c.Token, c.Owner, c.At, c.Expires = randomID(), w.e.cfg.Instance, now.UTC(), now.Add(w.e.cfg.ClaimTTL).UTC()
-	st := *r.state
-	st.Claim, st.UpdatedAt = &c, now.UTC()
+	st := w.next(r, now)
+	st.Claim = &c
 	if err := w.update(ctx, j.id, st, r); err != nil {
 		return err
 	}

@@ -30,6 +30,8 @@ type Compiled struct {
 	Plan string
 	// Calendar is the calendar in use (nil without one).
 	Calendar *calendar.Calendar
+	// Policy is the misfire and overlap handling.
+	Policy Policy
 }
 
 // Compile builds the schedule of spec id. src resolves a named calendar;
@@ -57,7 +59,11 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	if err != nil {
 		return Compiled{}, err
 	}
-	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal}
+	policy, err := s.Policy()
+	if err != nil {
+		return Compiled{}, err
+	}
+	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal, Policy: policy}
 	if cal != nil {
 		c.Plan += " calendar=" + cal.Fingerprint()
 		if s.BusinessDay != 0 {

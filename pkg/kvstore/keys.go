@@ -50,6 +50,12 @@ func SlotID(id string, slot time.Time) string {
 	return id + "." + strconv.FormatInt(slot.UnixMilli(), 10)
 }
 
+// ExtraSlotID names a slot outside the recurrence: "<schedule
+// id>.<kind>-<unix ms>", e.g. "report.trigger-1796112000000".
+func ExtraSlotID(id, kind string, at time.Time) string {
+	return id + "." + kind + "-" + strconv.FormatInt(at.UnixMilli(), 10)
+}
+
 // ParseSlotID splits a slot id into schedule id and scheduled time.
 func ParseSlotID(s string) (id string, slot time.Time, err error) {
 	i := strings.LastIndexByte(s, '.')

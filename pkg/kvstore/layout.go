@@ -70,6 +70,15 @@ func (l Layout) EventSubject(kind EventKind, id string) string {
 // EventSubjects is the wildcard the event stream captures.
 func (l Layout) EventSubjects() string { return l.WithDefaults().Prefix + ".event.>" }
 
+// CancelSubject is where a scheduler asks workers to cancel a running
+// slot (overlap policy cancel_other): "sched.cancel.<schedule id>".
+func (l Layout) CancelSubject(id string) string {
+	return l.WithDefaults().Prefix + ".cancel." + id
+}
+
+// DoneSubjects is the wildcard schedulers listen on for completions.
+func (l Layout) DoneSubjects() string { return l.WithDefaults().Prefix + ".done.>" }
+
 // DoneSubject is where workers report the completion of a slot:
 // "sched.done.<schedule id>".
 func (l Layout) DoneSubject(id string) string {

@@ -80,6 +80,10 @@ type SetupConfig struct {
 	FireRetention time.Duration
 	// EventRetention is how long events stay in SCHED_EVENTS. Default 7 days.
 	EventRetention time.Duration
+	// Shards is the number of shards schedules are spread over, fixed when
+	// the leases bucket is created (an existing bucket keeps its count).
+	// Default 64.
+	Shards int
 	// DuplicateWindow is SCHED_FIRES' Nats-Msg-Id dedupe window. It must be
 	// longer than a claim's expiry plus the publish retry budget (the
 	// scheduler checks at start). Default 2m.
@@ -93,6 +97,7 @@ func (c SetupConfig) withDefaults() SetupConfig {
 	c.FireRetention = cmp.Or(c.FireRetention, 7*24*time.Hour)
 	c.EventRetention = cmp.Or(c.EventRetention, 7*24*time.Hour)
 	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, 2*time.Minute)
+	c.Shards = cmp.Or(c.Shards, DefaultShards)
 	return c
 }
 
@@ -100,12 +105,38 @@ func (c SetupConfig) validate() error {
 	switch {
 	case c.Replicas < 1 || c.Replicas > 5:
 		return fmt.Errorf("%w: replicas %d: must be 1 to 5", ErrInvalid, c.Replicas)
+	case c.Shards < 1 || c.Shards > 4096:
+		return fmt.Errorf("%w: shards %d: must be 1 to 4096", ErrInvalid, c.Shards)
 	case c.DuplicateWindow < time.Second:
 		return fmt.Errorf("%w: duplicate window %s: must be at least 1s", ErrInvalid, c.DuplicateWindow)
 	case c.DuplicateWindow > c.FireRetention:
 		return fmt.Errorf("%w: duplicate window %s longer than fire retention %s", ErrInvalid, c.DuplicateWindow, c.FireRetention)
 	}
 	return nil
+}
+
+// DefaultShards is the shard count of a new leases bucket.
+const DefaultShards = 64
+
+// ShardsMetadata is the leases bucket's metadata key holding the shard
+// count.
+const ShardsMetadata = "jetsched_shards"
+
+// shardsOf keeps an existing leases bucket's shard count: it is fixed at
+// creation, because every instance must map ids to the same shards.
+func shardsOf(ctx context.Context, js jetstream.JetStream, bucket string, want int) int {
+	kv, err := js.KeyValue(ctx, bucket)
+	if err != nil {
+		return want
+	}
+	st, err := kv.Status(ctx)
+	if err != nil {
+		return want
+	}
+	if n, err := strconv.Atoi(st.Config().Metadata[ShardsMetadata]); err == nil && n > 0 {
+		return n
+	}
+	return want
 }
 
 // Setup creates jetsched's buckets and streams, or updates them to cfg.
@@ -122,7 +153,8 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg SetupConfig) error {
 		{Bucket: l.TicksBucket, Description: "jetsched slot ledger", History: 1, TTL: cfg.TickRetention},
 		{Bucket: l.WakeupsBucket, Description: "jetsched pending timers", History: 1},
 		{Bucket: l.CalendarsBucket, Description: "jetsched business calendars", History: 16},
-		{Bucket: l.LeasesBucket, Description: "jetsched shard leases", History: 1, LimitMarkerTTL: time.Second},
+		{Bucket: l.LeasesBucket, Description: "jetsched shard leases", History: 1, LimitMarkerTTL: time.Second,
+			Metadata: map[string]string{ShardsMetadata: strconv.Itoa(shardsOf(ctx, js, l.LeasesBucket, cfg.Shards))}},
 	}
 	for _, b := range buckets {
 		b.Replicas = cfg.Replicas

@@ -35,6 +35,60 @@ type State struct {
 	Ended bool `json:"ended,omitempty"`
 	// UpdatedAt is when a scheduler last wrote the record.
 	UpdatedAt time.Time `json:"updated_at,omitzero"`
+
+	// Paused stops regular slots until resumed (or until Paused.Until).
+	Paused *Pause `json:"paused,omitempty"`
+	// ResumedAt is when the last pause ended: slots that fell due before
+	// it are skipped as "paused", not fired.
+	ResumedAt time.Time `json:"resumed_at,omitzero"`
+	// SkipNext is how many coming regular slots to skip.
+	SkipNext int `json:"skip_next,omitempty"`
+	// Triggers are operator-requested extra fires, oldest first.
+	Triggers []Trigger `json:"triggers,omitempty"`
+	// Backfill replays a past range at a bounded rate.
+	Backfill *Backfill `json:"backfill,omitempty"`
+	// Running is the last fire awaiting its completion report, tracked
+	// for overlap policies other than allow.
+	Running *Running `json:"running,omitempty"`
+	// LastDone is when Running last completed (or timed out).
+	LastDone time.Time `json:"last_done,omitzero"`
+	// Owner is the instance that last wrote the record.
+	Owner string `json:"owner,omitempty"`
+}
+
+// Pause is an operator's pause.
+type Pause struct {
+	Note  string    `json:"note,omitempty"`
+	At    time.Time `json:"at"`
+	Until time.Time `json:"until,omitzero"`
+}
+
+// Trigger is an extra fire an operator asked for.
+type Trigger struct {
+	// At is when it was requested: its slot time.
+	At   time.Time `json:"at"`
+	Note string    `json:"note,omitempty"`
+}
+
+// Backfill replays the recurrence's slots in [From, To].
+type Backfill struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+	// Cursor is the last slot replayed (zero: none yet).
+	Cursor time.Time `json:"cursor,omitzero"`
+	// Rate is fires per second.
+	Rate float64 `json:"rate"`
+	// NotBefore is the earliest time of the next replayed fire.
+	NotBefore time.Time `json:"not_before,omitzero"`
+	Note      string    `json:"note,omitempty"`
+}
+
+// Running is a dispatched slot whose worker has not reported completion.
+type Running struct {
+	SlotID   string    `json:"slot_id"`
+	Slot     time.Time `json:"slot"`
+	Since    time.Time `json:"since"`
+	Deadline time.Time `json:"deadline"`
 }
 
 // Claim is an instance's right to publish one slot. Its owner publishes
@@ -59,6 +113,20 @@ type Claim struct {
 	Note string `json:"note,omitempty"`
 	// Nominal is the recurrence's occurrence a moved slot came from.
 	Nominal time.Time `json:"nominal,omitzero"`
+	// SlotID names an extra slot (a trigger or a backfill); empty for a
+	// regular slot, whose id is SlotID(schedule, Slot).
+	SlotID string `json:"slot_id,omitempty"`
+	// Cancel is the slot id of a running fire that this one cancels
+	// (overlap policy cancel_other).
+	Cancel string `json:"cancel,omitempty"`
+}
+
+// ID is the claim's slot id.
+func (c Claim) ID(schedule string) string {
+	if c.SlotID != "" {
+		return c.SlotID
+	}
+	return SlotID(schedule, c.Slot)
 }
 
 // DecodeState parses a sched_state value.
@@ -94,7 +162,9 @@ type Tick struct {
 	Schedule string     `json:"schedule"`
 	Workflow string     `json:"workflow,omitempty"`
 	Slot     time.Time  `json:"slot"`
-	Status   TickStatus `json:"status"`
+	// SlotID is set for extra slots (triggers, backfills).
+	SlotID string     `json:"slot_id,omitempty"`
+	Status TickStatus `json:"status"`
 	// Reason explains a policy decision (e.g. "misfire: 3m late, threshold 1m").
 	Reason string `json:"reason,omitempty"`
 	// Owner is the instance that wrote the tick.
@@ -107,6 +177,18 @@ type Tick struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// At is when the tick was written.
 	At time.Time `json:"at"`
+	// Outcome is the worker's report with a completed or failed status.
+	Outcome string `json:"outcome,omitempty"`
+	// DoneAt is when the worker reported completion.
+	DoneAt time.Time `json:"done_at,omitzero"`
+}
+
+// Key is the tick's key in sched_ticks: its slot id.
+func (t Tick) Key() string {
+	if t.SlotID != "" {
+		return t.SlotID
+	}
+	return SlotID(t.Schedule, t.Slot)
 }
 
 // DecodeTick parses a sched_ticks value.
@@ -132,6 +214,10 @@ const (
 	EventInvalid EventKind = "invalid"
 	EventRemoved EventKind = "removed"
 	EventMoved   EventKind = "moved"
+	// Lease events use "shard-<n>" in place of the schedule id.
+	EventLeaseGained EventKind = "lease_gained"
+	EventLeaseLost   EventKind = "lease_lost"
+	EventRecovered   EventKind = "recovered"
 )
 
 // Event is the body of an observer event.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -16,6 +17,7 @@ type Store struct {
 	state     jetstream.KeyValue
 	ticks     jetstream.KeyValue
 	calendars jetstream.KeyValue
+	leases    jetstream.KeyValue
 }
 
 // Open binds to the buckets of layout, which Setup must have created.
@@ -30,6 +32,7 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 		{layout.StateBucket, &s.state},
 		{layout.TicksBucket, &s.ticks},
 		{layout.CalendarsBucket, &s.calendars},
+		{layout.LeasesBucket, &s.leases},
 	} {
 		kv, err := js.KeyValue(ctx, b.name)
 		if err != nil {
@@ -45,6 +48,22 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 
 // Layout is the store's layout, with defaults filled in.
 func (s *Store) Layout() Layout { return s.layout }
+
+// Leases is the shard leases bucket.
+func (s *Store) Leases() jetstream.KeyValue { return s.leases }
+
+// Shards is the shard count fixed in the leases bucket.
+func (s *Store) Shards(ctx context.Context) (int, error) {
+	st, err := s.leases.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: leases bucket status: %w", err)
+	}
+	n, err := strconv.Atoi(st.Config().Metadata[ShardsMetadata])
+	if err != nil || n < 1 {
+		return DefaultShards, nil
+	}
+	return n, nil
+}
 
 // JetStream is the JetStream context the store was opened with.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }
@@ -194,7 +213,7 @@ func (s *Store) PutTick(ctx context.Context, t Tick) error {
 	if err != nil {
 		return fmt.Errorf("kvstore: encode tick: %w", err)
 	}
-	key := SlotID(t.Schedule, t.Slot)
+	key := t.Key()
 	if _, err := s.ticks.Put(ctx, key, data); err != nil {
 		return fmt.Errorf("kvstore: put tick %s: %w", key, err)
 	}

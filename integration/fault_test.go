@@ -1,0 +1,362 @@
+package integration
+
+// Fault tests: schedulers crash, servers restart, cluster leaders die,
+// clocks disagree and specs are garbage, and every schedule still fires
+// every slot exactly once. Each test prints one line
+//
+//	FAULT <name>: schedules=<n> slots expected=<e> fired=<f> duplicates=<d> lost=<l>
+//
+// computed from SCHED_FIRES (see fireLog.summarize in harness_test.go).
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestFaultKillRandomInstance: three scheduler processes, 500 schedules
+// every second with fire_all; for a minute, every 3-6s one instance is
+// SIGKILLed and restarted under the same name 1-2s later.
+func TestFaultKillRandomInstance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a minute of chaos; skipped with -short")
+	}
+	const name = "kill-random-instance"
+	bin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	procs := startFleet(t, bin, srv.URL(), []string{"s1", "s2", "s3"})
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+
+	ids := scheduleIDs("kill", 500)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+
+	chaosEnd := time.Now().Add(60 * time.Second)
+	kills := 0
+	for {
+		next := time.Now().Add(randDuration(3*time.Second, 6*time.Second))
+		if next.After(chaosEnd) {
+			break
+		}
+		sleepUntil(next)
+		victim := procs[rand.IntN(len(procs))]
+		if !victim.running() {
+			t.Errorf("scheduler %s exited on its own (status %d)", victim.name, victim.exitCode())
+		}
+		victim.kill()
+		kills++
+		time.Sleep(randDuration(time.Second, 2*time.Second))
+		victim.start()
+		_ = fires.sync() // read while the chaos goes on; errors are retried later
+	}
+	sleepUntil(chaosEnd)
+	chaosStop := time.Now()
+	t.Logf("%s: %d kills in %s", name, kills, chaosStop.Sub(created).Round(time.Second))
+	settle(t, fires, name, ids, chaosStop, created, 40*time.Second)
+	for _, p := range procs {
+		if !p.running() {
+			t.Errorf("scheduler %s is not running at the end (status %d)", p.name, p.exitCode())
+		}
+	}
+}
+
+// TestFaultCrashAtEachStep: a scheduler crashes (JETSCHED_CRASH_AT, exit
+// status 3) at each step of the fire protocol; the other one takes over.
+func TestFaultCrashAtEachStep(t *testing.T) {
+	bin := schedulerBinary(t)
+	for _, step := range []string{"before-claim", "after-claim", "after-publish", "after-ledger"} {
+		t.Run(step, func(t *testing.T) {
+			t.Parallel()
+			name := "crash-" + step
+			srv := natstest.Start(t)
+			crasher := newSchedProc(t, bin, "crasher", schedulerArgs(srv.URL(), "crasher"),
+				[]string{"JETSCHED_CRASH_AT=" + step + ":3"})
+			crasher.start()
+			survivor := newSchedProc(t, bin, "survivor", schedulerArgs(srv.URL(), "survivor"), nil)
+			survivor.start()
+			_, js := connectURLs(t, srv.URL())
+			store := openStore(t, js)
+
+			ids := scheduleIDs("crash", 5)
+			created := time.Now()
+			putSchedules(t, store, ids)
+			fires := newFireLog(t, js)
+
+			code, exited := crasher.waitExit(20 * time.Second)
+			switch {
+			case !exited:
+				t.Errorf("JETSCHED_CRASH_AT=%s:3: the scheduler did not exit within 20s (crash hook not implemented?)", step)
+				crasher.kill()
+			case code != 3:
+				t.Errorf("JETSCHED_CRASH_AT=%s:3: exit status %d, want 3", step, code)
+			default:
+				t.Logf("%s: crasher exited with status 3 after %s", name, time.Since(created).Round(100*time.Millisecond))
+			}
+			time.Sleep(8 * time.Second) // longer than the 3s claim TTL: takeovers happen
+			chaosStop := time.Now()
+			settle(t, fires, name, ids, chaosStop, created, 20*time.Second)
+			if !survivor.running() {
+				t.Errorf("the surviving scheduler exited (status %d)", survivor.exitCode())
+			}
+		})
+	}
+}
+
+// TestFaultServerRestart: the NATS server goes down for two seconds and
+// comes back on the same port and store; the schedulers reconnect and
+// catch up.
+func TestFaultServerRestart(t *testing.T) {
+	const name = "server-restart"
+	bin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	procs := startFleet(t, bin, srv.URL(), []string{"s1", "s2"})
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+
+	ids := scheduleIDs("restart", 50)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+
+	time.Sleep(5 * time.Second)
+	_ = fires.sync()
+	srv.Shutdown()
+	down := time.Now()
+	time.Sleep(2 * time.Second)
+	srv.Restart() // same port, same store
+	t.Logf("%s: server down for %s", name, time.Since(down).Round(10*time.Millisecond))
+
+	// Fires resume: every schedule fires a slot after the restart.
+	back := time.Now()
+	if behind := fires.waitAllReach(ids, back.Add(slotStep), 30*time.Second); len(behind) > 0 {
+		t.Errorf("%s: %d schedules did not fire within 30s of the restart, e.g. %v", name, len(behind), first(behind, 5))
+	}
+	sleepUntil(back.Add(10 * time.Second))
+	chaosStop := time.Now()
+	settle(t, fires, name, ids, chaosStop, created, 30*time.Second)
+	for _, p := range procs {
+		if !p.running() {
+			t.Errorf("scheduler %s exited after the server restart (status %d)", p.name, p.exitCode())
+		}
+	}
+}
+
+// TestFaultClusterLeaderLoss: a 3-node cluster, R3 buckets and streams;
+// the server leading SCHED_FIRES (and, if it is the same, KV_sched_state)
+// is shut down; fires resume after the election, and continue when it
+// comes back.
+func TestFaultClusterLeaderLoss(t *testing.T) {
+	const name = "cluster-leader-loss"
+	bin := schedulerBinary(t)
+	c := startCluster(t, 3)
+	procs := startFleet(t, bin, c.URLs(), []string{"s1", "s2"}, "--replicas", "3")
+	_, js := connectURLs(t, c.URLs())
+	store := openStore(t, js)
+
+	ids := scheduleIDs("cluster", 20)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+
+	time.Sleep(5 * time.Second)
+	_ = fires.sync()
+	var firesLeader, stateLeader string
+	err := poll(10*time.Second, 200*time.Millisecond, func() (bool, error) {
+		var err error
+		if firesLeader, err = streamLeader(js, "SCHED_FIRES"); err != nil {
+			return false, err
+		}
+		stateLeader, err = streamLeader(js, "KV_sched_state")
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("find stream leaders: %v", err)
+	}
+	victim := c.index(firesLeader)
+	if victim < 0 {
+		t.Fatalf("leader %q is not a node of the cluster", firesLeader)
+	}
+	t.Logf("%s: SCHED_FIRES leader %s, KV_sched_state leader %s; shutting %s down", name, firesLeader, stateLeader, firesLeader)
+	c.shutdown(victim)
+	down := time.Now()
+
+	// Fires resume after the election: every schedule fires a slot later
+	// than the shutdown.
+	if behind := fires.waitAllReach(ids, down.Add(2*slotStep), 30*time.Second); len(behind) > 0 {
+		t.Errorf("%s: %d schedules did not fire within 30s of losing the leader, e.g. %v", name, len(behind), first(behind, 5))
+	} else {
+		t.Logf("%s: fires resumed %s after the leader went down", name, time.Since(down).Round(100*time.Millisecond))
+	}
+	newLeader, _ := streamLeader(js, "SCHED_FIRES")
+	t.Logf("%s: new SCHED_FIRES leader %s", name, newLeader)
+
+	time.Sleep(5 * time.Second)
+	c.start(victim)
+	up := time.Now()
+	sleepUntil(up.Add(10 * time.Second))
+	chaosStop := time.Now()
+	settle(t, fires, name, ids, chaosStop, created, 30*time.Second)
+	for _, p := range procs {
+		if !p.running() {
+			t.Errorf("scheduler %s exited during the leader loss (status %d)", p.name, p.exitCode())
+		}
+	}
+}
+
+// TestFaultClockSkew: two in-process engines on the same buckets, one
+// clock two seconds ahead, one two seconds behind.
+func TestFaultClockSkew(t *testing.T) {
+	const name = "clock-skew"
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := context.Background()
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range []struct {
+		instance string
+		offset   time.Duration
+	}{{"ahead", 2 * time.Second}, {"behind", -2 * time.Second}} {
+		// Each engine on its own connection, as separate processes would be.
+		_, ejs := srv.Connect(t)
+		store, err := kvstore.Open(ctx, ejs, kvstore.Layout{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng, err := fire.New(fire.Config{Store: store, Instance: e.instance, Clock: clock.Clock{Offset: e.offset},
+			ClaimTTL: 3 * time.Second, Logger: fileLogger(t, e.instance)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := eng.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(eng.Stop)
+		select {
+		case <-eng.Ready():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("engine %s: index not ready", e.instance)
+		}
+	}
+	store := openStore(t, js)
+	ids := scheduleIDs("skew", 50)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+
+	sleepUntil(created.Add(15 * time.Second))
+	chaosStop := time.Now()
+	settle(t, fires, name, ids, chaosStop, created, 20*time.Second)
+}
+
+// TestFaultGarbageSpecs: records in sched_specs that are not specs are
+// reported (sched.event.invalid.<id>, naming the field) and never fire,
+// while the good schedules beside them fire every second.
+func TestFaultGarbageSpecs(t *testing.T) {
+	const name = "garbage-specs"
+	bin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	proc := newSchedProc(t, bin, "s1", schedulerArgs(srv.URL(), "s1"), nil)
+	proc.start()
+	nc, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+	events, err := nc.SubscribeSync("sched.event.invalid.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = events.Unsubscribe() }()
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx := context.Background()
+	specs, err := js.KeyValue(ctx, "sched_specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := []struct {
+		id, value string
+		fields    []string // acceptable values of the event's "field"
+	}{
+		{"garbage-not-json", "\x00\x01 this is not JSON {", []string{"spec"}},
+		{"garbage-wrong-type", `{"workflow":5}`, []string{"spec", "workflow"}},
+		{"garbage-unknown-calendar", `{"workflow":"wf","cron":"* * * * * *","calendar":"nope"}`, []string{"calendar"}},
+		{"garbage-never-fires", `{"workflow":"wf","cron":"0 0 30 2 *"}`, []string{"cron"}},
+	}
+	created := time.Now()
+	for _, g := range garbage {
+		if _, err := specs.Put(ctx, g.id, []byte(g.value)); err != nil {
+			t.Fatalf("put %s: %v", g.id, err)
+		}
+	}
+	good := scheduleIDs("good", 3)
+	putSchedules(t, store, good)
+	fires := newFireLog(t, js)
+
+	// Collect invalid events while the good schedules run for 8s.
+	got := map[string][]kvstore.Event{}
+	runEnd := created.Add(8 * time.Second)
+	for time.Now().Before(runEnd) {
+		m, err := events.NextMsg(time.Until(runEnd))
+		if err != nil {
+			break
+		}
+		var ev map[string]any
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			t.Errorf("invalid event on %s is not JSON: %q", m.Subject, m.Data)
+			continue
+		}
+		if _, ok := ev["field"]; !ok {
+			t.Errorf("invalid event on %s has no \"field\": %s", m.Subject, m.Data)
+		}
+		if _, ok := ev["reason"]; !ok {
+			t.Errorf("invalid event on %s has no \"reason\": %s", m.Subject, m.Data)
+		}
+		var e kvstore.Event
+		_ = json.Unmarshal(m.Data, &e)
+		got[e.Schedule] = append(got[e.Schedule], e)
+	}
+	chaosStop := time.Now()
+	for _, g := range garbage {
+		evs := got[g.id]
+		if len(evs) == 0 {
+			t.Errorf("%s (%q): no invalid event", g.id, g.value)
+			continue
+		}
+		for _, e := range evs {
+			if !contains(g.fields, e.Field) || e.Reason == "" || e.Kind != kvstore.EventInvalid {
+				t.Errorf("%s: event kind %q field %q reason %q, want kind invalid, field in %v and a reason",
+					g.id, e.Kind, e.Field, e.Reason, g.fields)
+			}
+		}
+		t.Logf("%s: %d invalid event(s): field %q: %s", g.id, len(evs), evs[0].Field, evs[0].Reason)
+	}
+	for id, evs := range got {
+		if strings.HasPrefix(id, "good-") {
+			t.Errorf("good schedule %s reported invalid: %+v", id, evs[0])
+		}
+	}
+
+	sum := settle(t, fires, name, good, chaosStop, created, 20*time.Second)
+	for _, g := range garbage {
+		if n := len(fires.slots[g.id]); n != 0 {
+			t.Errorf("invalid schedule %s fired %d slots", g.id, n)
+		}
+	}
+	if sum.Fired < 3*5 {
+		t.Errorf("good schedules fired %d slots in ~8s, want at least 15", sum.Fired)
+	}
+	if !proc.running() {
+		t.Errorf("scheduler exited (status %d)", proc.exitCode())
+	}
+}

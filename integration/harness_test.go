@@ -1,0 +1,876 @@
+package integration
+
+// Shared helpers of the fault tests (fault_test.go): scheduler processes
+// that can be crashed and restarted, a restartable in-process JetStream
+// cluster, schedules, and the reader of SCHED_FIRES that turns the stream
+// into the one-line summary every fault test prints.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Timing every fault test shares: the flags of every scheduler process.
+const (
+	faultClaimTTL = "3s"
+	faultLeaseTTL = "2s"
+	// slotStep is the cadence of every fault schedule.
+	slotStep = time.Second
+)
+
+// ---------------------------------------------------------------------------
+// The scheduler binary, built once per test binary.
+
+var schedulerBin struct {
+	once sync.Once
+	data []byte
+}
+
+// schedulerBinary builds cmd/scheduler once (with buildScheduler from
+// daemon_test.go) and copies it into a directory of t, so that every test
+// gets its own copy without rebuilding and nothing outlives the tests.
+// Call it from a test's own goroutine, before starting parallel subtests
+// (writing an executable while another goroutine forks risks ETXTBSY).
+func schedulerBinary(t *testing.T) string {
+	t.Helper()
+	schedulerBin.once.Do(func() {
+		data, err := os.ReadFile(buildScheduler(t))
+		if err != nil {
+			t.Fatalf("read built scheduler: %v", err)
+		}
+		schedulerBin.data = data
+	})
+	if schedulerBin.data == nil {
+		t.Fatal("the scheduler binary did not build (see the first test's failure)")
+	}
+	bin := filepath.Join(t.TempDir(), "scheduler")
+	if err := os.WriteFile(bin, schedulerBin.data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// ---------------------------------------------------------------------------
+// Scheduler processes.
+
+// schedProc is one scheduler process (`scheduler run`), started and
+// restarted under the same instance name. Its stdout and stderr, across
+// every start, go to one log file in the test's temporary directory; the
+// tail of it is printed when the test fails.
+type schedProc struct {
+	t       *testing.T
+	name    string
+	bin     string
+	args    []string
+	env     []string
+	logPath string
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
+	done   chan struct{} // closed when the current process has exited
+	starts int
+}
+
+// schedulerArgs is the command line of a fleet member: the contract's
+// `run --nats-url URL --instance NAME --claim-ttl 3s --lease-ttl 2s
+// --log-format json`, plus extra flags.
+func schedulerArgs(url, instance string, extra ...string) []string {
+	args := []string{"run", "--nats-url", url, "--instance", instance,
+		"--claim-ttl", faultClaimTTL, "--lease-ttl", faultLeaseTTL, "--log-format", "json"}
+	return append(args, extra...)
+}
+
+// newSchedProc prepares a process; start runs it. It is killed (SIGKILL)
+// when the test ends, and its log tail is printed if the test failed.
+func newSchedProc(t *testing.T, bin, name string, args, env []string) *schedProc {
+	t.Helper()
+	p := &schedProc{t: t, name: name, bin: bin, args: args, env: env,
+		logPath: filepath.Join(t.TempDir(), name+".log")}
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() {
+			dumpLog(t, "scheduler "+name, p.logPath)
+		}
+	})
+	return p
+}
+
+// start runs the process and waits until it logs "scheduler started". A
+// process that exits first (status 2: a flag or option it does not know)
+// fails the test with its output.
+func (p *schedProc) start() {
+	p.t.Helper()
+	off := p.launch()
+	if err := p.waitStarted(off, 30*time.Second); err != nil {
+		p.t.Fatal(err)
+	}
+}
+
+// launch starts the process without waiting and returns the log offset of
+// this start.
+func (p *schedProc) launch() int64 {
+	p.t.Helper()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done != nil {
+		select {
+		case <-p.done:
+		default:
+			p.t.Fatalf("scheduler %s: start while running", p.name)
+		}
+	}
+	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	defer f.Close()
+	p.starts++
+	fmt.Fprintf(f, "=== harness: start #%d of %s at %s: %s %s\n", p.starts, p.name,
+		time.Now().Format(time.RFC3339Nano), strings.Join(p.env, " "), strings.Join(p.args, " "))
+	off, _ := f.Seek(0, io.SeekEnd)
+	var cmd *exec.Cmd
+	for attempt := 0; ; attempt++ {
+		cmd = exec.Command(p.bin, p.args...)
+		cmd.Env = append(os.Environ(), p.env...)
+		cmd.Stdout, cmd.Stderr = f, f
+		err = cmd.Start()
+		if err == nil {
+			break
+		}
+		if errors.Is(err, syscall.ETXTBSY) && attempt < 20 {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		p.t.Fatalf("start scheduler %s: %v", p.name, err)
+	}
+	done := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		close(done)
+	}()
+	p.cmd, p.done = cmd, done
+	return off
+}
+
+// waitStarted polls the log, from offset off, for the "scheduler started"
+// line.
+func (p *schedProc) waitStarted(off int64, timeout time.Duration) error {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	deadline := time.Now().Add(timeout)
+	for {
+		if logHas(p.logPath, off, `"msg":"scheduler started"`) {
+			return nil
+		}
+		select {
+		case <-done:
+			code := p.exitCode()
+			tail := tailFrom(p.logPath, off, 4096)
+			if code == 2 {
+				return fmt.Errorf("scheduler %s exited with status 2 before starting: it rejected its command line "+
+					"(a flag of the contract such as --lease-ttl not implemented yet?): %s\n%s",
+					p.name, strings.Join(p.args, " "), tail)
+			}
+			return fmt.Errorf("scheduler %s exited with status %d before logging 'scheduler started':\n%s", p.name, code, tail)
+		case <-time.After(25 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("scheduler %s did not log 'scheduler started' within %s:\n%s",
+				p.name, timeout, tailFrom(p.logPath, off, 4096))
+		}
+	}
+}
+
+// running reports whether the current process is alive.
+func (p *schedProc) running() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done == nil {
+		return false
+	}
+	select {
+	case <-p.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill sends SIGKILL (a crash) and waits for the process to be gone. A
+// no-op when it is not running.
+func (p *schedProc) kill() { p.signal(syscall.SIGKILL, 0) }
+
+// stop sends SIGTERM (a clean stop), waits up to 15s, then kills.
+func (p *schedProc) stop() { p.signal(syscall.SIGTERM, 15*time.Second) }
+
+func (p *schedProc) signal(sig syscall.Signal, grace time.Duration) {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	select {
+	case <-done:
+		return
+	default:
+	}
+	_ = cmd.Process.Signal(sig)
+	if grace > 0 {
+		select {
+		case <-done:
+			return
+		case <-time.After(grace):
+			_ = cmd.Process.Kill()
+		}
+	}
+	<-done
+}
+
+// waitExit waits up to timeout for the process to exit on its own and
+// returns its exit status (-1 when killed by a signal).
+func (p *schedProc) waitExit(timeout time.Duration) (code int, exited bool) {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if done == nil {
+		return 0, false
+	}
+	select {
+	case <-done:
+		return p.exitCode(), true
+	case <-time.After(timeout):
+		return 0, false
+	}
+}
+
+func (p *schedProc) exitCode() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.ProcessState == nil {
+		return 0
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// startFleet starts one scheduler process per name against url, one after
+// the other, each with the contract's flags plus extra.
+func startFleet(t *testing.T, bin, url string, names []string, extra ...string) []*schedProc {
+	t.Helper()
+	procs := make([]*schedProc, len(names))
+	for i, n := range names {
+		procs[i] = newSchedProc(t, bin, n, schedulerArgs(url, n, extra...), nil)
+		procs[i].start()
+	}
+	return procs
+}
+
+// ---------------------------------------------------------------------------
+// Logs.
+
+func logHas(path string, off int64, needle string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if _, err := f.Seek(off, io.SeekStart); err != nil {
+		return false
+	}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		if bytes.Contains(sc.Bytes(), []byte(needle)) {
+			return true
+		}
+	}
+	return false
+}
+
+// tailFrom returns at most max bytes of the end of path, from offset off.
+func tailFrom(path string, off int64, max int64) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Sprintf("(no log: %v)", err)
+	}
+	defer f.Close()
+	end, _ := f.Seek(0, io.SeekEnd)
+	start := max64(off, end-max)
+	if _, err := f.Seek(start, io.SeekStart); err != nil {
+		return err.Error()
+	}
+	b, _ := io.ReadAll(f)
+	if start > off {
+		return fmt.Sprintf("[... %d bytes before]\n%s", start-off, b)
+	}
+	return string(b)
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
+}
+
+// dumpLog prints the end of a log: all of a small one, the last 24 KiB of
+// a big one.
+func dumpLog(t *testing.T, what, path string) {
+	t.Logf("---- %s: %s ----\n%s\n---- end of %s ----", what, path, tailFrom(path, 0, 24<<10), what)
+}
+
+// fileLogger is a JSON logger writing to a file of the test, for the
+// in-process engines; the file is dumped when the test fails.
+func fileLogger(t *testing.T, name string) *slog.Logger {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".log")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpLog(t, "engine "+name, path)
+		}
+		_ = f.Close()
+	})
+	return slog.New(slog.NewJSONHandler(&lockedWriter{w: f}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}
+
+// ---------------------------------------------------------------------------
+// NATS.
+
+// connectURLs opens a test connection to one or more comma-separated URLs
+// that reconnects forever (servers go down on purpose), closed at the end.
+func connectURLs(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(urls,
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(100*time.Millisecond),
+		nats.RetryOnFailedConnect(true),
+		nats.Name("fault test "+t.Name()),
+	)
+	if err != nil {
+		t.Fatalf("connect to %s: %v", urls, err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return nc, js
+}
+
+// openStore opens jetsched's buckets (created by a running scheduler or
+// by kvstore.Setup), retrying while JetStream settles.
+func openStore(t *testing.T, js jetstream.JetStream) *kvstore.Store {
+	t.Helper()
+	var store *kvstore.Store
+	err := poll(30*time.Second, 100*time.Millisecond, func() (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		var err error
+		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("open jetsched buckets: %v", err)
+	}
+	return store
+}
+
+// poll calls cond every interval until it returns true or timeout passes;
+// the error is cond's last one.
+func poll(timeout, interval time.Duration, cond func() (bool, error)) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		ok, err := cond()
+		if ok {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			if err == nil {
+				err = errors.New("condition not met")
+			}
+			return fmt.Errorf("after %s: %w", timeout, err)
+		}
+		time.Sleep(interval)
+	}
+}
+
+// freePort finds a free TCP port on 127.0.0.1 outside Linux's ephemeral
+// range (32768-60999), so that a server restarted on it does not race
+// outgoing connections for it.
+func freePort(t *testing.T, taken map[int]bool) int {
+	t.Helper()
+	for range 200 {
+		p := 20000 + rand.IntN(10000)
+		if taken[p] {
+			continue
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p)))
+		if err != nil {
+			continue
+		}
+		_ = ln.Close()
+		taken[p] = true
+		return p
+	}
+	t.Fatal("no free port in 20000-29999")
+	return 0
+}
+
+// ---------------------------------------------------------------------------
+// A JetStream cluster in this process.
+
+// cluster is a 3-node JetStream cluster over TCP on loopback whose nodes
+// can be shut down and restarted (same ports, same stores).
+type cluster struct {
+	t     *testing.T
+	nodes []*clusterNode
+}
+
+type clusterNode struct {
+	cfg natsembed.Config
+	mu  sync.Mutex
+	srv *natsembed.Server
+}
+
+func startCluster(t *testing.T, n int) *cluster {
+	t.Helper()
+	taken := map[int]bool{}
+	clientPorts := make([]int, n)
+	routePorts := make([]int, n)
+	routes := make([]string, n)
+	for i := range n {
+		clientPorts[i] = freePort(t, taken)
+		routePorts[i] = freePort(t, taken)
+		routes[i] = fmt.Sprintf("nats://127.0.0.1:%d", routePorts[i])
+	}
+	c := &cluster{t: t}
+	base := t.TempDir()
+	for i := range n {
+		c.nodes = append(c.nodes, &clusterNode{cfg: natsembed.Config{
+			Name:     fmt.Sprintf("n%d", i+1),
+			Port:     clientPorts[i],
+			StoreDir: filepath.Join(base, fmt.Sprintf("n%d", i+1)),
+			Cluster: &natsembed.ClusterConfig{
+				Name: "c", Port: routePorts[i], Routes: routes,
+			},
+			ReadyTimeout: 20 * time.Second,
+		}})
+	}
+	t.Cleanup(func() {
+		for _, nd := range c.nodes {
+			nd.shutdown()
+		}
+	})
+	for i := range c.nodes {
+		c.start(i)
+	}
+	// Wait for the meta leader: JetStream answers once it is elected.
+	_, js := connectURLs(t, c.URLs())
+	err := poll(45*time.Second, 100*time.Millisecond, func() (bool, error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err := js.AccountInfo(ctx)
+		return err == nil, err
+	})
+	if err != nil {
+		t.Fatalf("cluster JetStream not ready: %v", err)
+	}
+	return c
+}
+
+// URLs is the comma-separated client URLs of every node.
+func (c *cluster) URLs() string {
+	var u []string
+	for _, nd := range c.nodes {
+		u = append(u, fmt.Sprintf("nats://127.0.0.1:%d", nd.cfg.Port))
+	}
+	return strings.Join(u, ",")
+}
+
+// index is the node of a server name ("n2" -> 1), or -1.
+func (c *cluster) index(name string) int {
+	for i, nd := range c.nodes {
+		if nd.cfg.Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func (c *cluster) start(i int) {
+	c.t.Helper()
+	nd := c.nodes[i]
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	srv, err := natsembed.Start(context.Background(), nd.cfg)
+	if err != nil {
+		c.t.Fatalf("start cluster node %s: %v", nd.cfg.Name, err)
+	}
+	nd.srv = srv
+}
+
+func (c *cluster) shutdown(i int) { c.nodes[i].shutdown() }
+
+func (nd *clusterNode) shutdown() {
+	nd.mu.Lock()
+	defer nd.mu.Unlock()
+	if nd.srv != nil {
+		nd.srv.Shutdown()
+		nd.srv = nil
+	}
+}
+
+// streamLeader is the server name leading a stream.
+func streamLeader(js jetstream.JetStream, stream string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", err
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil || info.Cluster.Leader == "" {
+		return "", fmt.Errorf("stream %s has no leader", stream)
+	}
+	return info.Cluster.Leader, nil
+}
+
+// ---------------------------------------------------------------------------
+// Schedules.
+
+// faultSpec is every fault schedule: every second, fire_all, a 10 minute
+// catch-up window.
+func faultSpec(workflow string) kvstore.Spec {
+	return kvstore.Spec{Workflow: workflow, Every: "1s", Misfire: kvstore.MisfireFireAll, CatchupWindow: "10m"}
+}
+
+// scheduleIDs is prefix-0000 ... prefix-(n-1).
+func scheduleIDs(prefix string, n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%04d", prefix, i)
+	}
+	return ids
+}
+
+// putSchedules writes a fault spec for every id (workflows spread over a
+// few subjects), retrying each while the servers settle.
+func putSchedules(t *testing.T, store *kvstore.Store, ids []string) {
+	t.Helper()
+	for i, id := range ids {
+		spec := faultSpec(fmt.Sprintf("fault%d", i%4))
+		err := poll(20*time.Second, 100*time.Millisecond, func() (bool, error) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			_, err := store.PutSpec(ctx, id, spec)
+			var fe *kvstore.FieldError
+			if errors.As(err, &fe) {
+				t.Fatalf("put spec %s: %v", id, err)
+			}
+			return err == nil, err
+		})
+		if err != nil {
+			t.Fatalf("put spec %s: %v", id, err)
+		}
+	}
+}
+
+// ---------------------------------------------------------------------------
+// The fire stream.
+
+// fireLog reads SCHED_FIRES incrementally with an ordered consumer and
+// keeps, per schedule, how many messages each slot has. It is used from
+// the test's goroutine only.
+type fireLog struct {
+	t    *testing.T
+	js   jetstream.JetStream
+	cons jetstream.Consumer
+	next uint64 // next stream sequence to read
+
+	slots map[string]map[int64]int // schedule id -> slot unix ms -> messages
+	msgs  int
+	bad   []string // messages that are not well-formed fires
+}
+
+func newFireLog(t *testing.T, js jetstream.JetStream) *fireLog {
+	return &fireLog{t: t, js: js, next: 1, slots: map[string]map[int64]int{}}
+}
+
+// sync reads every message stored up to now. On error the messages read so
+// far are kept and the next sync resumes after them.
+func (f *fireLog) sync() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	s, err := f.js.Stream(ctx, "SCHED_FIRES")
+	if err != nil {
+		return fmt.Errorf("fire stream: %w", err)
+	}
+	info, err := s.Info(ctx)
+	if err != nil {
+		return fmt.Errorf("fire stream info: %w", err)
+	}
+	last := info.State.LastSeq
+	if last < f.next {
+		return nil
+	}
+	if info.State.FirstSeq > f.next {
+		return fmt.Errorf("fire stream starts at sequence %d, after %d: messages were removed", info.State.FirstSeq, f.next)
+	}
+	for f.next <= last {
+		if f.cons == nil {
+			f.cons, err = f.js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{
+				DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
+				OptStartSeq:       f.next,
+				HeadersOnly:       true,
+				InactiveThreshold: 10 * time.Second,
+			})
+			if err != nil {
+				return fmt.Errorf("ordered consumer: %w", err)
+			}
+		}
+		batch, err := f.cons.Fetch(2000, jetstream.FetchMaxWait(3*time.Second))
+		if err != nil {
+			f.cons = nil
+			return fmt.Errorf("fetch: %w", err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			if md.Sequence.Stream < f.next {
+				continue
+			}
+			f.add(m.Headers())
+			f.next = md.Sequence.Stream + 1
+			n++
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
+			f.cons = nil
+			return fmt.Errorf("fetch: %w", err)
+		}
+		if n == 0 {
+			f.cons = nil
+			return fmt.Errorf("no message read at sequence %d (stream last %d)", f.next, last)
+		}
+	}
+	return nil
+}
+
+func (f *fireLog) add(h nats.Header) {
+	f.msgs++
+	slotID := h.Get(fire.HeaderMsgID)
+	id := h.Get(fire.HeaderScheduleID)
+	sid, slot, err := kvstore.ParseSlotID(slotID)
+	if err != nil || id == "" || sid != id {
+		f.bad = append(f.bad, fmt.Sprintf("msg-id %q schedule %q: %v", slotID, id, err))
+		return
+	}
+	m := f.slots[id]
+	if m == nil {
+		m = map[int64]int{}
+		f.slots[id] = m
+	}
+	m[slot.UnixMilli()]++
+}
+
+// syncRetry syncs, retrying for up to timeout (servers may be electing).
+func (f *fireLog) syncRetry(timeout time.Duration) error {
+	return poll(timeout, 250*time.Millisecond, func() (bool, error) {
+		err := f.sync()
+		return err == nil, err
+	})
+}
+
+// last is the latest slot fired for a schedule (zero if none).
+func (f *fireLog) last(id string) time.Time {
+	var maxMs int64
+	for ms := range f.slots[id] {
+		maxMs = max(maxMs, ms)
+	}
+	if maxMs == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(maxMs)
+}
+
+// behind lists the schedules whose latest fired slot is before t.
+func (f *fireLog) behind(ids []string, t time.Time) []string {
+	var out []string
+	for _, id := range ids {
+		if f.last(id).Before(t) {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// waitAllReach syncs until every schedule has fired a slot at or after t,
+// or timeout passes; it returns the schedules still behind. Every fault
+// schedule fires its slots in order, so reaching t means every earlier
+// slot has been dealt with.
+func (f *fireLog) waitAllReach(ids []string, t time.Time, timeout time.Duration) []string {
+	var behind []string
+	_ = poll(timeout, 250*time.Millisecond, func() (bool, error) {
+		if err := f.sync(); err != nil {
+			return false, err
+		}
+		behind = f.behind(ids, t)
+		return len(behind) == 0, nil
+	})
+	return behind
+}
+
+// faultSummary is what every fault test prints and asserts.
+type faultSummary struct {
+	Schedules, Expected, Fired, Duplicates, Lost int
+	lostSlots, dupSlots, offGrid                 []string
+}
+
+func (s faultSummary) String() string {
+	return fmt.Sprintf("schedules=%d slots expected=%d fired=%d duplicates=%d lost=%d",
+		s.Schedules, s.Expected, s.Fired, s.Duplicates, s.Lost)
+}
+
+// summarize computes, per schedule: expected = every 1s slot from its first
+// fired slot to tEnd (from notBefore when it never fired), fired = distinct
+// slots in that range, duplicates = messages of a slot already seen (at any
+// time), lost = expected slots missing.
+func (f *fireLog) summarize(ids []string, tEnd, notBefore time.Time) faultSummary {
+	s := faultSummary{Schedules: len(ids)}
+	endMs := tEnd.UnixMilli()
+	stepMs := slotStep.Milliseconds()
+	for _, id := range ids {
+		slots := f.slots[id]
+		firstMs := int64(0)
+		for ms, n := range slots {
+			if n > 1 {
+				s.Duplicates += n - 1
+				s.dupSlots = append(s.dupSlots, fmt.Sprintf("%s x%d", kvstore.SlotID(id, time.UnixMilli(ms)), n))
+			}
+			if ms%stepMs != 0 {
+				s.offGrid = append(s.offGrid, kvstore.SlotID(id, time.UnixMilli(ms)))
+			}
+			if firstMs == 0 || ms < firstMs {
+				firstMs = ms
+			}
+		}
+		if firstMs == 0 {
+			// Never fired: every slot after it was written is lost.
+			firstMs = (notBefore.UnixMilli()/stepMs + 1) * stepMs
+		}
+		for ms := firstMs; ms <= endMs; ms += stepMs {
+			s.Expected++
+			if slots[ms] > 0 {
+				s.Fired++
+			} else {
+				s.Lost++
+				s.lostSlots = append(s.lostSlots, kvstore.SlotID(id, time.UnixMilli(ms)))
+			}
+		}
+	}
+	sort.Strings(s.lostSlots)
+	sort.Strings(s.dupSlots)
+	return s
+}
+
+// report prints the summary line (test log and stdout) and asserts
+// exactly once: no duplicate, no lost slot, no malformed fire.
+func (f *fireLog) report(t *testing.T, name string, ids []string, tEnd, notBefore time.Time) faultSummary {
+	t.Helper()
+	s := f.summarize(ids, tEnd, notBefore)
+	line := fmt.Sprintf("FAULT %s: %s", name, s)
+	t.Log(line)
+	fmt.Println(line)
+	t.Logf("%s: %d fire messages read; cut-off T_end %s", name, f.msgs, tEnd.UTC().Format(time.RFC3339))
+	if s.Duplicates != 0 {
+		t.Errorf("%s: %d duplicate fires, e.g. %v", name, s.Duplicates, first(s.dupSlots, 10))
+	}
+	if s.Lost != 0 {
+		t.Errorf("%s: %d lost slots, e.g. %v", name, s.Lost, first(s.lostSlots, 10))
+	}
+	if len(s.offGrid) != 0 {
+		t.Errorf("%s: %d slots off the 1s grid, e.g. %v", name, len(s.offGrid), first(s.offGrid, 10))
+	}
+	if len(f.bad) != 0 {
+		t.Errorf("%s: %d malformed fire messages, e.g. %v", name, len(f.bad), first(f.bad, 5))
+	}
+	return s
+}
+
+func first[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// settle ends a fault test's run: T_end is the chaos stop time minus one
+// step, and the fire log is synced until every schedule has fired a slot
+// three seconds after T_end (bounded by timeout). A schedule that stays
+// behind fails the test; the summary is printed and asserted either way.
+func settle(t *testing.T, f *fireLog, name string, ids []string, chaosStop, notBefore time.Time, timeout time.Duration) faultSummary {
+	t.Helper()
+	tEnd := chaosStop.Truncate(slotStep).Add(-slotStep)
+	if behind := f.waitAllReach(ids, tEnd.Add(3*slotStep), timeout); len(behind) > 0 {
+		t.Errorf("%s: not quiescent after %s: %d of %d schedules have no fire at or after %s, e.g. %v (last fired %v)",
+			name, timeout, len(behind), len(ids), tEnd.Add(3*slotStep).UTC().Format(time.RFC3339),
+			first(behind, 5), f.last(behind[0]).UTC().Format(time.RFC3339))
+	}
+	if err := f.syncRetry(20 * time.Second); err != nil {
+		t.Errorf("%s: read fire stream: %v", name, err)
+	}
+	return f.report(t, name, ids, tEnd, notBefore)
+}
+
+// sleepUntil sleeps until t (letting chaos or a run go on); it returns at
+// once when t has passed.
+func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
+
+// randDuration is uniform in [lo, hi).
+func randDuration(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(rand.Int64N(int64(hi-lo)))
+}
+
+// contains reports whether s holds v.
+func contains(s []string, v string) bool { return slices.Contains(s, v) }

@@ -1,0 +1,233 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// control runs an operator action on schedule id.
+func (a *app) control(ctx context.Context, id string, fn func(fire.Control) (any, string, error)) error {
+	return a.withSchedule(ctx, id, func(store *kvstore.Store) error {
+		v, human, err := fn(fire.Control{Store: store})
+		if err != nil {
+			return err
+		}
+		if a.jsonOut {
+			return writeJSON(a.stdout, v)
+		}
+		fmt.Fprintln(a.stdout, human)
+		return nil
+	})
+}
+
+func parseTimeFlag(name, v string) (time.Time, error) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return time.Time{}, invalidf("--%s %q: want an RFC 3339 time such as 2026-12-01T09:00:00Z", name, v)
+	}
+	return t, nil
+}
+
+func (a *app) schedulePause() *cobra.Command {
+	var note, until string
+	var forDur time.Duration
+	cmd := &cobra.Command{
+		Use:   "pause ID [--note TEXT] [--until RFC3339 | --for DURATION]",
+		Short: "Pause a schedule's regular fires (slots due meanwhile are skipped and recorded)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			u, err := parseTimeFlag("until", until)
+			if err != nil {
+				return err
+			}
+			if forDur > 0 {
+				if !u.IsZero() {
+					return invalidf("--until and --for are mutually exclusive")
+				}
+				u = time.Now().Add(forDur)
+			}
+			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
+				st, err := c.Pause(cmd.Context(), args[0], note, u)
+				msg := "schedule " + args[0] + " paused"
+				if !u.IsZero() {
+					msg += " until " + u.Format(time.RFC3339)
+				}
+				return map[string]any{"id": args[0], "paused": st.Paused}, msg, err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "why (shown by status)")
+	cmd.Flags().StringVar(&until, "until", "", "resume by itself at this time")
+	cmd.Flags().DurationVar(&forDur, "for", 0, "resume by itself after this long")
+	return cmd
+}
+
+func (a *app) scheduleResume() *cobra.Command {
+	return &cobra.Command{
+		Use:   "resume ID",
+		Short: "Resume a paused schedule from its next slot",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
+				_, err := c.Resume(cmd.Context(), args[0])
+				return map[string]any{"id": args[0], "resumed": true}, "schedule " + args[0] + " resumed", err
+			})
+		},
+	}
+}
+
+func (a *app) scheduleSkip() *cobra.Command {
+	var n int
+	cmd := &cobra.Command{
+		Use:   "skip ID [-n COUNT]",
+		Short: "Skip the next COUNT regular slots (default 1)",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
+				st, err := c.Skip(cmd.Context(), args[0], n)
+				return map[string]any{"id": args[0], "skip_next": st.SkipNext}, fmt.Sprintf("schedule %s: the next %d slot(s) will be skipped", args[0], st.SkipNext), err
+			})
+		},
+	}
+	cmd.Flags().IntVarP(&n, "count", "n", 1, "how many slots")
+	return cmd
+}
+
+func (a *app) scheduleTrigger() *cobra.Command {
+	var note string
+	cmd := &cobra.Command{
+		Use:   "trigger ID [--note TEXT]",
+		Short: "Fire once now, as an extra slot with its own id",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
+				slot, err := c.Trigger(cmd.Context(), args[0], note)
+				return map[string]any{"id": args[0], "slot_id": slot}, "schedule " + args[0] + " triggered: slot " + slot, err
+			})
+		},
+	}
+	cmd.Flags().StringVar(&note, "note", "", "why (in the fire's Sched-Note header)")
+	return cmd
+}
+
+func (a *app) scheduleBackfill() *cobra.Command {
+	var from, to, note string
+	var rate float64
+	var wait bool
+	cmd := &cobra.Command{
+		Use:   "backfill ID --from RFC3339 --to RFC3339 [--rate N] [--wait]",
+		Short: "Replay the schedule's slots of a past range, at most --rate per second",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := parseTimeFlag("from", from)
+			if err != nil {
+				return err
+			}
+			t, err := parseTimeFlag("to", to)
+			if err != nil {
+				return err
+			}
+			if f.IsZero() || t.IsZero() {
+				return invalidf("--from and --to are required")
+			}
+			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
+				c := fire.Control{Store: store}
+				if _, err := c.Backfill(cmd.Context(), args[0], f, t, rate, note); err != nil {
+					return err
+				}
+				if !wait {
+					if a.jsonOut {
+						return writeJSON(a.stdout, map[string]any{"id": args[0], "from": f, "to": t, "rate": rate})
+					}
+					fmt.Fprintf(a.stdout, "schedule %s: backfill of %s to %s started at %v/s\n", args[0], f.Format(time.RFC3339), t.Format(time.RFC3339), rate)
+					return nil
+				}
+				return a.followBackfill(cmd.Context(), store, args[0], f, t)
+			})
+		},
+	}
+	cmd.Flags().StringVar(&from, "from", "", "first time of the range (RFC 3339)")
+	cmd.Flags().StringVar(&to, "to", "", "last time of the range (RFC 3339, in the past)")
+	cmd.Flags().Float64Var(&rate, "rate", 10, "fires per second at most")
+	cmd.Flags().StringVar(&note, "note", "", "why (in each fire's Sched-Note header)")
+	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the backfill is done")
+	return cmd
+}
+
+// followBackfill prints a progress line until the backfill is done.
+func (a *app) followBackfill(ctx context.Context, store *kvstore.Store, id string, from, to time.Time) error {
+	tick := time.NewTicker(500 * time.Millisecond)
+	defer tick.Stop()
+	total := to.Sub(from)
+	for {
+		st, _, err := store.GetState(ctx, id)
+		if err != nil {
+			return err
+		}
+		if st.Backfill == nil {
+			fmt.Fprintf(a.stderr, "\rbackfill of %s: done%s\n", id, strings.Repeat(" ", 30))
+			return nil
+		}
+		done := 0.0
+		if !st.Backfill.Cursor.IsZero() && total > 0 {
+			done = float64(st.Backfill.Cursor.Sub(from)) / float64(total) * 100
+		}
+		fmt.Fprintf(a.stderr, "\rbackfill of %s: %5.1f%% (at %s)", id, done, st.Backfill.Cursor.Format(time.RFC3339))
+		select {
+		case <-ctx.Done():
+			fmt.Fprintln(a.stderr)
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (a *app) scheduleHistory() *cobra.Command {
+	var limit int
+	cmd := &cobra.Command{
+		Use:   "history ID [--limit N]",
+		Short: "List a schedule's ledger: each slot's status and why",
+		Args:  exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
+				ticks, err := store.History(cmd.Context(), args[0])
+				if err != nil {
+					return err
+				}
+				if limit > 0 && len(ticks) > limit {
+					ticks = ticks[len(ticks)-limit:]
+				}
+				if a.jsonOut {
+					return writeJSON(a.stdout, ticks)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "SLOT\tSTATUS\tBY\tSEQ\tREASON")
+				for _, t := range ticks {
+					seq := "-"
+					if t.Seq > 0 {
+						seq = fmt.Sprint(t.Seq)
+					}
+					slot := t.Slot.UTC().Format("2006-01-02T15:04:05.000Z")
+					if t.SlotID != "" {
+						slot += " (" + t.SlotID[len(args[0])+1:] + ")"
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", slot, t.Status, t.Owner, seq, strings.TrimSpace(t.Reason+" "+t.Outcome))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", 50, "show the last N slots (0: all)")
+	return cmd
+}

@@ -1,0 +1,143 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// ErrNotPlanned is returned by Control when a schedule has no state yet:
+// no scheduler has seen its spec.
+var ErrNotPlanned = errors.New("fire: schedule not planned yet (is a scheduler running?)")
+
+// Control carries out operator actions on a schedule's state: pause and
+// resume, skip the next slots, trigger an extra fire, backfill a range.
+// Each is a compare-and-swap on the state record, retried on conflict, so
+// it composes with running schedulers, which pick the change up from their
+// watch. The zero Clock is the system clock.
+type Control struct {
+	Store *kvstore.Store
+	Clock clock.Clock
+}
+
+// maxControlAttempts bounds the CAS retries of one action.
+const maxControlAttempts = 20
+
+// update applies fn to the state of id by CAS, retrying on conflict.
+func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) error) (kvstore.State, error) {
+	if _, err := c.Store.GetSpec(ctx, id); err != nil && !errors.Is(err, kvstore.ErrInvalid) {
+		return kvstore.State{}, err
+	}
+	for attempt := range maxControlAttempts {
+		st, rev, err := c.Store.GetState(ctx, id)
+		if errors.Is(err, kvstore.ErrNotFound) {
+			return kvstore.State{}, fmt.Errorf("%w: %s", ErrNotPlanned, id)
+		}
+		if err != nil {
+			return kvstore.State{}, err
+		}
+		if err := fn(&st); err != nil {
+			return kvstore.State{}, err
+		}
+		st.UpdatedAt = c.Clock.Now().UTC()
+		if _, err := c.Store.UpdateState(ctx, id, st, rev); err == nil {
+			return st, nil
+		} else if !errors.Is(err, kvstore.ErrConflict) {
+			return kvstore.State{}, err
+		}
+		select {
+		case <-ctx.Done():
+			return kvstore.State{}, ctx.Err()
+		case <-time.After(retryDelay(attempt + 1)):
+		}
+	}
+	return kvstore.State{}, fmt.Errorf("fire: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)
+}
+
+// Pause stops the schedule's regular slots (triggers and backfills still
+// run) until Resume, or until until when it is not zero. Slots that come
+// due meanwhile are skipped and recorded as "paused" when it resumes.
+func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (kvstore.State, error) {
+	now := c.Clock.Now()
+	if !until.IsZero() && !until.After(now) {
+		return kvstore.State{}, fmt.Errorf("%w: until %s is not in the future", kvstore.ErrInvalid, until.Format(time.RFC3339))
+	}
+	return c.update(ctx, id, func(st *kvstore.State) error {
+		st.Paused = &kvstore.Pause{Note: note, At: now.UTC(), Until: until.UTC()}
+		if until.IsZero() {
+			st.Paused.Until = time.Time{}
+		}
+		return nil
+	})
+}
+
+// Resume ends a pause. The schedule fires again from its next slot after
+// now; the slots it missed while paused are recorded as skipped.
+func (c Control) Resume(ctx context.Context, id string) (kvstore.State, error) {
+	now := c.Clock.Now()
+	return c.update(ctx, id, func(st *kvstore.State) error {
+		if st.Paused == nil {
+			return fmt.Errorf("%w: %s is not paused", kvstore.ErrInvalid, id)
+		}
+		st.Paused, st.ResumedAt = nil, now.UTC()
+		return nil
+	})
+}
+
+// Skip skips the next n regular slots (recorded as skipped by an
+// operator).
+func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, error) {
+	if n < 1 || n > 1_000_000 {
+		return kvstore.State{}, fmt.Errorf("%w: skip count %d: must be 1 to 1000000", kvstore.ErrInvalid, n)
+	}
+	return c.update(ctx, id, func(st *kvstore.State) error {
+		st.SkipNext += n
+		return nil
+	})
+}
+
+// Trigger asks for an extra fire now, with its own slot id
+// ("<id>.trigger-<unix ms>") and Sched-Reason: trigger. It returns that
+// slot id.
+func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
+	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
+	_, err := c.update(ctx, id, func(st *kvstore.State) error {
+		if len(st.Triggers) >= 100 {
+			return fmt.Errorf("%w: %s already has 100 pending triggers", kvstore.ErrInvalid, id)
+		}
+		for _, t := range st.Triggers {
+			if !t.At.Before(at) {
+				at = t.At.Add(time.Millisecond) // distinct slot ids
+			}
+		}
+		st.Triggers = append(st.Triggers, kvstore.Trigger{At: at, Note: note})
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	return kvstore.ExtraSlotID(id, "trigger", at), nil
+}
+
+// Backfill replays the schedule's slots in [from, to] (each with its own
+// slot id "<id>.backfill-<unix ms>" and Sched-Reason: backfill) at most
+// rate per second. A second backfill replaces one in progress.
+func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, rate float64, note string) (kvstore.State, error) {
+	now := c.Clock.Now()
+	switch {
+	case !from.Before(to):
+		return kvstore.State{}, fmt.Errorf("%w: backfill from %s is not before to %s", kvstore.ErrInvalid, from.Format(time.RFC3339), to.Format(time.RFC3339))
+	case to.After(now):
+		return kvstore.State{}, fmt.Errorf("%w: backfill to %s is in the future; a backfill replays the past", kvstore.ErrInvalid, to.Format(time.RFC3339))
+	case rate <= 0 || rate > 10_000:
+		return kvstore.State{}, fmt.Errorf("%w: backfill rate %v: must be above 0 and at most 10000 per second", kvstore.ErrInvalid, rate)
+	}
+	return c.update(ctx, id, func(st *kvstore.State) error {
+		st.Backfill = &kvstore.Backfill{From: from.UTC(), To: to.UTC(), Rate: rate, Note: note}
+		return nil
+	})
+}
