@@ -58,6 +58,14 @@ func New(cfg Config) (*Engine, error) {
 // Instance is the engine's instance id.
 func (e *Engine) Instance() string { return e.cfg.Instance }
 
+// LeasesHeld is the number of shard leases this instance holds.
+func (e *Engine) LeasesHeld() int {
+	if e.leases == nil {
+		return 0
+	}
+	return e.leases.count()
+}
+
 // Ready is closed once the due index holds every spec and state that
 // existed at Start.
 func (e *Engine) Ready() <-chan struct{} { return e.ready }

@@ -1,0 +1,82 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/cli"
+	"github.com/jetsched/jetsched/internal/daemon"
+)
+
+// TestOperatorCLI drives the operator commands against a running daemon:
+// trigger, pause and resume, skip, history and status.
+func TestOperatorCLI(t *testing.T) {
+	ctx := context.Background()
+	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		code, out, errOut := run(args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+	must("schedule", "add", "--id", "ops", "--workflow", "wf", "--every", "1s", "--overlap", "allow", "--misfire", "fire_once")
+	waitUntil(t, 10*time.Second, func() bool {
+		code, _, _ := run("schedule", "trigger", "ops", "--note", "first")
+		return code == cli.ExitOK // refused until a scheduler planned it
+	})
+	must("schedule", "pause", "ops", "--note", "deploy", "--for", "1h")
+	out := must("status")
+	if !strings.Contains(out, "ops") || !strings.Contains(out, "yes: deploy") {
+		t.Fatalf("status does not show the pause:\n%s", out)
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal([]byte(must("status", "--json")), &rows); err != nil || len(rows) != 1 || rows[0]["owner"] == "" {
+		t.Fatalf("status --json: %v %v", rows, err)
+	}
+	must("schedule", "resume", "ops")
+	if code, _, errOut := run("schedule", "resume", "ops"); code != cli.ExitInvalid || !strings.Contains(errOut, "not paused") {
+		t.Fatalf("second resume: exit %d: %s", code, errOut)
+	}
+	must("schedule", "skip", "ops", "-n", "1")
+	waitUntil(t, 10*time.Second, func() bool {
+		h := must("schedule", "history", "ops", "--limit", "0")
+		return strings.Contains(h, "trigger-") && strings.Contains(h, "skip-next") && strings.Contains(h, "dispatched")
+	})
+	if code, _, errOut := run("schedule", "backfill", "ops", "--from", "2030-01-01T00:00:00Z", "--to", "2030-01-01T00:00:10Z"); code != cli.ExitInvalid || !strings.Contains(errOut, "future") {
+		t.Fatalf("backfill into the future: exit %d: %s", code, errOut)
+	}
+	from := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	code, _, errOut := run("schedule", "backfill", "ops", "--from", from.Format(time.RFC3339), "--to", from.Add(4*time.Second).Format(time.RFC3339), "--rate", "20", "--wait")
+	if code != cli.ExitOK || !strings.Contains(errOut, "done") {
+		t.Fatalf("backfill --wait: exit %d: %s", code, errOut)
+	}
+	if code, _, errOut := run("schedule", "pause", "nope"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
+		t.Fatalf("pause of an unknown schedule: exit %d: %s", code, errOut)
+	}
+}
+
+func waitUntil(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", timeout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
