@@ -159,9 +159,9 @@ const (
 // Tick is one slot's ledger entry: key "<id>.<unix ms>" in sched_ticks
 // (see SlotID). The bucket's TTL bounds how long ticks are kept.
 type Tick struct {
-	Schedule string     `json:"schedule"`
-	Workflow string     `json:"workflow,omitempty"`
-	Slot     time.Time  `json:"slot"`
+	Schedule string    `json:"schedule"`
+	Workflow string    `json:"workflow,omitempty"`
+	Slot     time.Time `json:"slot"`
 	// SlotID is set for extra slots (triggers, backfills).
 	SlotID string     `json:"slot_id,omitempty"`
 	Status TickStatus `json:"status"`
