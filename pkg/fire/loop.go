@@ -3,6 +3,7 @@ package fire
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -373,8 +374,39 @@ func (l *loop) markReady() {
 				}
 			}
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
+			l.reportRecovery()
 		}
 	}
+}
+
+// reportRecovery says what this instance found at start: schedules whose
+// slot is overdue (each then follows its misfire policy, recorded per
+// slot) and claims left unsettled by a previous owner (each is checked and,
+// if its fire is missing, taken over).
+func (l *loop) reportRecovery() {
+	now := l.e.cfg.Clock.Now()
+	var overdue, unsettled, invalid int
+	for _, en := range l.entries {
+		if en.invalid != nil {
+			invalid++
+		}
+		st := en.state
+		if st == nil {
+			continue
+		}
+		if !st.Ended && !st.Next.IsZero() && st.Next.Before(now) {
+			overdue++
+		}
+		if st.Claim != nil && st.Claim.Owner != l.e.cfg.Instance {
+			if st.Claim.Expires.After(now.Add(-l.e.dupWindow)) {
+				unsettled++
+			}
+		}
+	}
+	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
+	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Schedule: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
+		Reason: fmt.Sprintf("%d schedules: %d overdue (misfire policies apply), %d recent claims of other instances to check, %d invalid", len(l.entries), overdue, unsettled, invalid),
+		Count:  uint64(overdue)})
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now
