@@ -583,9 +583,14 @@ func streamLeader(js jetstream.JetStream, stream string) (string, error) {
 // Schedules.
 
 // faultSpec is every fault schedule: every second, fire_all, a 10 minute
-// catch-up window.
+// catch-up window. Its misfire threshold is 2s instead of the scheduler's
+// 1m, so that the outages the tests cause (a killed instance's lease and
+// claims expiring, a server restart, an election) make slots later than
+// the threshold: without fire_all they would be recorded missed, with it
+// every one must still fire (Sched-Reason: catchup).
 func faultSpec(workflow string) kvstore.Spec {
-	return kvstore.Spec{Workflow: workflow, Every: "1s", Misfire: kvstore.MisfireFireAll, CatchupWindow: "10m"}
+	return kvstore.Spec{Workflow: workflow, Every: "1s",
+		Misfire: kvstore.MisfireFireAll, CatchupWindow: "10m", MisfireThreshold: "2s"}
 }
 
 // scheduleIDs is prefix-0000 ... prefix-(n-1).
@@ -631,13 +636,16 @@ type fireLog struct {
 	cons jetstream.Consumer
 	next uint64 // next stream sequence to read
 
-	slots map[string]map[int64]int // schedule id -> slot unix ms -> messages
-	msgs  int
-	bad   []string // messages that are not well-formed fires
+	slots     map[string]map[int64]int // schedule id -> slot unix ms -> messages
+	msgs      int
+	reasons   map[string]int // Sched-Reason -> messages ("" for plain fires)
+	instances map[string]int // Sched-Instance -> messages
+	bad       []string       // messages that are not well-formed fires
 }
 
 func newFireLog(t *testing.T, js jetstream.JetStream) *fireLog {
-	return &fireLog{t: t, js: js, next: 1, slots: map[string]map[int64]int{}}
+	return &fireLog{t: t, js: js, next: 1, slots: map[string]map[int64]int{},
+		reasons: map[string]int{}, instances: map[string]int{}}
 }
 
 // sync reads every message stored up to now. On error the messages read so
@@ -704,6 +712,8 @@ func (f *fireLog) sync() error {
 
 func (f *fireLog) add(h nats.Header) {
 	f.msgs++
+	f.reasons[h.Get(fire.HeaderReason)]++
+	f.instances[h.Get(fire.HeaderInstance)]++
 	slotID := h.Get(fire.HeaderMsgID)
 	id := h.Get(fire.HeaderScheduleID)
 	sid, slot, err := kvstore.ParseSlotID(slotID)
@@ -827,7 +837,8 @@ func (f *fireLog) report(t *testing.T, name string, ids []string, tEnd, notBefor
 	line := fmt.Sprintf("FAULT %s: %s", name, s)
 	t.Log(line)
 	fmt.Println(line)
-	t.Logf("%s: %d fire messages read; cut-off T_end %s", name, f.msgs, tEnd.UTC().Format(time.RFC3339))
+	t.Logf("%s: %d fire messages read; by Sched-Reason %v; by Sched-Instance %v; cut-off T_end %s",
+		name, f.msgs, f.reasons, f.instances, tEnd.UTC().Format(time.RFC3339))
 	if s.Duplicates != 0 {
 		t.Errorf("%s: %d duplicate fires, e.g. %v", name, s.Duplicates, first(s.dupSlots, 10))
 	}
