@@ -83,7 +83,7 @@ Start here:
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
 	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand())
 	return root
 }
 

@@ -111,7 +111,9 @@ func (a *app) demoCommand() *cobra.Command {
 		Long: `Run the scheduler on an embedded nats-server, register sample schedules
 (one every 5 seconds, one cron every minute in America/New_York, a one-shot
 in 3 seconds), and run an in-process demo worker that logs every fire with
-its lateness. Stop with Ctrl-C.
+its lateness. It also plays an approval flow with escalation timers: order
+42 is never approved, so its 8-second escalation wakes up; order 43 is
+approved after 3 seconds, which cancels its timer. Stop with Ctrl-C.
 
 While it runs, look at what it wrote with the nats CLI:
   nats kv ls sched_specs
@@ -156,6 +158,11 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 		return err
 	}
 	defer w.Stop()
+	approvals, err := startApprovalDemo(ctx, d, log)
+	if err != nil {
+		return err
+	}
+	defer approvals.Stop()
 	log.Info("demo running: fires appear below; Ctrl-C stops", "nats_url", d.ClientURL(),
 		"try", "nats --server "+d.ClientURL()+" sub 'sched.fire.>'")
 	<-ctx.Done()

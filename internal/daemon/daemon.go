@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Config configures a Daemon.
@@ -50,6 +51,7 @@ type Daemon struct {
 	js     jetstream.JetStream
 	store  *kvstore.Store
 	engine *fire.Engine
+	timers *wakeup.Engine
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -114,6 +116,15 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.engine.Start(ctx); err != nil {
 		return err
 	}
+	if d.timers, err = wakeup.New(wakeup.Config{
+		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
+		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: fc.Workers,
+	}); err != nil {
+		return err
+	}
+	if err := d.timers.Start(ctx); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -135,9 +146,15 @@ func (d *Daemon) Store() *kvstore.Store { return d.store }
 // Engine is the daemon's fire engine.
 func (d *Daemon) Engine() *fire.Engine { return d.engine }
 
+// Timers is the daemon's wakeup engine.
+func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
+
 // Stop stops claiming, finishes in-flight publishes, closes the connection
 // and shuts the embedded server down. Safe to call more than once.
 func (d *Daemon) Stop() {
+	if d.timers != nil {
+		d.timers.Stop()
+	}
 	if d.engine != nil {
 		d.engine.Stop()
 	}

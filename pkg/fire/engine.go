@@ -58,6 +58,16 @@ func New(cfg Config) (*Engine, error) {
 // Instance is the engine's instance id.
 func (e *Engine) Instance() string { return e.cfg.Instance }
 
+// Owns reports whether this instance holds (and keeps renewing) the shard
+// lease of key: the wakeup engine dispatches only such timers.
+func (e *Engine) Owns(key string) bool {
+	return e.leases != nil && e.leases.owns(ShardOf(key, e.shards))
+}
+
+// LeaseChanges returns a channel that receives a value whenever this
+// instance's leases change. Call it after Start.
+func (e *Engine) LeaseChanges() <-chan struct{} { return e.leases.subscribe() }
+
 // LeasesHeld is the number of shard leases this instance holds.
 func (e *Engine) LeasesHeld() int {
 	if e.leases == nil {

@@ -51,7 +51,10 @@ type leases struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	event    func(kvstore.Event)
-	changed  chan struct{} // buffered 1: ownership changed
+	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
+
+	subMu sync.Mutex
+	subs  []chan struct{} // more listeners (the wakeup engine)
 
 	mu     sync.Mutex
 	held   map[int]heldLease
@@ -299,6 +302,24 @@ func (l *leases) notify() {
 	case l.changed <- struct{}{}:
 	default:
 	}
+	l.subMu.Lock()
+	defer l.subMu.Unlock()
+	for _, c := range l.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// subscribe returns a channel that receives (coalesced) a value whenever
+// the leases held change.
+func (l *leases) subscribe() <-chan struct{} {
+	c := make(chan struct{}, 1)
+	l.subMu.Lock()
+	l.subs = append(l.subs, c)
+	l.subMu.Unlock()
+	return c
 }
 
 func shardKey(n int) string { return "shard." + strconv.Itoa(n) }

@@ -154,6 +154,10 @@ const (
 	TickFailed     TickStatus = "failed"
 	TickSkipped    TickStatus = "skipped"
 	TickMissed     TickStatus = "missed"
+	// Wakeup statuses.
+	TickFired     TickStatus = "fired"
+	TickCancelled TickStatus = "cancelled"
+	TickExpired   TickStatus = "expired"
 )
 
 // Tick is one slot's ledger entry: key "<id>.<unix ms>" in sched_ticks
@@ -218,6 +222,8 @@ const (
 	EventLeaseGained EventKind = "lease_gained"
 	EventLeaseLost   EventKind = "lease_lost"
 	EventRecovered   EventKind = "recovered"
+	// Wakeup events use the timer's key in place of the schedule id.
+	EventWakeupExpired EventKind = "wakeup_expired"
 )
 
 // Event is the body of an observer event.

@@ -18,6 +18,7 @@ type Store struct {
 	ticks     jetstream.KeyValue
 	calendars jetstream.KeyValue
 	leases    jetstream.KeyValue
+	wakeups   jetstream.KeyValue
 }
 
 // Open binds to the buckets of layout, which Setup must have created.
@@ -33,6 +34,7 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 		{layout.TicksBucket, &s.ticks},
 		{layout.CalendarsBucket, &s.calendars},
 		{layout.LeasesBucket, &s.leases},
+		{layout.WakeupsBucket, &s.wakeups},
 	} {
 		kv, err := js.KeyValue(ctx, b.name)
 		if err != nil {

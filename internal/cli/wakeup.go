@@ -1,0 +1,188 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+func (a *app) wakeupCommand() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:     "wakeup",
+		Aliases: []string{"wakeups", "timer", "timers"},
+		Short:   "Register, cancel and list timers (delay wakeups of workflow runs)",
+		Long: `A timer wakes workflow run RUN at step STEP: one message on
+sched.wakeup.<workflow> when it is due. Registering the same run and step
+again replaces it. Forms of --when are in docs/timers.md.`,
+	}
+	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
+	cmd.AddCommand(a.wakeupAdd(), a.wakeupCancel(), a.wakeupList())
+	return cmd
+}
+
+func (a *app) wakeupClient(cmd *cobra.Command, fn func(wakeup.Client) error) error {
+	store, nc, err := a.store(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	return fn(wakeup.Client{Store: store})
+}
+
+func (a *app) wakeupAdd() *cobra.Command {
+	var r wakeup.Request
+	var at, payload string
+	var expire time.Duration
+	cmd := &cobra.Command{
+		Use:   "add --run RUN --step STEP --workflow WF (--when FORM | --at RFC3339) [--zone Z] [--calendar C] [--payload JSON|@FILE] [--condition TOKEN] [--expire-after D]",
+		Short: "Register (or replace) a timer",
+		Example: `  scheduler wakeup add --run order-42 --step escalate --workflow approvals --when "48 whours" --calendar us
+  scheduler wakeup add --run order-42 --step remind --workflow approvals --when "1 d 3 h" --condition awaiting_approval
+  scheduler wakeup add --run job-7 --step nightly --workflow etl --when 02:00 --zone Europe/Paris
+  scheduler wakeup add --run launch --step go --workflow notify --when "2026-12-31 23:59" --zone America/New_York`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if at != "" {
+				t, err := parseTimeFlag("at", at)
+				if err != nil {
+					return err
+				}
+				r.At = t
+			}
+			if payload != "" {
+				raw := []byte(payload)
+				if name, ok := strings.CutPrefix(payload, "@"); ok {
+					b, err := os.ReadFile(name)
+					if err != nil {
+						return usageError{fmt.Errorf("--payload %s: %w", payload, err)}
+					}
+					raw = b
+				}
+				if !json.Valid(raw) {
+					return invalidf("--payload: not valid JSON")
+				}
+				r.Payload = compactJSON(raw)
+			}
+			r.ExpireAfter = expire
+			return a.wakeupClient(cmd, func(c wakeup.Client) error {
+				e, err := c.Register(cmd.Context(), r)
+				if err != nil {
+					return wakeupFieldError(err)
+				}
+				if a.jsonOut {
+					return writeJSON(a.stdout, map[string]any{"key": e.Key, "revision": e.Revision, "timer": e.Timer})
+				}
+				fmt.Fprintf(a.stdout, "timer %s/%s due %s (%s) -> sched.wakeup.%s\n", r.Run, r.Step,
+					e.Timer.Due.Format(time.RFC3339), time.Until(e.Timer.Due).Round(time.Second), r.Workflow)
+				return nil
+			})
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&r.Run, "run", "", "run id (any characters)")
+	fl.StringVar(&r.Step, "step", "", "step id (any characters)")
+	fl.StringVar(&r.Workflow, "workflow", "", "workflow: wakeups go to sched.wakeup.<workflow>")
+	fl.StringVar(&r.When, "when", "", `due time: "90m", "1 d 3 h", "3600000" (ms), "02:00", "2026-12-31", "2026-12-31 23:59", RFC 3339, "48 whours", "3 wdays", "1 wmonth", "2 wyears"`)
+	fl.StringVar(&at, "at", "", "an absolute due time (RFC 3339): the form of a computed timer")
+	fl.StringVar(&r.Zone, "zone", "", "IANA zone of time-of-day and date forms (default UTC, or the calendar's)")
+	fl.StringVar(&r.Calendar, "calendar", "", "calendar for working-time forms (whours, wdays, wmonth, wyears)")
+	fl.StringVar(&payload, "payload", "", "message body: JSON, or @FILE")
+	fl.StringVar(&r.Condition, "condition", "", "token the worker checks before acting (e.g. the activity the run must still be in)")
+	fl.DurationVar(&expire, "expire-after", 0, "drop the timer if not delivered this long after it is due")
+	return cmd
+}
+
+// wakeupFieldError names the flag of a bad request field.
+func wakeupFieldError(err error) error {
+	var fe *kvstore.FieldError
+	if errors.As(err, &fe) {
+		return usageError{fmt.Errorf("--%s: %w", strings.ReplaceAll(fe.Field, "_", "-"), err)}
+	}
+	return err
+}
+
+func (a *app) wakeupCancel() *cobra.Command {
+	var run, step string
+	cmd := &cobra.Command{
+		Use:   "cancel --run RUN [--step STEP]",
+		Short: "Cancel a timer, or every timer of a run (it left the activity)",
+		Args:  noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if run == "" {
+				return invalidf("--run is required")
+			}
+			return a.wakeupClient(cmd, func(c wakeup.Client) error {
+				if step == "" {
+					n, err := c.CancelRun(cmd.Context(), run)
+					if err != nil {
+						return wakeupFieldError(err)
+					}
+					if a.jsonOut {
+						return writeJSON(a.stdout, map[string]any{"run": run, "cancelled": n})
+					}
+					fmt.Fprintf(a.stdout, "%d timer(s) of run %s cancelled\n", n, run)
+					return nil
+				}
+				out, err := c.Cancel(cmd.Context(), run, step)
+				if errors.Is(err, kvstore.ErrNotFound) {
+					return fmt.Errorf("no pending timer %s/%s", run, step)
+				}
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					return writeJSON(a.stdout, map[string]any{"run": run, "step": step, "outcome": out})
+				}
+				fmt.Fprintf(a.stdout, "timer %s/%s: %s\n", run, step, out)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&run, "run", "", "run id")
+	cmd.Flags().StringVar(&step, "step", "", "step id (default: every timer of the run)")
+	return cmd
+}
+
+func (a *app) wakeupList() *cobra.Command {
+	var f wakeup.Filter
+	cmd := &cobra.Command{
+		Use:     "ls [--run RUN] [--workflow WF]",
+		Aliases: []string{"list"},
+		Short:   "List pending timers",
+		Args:    noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.wakeupClient(cmd, func(c wakeup.Client) error {
+				timers, err := c.List(cmd.Context(), f)
+				if err != nil {
+					return err
+				}
+				if a.jsonOut {
+					out := make([]kvstore.Timer, 0, len(timers))
+					for _, e := range timers {
+						out = append(out, e.Timer)
+					}
+					return writeJSON(a.stdout, out)
+				}
+				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+				fmt.Fprintln(tw, "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION")
+				for _, e := range timers {
+					t := e.Timer
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
+	cmd.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
+	return cmd
+}

@@ -1,0 +1,134 @@
+package kvstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Timer is a pending wakeup: the value of key "<run>.<step>" (each part
+// escaped, see package wakeup) in sched_wakeups. Registering the same
+// (run, step) again replaces it. Times are UTC on the wire.
+type Timer struct {
+	Run      string `json:"run"`
+	Step     string `json:"step"`
+	Workflow string `json:"workflow"`
+	// Due is when the wakeup fires.
+	Due time.Time `json:"due"`
+	// When is the form it was registered with ("48 whours", "02:00"...),
+	// with the Zone and Calendar it was computed in.
+	When     string `json:"when,omitempty"`
+	Zone     string `json:"zone,omitempty"`
+	Calendar string `json:"calendar,omitempty"`
+	// Payload is the wakeup message body, unchanged.
+	Payload json.RawMessage `json:"payload,omitempty"`
+	// Condition is a token the worker checks before acting (for example
+	// the activity the run must still be in); a stale wakeup is dropped.
+	Condition string `json:"condition,omitempty"`
+	// ExpiresAt drops the timer (recorded as expired) if it has not been
+	// delivered by then.
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+	Created   time.Time `json:"created"`
+	// Rearms counts "not ready, retry at T" re-registrations.
+	Rearms int `json:"rearms,omitempty"`
+	// Claim is set while a scheduler fires it.
+	Claim *Claim `json:"claim,omitempty"`
+}
+
+// WakeupID names one firing of a timer: "wakeup.<key>.<due unix ms>". It
+// is the wakeup message's Nats-Msg-Id and its ledger key in sched_ticks.
+func WakeupID(key string, due time.Time) string {
+	return "wakeup." + key + "." + strconv.FormatInt(due.UnixMilli(), 10)
+}
+
+// DecodeTimer parses a sched_wakeups value.
+func DecodeTimer(data []byte) (Timer, error) {
+	var t Timer
+	if err := json.Unmarshal(data, &t); err != nil {
+		return Timer{}, fmt.Errorf("%w: timer record: %v", ErrInvalid, err)
+	}
+	return t, nil
+}
+
+// TimerEntry is a timer with its key and revision.
+type TimerEntry struct {
+	Key      string
+	Timer    Timer
+	Revision uint64
+}
+
+// PutTimer writes a timer under key, replacing any pending one.
+func (s *Store) PutTimer(ctx context.Context, key string, t Timer) (uint64, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode timer %s: %w", key, err)
+	}
+	rev, err := s.wakeups.Put(ctx, key, data)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: put timer %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// GetTimer reads a timer; ErrNotFound when none is pending.
+func (s *Store) GetTimer(ctx context.Context, key string) (TimerEntry, error) {
+	e, err := get(ctx, s.wakeups, key)
+	if err != nil {
+		return TimerEntry{}, fmt.Errorf("kvstore: get timer %s: %w", key, err)
+	}
+	t, err := DecodeTimer(e.Value())
+	return TimerEntry{Key: key, Timer: t, Revision: e.Revision()}, err
+}
+
+// UpdateTimer writes t if the timer is still at revision rev.
+func (s *Store) UpdateTimer(ctx context.Context, key string, t Timer, rev uint64) (uint64, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode timer %s: %w", key, err)
+	}
+	n, err := s.wakeups.Update(ctx, key, data, rev)
+	switch {
+	case err == nil:
+		return n, nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return 0, fmt.Errorf("kvstore: update timer %s at revision %d: %w", key, rev, ErrConflict)
+	}
+	return 0, fmt.Errorf("kvstore: update timer %s: %w", key, err)
+}
+
+// DeleteTimer removes a timer if it is still at revision rev.
+func (s *Store) DeleteTimer(ctx context.Context, key string, rev uint64) error {
+	err := s.wakeups.Delete(ctx, key, jetstream.LastRevision(rev))
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+		return fmt.Errorf("kvstore: delete timer %s at revision %d: %w", key, rev, ErrConflict)
+	}
+	return fmt.Errorf("kvstore: delete timer %s: %w", key, err)
+}
+
+// ListTimers returns the pending timers whose keys match filter (">" for
+// all, "<escaped run>.*" for one run).
+func (s *Store) ListTimers(ctx context.Context, filter string) ([]TimerEntry, error) {
+	var out []TimerEntry
+	err := readAll(ctx, s.wakeups, filter, func(e jetstream.KeyValueEntry) {
+		if t, err := DecodeTimer(e.Value()); err == nil {
+			out = append(out, TimerEntry{Key: e.Key(), Timer: t, Revision: e.Revision()})
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: list timers %s: %w", filter, err)
+	}
+	return out, nil
+}
+
+// WatchTimers watches every timer like WatchSpecs.
+func (s *Store) WatchTimers(ctx context.Context) (jetstream.KeyWatcher, error) {
+	return s.wakeups.WatchAll(ctx)
+}

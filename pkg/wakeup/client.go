@@ -1,0 +1,236 @@
+package wakeup
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Request registers a timer. Exactly one of When, At and Compute gives the
+// due time.
+type Request struct {
+	// Run and Step identify the timer: any characters.
+	Run, Step string
+	// Workflow is the subject token: sched.wakeup.<workflow>.
+	Workflow string
+	// When is a form such as "1h30m", "02:00", "2026-12-31 23:59" or
+	// "48 whours" (see ParseWhen), read in Zone and against Calendar.
+	When string
+	// At is an absolute due time (the wire form of a computed timer).
+	At time.Time
+	// Compute is evaluated once, now; the instant it returns is stored.
+	Compute Computed
+	// Zone is the IANA zone of time-of-day and date forms. Default UTC,
+	// or the calendar's zone.
+	Zone string
+	// Calendar names a calendar in sched_calendars, for working forms.
+	Calendar string
+	// Payload is the wakeup message body (any JSON).
+	Payload json.RawMessage
+	// Condition is a token the worker checks before acting.
+	Condition string
+	// ExpireAfter drops the timer, recorded as expired, if it has not been
+	// delivered this long after it was due. Zero: never.
+	ExpireAfter time.Duration
+}
+
+// Outcomes of Cancel.
+const (
+	OutcomeCancelled = "cancelled"
+	// OutcomeFired: the timer was already being fired; the cancel lost
+	// the race (harmless: the worker's condition check drops it).
+	OutcomeFired = "fired"
+)
+
+// Client registers, cancels and lists timers. The zero Clock is the system
+// clock.
+type Client struct {
+	Store *kvstore.Store
+	Clock clock.Clock
+}
+
+func field(name, value, reason string) error {
+	return &kvstore.FieldError{Field: name, Value: value, Reason: reason}
+}
+
+// Register validates r, computes its due time and stores the timer,
+// replacing one pending under the same (run, step). Errors are
+// *kvstore.FieldError naming the field; nothing is stored on error.
+func (c Client) Register(ctx context.Context, r Request) (kvstore.TimerEntry, error) {
+	return c.register(ctx, r, 0)
+}
+
+func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.TimerEntry, error) {
+	now := c.Clock.Now()
+	if err := ValidateID("run", r.Run); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	if err := ValidateID("step", r.Step); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	if len(r.Payload) > 0 && !json.Valid(r.Payload) {
+		return kvstore.TimerEntry{}, field("payload", "", "not valid JSON")
+	}
+	if r.ExpireAfter < 0 {
+		return kvstore.TimerEntry{}, field("expire_after", r.ExpireAfter.String(), "must not be negative")
+	}
+	set := 0
+	for _, b := range []bool{r.When != "", !r.At.IsZero(), r.Compute != nil} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return kvstore.TimerEntry{}, field("when", r.When, "give exactly one of when, at and a computed time")
+	}
+	var cal *calendar.Calendar
+	if r.Calendar != "" {
+		e, err := c.Store.GetCalendar(ctx, r.Calendar)
+		if errors.Is(err, kvstore.ErrNotFound) {
+			return kvstore.TimerEntry{}, field("calendar", r.Calendar, "no such calendar in sched_calendars")
+		}
+		if err != nil {
+			return kvstore.TimerEntry{}, err
+		}
+		cal = e.Calendar
+	}
+	zone := r.Zone
+	if zone == "" && cal != nil {
+		zone = cal.Location().String()
+	}
+	loc, err := cronx.LoadZone(zone)
+	if err != nil {
+		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "zone", Value: zone, Err: err}
+	}
+	var due time.Time
+	switch {
+	case r.When != "":
+		f, err := ParseWhen(r.When)
+		if err != nil {
+			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when", Value: r.When, Err: err}
+		}
+		if due, err = f.Due(now, loc, cal); err != nil {
+			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when", Value: r.When, Err: err}
+		}
+	case r.Compute != nil:
+		if due, err = r.Compute(now); err != nil {
+			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "at", Reason: "the computed time failed", Err: err}
+		}
+	default:
+		due = r.At
+	}
+	if due.IsZero() {
+		return kvstore.TimerEntry{}, field("at", "", "no due time")
+	}
+	t := kvstore.Timer{
+		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, Zone: zone, Calendar: r.Calendar,
+		Payload: r.Payload, Condition: r.Condition, Created: now.UTC(), Rearms: rearms,
+	}
+	if r.ExpireAfter > 0 {
+		t.ExpiresAt = due.Add(r.ExpireAfter).UTC()
+	}
+	key := Key(r.Run, r.Step)
+	rev, err := c.Store.PutTimer(ctx, key, t)
+	if err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	return kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}, nil
+}
+
+// Cancel removes the pending timer (run, step) by CAS: OutcomeCancelled,
+// or OutcomeFired when a scheduler already claimed it. Exactly one of the
+// two is recorded in the ledger. kvstore.ErrNotFound: no such timer.
+func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
+	key := Key(run, step)
+	for range 20 {
+		e, err := c.Store.GetTimer(ctx, key)
+		if err != nil {
+			return "", err
+		}
+		if e.Timer.Claim != nil {
+			return OutcomeFired, nil
+		}
+		err = c.Store.DeleteTimer(ctx, key, e.Revision)
+		if errors.Is(err, kvstore.ErrConflict) {
+			continue // re-read: a claim, a re-registration, or a delete
+		}
+		if err != nil {
+			return "", err
+		}
+		tick := kvstore.Tick{Schedule: "wakeup", SlotID: kvstore.WakeupID(key, e.Timer.Due), Workflow: e.Timer.Workflow,
+			Slot: e.Timer.Due, Status: kvstore.TickCancelled, At: c.Clock.Now().UTC()}
+		if err := c.Store.PutTick(ctx, tick); err != nil {
+			return OutcomeCancelled, fmt.Errorf("wakeup: cancelled, but the ledger write failed: %w", err)
+		}
+		return OutcomeCancelled, nil
+	}
+	return "", fmt.Errorf("wakeup: timer %s kept changing; cancel gave up", key)
+}
+
+// CancelRun cancels every pending timer of run (it left the activity) and
+// returns how many were cancelled.
+func (c Client) CancelRun(ctx context.Context, run string) (int, error) {
+	if err := ValidateID("run", run); err != nil {
+		return 0, err
+	}
+	timers, err := c.Store.ListTimers(ctx, RunFilter(run))
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, e := range timers {
+		out, err := c.Cancel(ctx, e.Timer.Run, e.Timer.Step)
+		if err != nil && !errors.Is(err, kvstore.ErrNotFound) {
+			return n, err
+		}
+		if out == OutcomeCancelled {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// Filter selects timers for List.
+type Filter struct {
+	Run      string
+	Workflow string
+}
+
+// List returns the pending timers of a run, of a workflow, or all.
+func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error) {
+	filter := ">"
+	if f.Run != "" {
+		filter = RunFilter(f.Run)
+	}
+	all, err := c.Store.ListTimers(ctx, filter)
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, e := range all {
+		if f.Workflow == "" || e.Timer.Workflow == f.Workflow {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// Rearm answers a wakeup with "not ready, retry at": it registers the
+// timer again for at, with the message's workflow, condition and payload
+// (the seed's re-enter PENDING).
+func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time) (kvstore.TimerEntry, error) {
+	if !at.After(c.Clock.Now()) {
+		return kvstore.TimerEntry{}, field("at", at.Format(time.RFC3339), "a re-armed timer must be due in the future")
+	}
+	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload, Condition: m.Condition}, m.Rearms+1)
+}

@@ -1,0 +1,310 @@
+package wakeup
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Owner tells which timers this instance may fire: the shard leases of the
+// fire engine (*fire.Engine implements it).
+type Owner interface {
+	Owns(key string) bool
+	LeaseChanges() <-chan struct{}
+}
+
+// Config configures an Engine.
+type Config struct {
+	// Store is required.
+	Store *kvstore.Store
+	// Owner decides which timers this instance fires. Required.
+	Owner Owner
+	// Instance names this scheduler in claims. Required.
+	Instance string
+	// Clock tells the time. Default: the system clock.
+	Clock clock.Clock
+	// Logger. Default: discard.
+	Logger *slog.Logger
+	// ClaimTTL is how long a claim is exclusive. Default 30s.
+	ClaimTTL time.Duration
+	// Workers bounds the timers fired concurrently. Default 32.
+	Workers int
+}
+
+// Engine fires due timers: it watches sched_wakeups, keeps a due index
+// with one timer for the earliest deadline, and claims, publishes, records
+// and removes each due timer.
+type Engine struct {
+	cfg Config
+	log *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	ready  chan struct{}
+}
+
+// New validates cfg.
+func New(cfg Config) (*Engine, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("wakeup: Config.Store is required")
+	case cfg.Owner == nil:
+		return nil, errors.New("wakeup: Config.Owner is required")
+	case cfg.Instance == "":
+		return nil, errors.New("wakeup: Config.Instance is required")
+	}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 30*time.Second)
+	cfg.Workers = cmp.Or(cfg.Workers, 32)
+	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{})}, nil
+}
+
+// Ready is closed once the due index holds every timer pending at Start.
+func (e *Engine) Ready() <-chan struct{} { return e.ready }
+
+// Start opens the watch and starts the loop; it returns once the loop
+// runs.
+func (e *Engine) Start(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel != nil {
+		return errors.New("wakeup: engine already started")
+	}
+	loopCtx, cancel := context.WithCancel(context.Background())
+	w, err := e.cfg.Store.WatchTimers(loopCtx)
+	if err != nil {
+		cancel()
+		return err
+	}
+	l := &tloop{e: e, watch: w, leases: e.cfg.Owner.LeaseChanges(), entries: map[string]*tentry{},
+		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
+	e.cancel, e.done = cancel, make(chan struct{})
+	go func() {
+		defer close(e.done)
+		l.run(loopCtx)
+	}()
+	return nil
+}
+
+// Stop stops claiming, lets in-flight firings finish, and waits. Safe to
+// call more than once, and before Start.
+func (e *Engine) Stop() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.cancel == nil {
+		return
+	}
+	e.cancel()
+	<-e.done
+	e.cancel = nil
+}
+
+// tentry is the loop's view of one timer: small, since a million may be
+// pending (the payload is read when it fires).
+type tentry struct {
+	rev     uint64
+	due     time.Time
+	expires time.Time
+	claim   *kvstore.Claim
+	settled string
+	busy    bool
+	fails   int
+}
+
+type tjob struct {
+	key     string
+	rev     uint64
+	settled string
+}
+
+type tresult struct {
+	key     string
+	settled string
+	retry   time.Time // zero: look again from the watch
+	err     error
+}
+
+type tloop struct {
+	e       *Engine
+	watch   jetstream.KeyWatcher
+	leases  <-chan struct{}
+	entries map[string]*tentry
+	parked  map[string]bool
+	index   fire.Index
+	jobs    chan tjob
+	results chan tresult
+	busy    int
+	loaded  bool
+}
+
+func (l *tloop) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	workCtx, cancelWork := context.WithCancel(context.Background())
+	defer cancelWork()
+	for range l.e.cfg.Workers {
+		wg.Go(func() {
+			for j := range l.jobs {
+				l.results <- l.e.process(workCtx, j)
+			}
+		})
+	}
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	updates := l.watch.Updates()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case kv, ok := <-updates:
+			if !ok {
+				updates = nil
+				continue
+			}
+			l.onTimer(kv)
+		case r := <-l.results:
+			l.onResult(r)
+		case <-l.leases:
+			l.unpark()
+		case <-timer.C:
+		}
+		l.dispatch()
+		timer.Stop()
+		if _, due, ok := l.index.Peek(); ok && l.loaded && l.busy < l.e.cfg.Workers {
+			timer.Reset(max(l.e.cfg.Clock.Until(due), 0))
+		}
+	}
+	_ = l.watch.Stop()
+	for l.busy > 0 {
+		l.onResult(<-l.results)
+	}
+	close(l.jobs)
+	wg.Wait()
+}
+
+func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.loaded = true
+		close(l.e.ready)
+		l.e.log.Info("wakeup index ready", "pending", len(l.entries))
+		return
+	}
+	key := kv.Key()
+	if op := kv.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
+		if en := l.entries[key]; en != nil && !en.busy {
+			delete(l.entries, key)
+			l.index.Remove(key)
+		} else if en != nil {
+			en.rev = kv.Revision() // gone; dropped when its worker reports
+		}
+		delete(l.parked, key)
+		return
+	}
+	t, err := kvstore.DecodeTimer(kv.Value())
+	if err != nil {
+		l.e.log.Warn("undecodable timer; ignored", "key", key, "err", err)
+		return
+	}
+	en := l.entries[key]
+	if en == nil {
+		en = &tentry{}
+		l.entries[key] = en
+	}
+	if kv.Revision() < en.rev {
+		return
+	}
+	en.rev, en.due, en.expires, en.claim = kv.Revision(), t.Due, t.ExpiresAt, t.Claim
+	if !en.busy {
+		l.schedule(key, en)
+	}
+}
+
+// schedule puts a timer in the index at the time it needs a look.
+func (l *tloop) schedule(key string, en *tentry) {
+	due := en.due
+	if c := en.claim; c != nil && c.Token != en.settled {
+		due = c.Expires // someone is firing it: look again when its claim expires
+	}
+	l.index.Set(key, due)
+}
+
+func (l *tloop) onResult(r tresult) {
+	l.busy--
+	en := l.entries[r.key]
+	if en == nil {
+		return
+	}
+	en.busy = false
+	if r.settled != "" {
+		en.settled = r.settled
+	}
+	if r.err != nil {
+		en.fails++
+		l.e.log.Warn("wakeup step failed; retrying", "key", r.key, "attempt", en.fails, "err", r.err)
+		l.index.Set(r.key, l.e.cfg.Clock.Now().Add(min(time.Duration(en.fails)*100*time.Millisecond, 5*time.Second)))
+		return
+	}
+	en.fails = 0
+	if !r.retry.IsZero() {
+		l.index.Set(r.key, r.retry)
+		return
+	}
+	// Fired or dropped: the watch's delete removes the entry; until then
+	// look again after the claim expires.
+	if en.claim != nil {
+		l.index.Set(r.key, en.claim.Expires)
+	}
+}
+
+func (l *tloop) dispatch() {
+	if !l.loaded {
+		return
+	}
+	now := l.e.cfg.Clock.Now()
+	for l.busy < l.e.cfg.Workers {
+		key, ok := l.index.PopDue(now)
+		if !ok {
+			return
+		}
+		en := l.entries[key]
+		if en == nil {
+			continue
+		}
+		if !l.e.cfg.Owner.Owns(key) {
+			l.parked[key] = true
+			continue
+		}
+		en.busy = true
+		l.busy++
+		l.jobs <- tjob{key: key, rev: en.rev, settled: en.settled}
+	}
+}
+
+func (l *tloop) unpark() {
+	for key := range l.parked {
+		if !l.e.cfg.Owner.Owns(key) {
+			continue
+		}
+		delete(l.parked, key)
+		if en := l.entries[key]; en != nil && !en.busy {
+			l.schedule(key, en)
+		}
+	}
+}
+
+func randomToken() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

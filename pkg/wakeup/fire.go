@@ -1,0 +1,165 @@
+package wakeup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// process looks at one timer: fires it when due, settles or takes over a
+// claim, drops it when expired. It reads the record fresh (the index keeps
+// no payloads) and acts by CAS on its revision.
+func (e *Engine) process(ctx context.Context, j tjob) tresult {
+	r := tresult{key: j.key, settled: j.settled}
+	ent, err := e.cfg.Store.GetTimer(ctx, j.key)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return r // cancelled or fired meanwhile
+	}
+	if err != nil {
+		r.err = err
+		return r
+	}
+	t, now := ent.Timer, e.cfg.Clock.Now()
+	id := kvstore.WakeupID(j.key, t.Due)
+	if c := t.Claim; c != nil && c.Token != j.settled {
+		// Another instance (or a previous life of this one) claimed it.
+		if _, err := e.cfg.Store.GetTick(ctx, id); err == nil {
+			r.err = e.remove(ctx, j.key, ent.Revision)
+			r.settled = c.Token
+			return r
+		}
+		if now.Before(c.Expires) {
+			r.retry = c.Expires
+			return r
+		}
+		return e.fire(ctx, ent, now, true)
+	}
+	if now.Before(t.Due) {
+		r.retry = t.Due
+		return r
+	}
+	if !t.ExpiresAt.IsZero() && now.After(t.ExpiresAt) {
+		r.err = e.expire(ctx, ent, now)
+		return r
+	}
+	return e.fire(ctx, ent, now, false)
+}
+
+// fire claims the timer by CAS, publishes the wakeup, records it and
+// removes the record. takeover re-publishes an expired claim's wakeup (the
+// stream's duplicate window drops it if it had landed).
+func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time, takeover bool) tresult {
+	r := tresult{key: ent.Key}
+	t := ent.Timer
+	c := &kvstore.Claim{Slot: t.Due, Token: randomToken(), Owner: e.cfg.Instance, At: now.UTC(), Expires: now.Add(e.cfg.ClaimTTL).UTC()}
+	t.Claim = c
+	rev, err := e.cfg.Store.UpdateTimer(ctx, ent.Key, t, ent.Revision)
+	if errors.Is(err, kvstore.ErrConflict) {
+		return r // cancelled, re-registered or claimed meanwhile: the watch brings news
+	}
+	if err != nil {
+		r.err = err
+		return r
+	}
+	id := kvstore.WakeupID(ent.Key, t.Due)
+	ack, err := e.publish(ctx, t, id, c, takeover)
+	if err != nil {
+		r.err = err
+		return r
+	}
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFired,
+		Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC()}
+	if takeover {
+		tick.Reason = "takeover"
+	}
+	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		r.err = err
+		return r
+	}
+	r.settled = c.Token
+	r.err = e.remove(ctx, ent.Key, rev)
+	return r
+}
+
+// remove deletes a fired timer at the claimed revision; a conflict means it
+// was registered again meanwhile, and the new timer stays.
+func (e *Engine) remove(ctx context.Context, key string, rev uint64) error {
+	err := e.cfg.Store.DeleteTimer(ctx, key, rev)
+	if errors.Is(err, kvstore.ErrConflict) || errors.Is(err, kvstore.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// expire drops a timer that was not delivered before its expiry.
+func (e *Engine) expire(ctx context.Context, ent kvstore.TimerEntry, now time.Time) error {
+	if err := e.cfg.Store.DeleteTimer(ctx, ent.Key, ent.Revision); err != nil {
+		if errors.Is(err, kvstore.ErrConflict) {
+			return nil
+		}
+		return err
+	}
+	t := ent.Timer
+	reason := fmt.Sprintf("expired: not delivered by %s (due %s)", t.ExpiresAt.Format(time.RFC3339), t.Due.Format(time.RFC3339))
+	e.log.Warn("timer expired undelivered", "key", ent.Key, "due", t.Due, "expires", t.ExpiresAt)
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: kvstore.WakeupID(ent.Key, t.Due), Workflow: t.Workflow, Slot: t.Due,
+		Status: kvstore.TickExpired, Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
+	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		e.log.Warn("record expired timer", "key", ent.Key, "err", err)
+	}
+	subj := e.cfg.Store.Layout().EventSubject(kvstore.EventWakeupExpired, ent.Key)
+	_ = e.cfg.Store.JetStream().Conn().Publish(subj, []byte(`{"kind":"wakeup_expired","schedule":"`+ent.Key+`","reason":"`+reason+`"}`))
+	return nil
+}
+
+// publish sends the wakeup message, retrying until shortly before the
+// claim expires.
+func (e *Engine) publish(ctx context.Context, t kvstore.Timer, id string, c *kvstore.Claim, takeover bool) (*jetstream.PubAck, error) {
+	l := e.cfg.Store.Layout()
+	msg := nats.NewMsg(l.WakeupSubject(t.Workflow))
+	msg.Data = t.Payload
+	loc, err := time.LoadLocation(t.Zone)
+	if err != nil || t.Zone == "" {
+		loc = time.UTC
+	}
+	msg.Header.Set(HeaderRun, t.Run)
+	msg.Header.Set(HeaderStep, t.Step)
+	msg.Header.Set(HeaderWorkflow, t.Workflow)
+	msg.Header.Set(HeaderDueAt, t.Due.In(loc).Format(time.RFC3339Nano))
+	msg.Header.Set(HeaderDispatchedAt, e.cfg.Clock.Now().UTC().Format(time.RFC3339Nano))
+	if t.Condition != "" {
+		msg.Header.Set(HeaderCondition, t.Condition)
+	}
+	if t.When != "" {
+		msg.Header.Set(HeaderWhen, t.When)
+	}
+	if t.Rearms > 0 {
+		msg.Header.Set(HeaderRearms, strconv.Itoa(t.Rearms))
+	}
+	if takeover {
+		msg.Header.Set(HeaderReason, "takeover")
+	}
+	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-e.cfg.ClaimTTL / 10)))
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	b := backoff.WithContext(backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(20*time.Millisecond), backoff.WithMaxInterval(time.Second), backoff.WithMaxElapsedTime(0)), pctx)
+	var ack *jetstream.PubAck
+	err = backoff.Retry(func() error {
+		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(l.WakeupsStream))
+		ack = a
+		return err
+	}, b)
+	if err != nil {
+		return nil, fmt.Errorf("wakeup: publish %s before its claim expires: %w", id, err)
+	}
+	return ack, nil
+}
