@@ -70,10 +70,10 @@ func (c Client) Register(ctx context.Context, r Request) (kvstore.TimerEntry, er
 func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.TimerEntry, error) {
 	now := c.Clock.Now()
 	if err := ValidateID("run", r.Run); err != nil {
-		return kvstore.TimerEntry{}, err
+		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "run", Err: err}
 	}
 	if err := ValidateID("step", r.Step); err != nil {
-		return kvstore.TimerEntry{}, err
+		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "step", Err: err}
 	}
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
 		return kvstore.TimerEntry{}, err
@@ -181,7 +181,7 @@ func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 // returns how many were cancelled.
 func (c Client) CancelRun(ctx context.Context, run string) (int, error) {
 	if err := ValidateID("run", run); err != nil {
-		return 0, err
+		return 0, &kvstore.FieldError{Field: "run", Err: err}
 	}
 	timers, err := c.Store.ListTimers(ctx, RunFilter(run))
 	if err != nil {

@@ -121,6 +121,7 @@ type tentry struct {
 	claim   *kvstore.Claim
 	settled string
 	busy    bool
+	gone    bool // deleted while a worker held it
 	fails   int
 }
 
@@ -206,7 +207,7 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 			delete(l.entries, key)
 			l.index.Remove(key)
 		} else if en != nil {
-			en.rev = kv.Revision() // gone; dropped when its worker reports
+			en.rev, en.gone = kv.Revision(), true // dropped when its worker reports
 		}
 		delete(l.parked, key)
 		return
@@ -224,7 +225,7 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 	if kv.Revision() < en.rev {
 		return
 	}
-	en.rev, en.due, en.expires, en.claim = kv.Revision(), t.Due, t.ExpiresAt, t.Claim
+	en.rev, en.due, en.expires, en.claim, en.gone = kv.Revision(), t.Due, t.ExpiresAt, t.Claim, false
 	if !en.busy {
 		l.schedule(key, en)
 	}
@@ -246,6 +247,11 @@ func (l *tloop) onResult(r tresult) {
 		return
 	}
 	en.busy = false
+	if en.gone {
+		delete(l.entries, r.key)
+		l.index.Remove(r.key)
+		return
+	}
 	if r.settled != "" {
 		en.settled = r.settled
 	}
@@ -260,11 +266,10 @@ func (l *tloop) onResult(r tresult) {
 		l.index.Set(r.key, r.retry)
 		return
 	}
-	// Fired or dropped: the watch's delete removes the entry; until then
-	// look again after the claim expires.
-	if en.claim != nil {
-		l.index.Set(r.key, en.claim.Expires)
-	}
+	// Fired or dropped: the watch's delete removes the entry. If the watch
+	// brought a newer record meanwhile (re-armed, re-registered), it is
+	// scheduled like any other.
+	l.schedule(r.key, en)
 }
 
 func (l *tloop) dispatch() {

@@ -29,7 +29,11 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 	}
 	t, now := ent.Timer, e.cfg.Clock.Now()
 	id := kvstore.WakeupID(j.key, t.Due)
-	if c := t.Claim; c != nil && c.Token != j.settled {
+	if c := t.Claim; c != nil && c.Token == j.settled {
+		r.err = e.remove(ctx, j.key, ent.Revision) // fired by us; the delete had failed
+		return r
+	}
+	if c := t.Claim; c != nil {
 		// Another instance (or a previous life of this one) claimed it.
 		if _, err := e.cfg.Store.GetTick(ctx, id); err == nil {
 			r.err = e.remove(ctx, j.key, ent.Revision)
