@@ -1,0 +1,79 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/cli"
+	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// TestWakeupCLIAndApprovalFlow registers timers with the CLI against a
+// running daemon: the unapproved order escalates, the approved one is
+// cancelled, and a stale wakeup is dropped by the worker's condition check.
+func TestWakeupCLIAndApprovalFlow(t *testing.T) {
+	ctx := context.Background()
+	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	run := func(args ...string) (int, string, string) {
+		var out, errOut bytes.Buffer
+		code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	state := map[string]string{"order 1": "awaiting", "order 2": "awaiting", "order 3": "approved"}
+	handled := make(chan [2]string, 8)
+	w, err := demoworker.NewWakeups(demoworker.WakeupConfig{JetStream: d.JetStream(),
+		Holds: func(run, cond string) bool { return state[run] == cond },
+		OnWakeup: func(m wakeup.Meta, acted bool) {
+			verdict := "dropped"
+			if acted {
+				verdict = "acted"
+			}
+			handled <- [2]string{m.Run, verdict}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+
+	for _, order := range []string{"order 1", "order 2", "order 3"} {
+		if code, _, errOut := run("wakeup", "add", "--run", order, "--step", "escalate", "--workflow", "approvals",
+			"--when", "2s", "--condition", "awaiting", "--payload", `{"action":"escalate"}`); code != cli.ExitOK {
+			t.Fatalf("add %s: %s", order, errOut)
+		}
+	}
+	code, out, _ := run("wakeup", "ls", "--workflow", "approvals")
+	if code != cli.ExitOK || strings.Count(out, "escalate") != 3 || !strings.Contains(out, "order 2") {
+		t.Fatalf("ls: exit %d\n%s", code, out)
+	}
+	// Order 2 is approved: its timer is cancelled.
+	if code, out, errOut := run("wakeup", "cancel", "--run", "order 2"); code != cli.ExitOK || !strings.Contains(out, "1 timer(s)") {
+		t.Fatalf("cancel: exit %d: %s %s", code, out, errOut)
+	}
+	got := map[string]string{}
+	for range 2 {
+		select {
+		case h := <-handled:
+			got[h[0]] = h[1]
+		case <-time.After(10 * time.Second):
+			t.Fatalf("wakeups handled so far: %v", got)
+		}
+	}
+	if got["order 1"] != "acted" || got["order 3"] != "dropped" || got["order 2"] != "" {
+		t.Fatalf("handled %v: want order 1 escalated, order 3 dropped as stale, order 2 cancelled", got)
+	}
+	if code, _, errOut := run("wakeup", "add", "--run", "x", "--step", "y", "--workflow", "wf", "--when", "25:00"); code != cli.ExitInvalid || !strings.Contains(errOut, "--when") {
+		t.Fatalf("bad --when: exit %d: %s", code, errOut)
+	}
+}
