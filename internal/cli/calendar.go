@@ -56,11 +56,11 @@ func (a *app) calendarPut() *cobra.Command {
 			if _, err := calendar.Parse(data); err != nil {
 				return usageError{fmt.Errorf("calendar %s: %w", name, err)}
 			}
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			e, err := store.PutCalendar(cmd.Context(), name, data)
 			if err != nil {
 				return err
@@ -99,11 +99,11 @@ func (a *app) withCalendar(cmd *cobra.Command, name string, fn func(*kvstore.Sto
 	if err := kvstore.ValidateCalendarName(name); err != nil {
 		return err
 	}
-	store, nc, err := a.store(cmd.Context())
+	store, done, err := a.open(cmd.Context())
 	if err != nil {
 		return err
 	}
-	defer nc.Close()
+	defer done()
 	e, err := store.GetCalendar(cmd.Context(), name)
 	if errors.Is(err, kvstore.ErrNotFound) {
 		return fmt.Errorf("no calendar %q", name)
@@ -121,11 +121,11 @@ func (a *app) calendarList() *cobra.Command {
 		Short:   "List calendars",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			cals, bad, err := store.ListCalendars(cmd.Context())
 			if err != nil {
 				return err
@@ -177,11 +177,11 @@ func (a *app) calendarRemove() *cobra.Command {
 			if err := kvstore.ValidateCalendarName(name); err != nil {
 				return err
 			}
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			if err := store.DeleteCalendar(cmd.Context(), name, force); err != nil {
 				if errors.Is(err, kvstore.ErrNotFound) {
 					return fmt.Errorf("no calendar %q", name)

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
@@ -31,8 +30,8 @@ func (a *app) scheduleCommand() *cobra.Command {
 	return cmd
 }
 
-// store connects to NATS and opens the buckets. The caller closes nc.
-func (a *app) store(ctx context.Context) (*kvstore.Store, *nats.Conn, error) {
+// open connects to NATS and opens the buckets; the caller calls done.
+func (a *app) open(ctx context.Context) (*kvstore.Store, func(), error) {
 	if err := a.conn.Validate(); err != nil {
 		return nil, nil, usageError{err}
 	}
@@ -52,7 +51,17 @@ func (a *app) store(ctx context.Context) (*kvstore.Store, *nats.Conn, error) {
 		nc.Close()
 		return nil, nil, err
 	}
-	return st, nc, nil
+	return st, nc.Close, nil
+}
+
+// withStore connects, opens the buckets, calls fn and disconnects.
+func (a *app) withStore(ctx context.Context, fn func(*kvstore.Store) error) error {
+	store, done, err := a.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return fn(store)
 }
 
 // withSchedule validates the id argument, connects, and calls fn.
@@ -60,12 +69,7 @@ func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Stor
 	if err := kvstore.ValidateID(id); err != nil {
 		return err
 	}
-	store, nc, err := a.store(ctx)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	return fn(store)
+	return a.withStore(ctx, fn)
 }
 
 type addFlags struct {
@@ -101,11 +105,11 @@ KV key is refused with exit status 2 and nothing is stored.`,
 			if err := spec.Validate(f.id); err != nil {
 				return err
 			}
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			rev, err := store.PutSpec(cmd.Context(), f.id, spec)
 			if err != nil {
 				return err

@@ -124,11 +124,11 @@ func (a *app) scheduleList() *cobra.Command {
 		Short:   "List schedules with their next fire and last status",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			specs, bad, err := store.ListSpecs(cmd.Context())
 			if err != nil {
 				return err

@@ -37,11 +37,11 @@ func (a *app) statusCommand() *cobra.Command {
 		Short: "Per schedule: next fire, last slot and status, misfires, pause, owning instance",
 		Args:  noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, nc, err := a.store(cmd.Context())
+			store, done, err := a.open(cmd.Context())
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
+			defer done()
 			rows, err := statusRows(cmd.Context(), store)
 			if err != nil {
 				return err

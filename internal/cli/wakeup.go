@@ -30,12 +30,7 @@ again replaces it. Forms of --when are in docs/timers.md.`,
 }
 
 func (a *app) wakeupClient(cmd *cobra.Command, fn func(wakeup.Client) error) error {
-	store, nc, err := a.store(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	return fn(wakeup.Client{Store: store})
+	return a.withStore(cmd.Context(), func(store *kvstore.Store) error { return fn(wakeup.Client{Store: store}) })
 }
 
 func (a *app) wakeupAdd() *cobra.Command {

@@ -48,11 +48,10 @@ type Worker struct {
 	cfg Config
 	log *slog.Logger
 
-	randMu sync.Mutex // handlers run concurrently with Stop, which holds mu
+	randMu sync.Mutex
 	rand   *rand.Rand
 
-	mu sync.Mutex
-	cc jetstream.ConsumeContext
+	consumer
 }
 
 // New validates cfg.
@@ -77,16 +76,11 @@ func New(cfg Config) (*Worker, error) {
 
 // Start creates or updates the durable consumer and starts consuming.
 func (w *Worker) Start(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cc != nil {
-		return errors.New("demoworker: already started")
-	}
 	filter := w.cfg.Layout.FireSubjects()
 	if w.cfg.Workflow != "" {
 		filter = w.cfg.Layout.FireSubject(w.cfg.Workflow)
 	}
-	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, w.cfg.Layout.FiresStream, jetstream.ConsumerConfig{
+	err := w.start(ctx, w.cfg.JetStream, w.cfg.Layout.FiresStream, jetstream.ConsumerConfig{
 		Durable:       w.cfg.Durable,
 		Description:   "jetsched demo worker",
 		FilterSubject: filter,
@@ -94,31 +88,12 @@ func (w *Worker) Start(ctx context.Context) error {
 		AckWait:       30 * time.Second,
 		MaxDeliver:    w.cfg.MaxDeliver,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
-	})
+	}, w.handle)
 	if err != nil {
-		return fmt.Errorf("demoworker: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Layout.FiresStream, err)
+		return err
 	}
-	cc, err := cons.Consume(w.handle, jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
-		w.log.Debug("consume", "err", err)
-	}))
-	if err != nil {
-		return fmt.Errorf("demoworker: consume: %w", err)
-	}
-	w.cc = cc
 	w.log.Info("worker consuming", "stream", w.cfg.Layout.FiresStream, "consumer", w.cfg.Durable, "filter", filter)
 	return nil
-}
-
-// Stop drains: in-flight handlers finish, then it returns.
-func (w *Worker) Stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cc == nil {
-		return
-	}
-	w.cc.Drain()
-	<-w.cc.Closed()
-	w.cc = nil
 }
 
 func (w *Worker) handle(msg jetstream.Msg) {

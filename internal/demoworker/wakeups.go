@@ -4,10 +4,8 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -40,9 +38,7 @@ type WakeupConfig struct {
 type WakeupWorker struct {
 	cfg WakeupConfig
 	log *slog.Logger
-
-	mu sync.Mutex
-	cc jetstream.ConsumeContext
+	consumer
 }
 
 // NewWakeups validates cfg.
@@ -61,33 +57,10 @@ func NewWakeups(cfg WakeupConfig) (*WakeupWorker, error) {
 
 // Start creates the durable consumer and starts consuming.
 func (w *WakeupWorker) Start(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, w.cfg.Layout.WakeupsStream, jetstream.ConsumerConfig{
+	return w.start(ctx, w.cfg.JetStream, w.cfg.Layout.WakeupsStream, jetstream.ConsumerConfig{
 		Durable: w.cfg.Durable, FilterSubject: w.cfg.Layout.WakeupSubjects(), AckPolicy: jetstream.AckExplicitPolicy,
 		AckWait: 30 * time.Second, MaxDeliver: 5, DeliverPolicy: jetstream.DeliverNewPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("demoworker: consumer %s on %s: %w", w.cfg.Durable, w.cfg.Layout.WakeupsStream, err)
-	}
-	cc, err := cons.Consume(w.handle)
-	if err != nil {
-		return fmt.Errorf("demoworker: consume wakeups: %w", err)
-	}
-	w.cc = cc
-	return nil
-}
-
-// Stop drains in-flight wakeups and returns.
-func (w *WakeupWorker) Stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cc == nil {
-		return
-	}
-	w.cc.Drain()
-	<-w.cc.Closed()
-	w.cc = nil
+	}, w.handle)
 }
 
 func (w *WakeupWorker) handle(msg jetstream.Msg) {
