@@ -12,4 +12,14 @@ if [ -n "$unformatted" ]; then
 fi
 go vet ./...
 # -p 2: the machines have two cores and every package starts its own servers.
-go test -race -count=1 -p 2 -timeout 12m ./...
+# The fault tests in integration/ write one summary line each (slots
+# expected, fired, duplicates, lost), printed after the run.
+export JETSCHED_FAULT_SUMMARY="$(mktemp)"
+trap 'rm -f "$JETSCHED_FAULT_SUMMARY"' EXIT
+status=0
+go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
+if [ -s "$JETSCHED_FAULT_SUMMARY" ]; then
+  echo "fault test summaries:"
+  sort "$JETSCHED_FAULT_SUMMARY"
+fi
+exit $status

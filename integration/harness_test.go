@@ -837,6 +837,14 @@ func (f *fireLog) report(t *testing.T, name string, ids []string, tEnd, notBefor
 	line := fmt.Sprintf("FAULT %s: %s", name, s)
 	t.Log(line)
 	fmt.Println(line)
+	// go test shows a passing package's output only with -v: test.sh
+	// collects the summaries here and prints them after the run.
+	if path := os.Getenv("JETSCHED_FAULT_SUMMARY"); path != "" {
+		if fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+			fmt.Fprintln(fh, line)
+			_ = fh.Close()
+		}
+	}
 	t.Logf("%s: %d fire messages read; by Sched-Reason %v; by Sched-Instance %v; cut-off T_end %s",
 		name, f.msgs, f.reasons, f.instances, tEnd.UTC().Format(time.RFC3339))
 	if s.Duplicates != 0 {
