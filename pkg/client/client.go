@@ -1,0 +1,300 @@
+// Package client is the Go client of jetsched: services declare their
+// schedules in code and register them at every start, on every instance;
+// operators pause, resume, trigger and backfill them; workflows set and
+// cancel timers. It talks to the JetStream buckets directly, with the same
+// validation and compare-and-swap as the scheduler CLI.
+package client
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// ErrNotFound is returned for a schedule or timer that does not exist.
+var ErrNotFound = kvstore.ErrNotFound
+
+// Client registers and operates schedules and timers.
+type Client struct {
+	store *kvstore.Store
+}
+
+// New binds to the buckets of a NATS system where `scheduler run` (or
+// kvstore.Setup) created them.
+func New(ctx context.Context, js jetstream.JetStream) (*Client, error) {
+	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		return nil, err
+	}
+	return &Client{store: store}, nil
+}
+
+// Recurrence says when a schedule fires: Cron, Every, At or BusinessDay.
+type Recurrence struct {
+	apply func(*kvstore.Spec)
+	text  string
+}
+
+// Cron fires on a cron expression (5 fields, 6 with seconds first, 7 with a
+// year, an @alias, L/W/#/H; docs/cron.md).
+func Cron(expr string) Recurrence {
+	return Recurrence{apply: func(s *kvstore.Spec) { s.Cron = expr }, text: "cron " + expr}
+}
+
+// Every fires every d, on multiples of d since the Unix epoch.
+func Every(d time.Duration) Recurrence {
+	v := d.String()
+	return Recurrence{apply: func(s *kvstore.Spec) { s.Every = v }, text: "every " + v}
+}
+
+// At fires once, at t.
+func At(t time.Time) Recurrence {
+	u := t.UTC()
+	return Recurrence{apply: func(s *kvstore.Spec) { s.At = &u }, text: "at " + u.Format(time.RFC3339Nano)}
+}
+
+// BusinessDay fires on the n-th business day of each month (-1: the last)
+// at clock ("HH:MM") of the calendar (WithCalendar).
+func BusinessDay(n int, clock string) Recurrence {
+	return Recurrence{apply: func(s *kvstore.Spec) { s.BusinessDay, s.Time = n, clock }, text: fmt.Sprintf("business_day %d %s", n, clock)}
+}
+
+// Option refines a schedule.
+type Option func(*options)
+
+type options struct {
+	key  string
+	spec func(*kvstore.Spec)
+}
+
+func specOption(f func(*kvstore.Spec)) Option {
+	return func(o *options) {
+		prev := o.spec
+		o.spec = func(s *kvstore.Spec) {
+			if prev != nil {
+				prev(s)
+			}
+			f(s)
+		}
+	}
+}
+
+// WithKey chooses the schedule's key (its id) instead of the default hash.
+func WithKey(key string) Option { return func(o *options) { o.key = key } }
+
+// InZone reads the recurrence in an IANA zone.
+func InZone(tz string) Option { return specOption(func(s *kvstore.Spec) { s.TZ = tz }) }
+
+// WithCalendar applies a calendar from sched_calendars, and how holidays
+// roll ("" = skip).
+func WithCalendar(name, holidayRoll string) Option {
+	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, holidayRoll })
+}
+
+// BusinessHoursOnly moves fires outside working hours to the next working
+// start.
+func BusinessHoursOnly() Option { return specOption(func(s *kvstore.Spec) { s.BusinessHoursOnly = true }) }
+
+// WithMisfire sets the misfire policy ("skip", "fire_once", "fire_all") and
+// catch-up window (0: default 24h).
+func WithMisfire(policy string, window time.Duration) Option {
+	return specOption(func(s *kvstore.Spec) {
+		s.Misfire = policy
+		if window > 0 {
+			s.CatchupWindow = window.String()
+		}
+	})
+}
+
+// WithOverlap sets the overlap policy ("allow", "skip", "buffer_one",
+// "buffer_all", "cancel_other") and completion timeout (0: default 1h).
+func WithOverlap(policy string, completionTimeout time.Duration) Option {
+	return specOption(func(s *kvstore.Spec) {
+		s.Overlap = policy
+		if completionTimeout > 0 {
+			s.CompletionTimeout = completionTimeout.String()
+		}
+	})
+}
+
+// WithDescription sets free text for operators.
+func WithDescription(text string) Option {
+	return specOption(func(s *kvstore.Spec) { s.Description = text })
+}
+
+// Schedule registers workflow to fire on recurrence with input (any value
+// that marshals to JSON; nil for none) and returns its key. The key
+// defaults to a hash of the workflow, the recurrence and the canonical JSON
+// of the input, so every instance of a service computes the same key
+// without configuration. Registering the same key again updates the
+// schedule in place and keeps its cadence unless the recurrence changed:
+// call it at every start, on every instance.
+func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Recurrence, opts ...Option) (string, error) {
+	if r.apply == nil {
+		return "", &kvstore.FieldError{Field: "cron", Reason: "no recurrence: use Cron, Every, At or BusinessDay"}
+	}
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	raw, err := canonicalJSON(input)
+	if err != nil {
+		return "", &kvstore.FieldError{Field: "input", Reason: "does not marshal to JSON", Err: err}
+	}
+	spec := kvstore.Spec{Workflow: workflow, Input: raw}
+	r.apply(&spec)
+	if o.spec != nil {
+		o.spec(&spec)
+	}
+	key := o.key
+	if key == "" {
+		key = DefaultKey(workflow, r, raw)
+	}
+	// Unchanged: do not write (no new revision for every start).
+	if cur, err := c.store.GetSpec(ctx, key); err == nil {
+		a, _ := cur.Spec.Encode()
+		b, _ := spec.Encode()
+		if bytes.Equal(a, b) {
+			return key, nil
+		}
+	}
+	if _, err := c.store.PutSpec(ctx, key, spec); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// DefaultKey is the key Schedule uses without WithKey: "<workflow>-<12 hex
+// digits of sha256(workflow, recurrence, canonical input)>".
+func DefaultKey(workflow string, r Recurrence, canonicalInput []byte) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", workflow, r.text)
+	h.Write(canonicalInput)
+	return workflow + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// canonicalJSON marshals v with object keys sorted and numbers kept
+// exactly, so equal inputs hash alike.
+func canonicalJSON(v any) (json.RawMessage, error) {
+	if v == nil {
+		return nil, nil
+	}
+	raw, ok := v.(json.RawMessage)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		raw = b
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return json.Marshal(tree) // maps marshal with sorted keys
+}
+
+// Unschedule removes the schedule for the whole fleet. ErrNotFound when
+// there is none.
+func (c *Client) Unschedule(ctx context.Context, key string) error {
+	return c.store.DeleteSpec(ctx, key)
+}
+
+// Info is a schedule as registered, with the scheduler's state (nil before
+// a scheduler planned it).
+type Info struct {
+	Key   string
+	Spec  kvstore.Spec
+	State *kvstore.State
+}
+
+// Get returns one schedule.
+func (c *Client) Get(ctx context.Context, key string) (Info, error) {
+	e, err := c.store.GetSpec(ctx, key)
+	if err != nil {
+		return Info{}, err
+	}
+	info := Info{Key: key, Spec: e.Spec}
+	if st, _, err := c.store.GetState(ctx, key); err == nil {
+		info.State = &st
+	} else if !errors.Is(err, kvstore.ErrNotFound) {
+		return info, err
+	}
+	return info, nil
+}
+
+// List returns every schedule.
+func (c *Client) List(ctx context.Context) ([]Info, error) {
+	specs, _, err := c.store.ListSpecs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Info, 0, len(specs))
+	for _, e := range specs {
+		info := Info{Key: e.ID, Spec: e.Spec}
+		if st, _, err := c.store.GetState(ctx, e.ID); err == nil {
+			info.State = &st
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+func (c *Client) control() fire.Control { return fire.Control{Store: c.store} }
+
+// Pause stops the schedule's regular fires until Resume (or until, if not
+// zero).
+func (c *Client) Pause(ctx context.Context, key, note string, until time.Time) error {
+	_, err := c.control().Pause(ctx, key, note, until)
+	return err
+}
+
+// Resume ends a pause.
+func (c *Client) Resume(ctx context.Context, key string) error {
+	_, err := c.control().Resume(ctx, key)
+	return err
+}
+
+// Trigger fires the schedule once now, as an extra slot; it returns the
+// slot id.
+func (c *Client) Trigger(ctx context.Context, key, note string) (string, error) {
+	return c.control().Trigger(ctx, key, note)
+}
+
+// Backfill replays the schedule's slots in [from, to] at most rate per
+// second.
+func (c *Client) Backfill(ctx context.Context, key string, from, to time.Time, rate float64) error {
+	_, err := c.control().Backfill(ctx, key, from, to, rate, "")
+	return err
+}
+
+// Wakeup sets a timer that wakes run at step: one message on
+// sched.wakeup.<workflow> when due. Registering the same run and step again
+// replaces it. r.Run, r.Step and r.Workflow are required; see
+// wakeup.Request for the forms of r.When.
+func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (time.Time, error) {
+	e, err := wakeup.Client{Store: c.store}.Register(ctx, r)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return e.Timer.Due, nil
+}
+
+// CancelWakeup cancels a timer: "cancelled", or "fired" when it was
+// already firing (a harmless race: the worker's condition check drops it).
+func (c *Client) CancelWakeup(ctx context.Context, run, step string) (string, error) {
+	return wakeup.Client{Store: c.store}.Cancel(ctx, run, step)
+}

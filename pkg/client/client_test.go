@@ -1,0 +1,74 @@
+package client_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/client"
+)
+
+func TestDefaultKeyIsCanonical(t *testing.T) {
+	a := client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"b":1,"a":[1,2]}`))
+	b := client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`))
+	if a != b {
+		t.Fatalf("key order changed the key: %s vs %s", a, b)
+	}
+	for _, other := range []string{
+		client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":2}`)),
+		client.DefaultKey("sync", client.Every(2*time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`)),
+		client.DefaultKey("other", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`)),
+	} {
+		if other == a {
+			t.Fatalf("different schedules share the key %s", a)
+		}
+	}
+}
+
+func mustCanon(t *testing.T, s string) []byte {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(v)
+	return b
+}
+
+// TestReRegisterKeepsCadence: registering again at every start keeps the
+// schedule's next slot; a new recurrence re-plans.
+func TestReRegisterKeepsCadence(t *testing.T) {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, err := c.Schedule(ctx, "daily", nil, client.Cron("0 3 * * *"), client.WithKey("daily"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := waitPlanned(c, key)
+	for range 3 { // three restarts
+		if _, err := c.Schedule(ctx, "daily", nil, client.Cron("0 3 * * *"), client.WithKey("daily"), client.WithDescription("v2")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(300 * time.Millisecond) // let the scheduler see the updates
+	info, _ := c.Get(ctx, key)
+	if !info.State.Next.Equal(first.State.Next) || info.Spec.Description != "v2" {
+		t.Fatalf("re-registering moved the cadence: %v -> %v", first.State.Next, info.State.Next)
+	}
+	if _, err := c.Schedule(ctx, "daily", nil, client.Cron("0 4 * * *"), client.WithKey("daily")); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		info, _ = c.Get(ctx, key)
+		if info.State != nil && info.State.Next.UTC().Hour() == 4 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("new recurrence not re-planned: next %v", info.State.Next)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

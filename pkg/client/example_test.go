@@ -1,0 +1,157 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// example runs an embedded server with jetsched's buckets and a scheduler
+// (fire and wakeup engines), and returns a client; stop tears it down.
+func example() (c *client.Client, js jetstream.JetStream, stop func()) {
+	ctx := context.Background()
+	dir, _ := os.MkdirTemp("", "jetsched-example")
+	srv, err := natsembed.Start(ctx, natsembed.Config{StoreDir: dir})
+	if err != nil {
+		panic(err)
+	}
+	nc, _ := nats.Connect(srv.ClientURL())
+	js, _ = jetstream.New(nc)
+	_ = kvstore.Setup(ctx, js, kvstore.SetupConfig{})
+	store, _ := kvstore.Open(ctx, js, kvstore.Layout{})
+	fe, _ := fire.New(fire.Config{Store: store, Instance: "example"})
+	_ = fe.Start(ctx)
+	we, _ := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "example"})
+	_ = we.Start(ctx)
+	c, _ = client.New(ctx, js)
+	return c, js, func() {
+		we.Stop()
+		fe.Stop()
+		nc.Close()
+		srv.Shutdown()
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// waitPlanned waits until a scheduler has planned the schedule.
+func waitPlanned(c *client.Client, key string) client.Info {
+	for {
+		info, err := c.Get(context.Background(), key)
+		if err == nil && info.State != nil {
+			return info
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Services declare their schedules in code and register them at every
+// start: the key is the same on every instance, and re-registering keeps
+// the cadence.
+func ExampleClient_Schedule() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	input := map[string]any{"olderThanDays": 30}
+	key, err := c.Schedule(ctx, "cleanup", input, client.Every(time.Hour))
+	again, _ := c.Schedule(ctx, "cleanup", map[string]any{"olderThanDays": 30}, client.Every(time.Hour))
+	fmt.Println(key, err, key == again)
+
+	named, _ := c.Schedule(ctx, "report", nil, client.Cron("0 9 * * MON-FRI"),
+		client.WithKey("weekday-report"), client.InZone("Europe/Paris"), client.WithMisfire("fire_once", 0))
+	fmt.Println(named)
+
+	_, err = c.Schedule(ctx, "report", nil, client.Cron("0 0 30 2 *"))
+	fmt.Println(err)
+	// Output:
+	// cleanup-e25ada0ec13e <nil> true
+	// weekday-report
+	// invalid cron "0 0 30 2 *": cronx: cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches
+}
+
+// Get and List show what is registered and when it fires next.
+func ExampleClient_List() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	_, _ = c.Schedule(ctx, "backup", nil, client.Cron("@daily"), client.WithKey("nightly-backup"))
+	info := waitPlanned(c, "nightly-backup")
+	fmt.Println(info.Key, info.Spec.Workflow, info.State.Next.Hour(), info.State.Next.Minute())
+	all, _ := c.List(ctx)
+	fmt.Println(len(all))
+	// Output:
+	// nightly-backup backup 0 0
+	// 1
+}
+
+// Unschedule removes a schedule for the whole fleet.
+func ExampleClient_Unschedule() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "cleanup", nil, client.Every(time.Hour))
+	fmt.Println(c.Unschedule(ctx, key))
+	_, err := c.Get(ctx, key)
+	fmt.Println(err != nil)
+	// Output:
+	// <nil>
+	// true
+}
+
+// Pause, Resume, Trigger and Backfill operate a running schedule.
+func ExampleClient_Trigger() {
+	c, js, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "report", nil, client.Cron("@monthly"), client.WithKey("monthly-report"))
+	waitPlanned(c, key)
+
+	fmt.Println(c.Pause(ctx, key, "quarter close", time.Time{}))
+	fmt.Println(c.Resume(ctx, key))
+	slot, _ := c.Trigger(ctx, key, "by hand")
+	from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	fmt.Println(c.Backfill(ctx, key, from, from.AddDate(0, 2, 0), 10))
+
+	cons, _ := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
+	seen := map[string]bool{}
+	for len(seen) < 3 {
+		msg, err := cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		seen[msg.Headers().Get("Nats-Msg-Id")] = true
+	}
+	fmt.Println(seen[slot], seen["monthly-report.backfill-1767225600000"], seen["monthly-report.backfill-1769904000000"])
+	// Output:
+	// <nil>
+	// <nil>
+	// <nil>
+	// true true true
+}
+
+// A workflow sets a timer, and cancels it when the run moves on.
+func ExampleClient_Wakeup() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	_, err := c.Wakeup(ctx, wakeup.Request{Run: "order-42", Step: "escalate", Workflow: "approvals",
+		When: "48h", Condition: "awaiting_approval", Payload: []byte(`{"order":42}`)})
+	fmt.Println(err)
+	fmt.Println(c.CancelWakeup(ctx, "order-42", "escalate"))
+	_, err = c.CancelWakeup(ctx, "order-42", "escalate")
+	fmt.Println(err != nil)
+	// Output:
+	// <nil>
+	// cancelled <nil>
+	// true
+}
