@@ -104,7 +104,9 @@ func WithCalendar(name, holidayRoll string) Option {
 
 // BusinessHoursOnly moves fires outside working hours to the next working
 // start.
-func BusinessHoursOnly() Option { return specOption(func(s *kvstore.Spec) { s.BusinessHoursOnly = true }) }
+func BusinessHoursOnly() Option {
+	return specOption(func(s *kvstore.Spec) { s.BusinessHoursOnly = true })
+}
 
 // WithMisfire sets the misfire policy ("skip", "fire_once", "fire_all") and
 // catch-up window (0: default 24h).
