@@ -222,6 +222,8 @@ const (
 	EventLeaseGained EventKind = "lease_gained"
 	EventLeaseLost   EventKind = "lease_lost"
 	EventRecovered   EventKind = "recovered"
+	// EventDeadLetter carries a copy of a fire or wakeup a worker gave up on.
+	EventDeadLetter EventKind = "dead_letter"
 	// Wakeup events use the timer's key in place of the schedule id.
 	EventWakeupExpired EventKind = "wakeup_expired"
 )
