@@ -1,13 +1,12 @@
 // Package demoworker is the example worker behind `scheduler demo` and
-// cmd/workerdemo: a durable pull consumer on the fire stream that logs each
-// fire with its lateness and acks it, or fails some on purpose to show
-// redelivery with backoff.
+// cmd/workerdemo, built on pkg/worker: it logs each fire with its lateness
+// (or fails some on purpose, to show redelivery with backoff and the dead
+// letter), and plays the approval side of wakeups.
 package demoworker
 
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/worker"
 )
 
 // Config configures a Worker.
@@ -28,12 +28,13 @@ type Config struct {
 	JetStream jetstream.JetStream
 	// Layout names the fire stream and subjects. Zero value: defaults.
 	Layout kvstore.Layout
-	// Durable is the consumer name. Default "workerdemo".
+	// Durable names the consumer ("<durable>-fire-<workflow>"). Default
+	// "workerdemo".
 	Durable string
-	// Workflow narrows the consumer to sched.fire.<Workflow>. Default: all.
+	// Workflow narrows the worker to one workflow. Default: all.
 	Workflow string
 	// FailRate is the fraction of deliveries (0 to 1) that fail on purpose
-	// and are redelivered with backoff. Default 0.
+	// and are redelivered with backoff (1s, 2s, 4s...). Default 0.
 	FailRate float64
 	// MaxDeliver bounds deliveries per fire. Default 5.
 	MaxDeliver int
@@ -45,13 +46,12 @@ type Config struct {
 
 // Worker consumes fires until Stop.
 type Worker struct {
+	*worker.Worker
 	cfg Config
 	log *slog.Logger
 
 	randMu sync.Mutex
 	rand   *rand.Rand
-
-	consumer
 }
 
 // New validates cfg.
@@ -62,92 +62,42 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.FailRate < 0 || cfg.FailRate > 1 {
 		return nil, fmt.Errorf("demoworker: fail rate %v: must be between 0 and 1", cfg.FailRate)
 	}
-	if cfg.Workflow != "" {
-		if err := kvstore.ValidateWorkflow(cfg.Workflow); err != nil {
-			return nil, fmt.Errorf("demoworker: %w", err)
-		}
-	}
-	cfg.Layout = cfg.Layout.WithDefaults()
-	cfg.Durable = cmp.Or(cfg.Durable, "workerdemo")
-	cfg.MaxDeliver = cmp.Or(cfg.MaxDeliver, 5)
+	wf := cmp.Or(cfg.Workflow, worker.AllWorkflows)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	return &Worker{cfg: cfg, log: cfg.Logger, rand: rand.New(rand.NewPCG(rand.Uint64(), 0))}, nil
+	w := &Worker{cfg: cfg, log: cfg.Logger, rand: rand.New(rand.NewPCG(rand.Uint64(), 0))}
+	inner, err := worker.New(worker.Config{
+		JetStream: cfg.JetStream, Layout: cfg.Layout, Name: cmp.Or(cfg.Durable, "workerdemo"), MaxDeliver: cfg.MaxDeliver,
+		BackOff: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, Logger: cfg.Logger,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("demoworker: %w", err)
+	}
+	if err := inner.Handle(wf, w.handle); err != nil {
+		return nil, fmt.Errorf("demoworker: %w", err)
+	}
+	w.Worker = inner
+	return w, nil
 }
 
-// Start creates or updates the durable consumer and starts consuming.
-func (w *Worker) Start(ctx context.Context) error {
-	filter := w.cfg.Layout.FireSubjects()
-	if w.cfg.Workflow != "" {
-		filter = w.cfg.Layout.FireSubject(w.cfg.Workflow)
-	}
-	err := w.start(ctx, w.cfg.JetStream, w.cfg.Layout.FiresStream, jetstream.ConsumerConfig{
-		Durable:       w.cfg.Durable,
-		Description:   "jetsched demo worker",
-		FilterSubject: filter,
-		AckPolicy:     jetstream.AckExplicitPolicy,
-		AckWait:       30 * time.Second,
-		MaxDeliver:    w.cfg.MaxDeliver,
-		DeliverPolicy: jetstream.DeliverNewPolicy,
-	}, w.handle)
-	if err != nil {
-		return err
-	}
-	w.log.Info("worker consuming", "stream", w.cfg.Layout.FiresStream, "consumer", w.cfg.Durable, "filter", filter)
-	return nil
-}
-
-func (w *Worker) handle(msg jetstream.Msg) {
-	received := time.Now()
-	meta, err := fire.ParseMeta(msg.Headers())
-	if err != nil {
-		w.log.Warn("not a fire message; terminating it", "subject", msg.Subject(), "err", err)
-		_ = msg.TermWithReason("not a jetsched fire")
-		return
-	}
-	md, _ := msg.Metadata()
-	delivered := uint64(1)
-	if md != nil {
-		delivered = md.NumDelivered
-	}
-	lateness := received.Sub(meta.ScheduledAt)
+func (w *Worker) handle(_ context.Context, f worker.Fire) error {
+	lateness := time.Since(f.ScheduledAt)
 	attrs := []any{
-		"schedule", meta.ScheduleID, "workflow", meta.Workflow,
-		"scheduled", meta.ScheduledAt.Format("15:04:05.000 MST"), "lateness", lateness.Round(100 * time.Microsecond),
-		"slot", meta.SlotID, "delivery", delivered, "input", string(msg.Data()),
+		"schedule", f.ScheduleID, "workflow", f.Workflow,
+		"scheduled", f.ScheduledAt.Format("15:04:05.000 MST"), "lateness", lateness.Round(100 * time.Microsecond),
+		"slot", f.SlotID, "delivery", f.Delivery, "input", string(f.Input),
 	}
-	if meta.Reason != "" {
-		attrs = append(attrs, "reason", meta.Reason)
+	if f.Reason != "" {
+		attrs = append(attrs, "reason", f.Reason)
 	}
 	if w.fail() {
-		if int(delivered) >= w.cfg.MaxDeliver {
-			w.log.Error("fire failed on its last delivery; giving up", attrs...)
-			_ = msg.TermWithReason("demo worker: simulated failure, out of deliveries")
-			w.done(meta, fire.OutcomeFailed, "simulated failure, out of deliveries")
-			return
-		}
-		delay := time.Duration(1<<min(delivered-1, 5)) * time.Second
-		w.log.Warn("fire failed (simulated); redelivery with backoff", append(attrs, "retry_in", delay)...)
-		_ = msg.NakWithDelay(delay)
-		return
-	}
-	if err := msg.Ack(); err != nil {
-		w.log.Warn("ack", "slot", meta.SlotID, "err", err)
-		return
+		w.log.Warn("fire failed (simulated)", attrs...)
+		return errors.New("simulated failure")
 	}
 	w.log.Info("fire", attrs...)
-	w.done(meta, fire.OutcomeCompleted, "")
 	if w.cfg.OnFire != nil {
-		w.cfg.OnFire(meta, lateness)
+		w.cfg.OnFire(f.Meta, lateness)
 	}
-}
-
-// done reports the outcome on sched.done.<schedule id>, for the ledger
-// and the overlap policies.
-func (w *Worker) done(meta fire.Meta, outcome, errText string) {
-	data, _ := json.Marshal(fire.DoneReport{SlotID: meta.SlotID, Outcome: outcome, Error: errText, Worker: w.cfg.Durable})
-	if err := w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(meta.ScheduleID), data); err != nil {
-		w.log.Warn("report completion", "slot", meta.SlotID, "err", err)
-	}
+	return nil
 }
 
 func (w *Worker) fail() bool {

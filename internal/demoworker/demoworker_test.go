@@ -79,7 +79,7 @@ func TestWorkerFailsAndRedelivers(t *testing.T) {
 	}
 	defer w.Stop()
 	publishFire(t, js, "s1", time.Now())
-	cons, err := js.Consumer(ctx, "SCHED_FIRES", "failing")
+	cons, err := js.Consumer(ctx, "SCHED_FIRES", "failing-fire-all")
 	if err != nil {
 		t.Fatal(err)
 	}

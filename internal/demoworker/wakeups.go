@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
+	"github.com/jetsched/jetsched/pkg/worker"
 )
 
 // WakeupConfig configures a WakeupWorker.
@@ -20,7 +21,7 @@ type WakeupConfig struct {
 	JetStream jetstream.JetStream
 	// Layout names the wakeup stream. Zero value: defaults.
 	Layout kvstore.Layout
-	// Durable is the consumer name. Default "workerdemo-wakeups".
+	// Durable names the consumer. Default "workerdemo".
 	Durable string
 	// Holds reports whether run is still in the activity a wakeup's
 	// condition names; a wakeup whose condition no longer holds is acked
@@ -36,9 +37,9 @@ type WakeupConfig struct {
 // WakeupWorker consumes wakeups: it checks each one's condition, acts (logs)
 // or drops it, and acks.
 type WakeupWorker struct {
+	*worker.Worker
 	cfg WakeupConfig
 	log *slog.Logger
-	consumer
 }
 
 // NewWakeups validates cfg.
@@ -46,44 +47,37 @@ func NewWakeups(cfg WakeupConfig) (*WakeupWorker, error) {
 	if cfg.JetStream == nil {
 		return nil, errors.New("demoworker: WakeupConfig.JetStream is required")
 	}
-	cfg.Layout = cfg.Layout.WithDefaults()
-	cfg.Durable = cmp.Or(cfg.Durable, "workerdemo-wakeups")
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if cfg.Holds == nil {
 		cfg.Holds = func(string, string) bool { return true }
 	}
-	return &WakeupWorker{cfg: cfg, log: cfg.Logger}, nil
-}
-
-// Start creates the durable consumer and starts consuming.
-func (w *WakeupWorker) Start(ctx context.Context) error {
-	return w.start(ctx, w.cfg.JetStream, w.cfg.Layout.WakeupsStream, jetstream.ConsumerConfig{
-		Durable: w.cfg.Durable, FilterSubject: w.cfg.Layout.WakeupSubjects(), AckPolicy: jetstream.AckExplicitPolicy,
-		AckWait: 30 * time.Second, MaxDeliver: 5, DeliverPolicy: jetstream.DeliverNewPolicy,
-	}, w.handle)
-}
-
-func (w *WakeupWorker) handle(msg jetstream.Msg) {
-	m, err := wakeup.ParseMeta(msg.Headers())
+	w := &WakeupWorker{cfg: cfg, log: cfg.Logger}
+	inner, err := worker.New(worker.Config{JetStream: cfg.JetStream, Layout: cfg.Layout, Name: cmp.Or(cfg.Durable, "workerdemo"), Logger: cfg.Logger})
 	if err != nil {
-		_ = msg.TermWithReason("not a jetsched wakeup")
-		return
+		return nil, err
 	}
-	lateness := time.Since(m.DueAt).Round(100 * time.Microsecond)
-	attrs := []any{"run", m.Run, "step", m.Step, "workflow", m.Workflow, "due", m.DueAt.Format("15:04:05.000 MST"),
-		"lateness", lateness, "when", m.When, "payload", string(msg.Data())}
+	if err := inner.HandleWakeup(worker.AllWorkflows, w.handle); err != nil {
+		return nil, err
+	}
+	w.Worker = inner
+	return w, nil
+}
+
+// handle checks the condition itself (instead of worker.Config's
+// ConditionHolds) so that the demo can log and count the dropped ones.
+func (w *WakeupWorker) handle(_ context.Context, wk worker.Wakeup) error {
+	lateness := time.Since(wk.DueAt).Round(100 * time.Microsecond)
+	attrs := []any{"run", wk.Run, "step", wk.Step, "workflow", wk.Workflow, "due", wk.DueAt.Format("15:04:05.000 MST"),
+		"lateness", lateness, "when", wk.When, "payload", string(wk.Payload)}
 	acted := true
-	if m.Condition != "" && !w.cfg.Holds(m.Run, m.Condition) {
+	if wk.Condition != "" && !w.cfg.Holds(wk.Run, wk.Condition) {
 		acted = false
-		w.log.Info("stale wakeup dropped: the run moved on", append(attrs, "condition", m.Condition)...)
+		w.log.Info("stale wakeup dropped: the run moved on", append(attrs, "condition", wk.Condition)...)
 	} else {
 		w.log.Info("wakeup", attrs...)
 	}
-	if err := msg.Ack(); err != nil {
-		w.log.Warn("ack wakeup", "id", m.ID, "err", err)
-		return
-	}
 	if w.cfg.OnWakeup != nil {
-		w.cfg.OnWakeup(m, acted)
+		w.cfg.OnWakeup(wk.Meta, acted)
 	}
+	return nil
 }

@@ -31,8 +31,9 @@ type Config struct {
 	JetStream jetstream.JetStream
 	// Name prefixes the durable consumers: "<name>-fire-<workflow>" and
 	// "<name>-wakeup-<workflow>". Instances of one service share a name
-	// (and so the work); different services use different names. Default
-	// "worker".
+	// (and so the work); different services use different names. A new
+	// consumer starts with the messages published from then on; an
+	// existing one resumes where it stopped. Default "worker".
 	Name string
 	// Layout names the streams and subjects. Zero value: defaults.
 	Layout kvstore.Layout
@@ -115,7 +116,7 @@ func New(cfg Config) (*Worker, error) {
 
 // Handle registers the fire handler of a workflow. Call before Start.
 func (w *Worker) Handle(workflow string, h Handler) error {
-	if err := kvstore.ValidateWorkflow(workflow); err != nil {
+	if err := validWorkflow(workflow); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -127,10 +128,14 @@ func (w *Worker) Handle(workflow string, h Handler) error {
 	return nil
 }
 
+// AllWorkflows, passed to Handle or HandleWakeup, handles every workflow
+// with one consumer ("<name>-fire-all").
+const AllWorkflows = ">"
+
 // HandleWakeup registers the wakeup handler of a workflow. Call before
 // Start.
 func (w *Worker) HandleWakeup(workflow string, h WakeupHandler) error {
-	if err := kvstore.ValidateWorkflow(workflow); err != nil {
+	if err := validWorkflow(workflow); err != nil {
 		return err
 	}
 	w.mu.Lock()
@@ -152,13 +157,13 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	l := w.cfg.Layout
 	for wf, h := range w.fires {
-		if err := w.consume(ctx, l.FiresStream, w.cfg.Name+"-fire-"+wf, l.FireSubject(wf), func(m jetstream.Msg) { w.onFire(m, h) }); err != nil {
+		if err := w.consume(ctx, l.FiresStream, w.cfg.Name+"-fire-"+durableToken(wf), l.FireSubject(wf), func(m jetstream.Msg) { w.onFire(m, h) }); err != nil {
 			w.stopLocked()
 			return err
 		}
 	}
 	for wf, h := range w.wakeups {
-		if err := w.consume(ctx, l.WakeupsStream, w.cfg.Name+"-wakeup-"+wf, l.WakeupSubject(wf), func(m jetstream.Msg) { w.onWakeup(m, h) }); err != nil {
+		if err := w.consume(ctx, l.WakeupsStream, w.cfg.Name+"-wakeup-"+durableToken(wf), l.WakeupSubject(wf), func(m jetstream.Msg) { w.onWakeup(m, h) }); err != nil {
 			w.stopLocked()
 			return err
 		}
@@ -171,7 +176,7 @@ func (w *Worker) consume(ctx context.Context, stream, durable, subject string, h
 	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable: durable, Description: "jetsched worker " + w.cfg.Name, FilterSubject: subject,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.cfg.AckWait, MaxDeliver: w.cfg.MaxDeliver,
-		DeliverPolicy: jetstream.DeliverAllPolicy,
+		DeliverPolicy: jetstream.DeliverNewPolicy,
 	})
 	if err != nil {
 		return fmt.Errorf("worker: consumer %s on %s: %w", durable, stream, err)
@@ -202,6 +207,20 @@ func (w *Worker) stopLocked() {
 	}
 	w.inflight.Wait()
 	w.running = nil
+}
+
+func validWorkflow(wf string) error {
+	if wf == AllWorkflows {
+		return nil
+	}
+	return kvstore.ValidateWorkflow(wf)
+}
+
+func durableToken(wf string) string {
+	if wf == AllWorkflows {
+		return "all"
+	}
+	return wf
 }
 
 func delivery(m jetstream.Msg) int {
