@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -52,6 +53,7 @@ type Daemon struct {
 	store  *kvstore.Store
 	engine *fire.Engine
 	timers *wakeup.Engine
+	api    *admin.Service
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -125,6 +127,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.timers.Start(ctx); err != nil {
 		return err
 	}
+	if d.api, err = admin.Start(d.nc, d.store, log, 0); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -152,6 +157,9 @@ func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
 // Stop stops claiming, finishes in-flight publishes, closes the connection
 // and shuts the embedded server down. Safe to call more than once.
 func (d *Daemon) Stop() {
+	if d.api != nil {
+		_ = d.api.Stop()
+	}
 	if d.timers != nil {
 		d.timers.Stop()
 	}
