@@ -25,6 +25,8 @@ type daemonFlags struct {
 	dupWindow time.Duration
 	leaseTTL  time.Duration
 	shards    int
+	metrics   string
+	deadMan   time.Duration
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
@@ -40,6 +42,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
+	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
+	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 }
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
@@ -64,6 +68,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		DataDir:  f.dataDir,
 		Conn:     a.conn,
 		Logger:   log,
+
+		MetricsListen:    f.metrics,
+		DeadManTolerance: f.deadMan,
 		Setup: kvstore.SetupConfig{
 			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},

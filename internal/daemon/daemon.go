@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -42,6 +43,12 @@ type Config struct {
 	Fire fire.Config
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
+	// MetricsListen serves /metrics, /healthz and /readyz there ("":
+	// off).
+	MetricsListen string
+	// DeadManTolerance is how late a schedule's slot may be before
+	// jetsched_schedule_overdue_seconds reports it. Default 1m.
+	DeadManTolerance time.Duration
 }
 
 // Daemon is a running scheduler.
@@ -54,6 +61,7 @@ type Daemon struct {
 	engine *fire.Engine
 	timers *wakeup.Engine
 	api    *admin.Service
+	http   *metrics.Server
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -112,6 +120,11 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	fc := cfg.Fire
 	fc.Store = d.store
 	fc.Logger = cmp.Or(fc.Logger, log)
+	var m *metrics.Metrics
+	if cfg.MetricsListen != "" {
+		m = metrics.New()
+		fc.Observer = m
+	}
 	if d.engine, err = fire.New(fc); err != nil {
 		return err
 	}
@@ -130,7 +143,40 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.api, err = admin.Start(d.nc, d.store, log, 0); err != nil {
 		return err
 	}
+	if m != nil {
+		m.Watch(metrics.Sources{Overdue: d.engine.Overdue, Tolerance: cmp.Or(cfg.DeadManTolerance, time.Minute), Pending: d.timers.Pending})
+		if d.http, err = m.Serve(cfg.MetricsListen, d.ready); err != nil {
+			return fmt.Errorf("metrics on %s: %w", cfg.MetricsListen, err)
+		}
+		log.Info("metrics and health", "url", "http://"+d.http.Addr()+"/metrics")
+	}
 	return nil
+}
+
+// ready is /readyz: connected to NATS and the due indexes complete.
+func (d *Daemon) ready() error {
+	if !d.nc.IsConnected() {
+		return errors.New("not connected to NATS")
+	}
+	select {
+	case <-d.engine.Ready():
+	default:
+		return errors.New("schedule index not complete")
+	}
+	select {
+	case <-d.timers.Ready():
+	default:
+		return errors.New("timer index not complete")
+	}
+	return nil
+}
+
+// MetricsAddr is the metrics server's address ("" when off).
+func (d *Daemon) MetricsAddr() string {
+	if d.http == nil {
+		return ""
+	}
+	return d.http.Addr()
 }
 
 // ClientURL is the URL workers and the nats CLI use to reach the NATS
@@ -157,6 +203,11 @@ func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
 // Stop stops claiming, finishes in-flight publishes, closes the connection
 // and shuts the embedded server down. Safe to call more than once.
 func (d *Daemon) Stop() {
+	if d.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = d.http.Shutdown(ctx)
+		cancel()
+	}
 	if d.api != nil {
 		_ = d.api.Stop()
 	}

@@ -39,6 +39,8 @@ type Config struct {
 	LeaseTTL time.Duration
 	// Workers bounds the schedules processed concurrently. Default 32.
 	Workers int
+	// Observer receives measurements. Default: none.
+	Observer Observer
 	// StepHook, when set, is called at each step of the fire protocol
 	// (StepBeforeClaim ... StepAfterLedger). Fault tests use it to crash a
 	// process at a chosen step; it must not block.
@@ -56,6 +58,9 @@ func (c Config) withDefaults() Config {
 	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, time.Minute)
 	c.Workers = cmp.Or(c.Workers, 32)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
+	if c.Observer == nil {
+		c.Observer = nopObserver{}
+	}
 	return c
 }
 

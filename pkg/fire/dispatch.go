@@ -161,6 +161,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if err != nil {
 		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
 	}
+	e.cfg.Observer.Fired(j.spec.Workflow, now.Sub(c.Slot), reason)
 	if c.Reason == ReasonMoved && reason == ReasonMoved {
 		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
 	}
@@ -180,6 +181,21 @@ func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jet
 	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
 	defer cancel()
 	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// reasonCategory reduces a not-fired reason to a metric label.
+func reasonCategory(r string) string {
+	switch {
+	case r == reasonPaused:
+		return "paused"
+	case r == reasonOperator:
+		return "operator"
+	case strings.HasPrefix(r, "overlap"):
+		return "overlap"
+	case strings.HasPrefix(r, "misfire"):
+		return "misfire"
+	}
+	return "other"
 }
 
 // tickReason is the ledger's reason for a published slot.
@@ -205,6 +221,7 @@ func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now 
 	}
 	if n := step.SkippedCount; n > 0 {
 		e.log.Info("occurrences skipped", "schedule", j.id, "count", n, "next", step.At)
+		e.cfg.Observer.NotFired(string(kvstore.TickSkipped), "calendar", n)
 	}
 }
 
@@ -270,6 +287,7 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 		status, kind = kvstore.TickSkipped, kvstore.EventSkipped
 	}
 	e.log.Info("slots not fired", "schedule", j.id, "count", d.Missed, "first", d.FirstMissed, "last", d.LastMissed, "reason", d.MissedReason)
+	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
 	n, written := d.FirstMissed, 0
 	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: n.UTC(), Status: status,

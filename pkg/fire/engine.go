@@ -34,6 +34,8 @@ type Engine struct {
 	shards int
 	wg     sync.WaitGroup // the lease keeper
 
+	queries chan overdueQuery
+
 	mu      sync.Mutex
 	started bool
 	cancel  context.CancelFunc
@@ -50,8 +52,9 @@ func New(cfg Config) (*Engine, error) {
 	return &Engine{
 		cfg:   cfg,
 		log:   cfg.Logger.With("component", "fire", "instance", cfg.Instance),
-		store: cfg.Store,
-		ready: make(chan struct{}),
+		store:   cfg.Store,
+		ready:   make(chan struct{}),
+		queries: make(chan overdueQuery),
 	}, nil
 }
 
@@ -67,6 +70,29 @@ func (e *Engine) Owns(key string) bool {
 // LeaseChanges returns a channel that receives a value whenever this
 // instance's leases change. Call it after Start.
 func (e *Engine) LeaseChanges() <-chan struct{} { return e.leases.subscribe() }
+
+type overdueQuery struct {
+	tolerance time.Duration
+	reply     chan []Overdue
+}
+
+// Overdue lists the schedules of this instance's shards whose next slot is
+// later than tolerance: the dead-man signal (a fire that should have
+// happened and did not). It asks the engine's loop; ctx bounds the wait.
+func (e *Engine) Overdue(ctx context.Context, tolerance time.Duration) ([]Overdue, error) {
+	q := overdueQuery{tolerance: tolerance, reply: make(chan []Overdue, 1)}
+	select {
+	case e.queries <- q:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case out := <-q.reply:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
 
 // LeasesHeld is the number of shard leases this instance holds.
 func (e *Engine) LeasesHeld() int {
@@ -98,6 +124,7 @@ func (e *Engine) Start(ctx context.Context) error {
 	}
 	e.shards = shards
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), e.cfg.Instance, shards, e.cfg.LeaseTTL, e.cfg.Clock, e.log, e.event)
+	e.leases.observe = e.cfg.Observer.Leases
 	loopCtx, cancel := context.WithCancel(context.Background())
 	specs, err := e.store.WatchSpecs(loopCtx)
 	if err != nil {

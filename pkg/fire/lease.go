@@ -51,6 +51,7 @@ type leases struct {
 	clock    clock.Clock
 	log      *slog.Logger
 	event    func(kvstore.Event)
+	observe  func(int)
 	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
 
 	subMu sync.Mutex
@@ -69,7 +70,7 @@ type heldLease struct {
 func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
 	return &leases{
 		kv: kv, js: js, prefix: "$KV." + kv.Bucket() + ".", instance: instance, shards: shards, ttl: ttl,
-		clock: c, log: log.With("component", "leases"), event: event,
+		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {},
 		changed: make(chan struct{}, 1), held: make(map[int]heldLease),
 	}
 }
@@ -298,6 +299,7 @@ func (l *leases) release() {
 }
 
 func (l *leases) notify() {
+	l.observe(l.count())
 	select {
 	case l.changed <- struct{}{}:
 	default:

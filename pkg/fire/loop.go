@@ -95,6 +95,8 @@ func (l *loop) run(ctx context.Context) {
 			l.onResult(r)
 		case d := <-l.dones:
 			l.onDone(d)
+		case q := <-l.e.queries:
+			q.reply <- l.overdue(q.tolerance)
 		case <-l.e.leases.changed:
 			l.unpark()
 		case <-l.timer.C:
@@ -407,6 +409,22 @@ func (l *loop) reportRecovery() {
 	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Schedule: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
 		Reason: fmt.Sprintf("%d schedules: %d overdue (misfire policies apply), %d recent claims of other instances to check, %d invalid", len(l.entries), overdue, unsettled, invalid),
 		Count:  uint64(overdue)})
+}
+
+// overdue lists owned schedules whose next slot is late beyond tolerance.
+func (l *loop) overdue(tolerance time.Duration) []Overdue {
+	now := l.e.cfg.Clock.Now()
+	var out []Overdue
+	for id, en := range l.entries {
+		st := en.state
+		if st == nil || en.sched == nil || st.Ended || st.Next.IsZero() || st.Paused != nil {
+			continue
+		}
+		if late := now.Sub(st.Next); late > tolerance && l.e.leases.owns(ShardOf(id, l.e.shards)) {
+			out = append(out, Overdue{ID: id, Workflow: en.spec.Workflow, Late: late})
+		}
+	}
+	return out
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now

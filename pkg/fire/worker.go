@@ -241,6 +241,9 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 
 func (w worker) update(ctx context.Context, id string, st kvstore.State, r *result) error {
 	rev, err := w.e.store.UpdateState(ctx, id, st, r.stateRev)
+	if st.Claim != nil && (r.state == nil || r.state.Claim == nil || r.state.Claim.Token != st.Claim.Token) {
+		w.e.cfg.Observer.Claimed(errors.Is(err, kvstore.ErrConflict))
+	}
 	if err != nil {
 		return err
 	}

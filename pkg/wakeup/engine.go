@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -50,6 +51,8 @@ type Engine struct {
 	cfg Config
 	log *slog.Logger
 
+	pending atomic.Int64 // timers in the index, for metrics
+
 	mu     sync.Mutex
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -71,6 +74,9 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Workers = cmp.Or(cfg.Workers, 32)
 	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{})}, nil
 }
+
+// Pending is the number of timers this instance knows to be pending.
+func (e *Engine) Pending() int { return int(e.pending.Load()) }
 
 // Ready is closed once the due index holds every timer pending at Start.
 func (e *Engine) Ready() <-chan struct{} { return e.ready }
@@ -181,6 +187,7 @@ func (l *tloop) run(ctx context.Context) {
 		case <-timer.C:
 		}
 		l.dispatch()
+		l.e.pending.Store(int64(len(l.entries)))
 		timer.Stop()
 		if _, due, ok := l.index.Peek(); ok && l.loaded && l.busy < l.e.cfg.Workers {
 			timer.Reset(max(l.e.cfg.Clock.Until(due), 0))

@@ -1,0 +1,66 @@
+package integration
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/cli"
+	"github.com/jetsched/jetsched/internal/daemon"
+)
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// TestMetricsAndHealth scrapes a running scheduler: fires, lateness,
+// claims, leases, pending timers, and the dead-man signal of a schedule
+// held back by its overlap policy.
+func TestMetricsAndHealth(t *testing.T) {
+	ctx := context.Background()
+	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir(),
+		MetricsListen: "127.0.0.1:0", DeadManTolerance: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Stop()
+	base := "http://" + d.MetricsAddr()
+	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
+		t.Fatalf("/healthz %d %s", code, body)
+	}
+	waitUntil(t, 10*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+
+	run := func(args ...string) {
+		var out, errOut bytes.Buffer
+		if code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut); code != cli.ExitOK {
+			t.Fatalf("%v: %s", args, errOut.String())
+		}
+	}
+	run("schedule", "add", "--id", "tick", "--workflow", "wf", "--every", "1s")
+	// No worker reports completion: after its first fire this one waits,
+	// and its next slot goes overdue.
+	run("schedule", "add", "--id", "held", "--workflow", "wf", "--every", "1s", "--overlap", "buffer_all")
+	run("wakeup", "add", "--run", "r", "--step", "s", "--workflow", "wf", "--when", "1h")
+
+	waitUntil(t, 15*time.Second, func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, `jetsched_fires_total{reason="",workflow="wf"}`) &&
+			strings.Contains(body, "jetsched_fire_lateness_seconds_bucket") &&
+			strings.Contains(body, `jetsched_claims_total{result="won"}`) &&
+			strings.Contains(body, "jetsched_leases_held 64") &&
+			strings.Contains(body, "jetsched_timers_pending 1") &&
+			strings.Contains(body, `jetsched_schedule_overdue_seconds{schedule="held",workflow="wf"}`) &&
+			!strings.Contains(body, `jetsched_schedule_overdue_seconds{schedule="tick"`)
+	})
+}
