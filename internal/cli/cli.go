@@ -43,6 +43,7 @@ type app struct {
 	logFormat      string
 	conn           natsconn.Options
 	jsonOut        bool
+	auditKeyFile   string
 }
 
 // Main runs the scheduler command line and returns the exit status.
@@ -83,7 +84,8 @@ Start here:
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
 	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand())
+	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand())
 	return root
 }
 

@@ -62,7 +62,12 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 			return daemon.Config{}, invalidf("--instance: %v", err)
 		}
 	}
+	key, err := a.auditKey()
+	if err != nil {
+		return daemon.Config{}, err
+	}
 	cfg := daemon.Config{
+		AuditKey: key,
 		Embedded: a.conn.URL == "",
 		Listen:   f.listen,
 		DataDir:  f.dataDir,

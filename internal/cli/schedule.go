@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -50,6 +51,14 @@ func (a *app) open(ctx context.Context) (*kvstore.Store, func(), error) {
 	if err != nil {
 		nc.Close()
 		return nil, nil, err
+	}
+	key, err := a.auditKey()
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	if key != nil {
+		st.SetAuditor(audit.New(js, key, cliActor()))
 	}
 	return st, nc.Close, nil
 }

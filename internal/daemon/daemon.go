@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -43,6 +44,9 @@ type Config struct {
 	Fire fire.Config
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
+	// AuditKey, when set, makes every mutation through the admin API append
+	// to the audit trail (SCHED_AUDIT), signed with it.
+	AuditKey []byte
 	// MetricsListen serves /metrics, /healthz and /readyz there ("":
 	// off).
 	MetricsListen string
@@ -114,6 +118,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := kvstore.Setup(ctx, d.js, cfg.Setup); err != nil {
 		return err
 	}
+	if err := audit.Setup(ctx, d.js, cfg.Setup.Replicas); err != nil {
+		return err
+	}
 	if d.store, err = kvstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
 		return err
 	}
@@ -139,6 +146,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if err := d.timers.Start(ctx); err != nil {
 		return err
+	}
+	if cfg.AuditKey != nil {
+		d.store.SetAuditor(audit.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance()))
 	}
 	if d.api, err = admin.Start(d.nc, d.store, log, 0); err != nil {
 		return err

@@ -58,6 +58,15 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 	return kvstore.State{}, fmt.Errorf("fire: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)
 }
 
+// audited returns an action's result after recording it in the audit
+// trail (when the store has an auditor).
+func (c Control) audited(ctx context.Context, action, id string, detail any, st kvstore.State, err error) (kvstore.State, error) {
+	if err != nil {
+		return st, err
+	}
+	return st, c.Store.Audit(ctx, action, id, detail)
+}
+
 // Pause stops the schedule's regular slots (triggers and backfills still
 // run) until Resume, or until until when it is not zero. Slots that come
 // due meanwhile are skipped and recorded as "paused" when it resumes.
@@ -66,26 +75,28 @@ func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (k
 	if !until.IsZero() && !until.After(now) {
 		return kvstore.State{}, fmt.Errorf("%w: until %s is not in the future", kvstore.ErrInvalid, until.Format(time.RFC3339))
 	}
-	return c.update(ctx, id, func(st *kvstore.State) error {
+	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		st.Paused = &kvstore.Pause{Note: note, At: now.UTC(), Until: until.UTC()}
 		if until.IsZero() {
 			st.Paused.Until = time.Time{}
 		}
 		return nil
 	})
+	return c.audited(ctx, "schedule.pause", id, st.Paused, st, err)
 }
 
 // Resume ends a pause. The schedule fires again from its next slot after
 // now; the slots it missed while paused are recorded as skipped.
 func (c Control) Resume(ctx context.Context, id string) (kvstore.State, error) {
 	now := c.Clock.Now()
-	return c.update(ctx, id, func(st *kvstore.State) error {
+	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		if st.Paused == nil {
 			return fmt.Errorf("%w: %s is not paused", kvstore.ErrInvalid, id)
 		}
 		st.Paused, st.ResumedAt = nil, now.UTC()
 		return nil
 	})
+	return c.audited(ctx, "schedule.resume", id, nil, st, err)
 }
 
 // Skip skips the next n regular slots (recorded as skipped by an
@@ -94,10 +105,11 @@ func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, err
 	if n < 1 || n > 1_000_000 {
 		return kvstore.State{}, fmt.Errorf("%w: skip count %d: must be 1 to 1000000", kvstore.ErrInvalid, n)
 	}
-	return c.update(ctx, id, func(st *kvstore.State) error {
+	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		st.SkipNext += n
 		return nil
 	})
+	return c.audited(ctx, "schedule.skip", id, map[string]int{"count": n}, st, err)
 }
 
 // Trigger asks for an extra fire now, with its own slot id
@@ -120,7 +132,8 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return kvstore.ExtraSlotID(id, "trigger", at), nil
+	slot := kvstore.ExtraSlotID(id, "trigger", at)
+	return slot, c.Store.Audit(ctx, "schedule.trigger", id, map[string]string{"slot_id": slot, "note": note})
 }
 
 // Backfill replays the schedule's slots in [from, to] (each with its own
@@ -136,8 +149,9 @@ func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, ra
 	case rate <= 0 || rate > 10_000:
 		return kvstore.State{}, fmt.Errorf("%w: backfill rate %v: must be above 0 and at most 10000 per second", kvstore.ErrInvalid, rate)
 	}
-	return c.update(ctx, id, func(st *kvstore.State) error {
+	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		st.Backfill = &kvstore.Backfill{From: from.UTC(), To: to.UTC(), Rate: rate, Note: note}
 		return nil
 	})
+	return c.audited(ctx, "schedule.backfill", id, st.Backfill, st, err)
 }

@@ -50,8 +50,8 @@ func New(cfg Config) (*Engine, error) {
 		return nil, err
 	}
 	return &Engine{
-		cfg:   cfg,
-		log:   cfg.Logger.With("component", "fire", "instance", cfg.Instance),
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
 		store:   cfg.Store,
 		ready:   make(chan struct{}),
 		queries: make(chan overdueQuery),

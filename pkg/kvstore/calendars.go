@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -44,7 +45,7 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: put calendar %q: %w", name, err)
 	}
-	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, nil
+	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, s.Audit(ctx, "calendar.put", name, json.RawMessage(canon))
 }
 
 // GetCalendar reads and parses a calendar; ErrNotFound when there is none.
@@ -96,7 +97,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 	if err := s.calendars.Delete(ctx, name); err != nil {
 		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
 	}
-	return nil
+	return s.Audit(ctx, "calendar.delete", name, map[string]bool{"force": force})
 }
 
 // CalendarUsers lists the ids of the specs that name calendar name.

@@ -9,8 +9,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// Auditor records mutations and operator actions (package audit).
+type Auditor interface {
+	Record(ctx context.Context, action, target string, detail any) error
+}
+
 // Store reads and writes jetsched's records. It is safe for concurrent use.
 type Store struct {
+	auditor Auditor
+
 	layout    Layout
 	js        jetstream.JetStream
 	specs     jetstream.KeyValue
@@ -46,6 +53,21 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 		*b.kv = kv
 	}
 	return s, nil
+}
+
+// SetAuditor makes every mutation through the store (and Audit) append to
+// an audit trail. Call before use.
+func (s *Store) SetAuditor(a Auditor) { s.auditor = a }
+
+// Audit records an operator action when an auditor is set.
+func (s *Store) Audit(ctx context.Context, action, target string, detail any) error {
+	if s.auditor == nil {
+		return nil
+	}
+	if err := s.auditor.Record(ctx, action, target, detail); err != nil {
+		return fmt.Errorf("kvstore: %s %s done, but the audit trail was not written: %w", action, target, err)
+	}
+	return nil
 }
 
 // Layout is the store's layout, with defaults filled in.
@@ -106,7 +128,7 @@ func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, erro
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
 	}
-	return rev, nil
+	return rev, s.Audit(ctx, "schedule.put", id, spec)
 }
 
 // DeleteSpec removes the spec of id and its state. Removing an unknown id
@@ -121,7 +143,7 @@ func (s *Store) DeleteSpec(ctx context.Context, id string) error {
 	if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
 	}
-	return nil
+	return s.Audit(ctx, "schedule.delete", id, nil)
 }
 
 // ListSpecs returns every spec. Records that do not decode are returned
