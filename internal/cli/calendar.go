@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -56,19 +56,18 @@ func (a *app) calendarPut() *cobra.Command {
 			if _, err := calendar.Parse(data); err != nil {
 				return usageError{fmt.Errorf("calendar %s: %w", name, err)}
 			}
-			store, done, err := a.open(cmd.Context())
-			if err != nil {
-				return err
+			cal, _ := calendar.Parse(data)
+			var out struct {
+				Revision    uint64 `json:"revision"`
+				Fingerprint string `json:"fingerprint"`
 			}
-			defer done()
-			e, err := store.PutCalendar(cmd.Context(), name, data)
-			if err != nil {
+			if err := a.call(cmd.Context(), "calendar.put", admin.CalendarRequest{Name: name, Calendar: data}, &out); err != nil {
 				return err
 			}
 			if a.jsonOut {
-				return writeJSON(a.stdout, map[string]any{"name": name, "revision": e.Revision, "fingerprint": e.Calendar.Fingerprint()})
+				return writeJSON(a.stdout, map[string]any{"name": name, "revision": out.Revision, "fingerprint": out.Fingerprint})
 			}
-			fmt.Fprintf(a.stdout, "calendar %s saved (revision %d, zone %s)\n", name, e.Revision, e.Calendar.Location())
+			fmt.Fprintf(a.stdout, "calendar %s saved (revision %d, zone %s)\n", name, out.Revision, cal.Location())
 			return nil
 		},
 	}
@@ -80,38 +79,16 @@ func (a *app) calendarGet() *cobra.Command {
 		Short: "Print a calendar's JSON",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withCalendar(cmd, args[0], func(_ *kvstore.Store, e kvstore.CalendarEntry) error {
-				data, err := e.Calendar.MarshalJSON()
-				if err != nil {
-					return err
-				}
-				var v any
-				if err := json.Unmarshal(data, &v); err != nil {
-					return err
-				}
-				return writeJSON(a.stdout, v)
-			})
+			if err := kvstore.ValidateCalendarName(args[0]); err != nil {
+				return err
+			}
+			var v any
+			if err := a.call(cmd.Context(), "calendar.get", admin.CalendarRequest{Name: args[0]}, &v); err != nil {
+				return notFound(err, fmt.Sprintf("calendar %q", args[0]))
+			}
+			return writeJSON(a.stdout, v)
 		},
 	}
-}
-
-func (a *app) withCalendar(cmd *cobra.Command, name string, fn func(*kvstore.Store, kvstore.CalendarEntry) error) error {
-	if err := kvstore.ValidateCalendarName(name); err != nil {
-		return err
-	}
-	store, done, err := a.open(cmd.Context())
-	if err != nil {
-		return err
-	}
-	defer done()
-	e, err := store.GetCalendar(cmd.Context(), name)
-	if errors.Is(err, kvstore.ErrNotFound) {
-		return fmt.Errorf("no calendar %q", name)
-	}
-	if err != nil {
-		return err
-	}
-	return fn(store, e)
 }
 
 func (a *app) calendarList() *cobra.Command {
@@ -121,33 +98,23 @@ func (a *app) calendarList() *cobra.Command {
 		Short:   "List calendars",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, done, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			cals, bad, err := store.ListCalendars(cmd.Context())
-			if err != nil {
-				return err
-			}
-			slices.SortFunc(cals, func(x, y kvstore.CalendarEntry) int { return strings.Compare(x.Name, y.Name) })
-			type row struct {
+			var rows []struct {
 				Name     string `json:"name"`
 				Zone     string `json:"zone,omitempty"`
 				Revision uint64 `json:"revision"`
 				Invalid  string `json:"invalid,omitempty"`
 			}
-			rows := make([]row, 0, len(cals))
-			for _, c := range cals {
-				r := row{Name: c.Name, Revision: c.Revision}
-				if c.Calendar != nil {
-					r.Zone = c.Calendar.Location().String()
-				}
-				if err := bad[c.Name]; err != nil {
-					r.Invalid = err.Error()
-				}
-				rows = append(rows, r)
+			if err := a.call(cmd.Context(), "calendar.list", nil, &rows); err != nil {
+				return err
 			}
+			slices.SortFunc(rows, func(x, y struct {
+				Name     string `json:"name"`
+				Zone     string `json:"zone,omitempty"`
+				Revision uint64 `json:"revision"`
+				Invalid  string `json:"invalid,omitempty"`
+			}) int {
+				return strings.Compare(x.Name, y.Name)
+			})
 			if a.jsonOut {
 				return writeJSON(a.stdout, rows)
 			}
@@ -177,16 +144,9 @@ func (a *app) calendarRemove() *cobra.Command {
 			if err := kvstore.ValidateCalendarName(name); err != nil {
 				return err
 			}
-			store, done, err := a.open(cmd.Context())
-			if err != nil {
-				return err
-			}
-			defer done()
-			if err := store.DeleteCalendar(cmd.Context(), name, force); err != nil {
-				if errors.Is(err, kvstore.ErrNotFound) {
-					return fmt.Errorf("no calendar %q", name)
-				}
-				if errors.Is(err, kvstore.ErrInUse) {
+			if err := a.call(cmd.Context(), "calendar.delete", admin.CalendarRequest{Name: name, Force: force}, nil); err != nil {
+				err = notFound(err, fmt.Sprintf("calendar %q", name))
+				if strings.Contains(err.Error(), "in use") {
 					return fmt.Errorf("%w (--force removes it anyway; those schedules then stop with an invalid event)", err)
 				}
 				return err
@@ -268,10 +228,12 @@ func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, 
 		}
 		return cal, nil
 	}
-	var cal *calendar.Calendar
-	err := a.withCalendar(cmd, ref, func(_ *kvstore.Store, e kvstore.CalendarEntry) error {
-		cal = e.Calendar
-		return nil
-	})
-	return cal, err
+	if err := kvstore.ValidateCalendarName(ref); err != nil {
+		return nil, err
+	}
+	var raw json.RawMessage
+	if err := a.call(cmd.Context(), "calendar.get", admin.CalendarRequest{Name: ref}, &raw); err != nil {
+		return nil, notFound(err, fmt.Sprintf("calendar %q", ref))
+	}
+	return calendar.Parse(raw)
 }

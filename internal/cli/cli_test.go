@@ -12,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -37,6 +38,12 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The CLI talks to the admin API, which every scheduler serves.
+	api, err := admin.Start(js.Conn(), store, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = api.Stop() })
 	return &env{t: t, url: srv.URL(), store: store}
 }
 

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -9,23 +10,26 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// control runs an operator action on schedule id.
-func (a *app) control(ctx context.Context, id string, fn func(fire.Control) (any, string, error)) error {
-	return a.withSchedule(ctx, id, func(store *kvstore.Store) error {
-		v, human, err := fn(fire.Control{Store: store})
-		if err != nil {
-			return err
-		}
-		if a.jsonOut {
-			return writeJSON(a.stdout, v)
-		}
-		fmt.Fprintln(a.stdout, human)
-		return nil
-	})
+// control runs an operator action on schedule id through the admin API and
+// prints human or JSON output.
+func (a *app) control(ctx context.Context, id, endpoint string, req any, human func(json.RawMessage) string) error {
+	if err := kvstore.ValidateID(id); err != nil {
+		return err
+	}
+	var out json.RawMessage
+	if err := a.call(ctx, endpoint, req, &out); err != nil {
+		return err
+	}
+	if a.jsonOut {
+		_, err := a.stdout.Write(append(out, '\n'))
+		return err
+	}
+	fmt.Fprintln(a.stdout, human(out))
+	return nil
 }
 
 func parseTimeFlag(name, v string) (time.Time, error) {
@@ -57,13 +61,12 @@ func (a *app) schedulePause() *cobra.Command {
 				}
 				u = time.Now().Add(forDur)
 			}
-			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
-				st, err := c.Pause(cmd.Context(), args[0], note, u)
+			return a.control(cmd.Context(), args[0], "schedule.pause", admin.PauseRequest{ID: args[0], Note: note, Until: u}, func(json.RawMessage) string {
 				msg := "schedule " + args[0] + " paused"
 				if !u.IsZero() {
 					msg += " until " + u.Format(time.RFC3339)
 				}
-				return map[string]any{"id": args[0], "paused": st.Paused}, msg, err
+				return msg
 			})
 		},
 	}
@@ -79,9 +82,8 @@ func (a *app) scheduleResume() *cobra.Command {
 		Short: "Resume a paused schedule from its next slot",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
-				_, err := c.Resume(cmd.Context(), args[0])
-				return map[string]any{"id": args[0], "resumed": true}, "schedule " + args[0] + " resumed", err
+			return a.control(cmd.Context(), args[0], "schedule.resume", admin.IDRequest{ID: args[0]}, func(json.RawMessage) string {
+				return "schedule " + args[0] + " resumed"
 			})
 		},
 	}
@@ -94,9 +96,10 @@ func (a *app) scheduleSkip() *cobra.Command {
 		Short: "Skip the next COUNT regular slots (default 1)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
-				st, err := c.Skip(cmd.Context(), args[0], n)
-				return map[string]any{"id": args[0], "skip_next": st.SkipNext}, fmt.Sprintf("schedule %s: the next %d slot(s) will be skipped", args[0], st.SkipNext), err
+			return a.control(cmd.Context(), args[0], "schedule.skip", admin.SkipRequest{ID: args[0], Count: n}, func(out json.RawMessage) string {
+				var st kvstore.State
+				_ = json.Unmarshal(out, &st)
+				return fmt.Sprintf("schedule %s: the next %d slot(s) will be skipped", args[0], st.SkipNext)
 			})
 		},
 	}
@@ -111,9 +114,12 @@ func (a *app) scheduleTrigger() *cobra.Command {
 		Short: "Fire once now, as an extra slot with its own id",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.control(cmd.Context(), args[0], func(c fire.Control) (any, string, error) {
-				slot, err := c.Trigger(cmd.Context(), args[0], note)
-				return map[string]any{"id": args[0], "slot_id": slot}, "schedule " + args[0] + " triggered: slot " + slot, err
+			return a.control(cmd.Context(), args[0], "schedule.trigger", admin.TriggerRequest{ID: args[0], Note: note}, func(out json.RawMessage) string {
+				var r struct {
+					SlotID string `json:"slot_id"`
+				}
+				_ = json.Unmarshal(out, &r)
+				return "schedule " + args[0] + " triggered: slot " + r.SlotID
 			})
 		},
 	}
@@ -141,20 +147,20 @@ func (a *app) scheduleBackfill() *cobra.Command {
 			if f.IsZero() || t.IsZero() {
 				return invalidf("--from and --to are required")
 			}
-			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
-				c := fire.Control{Store: store}
-				if _, err := c.Backfill(cmd.Context(), args[0], f, t, rate, note); err != nil {
-					return err
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			if err := a.call(cmd.Context(), "schedule.backfill", admin.BackfillRequest{ID: args[0], From: f, To: t, Rate: rate, Note: note}, nil); err != nil {
+				return err
+			}
+			if !wait {
+				if a.jsonOut {
+					return writeJSON(a.stdout, map[string]any{"id": args[0], "from": f, "to": t, "rate": rate})
 				}
-				if !wait {
-					if a.jsonOut {
-						return writeJSON(a.stdout, map[string]any{"id": args[0], "from": f, "to": t, "rate": rate})
-					}
-					fmt.Fprintf(a.stdout, "schedule %s: backfill of %s to %s started at %v/s\n", args[0], f.Format(time.RFC3339), t.Format(time.RFC3339), rate)
-					return nil
-				}
-				return a.followBackfill(cmd.Context(), store, args[0], f, t)
-			})
+				fmt.Fprintf(a.stdout, "schedule %s: backfill of %s to %s started at %v/s\n", args[0], f.Format(time.RFC3339), t.Format(time.RFC3339), rate)
+				return nil
+			}
+			return a.followBackfill(cmd.Context(), args[0], f, t)
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first time of the range (RFC 3339)")
@@ -166,15 +172,19 @@ func (a *app) scheduleBackfill() *cobra.Command {
 }
 
 // followBackfill prints a progress line until the backfill is done.
-func (a *app) followBackfill(ctx context.Context, store *kvstore.Store, id string, from, to time.Time) error {
+func (a *app) followBackfill(ctx context.Context, id string, from, to time.Time) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	total := to.Sub(from)
 	for {
-		st, _, err := store.GetState(ctx, id)
-		if err != nil {
+		var v scheduleView
+		if err := a.call(ctx, "schedule.get", admin.IDRequest{ID: id}, &v); err != nil {
 			return err
 		}
+		if v.State == nil {
+			return fmt.Errorf("schedule %s has no state", id)
+		}
+		st := *v.State
 		if st.Backfill == nil {
 			fmt.Fprintf(a.stderr, "\rbackfill of %s: done%s\n", id, strings.Repeat(" ", 30))
 			return nil
@@ -200,14 +210,14 @@ func (a *app) scheduleHistory() *cobra.Command {
 		Short: "List a schedule's ledger: each slot's status and why",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
-				ticks, err := store.History(cmd.Context(), args[0])
-				if err != nil {
-					return err
-				}
-				if limit > 0 && len(ticks) > limit {
-					ticks = ticks[len(ticks)-limit:]
-				}
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			var ticks []kvstore.Tick
+			if err := a.call(cmd.Context(), "schedule.history", admin.HistoryRequest{ID: args[0], Limit: limit}, &ticks); err != nil {
+				return err
+			}
+			{
 				if a.jsonOut {
 					return writeJSON(a.stdout, ticks)
 				}
@@ -225,7 +235,7 @@ func (a *app) scheduleHistory() *cobra.Command {
 					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", slot, t.Status, t.Owner, seq, strings.TrimSpace(t.Reason+" "+t.Outcome))
 				}
 				return tw.Flush()
-			})
+			}
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", 50, "show the last N slots (0: all)")

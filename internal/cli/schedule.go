@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,11 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/jetsched/jetsched/internal/natsconn"
-	"github.com/jetsched/jetsched/pkg/audit"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -29,56 +26,6 @@ func (a *app) scheduleCommand() *cobra.Command {
 	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
 		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory())
 	return cmd
-}
-
-// open connects to NATS and opens the buckets; the caller calls done.
-func (a *app) open(ctx context.Context) (*kvstore.Store, func(), error) {
-	if err := a.conn.Validate(); err != nil {
-		return nil, nil, usageError{err}
-	}
-	conn := a.conn
-	conn.Name = "jetsched cli"
-	nc, err := natsconn.Connect(conn)
-	if err != nil {
-		return nil, nil, err
-	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	st, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	key, err := a.auditKey()
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	if key != nil {
-		st.SetAuditor(audit.New(js, key, cliActor()))
-	}
-	return st, nc.Close, nil
-}
-
-// withStore connects, opens the buckets, calls fn and disconnects.
-func (a *app) withStore(ctx context.Context, fn func(*kvstore.Store) error) error {
-	store, done, err := a.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer done()
-	return fn(store)
-}
-
-// withSchedule validates the id argument, connects, and calls fn.
-func (a *app) withSchedule(ctx context.Context, id string, fn func(*kvstore.Store) error) error {
-	if err := kvstore.ValidateID(id); err != nil {
-		return err
-	}
-	return a.withStore(ctx, fn)
 }
 
 type addFlags struct {
@@ -114,20 +61,21 @@ KV key is refused with exit status 2 and nothing is stored.`,
 			if err := spec.Validate(f.id); err != nil {
 				return err
 			}
-			store, done, err := a.open(cmd.Context())
+			raw, err := spec.Encode()
 			if err != nil {
 				return err
 			}
-			defer done()
-			rev, err := store.PutSpec(cmd.Context(), f.id, spec)
-			if err != nil {
+			var out struct {
+				Revision uint64 `json:"revision"`
+			}
+			if err := a.call(cmd.Context(), "schedule.create", admin.PutRequest{ID: f.id, Spec: raw}, &out); err != nil {
 				return err
 			}
 			if a.jsonOut {
-				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": rev, "spec": spec})
+				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": out.Revision, "spec": spec})
 			}
-			fmt.Fprintf(a.stdout, "schedule %s saved (revision %d): %s -> %s\n", f.id, rev,
-				spec.RecurrenceString(), store.Layout().FireSubject(spec.Workflow))
+			fmt.Fprintf(a.stdout, "schedule %s saved (revision %d): %s -> %s\n", f.id, out.Revision,
+				spec.RecurrenceString(), kvstore.Layout{}.FireSubject(spec.Workflow))
 			return nil
 		},
 	}

@@ -1,57 +1,20 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // scheduleView is what get and ls show of one schedule.
-type scheduleView struct {
-	ID         string         `json:"id"`
-	Revision   uint64         `json:"revision"`
-	Spec       kvstore.Spec   `json:"spec"`
-	Invalid    string         `json:"invalid,omitempty"`
-	State      *kvstore.State `json:"state,omitempty"`
-	LastStatus string         `json:"last_status,omitempty"`
-	LastSlot   *time.Time     `json:"last_slot,omitempty"`
-}
-
-// view reads the state and the last slot's ledger entry of a spec.
-func view(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, specErr error) scheduleView {
-	v := scheduleView{ID: e.ID, Revision: e.Revision, Spec: e.Spec}
-	if specErr == nil {
-		specErr = e.Spec.Validate(e.ID)
-	}
-	if specErr != nil {
-		v.Invalid = specErr.Error()
-		return v
-	}
-	st, _, err := store.GetState(ctx, e.ID)
-	if err != nil {
-		return v
-	}
-	v.State = &st
-	if c := st.Claim; c != nil {
-		slot := c.Slot
-		v.LastSlot = &slot
-		v.LastStatus = string(kvstore.TickClaimed)
-		if t, err := store.GetTick(ctx, kvstore.SlotID(e.ID, c.Slot)); err == nil {
-			v.LastStatus = string(t.Status)
-		}
-	}
-	return v
-}
+type scheduleView = admin.ScheduleInfo
 
 func (a *app) scheduleGet() *cobra.Command {
 	return &cobra.Command{
@@ -59,21 +22,18 @@ func (a *app) scheduleGet() *cobra.Command {
 		Short: "Show a schedule: its spec, state and last slot",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
-				e, err := store.GetSpec(cmd.Context(), args[0])
-				if errors.Is(err, kvstore.ErrNotFound) {
-					return fmt.Errorf("no schedule %q", args[0])
-				}
-				if err != nil && !errors.Is(err, kvstore.ErrInvalid) {
-					return err
-				}
-				v := view(cmd.Context(), store, e, err)
-				if a.jsonOut {
-					return writeJSON(a.stdout, v)
-				}
-				printView(a.stdout, v)
-				return nil
-			})
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			var v scheduleView
+			if err := a.call(cmd.Context(), "schedule.get", admin.IDRequest{ID: args[0]}, &v); err != nil {
+				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, v)
+			}
+			printView(a.stdout, v)
+			return nil
 		},
 	}
 }
@@ -124,19 +84,9 @@ func (a *app) scheduleList() *cobra.Command {
 		Short:   "List schedules with their next fire and last status",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, done, err := a.open(cmd.Context())
-			if err != nil {
+			var views []scheduleView
+			if err := a.call(cmd.Context(), "schedule.list", nil, &views); err != nil {
 				return err
-			}
-			defer done()
-			specs, bad, err := store.ListSpecs(cmd.Context())
-			if err != nil {
-				return err
-			}
-			slices.SortFunc(specs, func(x, y kvstore.SpecEntry) int { return strings.Compare(x.ID, y.ID) })
-			views := make([]scheduleView, 0, len(specs))
-			for _, e := range specs {
-				views = append(views, view(cmd.Context(), store, e, bad[e.ID]))
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, views)
@@ -180,19 +130,17 @@ func (a *app) scheduleRemove() *cobra.Command {
 		Short:   "Remove a schedule for the whole fleet",
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.withSchedule(cmd.Context(), args[0], func(store *kvstore.Store) error {
-				if err := store.DeleteSpec(cmd.Context(), args[0]); err != nil {
-					if errors.Is(err, kvstore.ErrNotFound) {
-						return fmt.Errorf("no schedule %q", args[0])
-					}
-					return err
-				}
-				if a.jsonOut {
-					return writeJSON(a.stdout, map[string]any{"id": args[0], "removed": true})
-				}
-				fmt.Fprintf(a.stdout, "schedule %s removed\n", args[0])
-				return nil
-			})
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			if err := a.call(cmd.Context(), "schedule.delete", admin.IDRequest{ID: args[0]}, nil); err != nil {
+				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, map[string]any{"id": args[0], "removed": true})
+			}
+			fmt.Fprintf(a.stdout, "schedule %s removed\n", args[0])
+			return nil
 		},
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -11,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func (a *app) wakeupCommand() *cobra.Command {
@@ -29,12 +28,8 @@ again replaces it. Forms of --when are in docs/timers.md.`,
 	return cmd
 }
 
-func (a *app) wakeupClient(cmd *cobra.Command, fn func(wakeup.Client) error) error {
-	return a.withStore(cmd.Context(), func(store *kvstore.Store) error { return fn(wakeup.Client{Store: store}) })
-}
-
 func (a *app) wakeupAdd() *cobra.Command {
-	var r wakeup.Request
+	var r admin.WakeupRequest
 	var at, payload string
 	var expire time.Duration
 	cmd := &cobra.Command{
@@ -67,19 +62,23 @@ func (a *app) wakeupAdd() *cobra.Command {
 				}
 				r.Payload = compactJSON(raw)
 			}
-			r.ExpireAfter = expire
-			return a.wakeupClient(cmd, func(c wakeup.Client) error {
-				e, err := c.Register(cmd.Context(), r)
-				if err != nil {
-					return wakeupFieldError(err)
-				}
-				if a.jsonOut {
-					return writeJSON(a.stdout, map[string]any{"key": e.Key, "revision": e.Revision, "timer": e.Timer})
-				}
-				fmt.Fprintf(a.stdout, "timer %s/%s due %s (%s) -> sched.wakeup.%s\n", r.Run, r.Step,
-					e.Timer.Due.Format(time.RFC3339), time.Until(e.Timer.Due).Round(time.Second), r.Workflow)
-				return nil
-			})
+			if expire > 0 {
+				r.ExpireAfter = expire.String()
+			}
+			var out struct {
+				Key      string        `json:"key"`
+				Revision uint64        `json:"revision"`
+				Timer    kvstore.Timer `json:"timer"`
+			}
+			if err := a.call(cmd.Context(), "wakeup.add", r, &out); err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, out)
+			}
+			fmt.Fprintf(a.stdout, "timer %s/%s due %s (%s) -> sched.wakeup.%s\n", r.Run, r.Step,
+				out.Timer.Due.Format(time.RFC3339), time.Until(out.Timer.Due).Round(time.Second), r.Workflow)
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -96,15 +95,6 @@ func (a *app) wakeupAdd() *cobra.Command {
 	return cmd
 }
 
-// wakeupFieldError names the flag of a bad request field.
-func wakeupFieldError(err error) error {
-	var fe *kvstore.FieldError
-	if errors.As(err, &fe) {
-		return usageError{fmt.Errorf("--%s: %w", strings.ReplaceAll(fe.Field, "_", "-"), err)}
-	}
-	return err
-}
-
 func (a *app) wakeupCancel() *cobra.Command {
 	var run, step string
 	cmd := &cobra.Command{
@@ -115,31 +105,28 @@ func (a *app) wakeupCancel() *cobra.Command {
 			if run == "" {
 				return invalidf("--run is required")
 			}
-			return a.wakeupClient(cmd, func(c wakeup.Client) error {
-				if step == "" {
-					n, err := c.CancelRun(cmd.Context(), run)
-					if err != nil {
-						return wakeupFieldError(err)
-					}
-					if a.jsonOut {
-						return writeJSON(a.stdout, map[string]any{"run": run, "cancelled": n})
-					}
-					fmt.Fprintf(a.stdout, "%d timer(s) of run %s cancelled\n", n, run)
-					return nil
+			var out struct {
+				Cancelled int    `json:"cancelled"`
+				Outcome   string `json:"outcome"`
+			}
+			err := a.call(cmd.Context(), "wakeup.cancel", admin.WakeupCancelRequest{Run: run, Step: step}, &out)
+			if err != nil {
+				if step != "" {
+					return notFound(err, fmt.Sprintf("pending timer %s/%s", run, step))
 				}
-				out, err := c.Cancel(cmd.Context(), run, step)
-				if errors.Is(err, kvstore.ErrNotFound) {
-					return fmt.Errorf("no pending timer %s/%s", run, step)
-				}
-				if err != nil {
-					return err
-				}
-				if a.jsonOut {
-					return writeJSON(a.stdout, map[string]any{"run": run, "step": step, "outcome": out})
-				}
-				fmt.Fprintf(a.stdout, "timer %s/%s: %s\n", run, step, out)
-				return nil
-			})
+				return err
+			}
+			switch {
+			case a.jsonOut && step == "":
+				return writeJSON(a.stdout, map[string]any{"run": run, "cancelled": out.Cancelled})
+			case a.jsonOut:
+				return writeJSON(a.stdout, map[string]any{"run": run, "step": step, "outcome": out.Outcome})
+			case step == "":
+				fmt.Fprintf(a.stdout, "%d timer(s) of run %s cancelled\n", out.Cancelled, run)
+			default:
+				fmt.Fprintf(a.stdout, "timer %s/%s: %s\n", run, step, out.Outcome)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&run, "run", "", "run id")
@@ -148,33 +135,26 @@ func (a *app) wakeupCancel() *cobra.Command {
 }
 
 func (a *app) wakeupList() *cobra.Command {
-	var f wakeup.Filter
+	var f admin.WakeupListRequest
 	cmd := &cobra.Command{
 		Use:     "ls [--run RUN] [--workflow WF]",
 		Aliases: []string{"list"},
 		Short:   "List pending timers",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return a.wakeupClient(cmd, func(c wakeup.Client) error {
-				timers, err := c.List(cmd.Context(), f)
-				if err != nil {
-					return err
-				}
-				if a.jsonOut {
-					out := make([]kvstore.Timer, 0, len(timers))
-					for _, e := range timers {
-						out = append(out, e.Timer)
-					}
-					return writeJSON(a.stdout, out)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION")
-				for _, e := range timers {
-					t := e.Timer
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
-				}
-				return tw.Flush()
-			})
+			var timers []kvstore.Timer
+			if err := a.call(cmd.Context(), "wakeup.list", f, &timers); err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, timers)
+			}
+			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION")
+			for _, t := range timers {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
+			}
+			return tw.Flush()
 		},
 	}
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")

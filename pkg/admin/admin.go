@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -57,6 +58,7 @@ func Start(nc *nats.Conn, store *kvstore.Store, log *slog.Logger, timeout time.D
 		handler := micro.HandlerFunc(func(req micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
+			ctx = audit.WithActor(ctx, req.Headers().Get("Sched-Actor"))
 			out, err := fn(ctx, req.Data())
 			if err != nil {
 				e := toError(err)
@@ -73,6 +75,12 @@ func Start(nc *nats.Conn, store *kvstore.Store, log *slog.Logger, timeout time.D
 			_ = svc.Stop()
 			return nil, fmt.Errorf("admin: endpoint %s: %w", name, err)
 		}
+	}
+	// The endpoints' subscriptions reach the server before Start returns,
+	// so a request right after it finds a responder.
+	if err := nc.Flush(); err != nil {
+		_ = svc.Stop()
+		return nil, fmt.Errorf("admin: flush: %w", err)
 	}
 	return &Service{svc: svc}, nil
 }

@@ -96,15 +96,6 @@ type (
 	}
 )
 
-// ScheduleInfo is a schedule with its state.
-type ScheduleInfo struct {
-	ID       string         `json:"id"`
-	Revision uint64         `json:"revision"`
-	Spec     kvstore.Spec   `json:"spec"`
-	Invalid  string         `json:"invalid,omitempty"`
-	State    *kvstore.State `json:"state,omitempty"`
-}
-
 func (h handlers) table() map[string]endpoint {
 	return map[string]endpoint{
 		"schedule.create":   h.schedulePut,
@@ -118,7 +109,7 @@ func (h handlers) table() map[string]endpoint {
 		"schedule.skip":     h.scheduleSkip,
 		"schedule.backfill": h.scheduleBackfill,
 		"schedule.history":  h.scheduleHistory,
-		"status":            h.scheduleList,
+		"status":            h.status,
 		"calendar.put":      h.calendarPut,
 		"calendar.get":      h.calendarGet,
 		"calendar.list":     h.calendarList,
@@ -145,20 +136,6 @@ func (h handlers) schedulePut(ctx context.Context, body []byte) (any, error) {
 	return map[string]any{"id": r.ID, "revision": rev}, nil
 }
 
-func (h handlers) info(ctx context.Context, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
-	info := ScheduleInfo{ID: e.ID, Revision: e.Revision, Spec: e.Spec}
-	if decodeErr == nil {
-		decodeErr = e.Spec.Validate(e.ID)
-	}
-	if decodeErr != nil {
-		info.Invalid = decodeErr.Error()
-	}
-	if st, _, err := h.store.GetState(ctx, e.ID); err == nil {
-		info.State = &st
-	}
-	return info
-}
-
 func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 	r, err := decode[IDRequest](body)
 	if err != nil {
@@ -168,7 +145,7 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 	if err != nil && e.ID == "" {
 		return nil, err
 	}
-	return h.info(ctx, e, err), nil
+	return Info(ctx, h.store, e, err), nil
 }
 
 func (h handlers) scheduleList(ctx context.Context, _ []byte) (any, error) {
@@ -179,9 +156,13 @@ func (h handlers) scheduleList(ctx context.Context, _ []byte) (any, error) {
 	sort.Slice(specs, func(i, j int) bool { return specs[i].ID < specs[j].ID })
 	out := make([]ScheduleInfo, 0, len(specs))
 	for _, e := range specs {
-		out = append(out, h.info(ctx, e, bad[e.ID]))
+		out = append(out, Info(ctx, h.store, e, bad[e.ID]))
 	}
 	return out, nil
+}
+
+func (h handlers) status(ctx context.Context, _ []byte) (any, error) {
+	return Status(ctx, h.store)
 }
 
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {

@@ -106,8 +106,24 @@ func New(js jetstream.JetStream, key []byte, actor string) *Log {
 	return &Log{js: js, key: key, actor: actor}
 }
 
+type actorKey struct{}
+
+// WithActor tells Record who asked for the action (for example the
+// operator an admin API request names); it is recorded after the log's own
+// actor: "scheduler:a1 for cli:alice@host".
+func WithActor(ctx context.Context, actor string) context.Context {
+	if actor == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, actorKey{}, actor)
+}
+
 // Record appends an action (and, every Interval entries, a checkpoint).
 func (l *Log) Record(ctx context.Context, action, target string, detail any) error {
+	actor := l.actor
+	if on, ok := ctx.Value(actorKey{}).(string); ok {
+		actor += " for " + on
+	}
 	var raw json.RawMessage
 	if detail != nil {
 		b, err := json.Marshal(detail)
@@ -116,7 +132,7 @@ func (l *Log) Record(ctx context.Context, action, target string, detail any) err
 		}
 		raw = b
 	}
-	seq, err := l.append(ctx, Entry{Kind: "action", Actor: l.actor, Action: action, Target: target, Detail: raw})
+	seq, err := l.append(ctx, Entry{Kind: "action", Actor: actor, Action: action, Target: target, Detail: raw})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/admin"
+)
+
+// apiTimeout bounds one admin API request.
+const apiTimeout = 30 * time.Second
+
+// HeaderActor names the operator on admin API requests (recorded in the
+// audit trail as claimed by the client).
+const HeaderActor = "Sched-Actor"
+
+// call sends an admin API request (sched.api.<endpoint>) and decodes the
+// response into resp (nil: ignore it). The CLI operates the fleet only
+// through the API, so an operator needs NATS rights on sched.api.> alone.
+func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
+	if err := a.conn.Validate(); err != nil {
+		return usageError{err}
+	}
+	conn := a.conn
+	conn.Name = "jetsched cli"
+	nc, err := natsconn.Connect(conn)
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	data := []byte("{}")
+	if req != nil {
+		if data, err = json.Marshal(req); err != nil {
+			return err
+		}
+	}
+	msg := nats.NewMsg("sched.api." + endpoint)
+	msg.Data = data
+	msg.Header.Set(HeaderActor, cliActor())
+	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
+	defer cancel()
+	reply, err := nc.RequestMsgWithContext(ctx, msg)
+	if err != nil {
+		if errors.Is(err, nats.ErrNoResponders) {
+			return fmt.Errorf("no scheduler answers on sched.api.%s: is `scheduler run` running on %s?", endpoint, nc.ConnectedUrlRedacted())
+		}
+		return fmt.Errorf("admin API %s: %w", endpoint, err)
+	}
+	if code := reply.Header.Get("Nats-Service-Error-Code"); code != "" {
+		var e admin.Error
+		if json.Unmarshal(reply.Data, &e) != nil {
+			e = admin.Error{Code: code, Message: reply.Header.Get("Nats-Service-Error")}
+		}
+		return apiError(e)
+	}
+	if resp == nil {
+		return nil
+	}
+	if err := json.Unmarshal(reply.Data, resp); err != nil {
+		return fmt.Errorf("admin API %s: undecodable response: %w", endpoint, err)
+	}
+	return nil
+}
+
+// errNotFound marks an admin API not_found answer.
+var errNotFound = errors.New("not found")
+
+// notFound rewords a not_found error for the thing the user named.
+func notFound(err error, what string) error {
+	if errors.Is(err, errNotFound) {
+		return errors.New("no " + what)
+	}
+	return err
+}
+
+// apiError turns an admin API error into the CLI's: invalid input names
+// its flag and exits 2.
+func apiError(e admin.Error) error {
+	switch e.Code {
+	case "not_found":
+		return fmt.Errorf("%w: %s", errNotFound, e.Message)
+	case "invalid":
+		if e.Field != "" && e.Field != "spec" {
+			return usageError{fmt.Errorf("--%s: %s", strings.ReplaceAll(e.Field, "_", "-"), e.Message)}
+		}
+		return usageError{errors.New(e.Message)}
+	}
+	return errors.New(e.Message)
+}
