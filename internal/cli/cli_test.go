@@ -170,3 +170,28 @@ func TestScheduleLifecycle(t *testing.T) {
 		t.Fatalf("%d specs after rm", n)
 	}
 }
+
+func TestScheduleImport(t *testing.T) {
+	e := newEnv(t)
+	good := filepath.Join(t.TempDir(), "specs.jsonl")
+	if err := os.WriteFile(good, []byte(`{"id":"a","spec":{"workflow":"wf","every":"1m"}}
+{"id":"b","spec":{"workflow":"wf","cron":"0 9 * * *"}}
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := e.run("schedule", "import", good)
+	if code != ExitOK || !strings.Contains(out, "2 schedule(s) imported") || !strings.Contains(errOut, "imported 2/2") {
+		t.Fatalf("import: exit %d: %s %s", code, out, errOut)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`[{"id":"c","spec":{"workflow":"wf","every":"1m"}},{"id":"d","spec":{"workflow":"wf","cron":"0 0 30 2 *"}}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut = e.run("schedule", "import", bad)
+	if code != ExitInvalid || !strings.Contains(errOut, "item 2") || !strings.Contains(errOut, "never fires") {
+		t.Fatalf("import of a bad file: exit %d: %s", code, errOut)
+	}
+	if n := e.specCount(); n != 2 {
+		t.Fatalf("%d specs after a refused import, want the 2 of the first", n)
+	}
+}
