@@ -155,3 +155,58 @@ func ExampleClient_Wakeup() {
 	// cancelled <nil>
 	// true
 }
+
+// Get shows one schedule with the scheduler's state.
+func ExampleClient_Get() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "report", map[string]int{"week": 1}, client.Cron("0 8 * * MON"), client.WithKey("weekly"))
+	info := waitPlanned(c, key)
+	fmt.Println(info.Spec.Workflow, string(info.Spec.Input), info.State.Next.Weekday(), info.State.Next.Hour())
+	// Output: report {"week":1} Monday 8
+}
+
+// Pause holds the regular fires until Resume (or a time).
+func ExampleClient_Pause() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "sync", nil, client.Every(time.Minute), client.WithKey("sync"))
+	waitPlanned(c, key)
+	_ = c.Pause(ctx, key, "maintenance", time.Time{})
+	info, _ := c.Get(ctx, key)
+	fmt.Println(info.State.Paused.Note)
+	_ = c.Resume(ctx, key)
+	info, _ = c.Get(ctx, key)
+	fmt.Println(info.State.Paused == nil)
+	// Output:
+	// maintenance
+	// true
+}
+
+// Backfill replays a past range at a bounded rate.
+func ExampleClient_Backfill() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "daily-report", nil, client.Cron("@daily"), client.WithKey("daily"))
+	waitPlanned(c, key)
+	from := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	fmt.Println(c.Backfill(ctx, key, from, from.AddDate(0, 0, 6), 50))
+	fmt.Println(c.Backfill(ctx, key, from, from.AddDate(0, 0, -1), 50) != nil) // to before from
+	// Output:
+	// <nil>
+	// true
+}
+
+// CancelWakeup cancels a pending timer by run and step.
+func ExampleClient_CancelWakeup() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	_, _ = c.Wakeup(ctx, wakeup.Request{Run: "invoice/2026-11", Step: "remind", Workflow: "billing", When: "3 d"})
+	out, err := c.CancelWakeup(ctx, "invoice/2026-11", "remind")
+	fmt.Println(out, err)
+	// Output: cancelled <nil>
+}
