@@ -68,6 +68,14 @@ type Input struct {
 	// MisfireThreshold is the scheduler's default for how late a slot may
 	// be and still fire (the spec's misfire_threshold wins).
 	MisfireThreshold time.Duration
+	// Written is when the spec's current revision was written (zero:
+	// unknown). A new schedule is owed its slots from then on, so a slot
+	// that falls due between the write and the first scheduler seeing it
+	// still fires (late) instead of being silently passed over.
+	Written time.Time
+	// At is a one-shot spec's fire time (zero otherwise): a one-shot is
+	// owed its slot even when it was written after that time.
+	At time.Time
 }
 
 // Decision is Decide's answer.
@@ -98,6 +106,38 @@ type Decision struct {
 	SkipNext int
 }
 
+// firstAfter is where a new schedule's first slot is searched from: just
+// before it was written, but no earlier than the misfire threshold before
+// now; a one-shot: just before its time, however long ago (its one slot
+// then fires late or is recorded missed, as its misfire policy says).
+// Recurring slots older than the threshold, from before any scheduler knew
+// the schedule, are not owed.
+func firstAfter(in Input) time.Time {
+	from := in.Now
+	switch {
+	case !in.At.IsZero():
+		from = in.At.Add(-time.Nanosecond)
+	case !in.Written.IsZero():
+		from = in.Written.Add(-time.Nanosecond)
+		if oldest := in.Now.Add(-in.threshold()); from.Before(oldest) {
+			from = oldest
+		}
+	}
+	if from.After(in.Now) {
+		from = in.Now
+	}
+	return from
+}
+
+// threshold is how late a slot may be and still fire: the spec's
+// misfire_threshold, else the scheduler's.
+func (in Input) threshold() time.Duration {
+	if in.Policy.MisfireThreshold > 0 {
+		return in.Policy.MisfireThreshold
+	}
+	return in.MisfireThreshold
+}
+
 // Reasons a slot does not fire, as recorded in the ledger.
 const (
 	reasonPaused   = "paused"
@@ -109,7 +149,7 @@ func Decide(in Input) Decision {
 	st := in.State
 	switch {
 	case st == nil:
-		step := cronx.Explain(in.Schedule, in.Now)
+		step := cronx.Explain(in.Schedule, firstAfter(in))
 		return Decision{Action: ActInit, Next: step.At, Step: step}
 	case st.Plan != in.Plan:
 		step := cronx.Explain(in.Schedule, in.Now)
@@ -214,10 +254,7 @@ func decideRegular(in Input) Decision {
 		}
 		return d
 	}
-	threshold := in.MisfireThreshold
-	if pol.MisfireThreshold > 0 {
-		threshold = pol.MisfireThreshold
-	}
+	threshold := in.threshold()
 	if in.Now.Sub(slot) <= threshold {
 		return claim(in, slot, "")
 	}
@@ -306,4 +343,12 @@ func claimDue(in Input) time.Time {
 		return st.Next
 	}
 	return c.Expires
+}
+
+// deref is *t, or the zero time for nil.
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
 }

@@ -214,6 +214,7 @@ type entry struct {
 	id       string
 	spec     kvstore.Spec
 	specRev  uint64
+	written  time.Time // when the spec revision was written
 	compiled kvstore.Compiled
 	sched    cronx.Schedule // compiled.Schedule; nil while invalid or removed
 	invalid  error
@@ -238,12 +239,15 @@ func (en *entry) input(now time.Time, threshold time.Duration) Input {
 		Settled:          en.settled,
 		Checked:          en.checked,
 		MisfireThreshold: threshold,
+		Written:          en.written,
+		At:               deref(en.spec.At),
 	}
 }
 
 // job is a snapshot of an entry handed to a worker.
 type job struct {
 	id       string
+	written  time.Time
 	spec     kvstore.Spec
 	compiled kvstore.Compiled
 	sched    cronx.Schedule

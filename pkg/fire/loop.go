@@ -148,6 +148,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		return
 	}
 	en.specRev = kv.Revision()
+	en.written = kv.Created()
 	en.removed = false
 	spec, err := kvstore.DecodeSpec(kv.Value())
 	en.spec = spec
@@ -344,7 +345,7 @@ func (l *loop) dispatch() {
 			continue
 		}
 		en.busy = true
-		l.send(job{id: id, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev,
+		l.send(job{id: id, written: en.written, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev,
 			settled: en.settled, checked: en.checked, dones: en.dones})
 		en.dones = nil
 	}

@@ -33,7 +33,8 @@ func (w worker) process(ctx context.Context, j job) result {
 		now := w.e.cfg.Clock.Now()
 		in := Input{
 			Now: now, Plan: j.compiled.Plan, Schedule: j.sched, Policy: j.compiled.Policy, State: r.state,
-			Settled: r.settled, Checked: r.checked, MisfireThreshold: w.e.cfg.MisfireThreshold,
+			Settled: r.settled, Checked: r.checked, MisfireThreshold: w.e.cfg.MisfireThreshold, Written: j.written,
+			At: deref(j.spec.At),
 		}
 		d := Decide(in)
 		if d.Action == ActWait {
