@@ -1,0 +1,135 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// baseline measures the limit of the fire path on this NATS system: a KV
+// compare-and-swap (a put with Nats-Expected-Last-Subject-Sequence) paired
+// with a deduplicated stream publish, both pipelined; then the latency
+// from publish to a consumer.
+func (r *runner) baseline(ctx context.Context) ([]Result, error) {
+	s, err := r.newScenario(ctx, "baseline")
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	const keys = 1000
+	kvSubj := "$KV." + s.layout.StateBucket + "."
+	fireSubj := s.layout.FireSubject("baseline")
+	pending := make([]jetstream.PubAckFuture, keys)
+	revs := make([]uint64, keys)
+	for k := range keys {
+		ack, err := r.js.Publish(ctx, kvSubj+"k"+strconv.Itoa(k), []byte("0"))
+		if err != nil {
+			return nil, fmt.Errorf("seed key %d: %w", k, err)
+		}
+		revs[k] = ack.Sequence
+	}
+	n := r.cfg.BaselinePairs
+	cpu0, t0 := cpuSeconds(), time.Now()
+	for i := range n {
+		k := i % keys
+		if f := pending[k]; f != nil {
+			select {
+			case ack := <-f.Ok():
+				revs[k] = ack.Sequence
+			case err := <-f.Err():
+				return nil, fmt.Errorf("CAS on key %d: %w", k, err)
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		m := nats.NewMsg(kvSubj + "k" + strconv.Itoa(k))
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(revs[k], 10))
+		m.Data = []byte(strconv.Itoa(i))
+		if pending[k], err = r.js.PublishMsgAsync(m); err != nil {
+			return nil, fmt.Errorf("CAS publish: %w", err)
+		}
+		fm := nats.NewMsg(fireSubj)
+		fm.Header.Set(jetstream.MsgIDHeader, "slot-"+strconv.Itoa(i))
+		fm.Data = []byte("{}")
+		if _, err := r.js.PublishMsgAsync(fm); err != nil {
+			return nil, fmt.Errorf("fire publish: %w", err)
+		}
+		if i%5000 == 0 {
+			r.progress("baseline: %d/%d CAS+publish pairs", i, n)
+		}
+	}
+	select {
+	case <-r.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	el := time.Since(t0)
+	pairs := Result{Scenario: "baseline", Label: "KV CAS + publish pairs", Count: n,
+		PerSec: float64(n) / el.Seconds(), Seconds: el.Seconds(), CPUPer1k: (cpuSeconds() - cpu0) / float64(n) * 1000}
+
+	lat, err := r.publishLatency(ctx, s)
+	r.progressDone()
+	if err != nil {
+		return nil, err
+	}
+	return []Result{pairs, lat}, nil
+}
+
+// publishLatency publishes 5,000 messages paced at about 1,000/s and
+// measures publish-to-consumer latency.
+func (r *runner) publishLatency(ctx context.Context, s *scenario) (Result, error) {
+	const n, rate = 5000, 1000
+	subj := s.layout.FireSubject("latency")
+	cons, err := r.js.OrderedConsumer(ctx, s.layout.FiresStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverNewPolicy})
+	if err != nil {
+		return Result{}, fmt.Errorf("latency consumer: %w", err)
+	}
+	got := make(chan time.Duration, n)
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		sent, err := time.Parse(time.RFC3339Nano, m.Headers().Get("Bench-Sent"))
+		if err == nil {
+			got <- time.Since(sent)
+		}
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("latency consume: %w", err)
+	}
+	defer cc.Stop()
+	tk := time.NewTicker(time.Second / rate)
+	defer tk.Stop()
+	for i := range n {
+		select {
+		case <-tk.C:
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+		m := nats.NewMsg(subj)
+		m.Header.Set("Bench-Sent", time.Now().Format(time.RFC3339Nano))
+		if _, err := r.js.PublishMsgAsync(m); err != nil {
+			return Result{}, fmt.Errorf("latency publish: %w", err)
+		}
+		if i%500 == 0 {
+			r.progress("baseline: publish-to-consumer latency %d/%d", i, n)
+		}
+	}
+	lat := make([]time.Duration, 0, n)
+	deadline := time.After(30 * time.Second)
+	for len(lat) < n {
+		select {
+		case d := <-got:
+			lat = append(lat, d)
+		case <-deadline:
+			return Result{}, fmt.Errorf("latency: %d of %d messages received", len(lat), n)
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	res := Result{Scenario: "baseline", Label: "publish -> consumer latency", Count: n}
+	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(lat)
+	return res, nil
+}

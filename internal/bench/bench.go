@@ -1,0 +1,273 @@
+// Package bench measures jetsched against the raw limit of its substrate:
+// each scenario (baseline, steady, herd, scale, timers, fleet) runs on one
+// NATS system, in its own bucket and stream layout, and every throughput is
+// reported as a ratio to the baseline measured in the same run.
+package bench
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natsembed"
+)
+
+// Scenarios are the scenario names, in the order Run runs them.
+var Scenarios = []string{"baseline", "steady", "herd", "scale", "timers", "fleet"}
+
+// Config sizes a run. The zero value of a size is the documented default.
+type Config struct {
+	// Conn reaches an existing NATS system; when URL is empty an embedded
+	// server with file storage in DataDir is started.
+	Conn natsconn.Options
+	// DataDir is the embedded server's store. Default: a temporary
+	// directory, removed afterwards.
+	DataDir string
+	// Only lists the scenarios to run (default: all of Scenarios).
+	Only []string
+	// Duration is how long steady and fleet measure. Default 10s.
+	Duration time.Duration
+	// BaselinePairs is how many CAS+publish pairs the baseline sends.
+	// Default 100,000.
+	BaselinePairs int
+	// Steady is the steady scenario's schedule counts, each firing every
+	// second. Default 1,000, 10,000 and 20,000.
+	Steady []int
+	// Herd is how many schedules fall due in the same second. Default 100,000.
+	Herd int
+	// Scale is how many schedules the scale scenario indexes. Default 1,000,000.
+	Scale int
+	// Timers is how many timers fall due within 10 s. Default 200,000.
+	Timers int
+	// TimerSpread is the time the timers fall due over. Default 10s.
+	TimerSpread time.Duration
+	// Workers is each scheduler's concurrency (fire.Config.Workers).
+	// Default 32, as `scheduler run`.
+	Workers int
+	// Fleet is the steady scenario's schedule count for the fleet scenario
+	// (run with 1, 2 and 3 instances). Default 10,000.
+	Fleet int
+	// Progress receives a progress line per scenario (nil: none).
+	Progress io.Writer
+	// Logger receives the schedulers' logs. Default: discard.
+	Logger *slog.Logger
+}
+
+func (c Config) withDefaults() Config {
+	c.Duration = cmp.Or(c.Duration, 10*time.Second)
+	c.BaselinePairs = cmp.Or(c.BaselinePairs, 100_000)
+	if len(c.Steady) == 0 {
+		c.Steady = []int{1_000, 10_000, 20_000}
+	}
+	c.Herd = cmp.Or(c.Herd, 100_000)
+	c.Scale = cmp.Or(c.Scale, 1_000_000)
+	c.Timers = cmp.Or(c.Timers, 200_000)
+	c.Fleet = cmp.Or(c.Fleet, 10_000)
+	c.TimerSpread = cmp.Or(c.TimerSpread, 10*time.Second)
+	if len(c.Only) == 0 {
+		c.Only = Scenarios
+	}
+	c.Logger = cmp.Or(c.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return c
+}
+
+// Validate reports the first bad field.
+func (c Config) Validate() error {
+	for _, s := range c.Only {
+		if !slices.Contains(Scenarios, s) {
+			return fmt.Errorf("bench: scenario %q: unknown (want one of %s)", s, strings.Join(Scenarios, ", "))
+		}
+	}
+	for _, n := range c.Steady {
+		if n <= 0 {
+			return fmt.Errorf("bench: steady count %d: must be positive", n)
+		}
+	}
+	for name, n := range map[string]int{"herd": c.Herd, "scale": c.Scale, "timers": c.Timers, "fleet": c.Fleet, "baseline pairs": c.BaselinePairs} {
+		if n < 0 {
+			return fmt.Errorf("bench: %s count %d: must not be negative", name, n)
+		}
+	}
+	if c.Workers < 0 {
+		return fmt.Errorf("bench: workers %d: must not be negative", c.Workers)
+	}
+	if c.TimerSpread < 0 {
+		return fmt.Errorf("bench: timer spread %s: must not be negative", c.TimerSpread)
+	}
+	if c.Duration < 0 {
+		return fmt.Errorf("bench: duration %s: must not be negative", c.Duration)
+	}
+	return nil
+}
+
+// Report is a whole run.
+type Report struct {
+	Started  time.Time `json:"started"`
+	Machine  Machine   `json:"machine"`
+	Embedded bool      `json:"embedded_server"`
+	// BaselinePairsPerSec is the reference every Ratio divides by.
+	BaselinePairsPerSec float64  `json:"baseline_pairs_per_sec"`
+	Results             []Result `json:"results"`
+}
+
+// Result is one measured row. Zero fields were not measured by that
+// scenario.
+type Result struct {
+	Scenario  string  `json:"scenario"`
+	Label     string  `json:"label"`
+	Count     int     `json:"count"`
+	Instances int     `json:"instances,omitempty"`
+	PerSec    float64 `json:"per_sec"`
+	// Ratio is PerSec divided by the baseline pair rate.
+	Ratio      float64 `json:"ratio_to_baseline"`
+	P50Ms      float64 `json:"p50_ms"`
+	P99Ms      float64 `json:"p99_ms"`
+	MaxMs      float64 `json:"max_ms"`
+	CPUPer1k   float64 `json:"cpu_sec_per_1k,omitempty"`
+	Duplicates int     `json:"duplicates"`
+	Gaps       int     `json:"gaps"`
+	// Seconds is the scenario's headline duration (drain time, index time).
+	Seconds float64 `json:"seconds,omitempty"`
+	// FirstFireSec is the time from start to the first fire (scale).
+	FirstFireSec float64 `json:"first_fire_sec,omitempty"`
+	RSSMiB       float64 `json:"rss_mib,omitempty"`
+	IdleCPU      float64 `json:"idle_cpu_cores,omitempty"`
+	Note         string  `json:"note,omitempty"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	CPU       string `json:"cpu"`
+	Cores     int    `json:"cores"`
+	GoVersion string `json:"go"`
+	OS        string `json:"os"`
+}
+
+// Run runs the configured scenarios. Baseline always runs first (other
+// scenarios need its rate for their ratios).
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine()}}
+	if err := r.connect(ctx); err != nil {
+		return nil, err
+	}
+	defer r.close()
+
+	base, err := r.baseline(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("bench: baseline: %w", err)
+	}
+	r.rep.BaselinePairsPerSec = base[0].PerSec
+	r.add(base...)
+	steps := map[string]func(context.Context) ([]Result, error){
+		"steady": r.steady, "herd": r.herd, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
+	}
+	for _, name := range Scenarios[1:] {
+		if !slices.Contains(cfg.Only, name) {
+			continue
+		}
+		res, err := steps[name](ctx)
+		if err != nil {
+			return r.rep, fmt.Errorf("bench: %s: %w", name, err)
+		}
+		r.add(res...)
+	}
+	return r.rep, nil
+}
+
+// runner holds the NATS system a run uses.
+type runner struct {
+	cfg Config
+	rep *Report
+	srv *natsembed.Server
+	tmp string
+	url string
+	nc  *nats.Conn
+	js  jetstream.JetStream
+	seq int
+}
+
+func (r *runner) add(res ...Result) {
+	for _, x := range res {
+		if r.rep.BaselinePairsPerSec > 0 && x.PerSec > 0 {
+			x.Ratio = x.PerSec / r.rep.BaselinePairsPerSec
+		}
+		r.rep.Results = append(r.rep.Results, x)
+	}
+}
+
+func (r *runner) connect(ctx context.Context) (err error) {
+	if r.cfg.Conn.URL == "" {
+		r.rep.Embedded = true
+		dir := r.cfg.DataDir
+		if dir == "" {
+			if r.tmp, err = os.MkdirTemp("", "jetsched-bench-"); err != nil {
+				return fmt.Errorf("bench: data dir: %w", err)
+			}
+			dir = r.tmp
+		}
+		if r.srv, err = natsembed.Start(ctx, natsembed.Config{StoreDir: dir, Name: "jetsched-bench"}); err != nil {
+			return fmt.Errorf("bench: embedded nats-server: %w", err)
+		}
+		r.url = r.srv.ClientURL()
+	} else {
+		r.url = r.cfg.Conn.URL
+	}
+	r.nc, r.js, err = r.dial("jetsched bench")
+	return err
+}
+
+// dial opens a new connection to the run's NATS system.
+func (r *runner) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
+	o := r.cfg.Conn
+	o.URL = r.url
+	o.Name = name
+	nc, err := natsconn.Connect(o)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bench: connect %s: %w", r.url, err)
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("bench: jetstream: %w", err)
+	}
+	return nc, js, nil
+}
+
+func (r *runner) close() {
+	if r.nc != nil {
+		r.nc.Close()
+	}
+	if r.srv != nil {
+		r.srv.Shutdown()
+	}
+	if r.tmp != "" {
+		_ = os.RemoveAll(r.tmp)
+	}
+}
+
+// progress prints a progress line (overwritten in place on a terminal).
+func (r *runner) progress(format string, args ...any) {
+	if r.cfg.Progress != nil {
+		fmt.Fprintf(r.cfg.Progress, "\r\033[K"+format, args...)
+	}
+}
+
+func (r *runner) progressDone() {
+	if r.cfg.Progress != nil {
+		fmt.Fprint(r.cfg.Progress, "\r\033[K")
+	}
+}

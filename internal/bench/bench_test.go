@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestRunSmall runs every scenario at a small size on an embedded server
+// and checks what every run must show whatever the machine's speed: every
+// slot and timer delivered exactly once, rates and ratios measured, and a
+// table and JSON that carry them. Speed itself is never asserted here.
+func TestRunSmall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs every scenario against a real server")
+	}
+	var progress bytes.Buffer
+	rep, err := Run(context.Background(), Config{
+		DataDir: t.TempDir(), Duration: 2 * time.Second, BaselinePairs: 2000,
+		Steady: []int{200}, Herd: 500, Scale: 2000, Timers: 500, TimerSpread: 2 * time.Second, Fleet: 200,
+		Progress: &progress,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.BaselinePairsPerSec <= 0 {
+		t.Fatalf("baseline rate %v", rep.BaselinePairsPerSec)
+	}
+	seen := map[string]int{}
+	for _, r := range rep.Results {
+		seen[r.Scenario]++
+		if r.Duplicates != 0 || r.Gaps != 0 {
+			t.Errorf("%s %s: %d duplicates, %d gaps", r.Scenario, r.Label, r.Duplicates, r.Gaps)
+		}
+		switch r.Scenario {
+		case "steady", "fleet", "herd", "timers":
+			if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
+				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
+			}
+		case "scale":
+			if r.Seconds <= 0 || r.FirstFireSec <= 0 || r.RSSMiB <= 0 {
+				t.Errorf("scale: index %vs first fire %vs RSS %v MiB: not measured", r.Seconds, r.FirstFireSec, r.RSSMiB)
+			}
+		}
+	}
+	want := map[string]int{"baseline": 2, "steady": 1, "herd": 1, "scale": 1, "timers": 1, "fleet": 3}
+	for k, n := range want {
+		if seen[k] != n {
+			t.Errorf("%d %s results, want %d", seen[k], k, n)
+		}
+	}
+	var table bytes.Buffer
+	if err := rep.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s"} {
+		if !strings.Contains(table.String(), s) {
+			t.Errorf("table lacks %q:\n%s", s, table.String())
+		}
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(data, &back); err != nil || len(back.Results) != len(rep.Results) {
+		t.Fatalf("JSON round trip: %v, %d results", err, len(back.Results))
+	}
+	if !strings.Contains(progress.String(), "steady:") {
+		t.Errorf("no progress line for steady in %q", progress.String())
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Only: []string{"stedy"}}, `scenario "stedy": unknown`},
+		{Config{Steady: []int{100, 0}}, "steady count 0"},
+		{Config{Herd: -1}, "herd count -1"},
+		{Config{Duration: -time.Second}, "duration -1s"},
+		{Config{Workers: -2}, "workers -2"},
+	}
+	for _, tt := range tests {
+		err := tt.cfg.Validate()
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("Validate(%+v) = %v, want an error with %q", tt.cfg, err, tt.want)
+		}
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("zero Config: %v", err)
+	}
+}

@@ -1,0 +1,192 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// scenario is one scenario's private layout on the shared NATS system: its
+// own buckets, streams and subject prefix, deleted when it ends, so
+// scenarios never see each other's records.
+type scenario struct {
+	r      *runner
+	layout kvstore.Layout
+	store  *kvstore.Store
+}
+
+func (r *runner) newScenario(ctx context.Context, name string) (*scenario, error) {
+	r.seq++
+	p := fmt.Sprintf("bench%d%s", r.seq, name)
+	l := kvstore.Layout{
+		Prefix: p, SpecsBucket: p + "_specs", StateBucket: p + "_state", TicksBucket: p + "_ticks",
+		WakeupsBucket: p + "_wakeups", CalendarsBucket: p + "_calendars", LeasesBucket: p + "_leases",
+		FiresStream: strings.ToUpper(p) + "_FIRES", WakeupsStream: strings.ToUpper(p) + "_WAKEUPS",
+		EventsStream: strings.ToUpper(p) + "_EVENTS",
+	}
+	if err := kvstore.Setup(ctx, r.js, kvstore.SetupConfig{Layout: l, TickRetention: time.Hour, FireRetention: time.Hour, EventRetention: time.Hour}); err != nil {
+		return nil, err
+	}
+	store, err := kvstore.Open(ctx, r.js, l)
+	if err != nil {
+		return nil, err
+	}
+	return &scenario{r: r, layout: l, store: store}, nil
+}
+
+// close deletes the scenario's buckets and streams.
+func (s *scenario) close() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l := s.layout
+	for _, b := range []string{l.SpecsBucket, l.StateBucket, l.TicksBucket, l.WakeupsBucket, l.CalendarsBucket, l.LeasesBucket} {
+		_ = s.r.js.DeleteKeyValue(ctx, b)
+	}
+	for _, st := range []string{l.FiresStream, l.WakeupsStream, l.EventsStream} {
+		_ = s.r.js.DeleteStream(ctx, st)
+	}
+}
+
+// instance is one scheduler (fire and wakeup engines) on its own
+// connection, as a separate process would have.
+type instance struct {
+	nc     *nats.Conn
+	fire   *fire.Engine
+	timers *wakeup.Engine
+}
+
+func (s *scenario) startInstance(ctx context.Context, name string) (*instance, error) {
+	nc, js, err := s.r.dial("jetsched bench " + name)
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{nc: nc}
+	store, err := kvstore.Open(ctx, js, s.layout)
+	if err != nil {
+		in.stop()
+		return nil, err
+	}
+	if in.fire, err = fire.New(fire.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
+		in.stop()
+		return nil, err
+	}
+	if err := in.fire.Start(ctx); err != nil {
+		in.fire = nil
+		in.stop()
+		return nil, err
+	}
+	if in.timers, err = wakeup.New(wakeup.Config{Store: store, Owner: in.fire, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
+		in.stop()
+		return nil, err
+	}
+	if err := in.timers.Start(ctx); err != nil {
+		in.timers = nil
+		in.stop()
+		return nil, err
+	}
+	return in, nil
+}
+
+func (in *instance) stop() {
+	if in.timers != nil {
+		in.timers.Stop()
+	}
+	if in.fire != nil {
+		in.fire.Stop()
+	}
+	in.nc.Close()
+}
+
+// waitReady waits for both indexes of the instance to be complete.
+func (in *instance) waitReady(ctx context.Context) error {
+	for _, ch := range []<-chan struct{}{in.fire.Ready(), in.timers.Ready()} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the index: %w", ctx.Err())
+		}
+	}
+	return nil
+}
+
+// putSpecs writes n specs through the bulk path: KV puts straight into the
+// specs bucket (as `nats kv put` would; the scheduler's watch validates
+// them), pipelined with one wait at the end.
+func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i int) (string, kvstore.Spec)) error {
+	subj := "$KV." + s.layout.SpecsBucket + "."
+	for i := range n {
+		id, sp := spec(i)
+		data, err := sp.Encode()
+		if err != nil {
+			return fmt.Errorf("encode spec %s: %w", id, err)
+		}
+		if _, err := s.r.js.PublishAsync(subj+id, data); err != nil {
+			return fmt.Errorf("put spec %s: %w", id, err)
+		}
+		if i%10_000 == 0 {
+			s.r.progress("%s: writing schedules %d/%d", what, i, n)
+		}
+	}
+	select {
+	case <-s.r.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return nil
+}
+
+// cpuSeconds is the process's user+system CPU time. With the embedded
+// server it includes the server, the schedulers and the measuring worker.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	tv := func(t syscall.Timeval) float64 { return float64(t.Sec) + float64(t.Usec)/1e6 }
+	return tv(ru.Utime) + tv(ru.Stime)
+}
+
+// rssMiB is the process's resident set size from /proc (0 where there is
+// no /proc).
+func rssMiB() float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			return kb / 1024
+		}
+	}
+	return 0
+}
+
+func machine() Machine {
+	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH}
+	if f, err := os.Open("/proc/cpuinfo"); err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPU = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	return m
+}

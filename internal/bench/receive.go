@@ -1,0 +1,136 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// receiver is the measuring worker: an ordered consumer on a fire or wakeup
+// stream that records, per message, its slot and its lateness (receipt
+// minus scheduled time), and counts slots received twice.
+type receiver struct {
+	cc jetstream.ConsumeContext
+
+	mu    sync.Mutex
+	slots map[string]time.Time // slot id -> scheduled time
+	late  []time.Duration      // of the slots scheduled in [from, to)
+	from  time.Time
+	to    time.Time
+	inWin int
+	dups  int
+	bad   int
+	first time.Time
+	last  time.Time
+	n     int
+	tick  chan struct{}
+}
+
+// slotOf reads a message's slot id and scheduled time.
+type slotOf func(jetstream.Msg) (string, time.Time, error)
+
+func fireSlot(m jetstream.Msg) (string, time.Time, error) {
+	meta, err := fire.ParseMeta(m.Headers())
+	return meta.SlotID, meta.ScheduledAt, err
+}
+
+func wakeupSlot(m jetstream.Msg) (string, time.Time, error) {
+	meta, err := wakeup.ParseMeta(m.Headers())
+	return meta.ID, meta.DueAt, err
+}
+
+// receive consumes stream from its start. Lateness is kept for slots
+// scheduled in [from, to); every slot counts for duplicates.
+func (s *scenario) receive(ctx context.Context, stream string, parse slotOf, from, to time.Time) (*receiver, error) {
+	cons, err := s.r.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("consumer on %s: %w", stream, err)
+	}
+	rc := &receiver{slots: map[string]time.Time{}, from: from, to: to, tick: make(chan struct{}, 1)}
+	rc.cc, err = cons.Consume(func(m jetstream.Msg) {
+		now := time.Now()
+		id, at, err := parse(m)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if err != nil {
+			rc.bad++
+			return
+		}
+		if _, dup := rc.slots[id]; dup {
+			rc.dups++
+			return
+		}
+		rc.slots[id] = at
+		rc.n++
+		if rc.first.IsZero() {
+			rc.first = now
+		}
+		rc.last = now
+		if !at.Before(rc.from) && at.Before(rc.to) {
+			rc.inWin++
+			rc.late = append(rc.late, now.Sub(at))
+		}
+		select {
+		case rc.tick <- struct{}{}:
+		default:
+		}
+	}, jetstream.PullMaxMessages(4096))
+	if err != nil {
+		return nil, fmt.Errorf("consume %s: %w", stream, err)
+	}
+	return rc, nil
+}
+
+func (rc *receiver) stop() { rc.cc.Stop() }
+
+// waitFor waits until cond holds (checked on every message and every
+// 100 ms) or the deadline passes; it reports whether cond held.
+func (rc *receiver) waitFor(ctx context.Context, deadline time.Time, cond func(rc *receiver) bool, show func(rc *receiver)) bool {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		rc.mu.Lock()
+		ok := cond(rc)
+		if show != nil {
+			show(rc)
+		}
+		rc.mu.Unlock()
+		if ok {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		case <-rc.tick:
+		}
+	}
+}
+
+// latency fills a result's lateness percentiles from the in-window slots.
+func (rc *receiver) latency(res *Result) {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(rc.late)
+	res.Duplicates = rc.dups
+}
+
+func percentiles(d []time.Duration) (p50, p99, maxv float64) {
+	if len(d) == 0 {
+		return 0, 0, 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
+	return ms(s[len(s)/2]), ms(s[(len(s)*99)/100]), ms(s[len(s)-1])
+}

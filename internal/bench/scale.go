@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strconv"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// scale writes many schedules through the bulk path, then starts a
+// scheduler and measures the time to the first fire, the time until the
+// due index is complete, the resident memory, and the CPU used while idle.
+// All but a hundred "canary" schedules fire daily, spread over the day
+// from an hour ahead; the canaries are due the moment the scheduler starts.
+func (r *runner) scale(ctx context.Context) ([]Result, error) {
+	n := r.cfg.Scale
+	if n == 0 {
+		return nil, nil
+	}
+	canaries := min(100, n)
+	res := Result{Scenario: "scale", Label: fmt.Sprintf("%d schedules indexed", n), Count: n, Instances: 1}
+	s, err := r.newScenario(ctx, "scale")
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	day := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	t0 := time.Now()
+	err = s.putSpecs(ctx, n-canaries, "scale", func(i int) (string, kvstore.Spec) {
+		anchor := day.Add(time.Duration(i) * 24 * time.Hour / time.Duration(n))
+		return fmt.Sprintf("d%07d", i), kvstore.Spec{Workflow: "scale", Every: "24h", Anchor: &anchor}
+	})
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	err = s.putSpecs(ctx, canaries, "scale", func(i int) (string, kvstore.Spec) {
+		return fmt.Sprintf("c%07d", i), kvstore.Spec{Workflow: "scale", At: &now, MisfireThreshold: "1h"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	write := time.Since(t0)
+	rc, err := s.receive(ctx, s.layout.FiresStream, fireSlot, now, now.Add(time.Second))
+	if err != nil {
+		return nil, err
+	}
+	defer rc.stop()
+	r.progress("scale: %d schedules written in %s; starting the scheduler", n, write.Round(time.Millisecond))
+	start := time.Now()
+	in, err := s.startInstance(ctx, "bench-1")
+	if err != nil {
+		return nil, err
+	}
+	defer in.stop()
+	done := make(chan error, 1)
+	go func() { done <- in.waitReady(ctx) }()
+	tk := time.NewTicker(250 * time.Millisecond)
+	defer tk.Stop()
+wait:
+	for {
+		select {
+		case err := <-done:
+			if err != nil {
+				return nil, err
+			}
+			break wait
+		case <-tk.C:
+			r.progress("scale: indexing %d schedules: %s", n, time.Since(start).Round(time.Second))
+		}
+	}
+	res.Seconds = time.Since(start).Seconds()
+	rc.waitFor(ctx, time.Now().Add(time.Minute), func(rc *receiver) bool { return rc.n >= canaries }, nil)
+	rc.mu.Lock()
+	if !rc.first.IsZero() {
+		res.FirstFireSec = rc.first.Sub(start).Seconds()
+	}
+	res.Gaps = canaries - rc.n
+	rc.mu.Unlock()
+	runtime.GC()
+	res.RSSMiB = rssMiB()
+	r.progress("scale: index complete; measuring idle CPU for 5 s")
+	cpu0 := cpuSeconds()
+	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
+		return nil, err
+	}
+	res.IdleCPU = (cpuSeconds() - cpu0) / 5
+	rc.latency(&res)
+	r.progressDone()
+	res.Note = fmt.Sprintf("written in %.1f s", write.Seconds())
+	return []Result{res}, nil
+}
+
+// timers registers timers due within the spread (10 s) on a running scheduler and
+// measures their lateness and the rate they are delivered at.
+func (r *runner) timers(ctx context.Context) ([]Result, error) {
+	n := r.cfg.Timers
+	if n == 0 {
+		return nil, nil
+	}
+	spread := r.cfg.TimerSpread
+	res := Result{Scenario: "timers", Label: fmt.Sprintf("%d timers due within %s", n, spread), Count: n, Instances: 1}
+	s, err := r.newScenario(ctx, "timers")
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	in, err := s.startInstance(ctx, "bench-1")
+	if err != nil {
+		return nil, err
+	}
+	defer in.stop()
+	if err := in.waitReady(ctx); err != nil {
+		return nil, err
+	}
+	first := time.Now().Add(3*time.Second + time.Duration(n)*20*time.Microsecond).Truncate(time.Second)
+	rc, err := s.receive(ctx, s.layout.WakeupsStream, wakeupSlot, first, first.Add(spread))
+	if err != nil {
+		return nil, err
+	}
+	defer rc.stop()
+	created := time.Now().UTC()
+	subj := "$KV." + s.layout.WakeupsBucket + "."
+	for i := range n {
+		run := "run-" + strconv.Itoa(i)
+		t := kvstore.Timer{Run: run, Step: "wait", Workflow: "timers", Created: created,
+			Due: first.Add(time.Duration(i) * spread / time.Duration(n)).UTC()}
+		data, err := json.Marshal(t)
+		if err != nil {
+			return nil, fmt.Errorf("encode timer %s: %w", run, err)
+		}
+		if _, err := r.js.PublishAsync(subj+wakeup.Key(run, "wait"), data); err != nil {
+			return nil, fmt.Errorf("put timer %s: %w", run, err)
+		}
+		if i%10_000 == 0 {
+			r.progress("timers: writing %d/%d", i, n)
+		}
+	}
+	select {
+	case <-r.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if time.Now().After(first) {
+		res.Note = "timers were still being written when the first fell due"
+	}
+	ok := rc.waitFor(ctx, first.Add(spread+5*time.Minute), func(rc *receiver) bool { return rc.n >= n }, func(rc *receiver) {
+		r.progress("timers: %d/%d wakeups received", rc.n, n)
+	})
+	r.progressDone()
+	rc.mu.Lock()
+	got, last := rc.n, rc.last
+	rc.mu.Unlock()
+	if !ok {
+		res.Note = fmt.Sprintf("only %d of %d received", got, n)
+	}
+	res.Gaps = n - got
+	res.Seconds = last.Sub(first).Seconds()
+	if res.Seconds > 0 {
+		res.PerSec = float64(got) / res.Seconds
+	}
+	rc.latency(&res)
+	return []Result{res}, nil
+}

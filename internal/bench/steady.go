@@ -1,0 +1,122 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// steady runs each configured count of schedules firing every second,
+// spread evenly over the second, on one scheduler.
+func (r *runner) steady(ctx context.Context) ([]Result, error) {
+	var out []Result
+	for _, n := range r.cfg.Steady {
+		res, err := r.steadyRun(ctx, "steady", n, 1)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// fleet is the steady scenario with 1, 2 and 3 scheduler instances, each
+// on its own connection, sharing the schedules through shard leases.
+func (r *runner) fleet(ctx context.Context) ([]Result, error) {
+	var out []Result
+	for inst := 1; inst <= 3; inst++ {
+		res, err := r.steadyRun(ctx, "fleet", r.cfg.Fleet, inst)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (Result, error) {
+	res := Result{Scenario: name, Label: fmt.Sprintf("%d schedules x 1/s", n), Count: n, Instances: instances}
+	s, err := r.newScenario(ctx, name)
+	if err != nil {
+		return res, err
+	}
+	defer s.close()
+	epoch := time.Unix(0, 0).UTC()
+	err = s.putSpecs(ctx, n, name, func(i int) (string, kvstore.Spec) {
+		anchor := epoch.Add(time.Duration(i) * time.Second / time.Duration(n))
+		return fmt.Sprintf("s%07d", i), kvstore.Spec{Workflow: "steady", Every: "1s", Anchor: &anchor}
+	})
+	if err != nil {
+		return res, err
+	}
+	var ins []*instance
+	defer func() {
+		for _, in := range ins {
+			in.stop()
+		}
+	}()
+	for i := range instances {
+		in, err := s.startInstance(ctx, fmt.Sprintf("bench-%d", i+1))
+		if err != nil {
+			return res, err
+		}
+		ins = append(ins, in)
+	}
+	for _, in := range ins {
+		r.progress("%s: %d schedules, %d instance(s): waiting for the index", name, n, instances)
+		if err := in.waitReady(ctx); err != nil {
+			return res, err
+		}
+	}
+	// Warm up for 3 s (leases settle, state records are created), then
+	// measure whole seconds.
+	from := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
+	to := from.Add(r.cfg.Duration.Truncate(time.Second))
+	rc, err := s.receive(ctx, s.layout.FiresStream, fireSlot, from, to)
+	if err != nil {
+		return res, err
+	}
+	defer rc.stop()
+	if err := sleepUntil(ctx, from); err != nil {
+		return res, err
+	}
+	rc.mu.Lock()
+	n0 := rc.n
+	rc.mu.Unlock()
+	cpu0 := cpuSeconds()
+	show := func(rc *receiver) {
+		r.progress("%s: %d schedules, %d instance(s): %d fires received", name, n, instances, rc.n-n0)
+	}
+	rc.waitFor(ctx, to, func(*receiver) bool { return false }, show)
+	rc.mu.Lock()
+	n1 := rc.n
+	rc.mu.Unlock()
+	cpu1 := cpuSeconds()
+	secs := to.Sub(from).Seconds()
+	want := n * int(secs)
+	rc.waitFor(ctx, time.Now().Add(15*time.Second), func(rc *receiver) bool { return rc.inWin >= want }, nil)
+	r.progressDone()
+	res.PerSec = float64(n1-n0) / secs
+	res.Seconds = secs
+	if n1 > n0 {
+		res.CPUPer1k = (cpu1 - cpu0) / float64(n1-n0) * 1000
+	}
+	rc.latency(&res)
+	rc.mu.Lock()
+	res.Gaps = want - rc.inWin
+	rc.mu.Unlock()
+	return res, nil
+}
+
+func sleepUntil(ctx context.Context, t time.Time) error {
+	tm := time.NewTimer(time.Until(t))
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -1,0 +1,40 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"text/tabwriter"
+)
+
+// WriteTable prints the report as an aligned table: one row per result,
+// throughput with its ratio to the baseline pair rate.
+func (rep *Report) WriteTable(w io.Writer) error {
+	where := "external NATS"
+	if rep.Embedded {
+		where = "embedded nats-server (same process)"
+	}
+	fmt.Fprintf(w, "jetsched bench  %s  %s, %d cores, %s  %s\n", rep.Started.Format("2006-01-02 15:04Z"),
+		rep.Machine.CPU, rep.Machine.Cores, rep.Machine.GoVersion, where)
+	fmt.Fprintf(w, "baseline: %.0f KV CAS + publish pairs/s\n\n", rep.BaselinePairsPerSec)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "SCENARIO\tWHAT\tINST\tPER SEC\tx BASE\tP50 ms\tP99 ms\tMAX ms\tCPU s/1k\tSECONDS\tDUP\tGAPS\tOTHER\t")
+	for _, x := range rep.Results {
+		other := x.Note
+		if x.RSSMiB > 0 {
+			other = fmt.Sprintf("first fire %.2fs, RSS %.0f MiB, idle CPU %.2f cores; %s", x.FirstFireSec, x.RSSMiB, x.IdleCPU, x.Note)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n", x.Scenario, x.Label,
+			num(float64(x.Instances), 0), num(x.PerSec, 0), num(x.Ratio, 2), num(x.P50Ms, 2), num(x.P99Ms, 2),
+			num(x.MaxMs, 2), num(x.CPUPer1k, 3), num(x.Seconds, 2), x.Duplicates, x.Gaps, other)
+	}
+	return tw.Flush()
+}
+
+// num formats v, or "-" when it was not measured.
+func num(v float64, prec int) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', prec, 64)
+}

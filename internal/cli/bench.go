@@ -1,0 +1,126 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/internal/bench"
+)
+
+func (a *app) benchCommand() *cobra.Command {
+	var (
+		cfg bench.Config
+		out string
+	)
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure throughput, fire lateness, memory and startup against the raw JetStream limit",
+		Long: `Measure jetsched on an embedded nats-server with file storage (or on
+--nats-url). Scenarios, in order:
+
+  baseline  pipelined KV CAS + async publish pairs per second (the limit of
+            the fire path) and publish-to-consumer latency p50/p99
+  steady    N schedules each firing every second, spread over the second
+  herd      N schedules due in the same second: time to drain, lateness
+  scale     N schedules written through the bulk path, then a scheduler
+            start: time to first fire, to a complete index, RSS, idle CPU
+  timers    N timers due within 10 s: lateness and throughput
+  fleet     steady with 1, 2 and 3 scheduler instances
+
+Every scenario runs in its own buckets and streams (prefix benchN...),
+deleted afterwards, so --nats-url never touches the sched_* records.
+Lateness is worker receipt minus scheduled time. Every throughput is also
+given as a ratio to the baseline pair rate measured in the same run. With
+the embedded server, CPU and RSS include the server and the measuring
+worker (one process).`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.conn.Validate(); err != nil {
+				return usageError{err}
+			}
+			cfg.Conn = a.conn
+			if !cmd.Flags().Changed("log-level") {
+				a.logLevel = "warn" // the schedulers' info lines would bury the progress
+			}
+			log, err := a.logger()
+			if err != nil {
+				return err
+			}
+			cfg.Logger = log
+			if err := cfg.Validate(); err != nil {
+				return usageError{err}
+			}
+			if isTerminal(a.stderr) {
+				cfg.Progress = a.stderr
+			} else {
+				cfg.Progress = lineWriter{w: a.stderr, last: new(time.Time)}
+			}
+			rep, err := bench.Run(cmd.Context(), cfg)
+			if rep != nil {
+				if werr := writeBench(a, rep, out); werr != nil && err == nil {
+					err = werr
+				}
+			}
+			return err
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,scale,timers,fleet")
+	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
+	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
+	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")
+	fl.IntSliceVar(&cfg.Steady, "steady", []int{1_000, 10_000, 20_000}, "schedule counts of the steady scenario (each fires every second)")
+	fl.IntVar(&cfg.Herd, "herd", 100_000, "schedules due in the same second")
+	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
+	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
+	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
+	fl.IntVar(&cfg.Workers, "workers", 32, "each scheduler's concurrency, as scheduler run --workers")
+	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
+	return cmd
+}
+
+func writeBench(a *app, rep *bench.Report, out string) error {
+	if a.jsonOut {
+		enc := json.NewEncoder(a.stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := rep.WriteTable(a.stdout); err != nil {
+		return err
+	}
+	if out == "" {
+		return nil
+	}
+	data, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(out, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
+	return nil
+}
+
+// lineWriter turns in-place progress updates ("\r\033[K...") into plain
+// lines for logs and pipes, at most one a second.
+type lineWriter struct {
+	w    io.Writer
+	last *time.Time
+}
+
+func (l lineWriter) Write(p []byte) (int, error) {
+	s := strings.TrimPrefix(string(p), "\r\033[K")
+	if s == "" || time.Since(*l.last) < time.Second {
+		return len(p), nil
+	}
+	*l.last = time.Now()
+	_, err := fmt.Fprintln(l.w, s)
+	return len(p), err
+}
