@@ -46,9 +46,14 @@ func (r *runner) herd(ctx context.Context) ([]Result, error) {
 	if time.Now().After(due) {
 		res.Note = "schedules were still being written when they fell due"
 	}
+	if err := sleepUntil(ctx, due); err != nil {
+		return nil, err
+	}
+	cpu0 := cpuSeconds()
 	ok := rc.waitFor(ctx, due.Add(10*time.Minute), func(rc *receiver) bool { return rc.n >= n }, func(rc *receiver) {
 		r.progress("herd: %d/%d fires received", rc.n, n)
 	})
+	cpu := cpuSeconds() - cpu0
 	r.progressDone()
 	rc.mu.Lock()
 	last, got := rc.last, rc.n
@@ -57,6 +62,9 @@ func (r *runner) herd(ctx context.Context) ([]Result, error) {
 		res.Note = fmt.Sprintf("only %d of %d received", got, n)
 	}
 	res.Gaps = n - got
+	if got > 0 {
+		res.CPUPer1k = cpu / float64(got) * 1000
+	}
 	res.Seconds = last.Sub(due).Seconds()
 	if res.Seconds > 0 {
 		res.PerSec = float64(got) / res.Seconds

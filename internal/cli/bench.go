@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -15,8 +16,9 @@ import (
 
 func (a *app) benchCommand() *cobra.Command {
 	var (
-		cfg bench.Config
-		out string
+		cfg     bench.Config
+		out     string
+		profile string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -61,6 +63,17 @@ worker (one process).`,
 			} else {
 				cfg.Progress = lineWriter{w: a.stderr, last: new(time.Time)}
 			}
+			if profile != "" {
+				f, err := os.Create(profile)
+				if err != nil {
+					return usageError{fmt.Errorf("--cpuprofile %s: %w", profile, err)}
+				}
+				defer f.Close()
+				if err := pprof.StartCPUProfile(f); err != nil {
+					return fmt.Errorf("--cpuprofile %s: %w", profile, err)
+				}
+				defer pprof.StopCPUProfile()
+			}
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if rep != nil {
 				if werr := writeBench(a, rep, out); werr != nil && err == nil {
@@ -81,6 +94,7 @@ worker (one process).`,
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
 	fl.IntVar(&cfg.Workers, "workers", 32, "each scheduler's concurrency, as scheduler run --workers")
+	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
 	return cmd
 }
