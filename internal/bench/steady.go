@@ -70,6 +70,11 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (
 			return res, err
 		}
 	}
+	if instances > 1 {
+		if err := s.waitBalanced(ctx, ins); err != nil {
+			return res, err
+		}
+	}
 	// Warm up for 3 s (leases settle, state records are created), then
 	// measure whole seconds.
 	from := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
@@ -119,4 +124,41 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// waitBalanced waits until the instances hold every shard between them,
+// each about its fair share, unchanged for a second: a fleet is measured once
+// its leases have settled, not while shards are being handed over.
+func (s *scenario) waitBalanced(ctx context.Context, ins []*instance) error {
+	shards, err := s.store.Shards(ctx)
+	if err != nil {
+		return err
+	}
+	fair := shards/len(ins) - 1 // the leaser balances to within one
+	deadline := time.Now().Add(2 * time.Minute)
+	var stableSince time.Time
+	last := ""
+	for time.Now().Before(deadline) {
+		total, ok, snap := 0, true, ""
+		for _, in := range ins {
+			h := in.fire.LeasesHeld()
+			total += h
+			ok = ok && h >= fair
+			snap += fmt.Sprint(h, " ")
+		}
+		switch {
+		case total != shards || !ok:
+			stableSince = time.Time{}
+		case snap != last || stableSince.IsZero():
+			stableSince = time.Now()
+		case time.Since(stableSince) >= time.Second:
+			return nil
+		}
+		last = snap
+		s.r.progress("fleet: %d instance(s): waiting for the shard leases to settle (held: %s)", len(ins), snap)
+		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("shard leases did not settle in 2m (held: %s of %d)", last, shards)
 }
