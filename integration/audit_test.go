@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
@@ -51,10 +52,15 @@ func TestAuditTrail(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "intact: 3 entries") {
 		t.Fatalf("verify: exit %d: %s %s", code, out, e)
 	}
-	if err := nc.Publish("sched.audit.action", []byte(`{"kind":"action","actor":"mallory","action":"schedule.delete","target":"a","prev":"","mac":"00"}`)); err != nil {
+	// A forged entry, published with a JetStream ack so that it is stored
+	// before verify reads (a core publish + flush only reaches the server).
+	js, err := jetstream.New(nc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	_ = nc.Flush()
+	if _, err := js.Publish(ctx, "sched.audit.action", []byte(`{"kind":"action","actor":"mallory","action":"schedule.delete","target":"a","prev":"","mac":"00"}`)); err != nil {
+		t.Fatal(err)
+	}
 	code, _, e = run("audit", "verify", "--from", "1")
 	if code != cli.ExitFailure || !strings.Contains(e, "broken at sequence 4") {
 		t.Fatalf("verify after a forgery: exit %d: %s", code, e)
