@@ -100,7 +100,7 @@ func TestFaultCrashAtEachStep(t *testing.T) {
 			code, exited := crasher.waitExit(12 * time.Second)
 			switch {
 			case !exited:
-				t.Errorf("JETSCHED_CRASH_AT=%s:3: the scheduler did not exit within 12s of the schedules' creation (crash hook not implemented?)", step)
+				t.Errorf("JETSCHED_CRASH_AT=%s:3: the scheduler did not exit within 12s of the schedules' creation (is JETSCHED_CRASH_AT wired to the crash hook?)", step)
 				crasher.kill()
 			case code != 3:
 				t.Errorf("JETSCHED_CRASH_AT=%s:3: exit status %d, want 3", step, code)

@@ -194,7 +194,7 @@ func (p *schedProc) waitStarted(off int64, timeout time.Duration) error {
 			tail := tailFrom(p.logPath, off, 4096)
 			if code == 2 {
 				return fmt.Errorf("scheduler %s exited with status 2 before starting: it rejected its command line "+
-					"(a flag of the contract such as --lease-ttl not implemented yet?): %s\n%s",
+					"(does the binary accept every flag the test passes, such as --lease-ttl?): %s\n%s",
 					p.name, strings.Join(p.args, " "), tail)
 			}
 			return fmt.Errorf("scheduler %s exited with status %d before logging 'scheduler started':\n%s", p.name, code, tail)

@@ -62,10 +62,8 @@ func (r *runner) baseline(ctx context.Context) ([]Result, error) {
 			r.progress("baseline: %d/%d CAS+publish pairs", i, n)
 		}
 	}
-	select {
-	case <-r.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	if err := r.flush(ctx); err != nil {
+		return nil, err
 	}
 	el := time.Since(t0)
 	pairs := Result{Scenario: "baseline", Label: "KV CAS + publish pairs", Count: n,

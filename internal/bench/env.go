@@ -59,6 +59,26 @@ func (s *scenario) close() {
 	}
 }
 
+// startOne starts a scenario with one scheduler whose indexes are
+// complete. The caller closes both.
+func (r *runner) startOne(ctx context.Context, name string) (*scenario, *instance, error) {
+	s, err := r.newScenario(ctx, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	in, err := s.startInstance(ctx, "bench-1")
+	if err != nil {
+		s.close()
+		return nil, nil, err
+	}
+	if err := in.waitReady(ctx); err != nil {
+		in.stop()
+		s.close()
+		return nil, nil, err
+	}
+	return s, in, nil
+}
+
 // instance is one scheduler (fire and wakeup engines) on its own
 // connection, as a separate process would have.
 type instance struct {
@@ -139,12 +159,17 @@ func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i
 			s.r.progress("%s: writing schedules %d/%d", what, i, n)
 		}
 	}
+	return s.r.flush(ctx)
+}
+
+// flush waits until every pipelined publish is acknowledged.
+func (r *runner) flush(ctx context.Context) error {
 	select {
-	case <-s.r.js.PublishAsyncComplete():
+	case <-r.js.PublishAsyncComplete():
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return nil
 }
 
 // cpuSeconds is the process's user+system CPU time. With the embedded

@@ -134,3 +134,32 @@ func percentiles(d []time.Duration) (p50, p99, maxv float64) {
 	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
 	return ms(s[len(s)/2]), ms(s[(len(s)*99)/100]), ms(s[len(s)-1])
 }
+
+// drain waits until res.Count slots are received (or the deadline), then
+// fills res: gaps, the time from start to the last receipt, the rate over
+// it, CPU per 1,000 and the lateness percentiles. show is a progress
+// format taking the received and wanted counts.
+func (r *runner) drain(ctx context.Context, rc *receiver, res *Result, show string, start, deadline time.Time) {
+	n := res.Count
+	cpu0 := cpuSeconds()
+	ok := rc.waitFor(ctx, deadline, func(rc *receiver) bool { return rc.n >= n }, func(rc *receiver) {
+		r.progress(show, rc.n, n)
+	})
+	cpu := cpuSeconds() - cpu0
+	r.progressDone()
+	rc.mu.Lock()
+	last, got := rc.last, rc.n
+	rc.mu.Unlock()
+	if !ok {
+		res.Note = fmt.Sprintf("only %d of %d received", got, n)
+	}
+	res.Gaps = n - got
+	if got > 0 {
+		res.CPUPer1k = cpu / float64(got) * 1000
+	}
+	res.Seconds = last.Sub(start).Seconds()
+	if res.Seconds > 0 {
+		res.PerSec = float64(got) / res.Seconds
+	}
+	rc.latency(res)
+}

@@ -2,14 +2,11 @@ package bench
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"runtime"
-	"strconv"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // scale writes many schedules through the bulk path, then starts a
@@ -93,77 +90,5 @@ wait:
 	rc.latency(&res)
 	r.progressDone()
 	res.Note = fmt.Sprintf("written in %.1f s", write.Seconds())
-	return []Result{res}, nil
-}
-
-// timers registers timers due within the spread (10 s) on a running scheduler and
-// measures their lateness and the rate they are delivered at.
-func (r *runner) timers(ctx context.Context) ([]Result, error) {
-	n := r.cfg.Timers
-	if n == 0 {
-		return nil, nil
-	}
-	spread := r.cfg.TimerSpread
-	res := Result{Scenario: "timers", Label: fmt.Sprintf("%d timers due within %s", n, spread), Count: n, Instances: 1}
-	s, err := r.newScenario(ctx, "timers")
-	if err != nil {
-		return nil, err
-	}
-	defer s.close()
-	in, err := s.startInstance(ctx, "bench-1")
-	if err != nil {
-		return nil, err
-	}
-	defer in.stop()
-	if err := in.waitReady(ctx); err != nil {
-		return nil, err
-	}
-	first := time.Now().Add(3*time.Second + time.Duration(n)*20*time.Microsecond).Truncate(time.Second)
-	rc, err := s.receive(ctx, s.layout.WakeupsStream, wakeupSlot, first, first.Add(spread))
-	if err != nil {
-		return nil, err
-	}
-	defer rc.stop()
-	created := time.Now().UTC()
-	subj := "$KV." + s.layout.WakeupsBucket + "."
-	for i := range n {
-		run := "run-" + strconv.Itoa(i)
-		t := kvstore.Timer{Run: run, Step: "wait", Workflow: "timers", Created: created,
-			Due: first.Add(time.Duration(i) * spread / time.Duration(n)).UTC()}
-		data, err := json.Marshal(t)
-		if err != nil {
-			return nil, fmt.Errorf("encode timer %s: %w", run, err)
-		}
-		if _, err := r.js.PublishAsync(subj+wakeup.Key(run, "wait"), data); err != nil {
-			return nil, fmt.Errorf("put timer %s: %w", run, err)
-		}
-		if i%10_000 == 0 {
-			r.progress("timers: writing %d/%d", i, n)
-		}
-	}
-	select {
-	case <-r.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	if time.Now().After(first) {
-		res.Note = "timers were still being written when the first fell due"
-	}
-	ok := rc.waitFor(ctx, first.Add(spread+5*time.Minute), func(rc *receiver) bool { return rc.n >= n }, func(rc *receiver) {
-		r.progress("timers: %d/%d wakeups received", rc.n, n)
-	})
-	r.progressDone()
-	rc.mu.Lock()
-	got, last := rc.n, rc.last
-	rc.mu.Unlock()
-	if !ok {
-		res.Note = fmt.Sprintf("only %d of %d received", got, n)
-	}
-	res.Gaps = n - got
-	res.Seconds = last.Sub(first).Seconds()
-	if res.Seconds > 0 {
-		res.PerSec = float64(got) / res.Seconds
-	}
-	rc.latency(&res)
 	return []Result{res}, nil
 }
