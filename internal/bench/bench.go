@@ -57,6 +57,9 @@ type Config struct {
 	// Fleet is the steady scenario's schedule count for the fleet scenario
 	// (run with 1, 2 and 3 instances). Default 10,000.
 	Fleet int
+	// MemProfile, when set, is a file the scale scenario writes a heap
+	// profile to when it measures RSS (the index complete, after a GC).
+	MemProfile string
 	// Progress receives a progress line per scenario (nil: none).
 	Progress io.Writer
 	// Logger receives the schedulers' logs. Default: discard.

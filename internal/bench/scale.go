@@ -81,6 +81,9 @@ wait:
 	rc.mu.Unlock()
 	runtime.GC()
 	res.RSSMiB = rssMiB()
+	if err := writeHeapProfile(r.cfg.MemProfile); err != nil {
+		return nil, err
+	}
 	r.progress("scale: index complete; measuring idle CPU for 5 s")
 	cpu0 := cpuSeconds()
 	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {

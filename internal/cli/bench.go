@@ -95,6 +95,7 @@ worker (one process).`,
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
 	fl.IntVar(&cfg.Workers, "workers", 32, "each scheduler's concurrency, as scheduler run --workers")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
+	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
 	return cmd
 }
