@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -145,13 +146,17 @@ func TestScheduleLifecycle(t *testing.T) {
 	if v.ID != "report" || v.Spec.Cron != "0 9 * * 1-5" || v.Spec.TZ != "Europe/Paris" {
 		t.Fatalf("get --json: %+v", v)
 	}
+	paris, _ := time.LoadLocation("Europe/Paris")
+	if !v.Planned || v.State == nil || v.State.Next.In(paris).Hour() != 9 || v.State.Next.In(paris).Weekday() == time.Sunday {
+		t.Fatalf("get --json of a schedule that has not fired: want its planned next fire (a weekday 09:00 Paris), got planned=%v state %+v", v.Planned, v.State)
+	}
 	stored, err := e.store.GetSpec(context.Background(), "report")
 	if err != nil || string(stored.Spec.Input) != `{"region":"eu"}` {
 		t.Fatalf("stored input %q (%v), want the compact JSON", stored.Spec.Input, err)
 	}
 
 	code, out, _ = e.run("schedule", "ls")
-	if code != ExitOK || !strings.Contains(out, "ID") || !strings.Contains(out, "report") || !strings.Contains(out, "not planned") {
+	if code != ExitOK || !strings.Contains(out, "ID") || !strings.Contains(out, "report") || !strings.Contains(out, "09:00:00 CET") {
 		t.Fatalf("ls: exit %d\n%s", code, out)
 	}
 	code, out, _ = e.run("schedule", "ls", "--json")

@@ -55,7 +55,11 @@ func printView(w io.Writer, v scheduleView) {
 	}
 	loc := v.Spec.Location()
 	if st := v.State; st != nil {
-		row("next", nextString(st, loc))
+		next := nextString(st, loc)
+		if v.Planned {
+			next += "  planned (no fire yet)"
+		}
+		row("next", next)
 		row("fires", fmt.Sprint(st.Fires))
 		if st.Missed > 0 {
 			row("missed", fmt.Sprint(st.Missed))
@@ -64,7 +68,7 @@ func printView(w io.Writer, v scheduleView) {
 			row("last slot", c.Slot.In(loc).Format(time.RFC3339)+" ("+v.LastStatus+", by "+c.Owner+")")
 		}
 	} else if v.Invalid == "" {
-		row("next", "not planned yet (is a scheduler running?)")
+		row("next", "none (the spec does not compile)")
 	}
 	row("spec revision", fmt.Sprint(v.Revision))
 	_ = tw.Flush()

@@ -30,7 +30,7 @@ const Version = "1.0.0"
 // Error is the body of an error response (also in the Nats-Service-Error
 // headers): a code, a message, and the field for invalid input.
 type Error struct {
-	Code    string `json:"code"` // "invalid", "not_found", "in_use", "not_planned", "internal"
+	Code    string `json:"code"` // "invalid", "not_found", "in_use", "internal"
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 }
@@ -100,8 +100,6 @@ func toError(err error) Error {
 		return Error{Code: "not_found", Message: err.Error()}
 	case errors.Is(err, kvstore.ErrInUse):
 		return Error{Code: "in_use", Message: err.Error()}
-	case errors.Is(err, fire.ErrNotPlanned):
-		return Error{Code: "not_planned", Message: err.Error()}
 	}
 	return Error{Code: "internal", Message: err.Error()}
 }

@@ -15,13 +15,16 @@ import (
 // ScheduleInfo is a schedule as schedule.get and schedule.list show it:
 // its spec, its state, and its last slot's ledger status.
 type ScheduleInfo struct {
-	ID         string         `json:"id"`
-	Revision   uint64         `json:"revision"`
-	Spec       kvstore.Spec   `json:"spec"`
-	Invalid    string         `json:"invalid,omitempty"`
-	State      *kvstore.State `json:"state,omitempty"`
-	LastStatus string         `json:"last_status,omitempty"`
-	LastSlot   *time.Time     `json:"last_slot,omitempty"`
+	ID       string         `json:"id"`
+	Revision uint64         `json:"revision"`
+	Spec     kvstore.Spec   `json:"spec"`
+	Invalid  string         `json:"invalid,omitempty"`
+	State    *kvstore.State `json:"state,omitempty"`
+	// Planned: State is the plan schedulers keep in memory; the record is
+	// written with the first fire.
+	Planned    bool       `json:"planned,omitempty"`
+	LastStatus string     `json:"last_status,omitempty"`
+	LastSlot   *time.Time `json:"last_slot,omitempty"`
 }
 
 // Info reads the state and the last slot's ledger entry of a spec.
@@ -33,11 +36,11 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 	if decodeErr != nil {
 		v.Invalid = decodeErr.Error()
 	}
-	st, _, err := store.GetState(ctx, e.ID)
+	st, planned, err := fire.StoredState(ctx, store, e, time.Now())
 	if err != nil {
 		return v
 	}
-	v.State = &st
+	v.State, v.Planned = &st, planned
 	if c := st.Claim; c != nil {
 		slot := c.Slot
 		v.LastSlot = &slot

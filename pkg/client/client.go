@@ -221,6 +221,9 @@ type Info struct {
 	Key   string
 	Spec  kvstore.Spec
 	State *kvstore.State
+	// Planned: State is the plan schedulers keep in memory for a schedule
+	// that has not fired yet; the record is written with the first fire.
+	Planned bool
 }
 
 // Get returns one schedule.
@@ -230,9 +233,12 @@ func (c *Client) Get(ctx context.Context, key string) (Info, error) {
 		return Info{}, err
 	}
 	info := Info{Key: key, Spec: e.Spec}
-	if st, _, err := c.store.GetState(ctx, key); err == nil {
-		info.State = &st
-	} else if !errors.Is(err, kvstore.ErrNotFound) {
+	st, planned, err := fire.StoredState(ctx, c.store, e, time.Now())
+	switch {
+	case err == nil:
+		info.State, info.Planned = &st, planned
+	case errors.Is(err, kvstore.ErrNotFound):
+	default:
 		return info, err
 	}
 	return info, nil
@@ -247,8 +253,8 @@ func (c *Client) List(ctx context.Context) ([]Info, error) {
 	out := make([]Info, 0, len(specs))
 	for _, e := range specs {
 		info := Info{Key: e.ID, Spec: e.Spec}
-		if st, _, err := c.store.GetState(ctx, e.ID); err == nil {
-			info.State = &st
+		if st, planned, err := fire.StoredState(ctx, c.store, e, time.Now()); err == nil {
+			info.State, info.Planned = &st, planned
 		}
 		out = append(out, info)
 	}

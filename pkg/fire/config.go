@@ -55,7 +55,7 @@ func (c Config) withDefaults() Config {
 	c.Instance = cmp.Or(c.Instance, randomID())
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	c.ClaimTTL = cmp.Or(c.ClaimTTL, 30*time.Second)
-	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, time.Minute)
+	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, DefaultMisfireThreshold)
 	c.Workers = cmp.Or(c.Workers, 32)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
 	if c.Observer == nil {

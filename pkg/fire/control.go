@@ -10,10 +10,6 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// ErrNotPlanned is returned by Control when a schedule has no state yet:
-// no scheduler has seen its spec.
-var ErrNotPlanned = errors.New("fire: schedule not planned yet (is a scheduler running?)")
-
 // Control carries out operator actions on a schedule's state: pause and
 // resume, skip the next slots, trigger an extra fire, backfill a range.
 // Each is a compare-and-swap on the state record, retried on conflict, so
@@ -34,8 +30,12 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 	}
 	for attempt := range maxControlAttempts {
 		st, rev, err := c.Store.GetState(ctx, id)
-		if errors.Is(err, kvstore.ErrNotFound) {
-			return kvstore.State{}, fmt.Errorf("%w: %s", ErrNotPlanned, id)
+		// No record yet (schedulers create it with the first fire): the
+		// action creates one with an empty plan, which the owning
+		// scheduler plans as it would a new schedule, keeping the action.
+		create := errors.Is(err, kvstore.ErrNotFound)
+		if create {
+			st, err = kvstore.State{}, nil
 		}
 		if err != nil {
 			return kvstore.State{}, err
@@ -44,7 +44,12 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 			return kvstore.State{}, err
 		}
 		st.UpdatedAt = c.Clock.Now().UTC()
-		if _, err := c.Store.UpdateState(ctx, id, st, rev); err == nil {
+		if create {
+			_, err = c.Store.CreateState(ctx, id, st)
+		} else {
+			_, err = c.Store.UpdateState(ctx, id, st, rev)
+		}
+		if err == nil {
 			return st, nil
 		} else if !errors.Is(err, kvstore.ErrConflict) {
 			return kvstore.State{}, err

@@ -16,7 +16,8 @@ const (
 	// ActWait: nothing to do until Decision.Until (zero: until the spec or
 	// state changes).
 	ActWait Action = iota
-	// ActInit: the schedule has no state yet; create it with Next.
+	// ActInit: the schedule has no state yet; plan Next in memory (the
+	// first claim or misfire creates the record).
 	ActInit
 	// ActReplan: the recurrence changed; set Next, planned from now.
 	ActReplan
@@ -138,6 +139,10 @@ func (in Input) threshold() time.Duration {
 	return in.MisfireThreshold
 }
 
+// planUndecodable is the plan of a state record that does not decode: it
+// matches no spec's plan, so the schedule re-plans from now.
+const planUndecodable = "undecodable"
+
 // Reasons a slot does not fire, as recorded in the ledger.
 const (
 	reasonPaused   = "paused"
@@ -151,6 +156,12 @@ func Decide(in Input) Decision {
 	case st == nil:
 		step := cronx.Explain(in.Schedule, firstAfter(in))
 		return Decision{Action: ActInit, Next: step.At, Step: step}
+	case st.Plan == "":
+		// A record an operator action created before any scheduler wrote
+		// one (a pause before the first fire): plan it as a new schedule,
+		// keeping what the action set.
+		step := cronx.Explain(in.Schedule, firstAfter(in))
+		return Decision{Action: ActReplan, Next: step.At, Step: step}
 	case st.Plan != in.Plan:
 		step := cronx.Explain(in.Schedule, in.Now)
 		return Decision{Action: ActReplan, Next: step.At, Step: step}

@@ -92,7 +92,7 @@ type CancelRequest struct {
 func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
 	slotID := old.ID(j.id)
 	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
-		ack, found, err := e.findFire(ctx, j.spec.Workflow, slotID, old)
+		ack, found, err := e.findFire(ctx, j.workflow, slotID, old)
 		if err != nil {
 			return err
 		}
@@ -117,11 +117,11 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
 	l := e.store.Layout()
 	slotID := c.ID(j.id)
-	msg := nats.NewMsg(l.FireSubject(j.spec.Workflow))
-	msg.Data = j.spec.Input
+	msg := nats.NewMsg(l.FireSubject(j.workflow))
+	msg.Data = j.input
 	now := e.cfg.Clock.Now()
 	msg.Header.Set(HeaderScheduleID, j.id)
-	msg.Header.Set(HeaderWorkflow, j.spec.Workflow)
+	msg.Header.Set(HeaderWorkflow, j.workflow)
 	loc := j.compiled.Location
 	msg.Header.Set(HeaderScheduledAt, c.Slot.In(loc).Format(time.RFC3339Nano))
 	msg.Header.Set(HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
@@ -161,7 +161,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if err != nil {
 		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
 	}
-	e.cfg.Observer.Fired(j.spec.Workflow, now.Sub(c.Slot), reason)
+	e.cfg.Observer.Fired(j.workflow, now.Sub(c.Slot), reason)
 	if c.Reason == ReasonMoved && reason == ReasonMoved {
 		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
 	}
@@ -174,7 +174,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 // writeTick records a published slot in the ledger, retrying briefly.
 func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
 	t := kvstore.Tick{
-		Schedule: j.id, Workflow: j.spec.Workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
+		Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
 		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
 		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
@@ -211,7 +211,7 @@ func tickReason(c kvstore.Claim) string {
 // failure is logged, not retried.
 func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now time.Time) {
 	for _, sk := range step.Skipped {
-		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
 			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC()}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record skipped slot", "schedule", j.id, "err", err)
@@ -290,17 +290,17 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
 	n, written := d.FirstMissed, 0
 	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
-		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: n.UTC(), Status: status,
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status,
 			Reason: d.MissedReason, Owner: e.cfg.Instance, At: now.UTC()}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record missed slot", "schedule", j.id, "err", err)
 			return
 		}
 		written++
-		n = j.sched.Next(n)
+		n = j.compiled.Schedule.Next(n)
 	}
 	if rest := d.Missed - written; rest > 0 && !n.IsZero() {
-		t := kvstore.Tick{Schedule: j.id, Workflow: j.spec.Workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
 			Reason: fmt.Sprintf("%s (this entry stands for %d more slots through %s)", d.MissedReason, rest, d.LastMissed.UTC().Format(time.RFC3339))}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record missed slots", "schedule", j.id, "err", err)

@@ -87,7 +87,7 @@ func (w worker) applyDones(ctx context.Context, j job, r *result) {
 			}
 			next := w.next(r, w.e.cfg.Clock.Now())
 			next.Running, next.LastDone = nil, w.e.cfg.Clock.Now().UTC()
-			err := w.update(ctx, j.id, next, r)
+			err := w.update(ctx, j, next, r)
 			if !errors.Is(err, kvstore.ErrConflict) {
 				break
 			}

@@ -209,17 +209,29 @@ func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
 	return nil
 }
 
-// entry is the loop's view of one schedule.
+// entry is the loop's view of one schedule. A scheduler holds one per
+// schedule, so it keeps only what deciding and firing need.
 type entry struct {
-	id       string
-	spec     kvstore.Spec
-	specRev  uint64
-	written  time.Time // when the spec revision was written
+	id      string
+	target  // what a fire needs from the spec
+	specRev uint64
+	written time.Time // when the spec revision was written
+	// spec is the decoded spec, kept only while it may be compiled again:
+	// until its first compile, and for good when it names a calendar (a
+	// calendar change re-compiles it).
+	spec     *kvstore.Spec
 	compiled kvstore.Compiled
 	sched    cronx.Schedule // compiled.Schedule; nil while invalid or removed
 	invalid  error
 	state    *kvstore.State
 	stateRev uint64
+	// planned: state is this instance's plan for a schedule without a
+	// state record; the first write (a claim or a misfire) creates it.
+	planned bool
+	// pending is a state update watched while a worker held the entry: it is
+	// decoded when the worker reports back, and only if newer than what the
+	// worker wrote (usually it is the echo of that write).
+	pending  jetstream.KeyValueEntry
 	settled  string       // token of a claim known settled by this instance
 	checked  string       // token of a live claim whose tick was missing
 	busy     bool         // a worker holds it
@@ -229,30 +241,46 @@ type entry struct {
 	failures int          // consecutive failed attempts, for backoff
 }
 
-func (en *entry) input(now time.Time, threshold time.Duration) Input {
+// target is what firing a schedule needs from its spec.
+type target struct {
+	workflow string
+	input    []byte
+	at       time.Time // a one-shot's time; zero otherwise
+}
+
+func targetOf(s *kvstore.Spec) target {
+	return target{workflow: s.Workflow, input: s.Input, at: deref(s.At)}
+}
+
+// decideInput is the Input of a schedule's next decision.
+func decideInput(now time.Time, threshold time.Duration, t target, c kvstore.Compiled, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
 		Now:              now,
-		Plan:             en.compiled.Plan,
-		Policy:           en.compiled.Policy,
-		Schedule:         en.sched,
-		State:            en.state,
-		Settled:          en.settled,
-		Checked:          en.checked,
+		Plan:             c.Plan,
+		Policy:           c.Policy,
+		Schedule:         c.Schedule,
+		State:            st,
+		Settled:          settled,
+		Checked:          checked,
 		MisfireThreshold: threshold,
-		Written:          en.written,
-		At:               deref(en.spec.At),
+		Written:          written,
+		At:               t.at,
 	}
+}
+
+func (en *entry) input(now time.Time, threshold time.Duration) Input {
+	return decideInput(now, threshold, en.target, en.compiled, en.written, en.state, en.settled, en.checked)
 }
 
 // job is a snapshot of an entry handed to a worker.
 type job struct {
-	id       string
-	written  time.Time
-	spec     kvstore.Spec
+	id      string
+	written time.Time
+	target
 	compiled kvstore.Compiled
-	sched    cronx.Schedule
 	state    *kvstore.State
 	stateRev uint64
+	planned  bool // state is the loop's plan, not a stored record (see entry)
 	settled  string
 	checked  string
 	remove   bool
@@ -264,6 +292,7 @@ type result struct {
 	id       string
 	state    *kvstore.State // nil with stateRev > 0: deleted
 	stateRev uint64
+	planned  bool // state is a plan, not a stored record
 	settled  string
 	checked  string
 	removed  bool // the remove job finished

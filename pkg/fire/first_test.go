@@ -42,6 +42,14 @@ func TestDecideFirstSlot(t *testing.T) {
 			if d.Action != ActInit || !d.Next.Equal(tt.want) {
 				t.Fatalf("Decide = %v next %s, want ActInit next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
 			}
+			// A record an operator action created first (empty plan) is
+			// planned the same way, keeping the action's fields.
+			paused := &kvstore.State{Paused: &kvstore.Pause{Note: "freeze"}}
+			d = Decide(Input{Now: tt.now, Schedule: tt.sched, Plan: "p", State: paused, Written: tt.written, At: tt.oneShot,
+				MisfireThreshold: time.Minute, Policy: kvstore.Policy{MisfireThreshold: tt.threshold}})
+			if d.Action != ActReplan || !d.Next.Equal(tt.want) {
+				t.Fatalf("Decide on an operator-created record = %v next %s, want ActReplan next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
+			}
 		})
 	}
 }

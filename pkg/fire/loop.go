@@ -151,7 +151,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 	en.written = kv.Created()
 	en.removed = false
 	spec, err := kvstore.DecodeSpec(kv.Value())
-	en.spec = spec
+	en.spec, en.target = &spec, targetOf(&spec)
 	if err != nil {
 		en.invalid, en.sched = err, nil
 		l.index.Remove(id)
@@ -168,6 +168,12 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 // compile (re)builds an entry's schedule from its spec and the calendars
 // known now; a failure is reported (log and invalid event).
 func (l *loop) compile(en *entry) {
+	if en.spec == nil {
+		return // compiled already, and no calendar can change it
+	}
+	if en.planned {
+		en.state, en.planned = nil, false // planned again from the new schedule
+	}
 	en.invalid = nil
 	err := en.spec.Validate(en.id)
 	var c kvstore.Compiled
@@ -181,6 +187,9 @@ func (l *loop) compile(en *entry) {
 		return
 	}
 	en.compiled, en.sched, en.invalid, en.failures = c, c.Schedule, nil, 0
+	if en.spec.Calendar == "" {
+		en.spec = nil // only a calendar change would need it again
+	}
 	l.schedule(en)
 }
 
@@ -212,7 +221,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		return
 	}
 	for _, en := range l.entries {
-		if en.spec.Calendar != name || en.specRev == 0 {
+		if en.spec == nil || en.spec.Calendar != name || en.specRev == 0 {
 			continue
 		}
 		if en.busy {
@@ -239,17 +248,28 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	if kv.Revision() <= en.stateRev {
 		return // our own write, echoed, or older news
 	}
-	en.stateRev = kv.Revision()
+	if en.busy {
+		// Most likely the echo of the worker's own write: decoded only if
+		// the worker's result turns out older.
+		if en.pending == nil || kv.Revision() > en.pending.Revision() {
+			en.pending = kv
+		}
+		return
+	}
+	l.applyState(en, kv)
+	l.schedule(en)
+}
+
+// applyState makes a watched state record the entry's state.
+func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
+	en.stateRev, en.planned = kv.Revision(), false
 	if isDelete(kv) {
 		en.state = nil
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
 		en.state = &st
 	} else {
-		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", id, "err", err)
-		en.state = &kvstore.State{} // Plan "" differs from any spec: re-plan
-	}
-	if !en.busy {
-		l.schedule(en)
+		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)
+		en.state = &kvstore.State{Plan: planUndecodable} // differs from any plan: re-plan from now
 	}
 }
 
@@ -269,7 +289,13 @@ func (l *loop) onResult(r result) {
 		return
 	}
 	if r.stateRev > en.stateRev {
-		en.stateRev, en.state = r.stateRev, r.state
+		en.stateRev, en.state, en.planned = r.stateRev, r.state, false
+	}
+	if p := en.pending; p != nil {
+		en.pending = nil
+		if p.Revision() > en.stateRev {
+			l.applyState(en, p) // someone else wrote after the worker
+		}
 	}
 	if r.settled != "" {
 		en.settled = r.settled
@@ -305,7 +331,11 @@ func (l *loop) schedule(en *entry) {
 		l.index.Remove(en.id)
 		return
 	}
-	due, ok := Due(en.input(l.e.cfg.Clock.Now(), l.e.cfg.MisfireThreshold))
+	now := l.e.cfg.Clock.Now()
+	if en.state == nil {
+		l.plan(en, now)
+	}
+	due, ok := Due(en.input(now, l.e.cfg.MisfireThreshold))
 	if !ok {
 		l.index.Remove(en.id)
 		return
@@ -313,11 +343,26 @@ func (l *loop) schedule(en *entry) {
 	l.index.Set(en.id, due)
 }
 
+// plan gives a schedule without a state record its first slot, in memory
+// only: every instance plans the same slot from the spec's write time, and
+// whoever claims it creates the record by CAS on the revision it saw (none,
+// or the delete marker of an earlier state). A million new schedules thus
+// cost no writes until they fire. A plan that skips slots (a calendar rule)
+// is left to a worker, which writes it at once so that the skips are in
+// the ledger now, not at the first fire.
+func (l *loop) plan(en *entry, now time.Time) {
+	d := Decide(en.input(now, l.e.cfg.MisfireThreshold))
+	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
+		return
+	}
+	en.state, en.planned = plannedState(en.compiled.Plan, d, now), true
+}
+
 // removeEntry forgets a schedule whose spec was deleted, and deletes its
 // state through a worker, so that the loop never does I/O.
 func (l *loop) removeEntry(en *entry) {
 	l.index.Remove(en.id)
-	if en.state == nil {
+	if en.state == nil || en.planned {
 		delete(l.entries, en.id)
 		return
 	}
@@ -345,8 +390,8 @@ func (l *loop) dispatch() {
 			continue
 		}
 		en.busy = true
-		l.send(job{id: id, written: en.written, spec: en.spec, compiled: en.compiled, sched: en.sched, state: en.state, stateRev: en.stateRev,
-			settled: en.settled, checked: en.checked, dones: en.dones})
+		l.send(job{id: id, written: en.written, target: en.target, compiled: en.compiled, state: en.state, stateRev: en.stateRev,
+			planned: en.planned, settled: en.settled, checked: en.checked, dones: en.dones})
 		en.dones = nil
 	}
 }
@@ -422,7 +467,7 @@ func (l *loop) overdue(tolerance time.Duration) []Overdue {
 			continue
 		}
 		if late := now.Sub(st.Next); late > tolerance && l.e.leases.owns(ShardOf(id, l.e.shards)) {
-			out = append(out, Overdue{ID: id, Workflow: en.spec.Workflow, Late: late})
+			out = append(out, Overdue{ID: id, Workflow: en.workflow, Late: late})
 		}
 	}
 	return out

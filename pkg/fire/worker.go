@@ -18,7 +18,7 @@ const maxSteps = 4
 type worker struct{ e *Engine }
 
 func (w worker) process(ctx context.Context, j job) result {
-	r := result{id: j.id, state: j.state, stateRev: j.stateRev, settled: j.settled, checked: j.checked}
+	r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 	if j.remove {
 		if err := w.e.store.DeleteState(ctx, j.id, j.stateRev); err != nil && !errors.Is(err, kvstore.ErrConflict) {
 			w.e.log.Warn("delete state of removed schedule", "schedule", j.id, "err", err)
@@ -26,17 +26,12 @@ func (w worker) process(ctx context.Context, j job) result {
 		r.removed = true
 		return r
 	}
-	if len(j.dones) > 0 && r.state != nil {
+	if len(j.dones) > 0 && r.state != nil && !r.planned {
 		w.applyDones(ctx, j, &r)
 	}
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
-		in := Input{
-			Now: now, Plan: j.compiled.Plan, Schedule: j.sched, Policy: j.compiled.Policy, State: r.state,
-			Settled: r.settled, Checked: r.checked, MisfireThreshold: w.e.cfg.MisfireThreshold, Written: j.written,
-			At: deref(j.spec.At),
-		}
-		d := Decide(in)
+		d := Decide(decideInput(now, w.e.cfg.MisfireThreshold, j.target, j.compiled, j.written, r.state, r.settled, r.checked))
 		if d.Action == ActWait {
 			return r
 		}
@@ -72,14 +67,15 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 	plan := j.compiled.Plan
 	switch d.Action {
 	case ActInit:
-		st := kvstore.State{Plan: plan, UpdatedAt: now.UTC(), Owner: w.e.cfg.Instance}
-		setNext(&st, d)
-		rev, err := w.e.store.CreateState(ctx, j.id, st)
-		if err != nil {
+		st := plannedState(plan, d, now)
+		r.state, r.planned = st, true
+		if len(d.Step.Skipped) == 0 {
+			return nil // kept in memory, as the loop does (see loop.plan)
+		}
+		// The plan skips slots: write it now, with the skips in the ledger.
+		if err := w.update(ctx, j, w.next(r, now), r); err != nil {
 			return err
 		}
-		r.state, r.stateRev = &st, rev
-		w.e.log.Debug("schedule planned", "schedule", j.id, "next", d.Next)
 		w.e.recordSkipped(ctx, j, d.Step, now)
 		return nil
 
@@ -87,7 +83,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		st := w.next(r, now)
 		st.Plan = plan
 		setNext(&st, d)
-		if err := w.update(ctx, j.id, st, r); err != nil {
+		if err := w.update(ctx, j, st, r); err != nil {
 			return err
 		}
 		w.e.recordSkipped(ctx, j, d.Step, now)
@@ -103,7 +99,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		if p := st.Paused; p != nil && !p.Until.IsZero() && !now.Before(p.Until) {
 			st.Paused, st.ResumedAt = nil, p.Until
 		}
-		if err := w.update(ctx, j.id, st, r); err != nil {
+		if err := w.update(ctx, j, st, r); err != nil {
 			return err
 		}
 		w.e.recordMissed(ctx, j, d, now)
@@ -148,7 +144,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		b := *st.Backfill
 		if d.Slot.IsZero() {
 			st.Backfill = nil
-			if err := w.update(ctx, j.id, st, r); err != nil {
+			if err := w.update(ctx, j, st, r); err != nil {
 				return err
 			}
 			w.e.log.Info("backfill finished", "schedule", j.id, "from", b.From, "to", b.To)
@@ -193,7 +189,7 @@ func (w worker) track(st *kvstore.State, j job, c *kvstore.Claim) {
 func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c *kvstore.Claim, r *result, after func()) error {
 	st.Claim = c
 	w.e.step(StepBeforeClaim)
-	if err := w.update(ctx, j.id, st, r); err != nil {
+	if err := w.update(ctx, j, st, r); err != nil {
 		return err
 	}
 	w.e.step(StepAfterClaim)
@@ -229,7 +225,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	c.Token, c.Owner, c.At, c.Expires = randomID(), w.e.cfg.Instance, now.UTC(), now.Add(w.e.cfg.ClaimTTL).UTC()
 	st := w.next(r, now)
 	st.Claim = &c
-	if err := w.update(ctx, j.id, st, r); err != nil {
+	if err := w.update(ctx, j, st, r); err != nil {
 		return err
 	}
 	w.e.log.Info("taking over an expired claim", "schedule", j.id, "slot", old.Slot, "previous_owner", old.Owner)
@@ -240,15 +236,18 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	return nil
 }
 
-func (w worker) update(ctx context.Context, id string, st kvstore.State, r *result) error {
-	rev, err := w.e.store.UpdateState(ctx, id, st, r.stateRev)
+// update writes st by CAS on the revision r holds. The first write of a
+// planned schedule creates its record (at revision 0, or over the delete
+// marker of an earlier one).
+func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) error {
+	rev, err := w.e.store.UpdateState(ctx, j.id, st, r.stateRev)
 	if st.Claim != nil && (r.state == nil || r.state.Claim == nil || r.state.Claim.Token != st.Claim.Token) {
 		w.e.cfg.Observer.Claimed(errors.Is(err, kvstore.ErrConflict))
 	}
 	if err != nil {
 		return err
 	}
-	r.state, r.stateRev = &st, rev
+	r.state, r.stateRev, r.planned = &st, rev, false
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -97,6 +98,8 @@ type SpecEntry struct {
 	ID       string
 	Spec     Spec
 	Revision uint64
+	// Written is when this revision was stored.
+	Written time.Time
 }
 
 // GetSpec reads and decodes the spec of id. A record that does not decode
@@ -107,7 +110,7 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 		return SpecEntry{}, fmt.Errorf("kvstore: get spec %q: %w", id, err)
 	}
 	spec, err := DecodeSpec(e.Value())
-	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision()}, err
+	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision(), Written: e.Created()}, err
 }
 
 // PutSpec validates spec (including that a named calendar exists) and
@@ -156,7 +159,7 @@ func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, e
 		if err != nil {
 			bad[e.Key()] = err
 		}
-		out = append(out, SpecEntry{ID: e.Key(), Spec: spec, Revision: e.Revision()})
+		out = append(out, SpecEntry{ID: e.Key(), Spec: spec, Revision: e.Revision(), Written: e.Created()})
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("kvstore: list specs: %w", err)
