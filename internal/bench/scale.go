@@ -29,7 +29,9 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	day := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
 	t0 := time.Now()
 	err = s.putSpecs(ctx, n-canaries, "scale", func(i int) (string, kvstore.Spec) {
-		anchor := day.Add(time.Duration(i) * 24 * time.Hour / time.Duration(n))
+		// Slots spread over 22 hours, none within an hour of the run.
+		// (In float: i * 22h in int64 nanoseconds overflows past i = 116,000.)
+		anchor := day.Add(time.Duration(float64(22*time.Hour) * float64(i) / float64(n)))
 		return fmt.Sprintf("d%07d", i), kvstore.Spec{Workflow: "scale", Every: "24h", Anchor: &anchor}
 	})
 	if err != nil {

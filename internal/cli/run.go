@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -37,7 +38,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.StringVar(&f.instance, "instance", "", "instance id in claims and ticks (default: random per process)")
 	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
 	fl.DurationVar(&f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
-	fl.IntVar(&f.workers, "workers", 32, "schedules processed concurrently")
+	fl.IntVar(&f.workers, "workers", fire.DefaultWorkers, "schedules (and timers) processed concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -215,41 +214,44 @@ type entry struct {
 	id      string
 	target  // what a fire needs from the spec
 	specRev uint64
-	written time.Time // when the spec revision was written
+	written int64 // when the spec revision was written (Unix ns)
 	// spec is the decoded spec, kept only while it may be compiled again:
 	// until its first compile, and for good when it names a calendar (a
 	// calendar change re-compiles it).
 	spec     *kvstore.Spec
-	compiled kvstore.Compiled
-	sched    cronx.Schedule // compiled.Schedule; nil while invalid or removed
+	compiled kvstore.Compiled // Schedule nil while invalid, removed or not compiled yet
 	invalid  error
 	state    *kvstore.State
 	stateRev uint64
-	// planned: state is this instance's plan for a schedule without a
-	// state record; the first write (a claim or a misfire) creates it.
-	planned bool
+	// plan is this instance's plan for a schedule without a state record
+	// (state nil); the first write (a claim or a misfire) creates the
+	// record. Kept small: at first a million schedules have only a plan.
+	plan *plan
 	// pending is a state update watched while a worker held the entry: it is
 	// decoded when the worker reports back, and only if newer than what the
 	// worker wrote (usually it is the echo of that write).
 	pending  jetstream.KeyValueEntry
-	settled  string       // token of a claim known settled by this instance
-	checked  string       // token of a live claim whose tick was missing
-	busy     bool         // a worker holds it
-	removed  bool         // spec deleted while busy
-	stale    bool         // its calendar changed while busy
-	dones    []doneReport // completion reports waiting for a worker
-	failures int          // consecutive failed attempts, for backoff
+	settled  string // token of a claim known settled by this instance
+	checked  string // token of a live claim whose tick was missing
+	busy     bool   // a worker holds it
+	removed  bool   // spec deleted while busy
+	stale    bool   // its calendar changed while busy
+	failures int    // consecutive failed attempts, for backoff
 }
 
 // target is what firing a schedule needs from its spec.
 type target struct {
 	workflow string
 	input    []byte
-	at       time.Time // a one-shot's time; zero otherwise
+	at       int64 // a one-shot's time (Unix ns); zero otherwise
 }
 
 func targetOf(s *kvstore.Spec) target {
-	return target{workflow: s.Workflow, input: s.Input, at: deref(s.At)}
+	t := target{workflow: s.Workflow, input: s.Input}
+	if s.At != nil {
+		t.at = s.At.UnixNano()
+	}
+	return t
 }
 
 // decideInput is the Input of a schedule's next decision.
@@ -264,12 +266,36 @@ func decideInput(now time.Time, threshold time.Duration, t target, c kvstore.Com
 		Checked:          checked,
 		MisfireThreshold: threshold,
 		Written:          written,
-		At:               t.at,
+		At:               unixNano(t.at),
 	}
 }
 
 func (en *entry) input(now time.Time, threshold time.Duration) Input {
-	return decideInput(now, threshold, en.target, en.compiled, en.written, en.state, en.settled, en.checked)
+	return decideInput(now, threshold, en.target, en.compiled, unixNano(en.written), en.current(), en.settled, en.checked)
+}
+
+// unixNano is the time of ns nanoseconds since the epoch; 0 is the zero time.
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// current is the entry's state: its record, or its plan as a state.
+func (en *entry) current() *kvstore.State {
+	if en.state != nil || en.plan == nil {
+		return en.state
+	}
+	p := en.plan
+	return &kvstore.State{Plan: en.compiled.Plan, Next: p.next, Ended: p.ended, NextReason: p.reason, NextNominal: p.nominal}
+}
+
+// plan is a first slot planned in memory (see entry.plan).
+type plan struct {
+	next, nominal time.Time
+	reason        string
+	ended         bool
 }
 
 // job is a snapshot of an entry handed to a worker.

@@ -28,11 +28,13 @@ type loop struct {
 	// calendars are the named calendars, by name.
 	calendars map[string]*calendar.Calendar
 	entries   map[string]*entry
-	index     Index
-	jobs      chan job
-	results   chan result
-	busy      int
-	timer     *time.Timer
+	// waiting are completion reports for a worker to record, by schedule.
+	waiting map[string][]doneReport
+	index   Index
+	jobs    chan job
+	results chan result
+	busy    int
+	timer   *time.Timer
 
 	specsLoaded, statesLoaded, calsLoaded bool
 }
@@ -47,6 +49,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		cals:      cals,
 		calendars: make(map[string]*calendar.Calendar),
 		entries:   make(map[string]*entry),
+		waiting:   make(map[string][]doneReport),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),
 	}
@@ -131,7 +134,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 			return
 		}
 		en.specRev = kv.Revision()
-		en.sched, en.invalid = nil, nil
+		en.compiled.Schedule, en.invalid = nil, nil
 		l.index.Remove(id)
 		if en.busy {
 			en.removed = true // finished when its worker reports back
@@ -148,18 +151,23 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		return
 	}
 	en.specRev = kv.Revision()
-	en.written = kv.Created()
+	en.written = 0
+	if c := kv.Created(); !c.IsZero() {
+		en.written = c.UnixNano()
+	}
 	en.removed = false
 	spec, err := kvstore.DecodeSpec(kv.Value())
 	en.spec, en.target = &spec, targetOf(&spec)
 	if err != nil {
-		en.invalid, en.sched = err, nil
+		en.invalid, en.compiled.Schedule = err, nil
 		l.index.Remove(id)
 		l.e.reportInvalid(id, err)
 		return
 	}
-	if !l.loaded() {
-		en.sched = nil // compiled once every calendar is known (markReady)
+	if !l.loaded() && spec.Calendar != "" {
+		// Compiled once every calendar is known (markReady). The others
+		// compile now, while the watch is still delivering.
+		en.compiled.Schedule = nil
 		return
 	}
 	l.compile(en)
@@ -171,9 +179,7 @@ func (l *loop) compile(en *entry) {
 	if en.spec == nil {
 		return // compiled already, and no calendar can change it
 	}
-	if en.planned {
-		en.state, en.planned = nil, false // planned again from the new schedule
-	}
+	en.plan = nil // planned again from the new schedule
 	en.invalid = nil
 	err := en.spec.Validate(en.id)
 	var c kvstore.Compiled
@@ -181,12 +187,12 @@ func (l *loop) compile(en *entry) {
 		c, err = en.spec.Compile(en.id, l.calendarSource)
 	}
 	if err != nil {
-		en.invalid, en.sched = err, nil
+		en.invalid, en.compiled.Schedule = err, nil
 		l.index.Remove(en.id)
 		l.e.reportInvalid(en.id, err)
 		return
 	}
-	en.compiled, en.sched, en.invalid, en.failures = c, c.Schedule, nil, 0
+	en.compiled, en.invalid, en.failures = c, nil, 0
 	if en.spec.Calendar == "" {
 		en.spec = nil // only a calendar change would need it again
 	}
@@ -262,7 +268,7 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 
 // applyState makes a watched state record the entry's state.
 func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
-	en.stateRev, en.planned = kv.Revision(), false
+	en.stateRev, en.plan = kv.Revision(), nil
 	if isDelete(kv) {
 		en.state = nil
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
@@ -289,7 +295,7 @@ func (l *loop) onResult(r result) {
 		return
 	}
 	if r.stateRev > en.stateRev {
-		en.stateRev, en.state, en.planned = r.stateRev, r.state, false
+		en.stateRev, en.state, en.plan = r.stateRev, r.state, nil
 	}
 	if p := en.pending; p != nil {
 		en.pending = nil
@@ -327,12 +333,12 @@ func (l *loop) onResult(r result) {
 
 // schedule puts en in the due index at the time it next needs attention.
 func (l *loop) schedule(en *entry) {
-	if en.sched == nil || en.busy {
+	if en.compiled.Schedule == nil || en.busy {
 		l.index.Remove(en.id)
 		return
 	}
 	now := l.e.cfg.Clock.Now()
-	if en.state == nil {
+	if en.state == nil && en.plan == nil {
 		l.plan(en, now)
 	}
 	due, ok := Due(en.input(now, l.e.cfg.MisfireThreshold))
@@ -355,14 +361,15 @@ func (l *loop) plan(en *entry, now time.Time) {
 	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
 		return
 	}
-	en.state, en.planned = plannedState(en.compiled.Plan, d, now), true
+	st := plannedState(en.compiled.Plan, d, now)
+	en.plan = &plan{next: st.Next, nominal: st.NextNominal, reason: st.NextReason, ended: st.Ended}
 }
 
 // removeEntry forgets a schedule whose spec was deleted, and deletes its
 // state through a worker, so that the loop never does I/O.
 func (l *loop) removeEntry(en *entry) {
 	l.index.Remove(en.id)
-	if en.state == nil || en.planned {
+	if en.state == nil {
 		delete(l.entries, en.id)
 		return
 	}
@@ -382,7 +389,7 @@ func (l *loop) dispatch() {
 			return
 		}
 		en := l.entries[id]
-		if en == nil || en.sched == nil {
+		if en == nil || en.compiled.Schedule == nil {
 			continue
 		}
 		if !l.e.leases.owns(ShardOf(id, l.e.shards)) {
@@ -390,9 +397,9 @@ func (l *loop) dispatch() {
 			continue
 		}
 		en.busy = true
-		l.send(job{id: id, written: en.written, target: en.target, compiled: en.compiled, state: en.state, stateRev: en.stateRev,
-			planned: en.planned, settled: en.settled, checked: en.checked, dones: en.dones})
-		en.dones = nil
+		l.send(job{id: id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+			planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[id]})
+		delete(l.waiting, id)
 	}
 }
 
@@ -415,12 +422,12 @@ func (l *loop) markReady() {
 		select {
 		case <-l.e.ready:
 		default:
-			close(l.e.ready)
 			for _, en := range l.entries {
-				if en.specRev > 0 && en.invalid == nil {
+				if en.specRev > 0 && en.invalid == nil && en.compiled.Schedule == nil {
 					l.compile(en) // calendars are known now
 				}
 			}
+			close(l.e.ready)
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
 			l.reportRecovery()
 		}
@@ -438,7 +445,7 @@ func (l *loop) reportRecovery() {
 		if en.invalid != nil {
 			invalid++
 		}
-		st := en.state
+		st := en.current()
 		if st == nil {
 			continue
 		}
@@ -462,8 +469,8 @@ func (l *loop) overdue(tolerance time.Duration) []Overdue {
 	now := l.e.cfg.Clock.Now()
 	var out []Overdue
 	for id, en := range l.entries {
-		st := en.state
-		if st == nil || en.sched == nil || st.Ended || st.Next.IsZero() || st.Paused != nil {
+		st := en.current()
+		if st == nil || en.compiled.Schedule == nil || st.Ended || st.Next.IsZero() || st.Paused != nil {
 			continue
 		}
 		if late := now.Sub(st.Next); late > tolerance && l.e.leases.owns(ShardOf(id, l.e.shards)) {
@@ -494,8 +501,8 @@ func (l *loop) onDone(d doneReport) {
 	if en == nil || !l.e.leases.owns(ShardOf(d.Schedule, l.e.shards)) {
 		return
 	}
-	en.dones = append(en.dones, d)
-	if !en.busy && en.sched != nil {
+	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
+	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en.id, l.e.cfg.Clock.Now())
 	}
 }

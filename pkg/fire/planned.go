@@ -8,10 +8,6 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// DefaultMisfireThreshold is how late a slot may be and still fire when
-// neither the spec nor Config.MisfireThreshold says otherwise.
-const DefaultMisfireThreshold = time.Minute
-
 // Planned is the state a scheduler plans for a schedule that has no state
 // record yet: schedulers keep that plan in memory and create the record
 // with the first claim (or misfire). Readers such as the admin API and the

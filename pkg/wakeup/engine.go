@@ -40,7 +40,8 @@ type Config struct {
 	Logger *slog.Logger
 	// ClaimTTL is how long a claim is exclusive. Default 30s.
 	ClaimTTL time.Duration
-	// Workers bounds the timers fired concurrently. Default 32.
+	// Workers bounds the timers fired concurrently. Default 256, as
+	// fire.DefaultWorkers.
 	Workers int
 }
 
@@ -71,7 +72,7 @@ func New(cfg Config) (*Engine, error) {
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 30*time.Second)
-	cfg.Workers = cmp.Or(cfg.Workers, 32)
+	cfg.Workers = cmp.Or(cfg.Workers, 256)
 	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{})}, nil
 }
 
