@@ -12,23 +12,49 @@ import (
 
 // baseline measures the limit of the fire path on this NATS system: a KV
 // compare-and-swap (a put with Nats-Expected-Last-Subject-Sequence) paired
-// with a deduplicated stream publish, both pipelined; then the latency
-// from publish to a consumer.
+// with a deduplicated stream publish, both pipelined (the reference of
+// every ratio); the same with a third write, a ledger put, as a fire
+// makes; then the latency from publish to a consumer.
 func (r *runner) baseline(ctx context.Context) ([]Result, error) {
 	s, err := r.newScenario(ctx, "baseline")
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
+	pairs, err := r.pipelined(ctx, s, false)
+	if err != nil {
+		return nil, err
+	}
+	triples, err := r.pipelined(ctx, s, true)
+	if err != nil {
+		return nil, err
+	}
+	lat, err := r.publishLatency(ctx, s)
+	r.progressDone()
+	if err != nil {
+		return nil, err
+	}
+	return []Result{pairs, triples, lat}, nil
+}
+
+// pipelined sends BaselinePairs CAS+publish pairs (with ledger: plus a KV
+// put on a new key each, as a fire's ledger tick) over 1,000 keys, each
+// CAS waiting only for the previous one on its key.
+func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Result, error) {
 	const keys = 1000
+	what, label := "pairs", "KV CAS + publish pairs"
+	if ledger {
+		what, label = "triples", "CAS + publish + ledger put"
+	}
 	kvSubj := "$KV." + s.layout.StateBucket + "."
+	tickSubj := "$KV." + s.layout.TicksBucket + "."
 	fireSubj := s.layout.FireSubject("baseline")
 	pending := make([]jetstream.PubAckFuture, keys)
 	revs := make([]uint64, keys)
 	for k := range keys {
 		ack, err := r.js.Publish(ctx, kvSubj+"k"+strconv.Itoa(k), []byte("0"))
 		if err != nil {
-			return nil, fmt.Errorf("seed key %d: %w", k, err)
+			return Result{}, fmt.Errorf("seed key %d: %w", k, err)
 		}
 		revs[k] = ack.Sequence
 	}
@@ -41,40 +67,39 @@ func (r *runner) baseline(ctx context.Context) ([]Result, error) {
 			case ack := <-f.Ok():
 				revs[k] = ack.Sequence
 			case err := <-f.Err():
-				return nil, fmt.Errorf("CAS on key %d: %w", k, err)
+				return Result{}, fmt.Errorf("CAS on key %d: %w", k, err)
 			case <-ctx.Done():
-				return nil, ctx.Err()
+				return Result{}, ctx.Err()
 			}
 		}
 		m := nats.NewMsg(kvSubj + "k" + strconv.Itoa(k))
 		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(revs[k], 10))
 		m.Data = []byte(strconv.Itoa(i))
+		var err error
 		if pending[k], err = r.js.PublishMsgAsync(m); err != nil {
-			return nil, fmt.Errorf("CAS publish: %w", err)
+			return Result{}, fmt.Errorf("CAS publish: %w", err)
 		}
 		fm := nats.NewMsg(fireSubj)
-		fm.Header.Set(jetstream.MsgIDHeader, "slot-"+strconv.Itoa(i))
+		fm.Header.Set(jetstream.MsgIDHeader, what+"-"+strconv.Itoa(i))
 		fm.Data = []byte("{}")
 		if _, err := r.js.PublishMsgAsync(fm); err != nil {
-			return nil, fmt.Errorf("fire publish: %w", err)
+			return Result{}, fmt.Errorf("fire publish: %w", err)
+		}
+		if ledger {
+			if _, err := r.js.PublishAsync(tickSubj+"k"+strconv.Itoa(k)+"."+strconv.Itoa(i), []byte(`{"status":"dispatched"}`)); err != nil {
+				return Result{}, fmt.Errorf("ledger put: %w", err)
+			}
 		}
 		if i%5000 == 0 {
-			r.progress("baseline: %d/%d CAS+publish pairs", i, n)
+			r.progress("baseline: %d/%d %s", i, n, label)
 		}
 	}
 	if err := r.flush(ctx); err != nil {
-		return nil, err
+		return Result{}, err
 	}
 	el := time.Since(t0)
-	pairs := Result{Scenario: "baseline", Label: "KV CAS + publish pairs", Count: n,
-		PerSec: float64(n) / el.Seconds(), Seconds: el.Seconds(), CPUPer1k: (cpuSeconds() - cpu0) / float64(n) * 1000}
-
-	lat, err := r.publishLatency(ctx, s)
-	r.progressDone()
-	if err != nil {
-		return nil, err
-	}
-	return []Result{pairs, lat}, nil
+	return Result{Scenario: "baseline", Label: label, Count: n,
+		PerSec: float64(n) / el.Seconds(), Seconds: el.Seconds(), CPUPer1k: (cpuSeconds() - cpu0) / float64(n) * 1000}, nil
 }
 
 // publishLatency publishes 5,000 messages paced at about 1,000/s and

@@ -119,8 +119,11 @@ type Report struct {
 	Machine  Machine   `json:"machine"`
 	Embedded bool      `json:"embedded_server"`
 	// BaselinePairsPerSec is the reference every Ratio divides by.
-	BaselinePairsPerSec float64  `json:"baseline_pairs_per_sec"`
-	Results             []Result `json:"results"`
+	BaselinePairsPerSec float64 `json:"baseline_pairs_per_sec"`
+	// BaselineTriplesPerSec adds the ledger put a fire also writes: the
+	// ceiling of a fire path that makes three writes per fire.
+	BaselineTriplesPerSec float64  `json:"baseline_triples_per_sec"`
+	Results               []Result `json:"results"`
 }
 
 // Result is one measured row. Zero fields were not measured by that
@@ -173,7 +176,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bench: baseline: %w", err)
 	}
-	r.rep.BaselinePairsPerSec = base[0].PerSec
+	r.rep.BaselinePairsPerSec, r.rep.BaselineTriplesPerSec = base[0].PerSec, base[1].PerSec
 	r.add(base...)
 	steps := map[string]func(context.Context) ([]Result, error){
 		"steady": r.steady, "herd": r.herd, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,

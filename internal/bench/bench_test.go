@@ -50,7 +50,7 @@ func TestRunSmall(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"baseline": 2, "steady": 1, "herd": 1, "scale": 1, "timers": 1, "fleet": 3}
+	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "scale": 1, "timers": 1, "fleet": 3}
 	for k, n := range want {
 		if seen[k] != n {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)

@@ -59,7 +59,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
 		return err
 	}
 	e.step(StepAfterPublish)
-	if err := e.writeTick(ctx, j, c, ack); err != nil {
+	if err := e.ledger.put(ctx, e.dispatchedTick(j, c, ack)); err != nil {
 		return err
 	}
 	e.step(StepAfterLedger)
@@ -173,14 +173,19 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 
 // writeTick records a published slot in the ledger, retrying briefly.
 func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
-	t := kvstore.Tick{
+	t := e.dispatchedTick(j, c, ack)
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
+	defer cancel()
+	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// dispatchedTick is the ledger entry of a published slot.
+func (e *Engine) dispatchedTick(j job, c kvstore.Claim, ack *jetstream.PubAck) kvstore.Tick {
+	return kvstore.Tick{
 		Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
 		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
 		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
-	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
-	defer cancel()
-	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
 }
 
 // reasonCategory reduces a not-fired reason to a metric label.

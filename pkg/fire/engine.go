@@ -30,6 +30,7 @@ type Engine struct {
 	dupWindow time.Duration
 
 	leases *leases
+	ledger *ledger
 	shards int
 	wg     sync.WaitGroup // the lease keeper
 
@@ -166,8 +167,11 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.cancel = cancel
 	e.done = make(chan struct{})
 	l := newLoop(e, specs, states, cals, dones)
+	e.ledger = newLedger(e)
+	go e.ledger.run()
 	go func() {
 		defer close(e.done)
+		defer e.ledger.close() // after the workers have stopped
 		defer func() { _ = sub.Unsubscribe() }()
 		l.run(loopCtx)
 	}()

@@ -281,3 +281,18 @@ func get(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyV
 	}
 	return e, nil
 }
+
+// PutTickAsync sends a slot's ledger entry without waiting: the future
+// reports its acknowledgement (see jetstream.JetStream.PublishAsync).
+func (s *Store) PutTickAsync(t Tick) (jetstream.PubAckFuture, error) {
+	data, err := t.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: encode tick: %w", err)
+	}
+	key := t.Key()
+	f, err := s.js.PublishAsync("$KV."+s.ticks.Bucket()+"."+key, data)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: put tick %s: %w", key, err)
+	}
+	return f, nil
+}
