@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Server is an embedded JetStream server whose store survives Restart.
@@ -80,4 +81,20 @@ func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 		t.Fatalf("jetstream: %v", err)
 	}
 	return nc, js
+}
+
+// Store connects (as Connect), creates the default buckets and streams and
+// opens a store on them.
+func (s *Server) Store(t testing.TB) (jetstream.JetStream, *kvstore.Store) {
+	t.Helper()
+	_, js := s.Connect(t)
+	ctx := context.Background()
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+		t.Fatalf("set up buckets: %v", err)
+	}
+	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		t.Fatalf("open store: %v", err)
+	}
+	return js, store
 }

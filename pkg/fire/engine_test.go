@@ -38,15 +38,8 @@ type fireMsg struct {
 func setup(t *testing.T) *harness {
 	t.Helper()
 	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
+	js, store := srv.Store(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	h := &harness{t: t, srv: srv, js: js, store: store, added: make(chan struct{}, 1)}
 	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
 	if err != nil {

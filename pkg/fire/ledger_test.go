@@ -13,16 +13,8 @@ import (
 // missing fails its acknowledgement; the ledger retries it and it lands
 // once the bucket is back. close waits for it.
 func TestLedgerRetriesAFailedTick(t *testing.T) {
-	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
+	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e, err := New(Config{Store: store, ClaimTTL: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)

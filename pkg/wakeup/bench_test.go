@@ -39,15 +39,8 @@ func BenchmarkPendingTimers(b *testing.B) {
 
 func benchPending(b *testing.B, n int) {
 	srv := natstest.Start(b)
-	_, js := srv.Connect(b)
+	js, store := srv.Store(b)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		b.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		b.Fatal(err)
-	}
 	const soon = 1000
 	start := time.Now()
 	dueSoon := start.Add(time.Hour) // rewritten below, once loading time is known

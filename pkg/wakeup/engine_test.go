@@ -35,15 +35,8 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
+	js, store := srv.Store(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	e := &env{t: t, srv: srv, js: js, store: store, client: wakeup.Client{Store: store}, body: map[string]string{}}
 	cons, err := js.OrderedConsumer(ctx, "SCHED_WAKEUPS", jetstream.OrderedConsumerConfig{})
 	if err != nil {
