@@ -37,13 +37,7 @@ func publishBudget(claimTTL time.Duration) time.Duration { return claimTTL }
 
 // natsRetry is the backoff of a NATS write retried until ctx ends:
 // exponential from 20ms to 1s, with jitter.
-func natsRetry(ctx context.Context) backoff.BackOffContext {
-	return backoff.WithContext(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(20*time.Millisecond),
-		backoff.WithMaxInterval(time.Second),
-		backoff.WithMaxElapsedTime(0),
-	), ctx)
-}
+func natsRetry(ctx context.Context) backoff.BackOffContext { return kvstore.Backoff(ctx) }
 
 // claimMargin is how long before its claim expires an owner stops trying
 // to publish, so that it never races a takeover at the boundary.
@@ -59,7 +53,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
 		return err
 	}
 	e.step(StepAfterPublish)
-	if err := e.ledger.put(ctx, e.dispatchedTick(j, c, ack)); err != nil {
+	if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
 		return err
 	}
 	e.step(StepAfterLedger)

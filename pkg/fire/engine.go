@@ -30,9 +30,10 @@ type Engine struct {
 	dupWindow time.Duration
 
 	leases *leases
-	ledger *ledger
-	shards int
-	wg     sync.WaitGroup // the lease keeper
+	// followups sends the ledger ticks of fresh fires (see docs/protocol.md).
+	followups *kvstore.Followups
+	shards    int
+	wg        sync.WaitGroup // the lease keeper
 
 	queries chan overdueQuery
 
@@ -167,11 +168,10 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.cancel = cancel
 	e.done = make(chan struct{})
 	l := newLoop(e, specs, states, cals, dones)
-	e.ledger = newLedger(e)
-	go e.ledger.run()
+	e.followups = e.store.StartFollowups(e.cfg.ClaimTTL, e.log)
 	go func() {
 		defer close(e.done)
-		defer e.ledger.close() // after the workers have stopped
+		defer e.followups.Close() // after the workers have stopped
 		defer func() { _ = sub.Unsubscribe() }()
 		l.run(loopCtx)
 	}()

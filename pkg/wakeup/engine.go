@@ -53,6 +53,8 @@ type Engine struct {
 	log *slog.Logger
 
 	pending atomic.Int64 // timers in the index, for metrics
+	// followups sends the ticks and deletes of fired timers.
+	followups *kvstore.Followups
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -99,8 +101,10 @@ func (e *Engine) Start(ctx context.Context) error {
 	l := &tloop{e: e, watch: w, leases: e.cfg.Owner.LeaseChanges(), entries: map[string]*tentry{},
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.cancel, e.done = cancel, make(chan struct{})
+	e.followups = e.cfg.Store.StartFollowups(e.cfg.ClaimTTL, e.log)
 	go func() {
 		defer close(e.done)
+		defer e.followups.Close() // after the workers have stopped
 		l.run(loopCtx)
 	}()
 	return nil
@@ -142,7 +146,11 @@ type tresult struct {
 	key     string
 	settled string
 	retry   time.Time // zero: look again from the watch
-	err     error
+	// fired: the worker fired the timer claimed at claimRev, and its
+	// delete is on the way (see kvstore.Followups).
+	fired    bool
+	claimRev uint64
+	err      error
 }
 
 type tloop struct {
@@ -272,6 +280,12 @@ func (l *tloop) onResult(r tresult) {
 	en.fails = 0
 	if !r.retry.IsZero() {
 		l.index.Set(r.key, r.retry)
+		return
+	}
+	if r.fired && en.rev <= r.claimRev {
+		// The watch's delete removes it. Should the delete never land,
+		// look again when the claim would have expired (and delete it then).
+		l.index.Set(r.key, l.e.cfg.Clock.Now().Add(l.e.cfg.ClaimTTL))
 		return
 	}
 	// Fired or dropped: the watch's delete removes the entry. If the watch

@@ -82,14 +82,19 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFired,
 		Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC()}
 	if takeover {
+		// Synchronous, as the fire path's takeover: the tick is what
+		// settles a claim for everyone else.
 		tick.Reason = "takeover"
-	}
-	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+			r.err = err
+			return r
+		}
+	} else if err := e.followups.PutTick(ctx, tick); err != nil {
 		r.err = err
 		return r
 	}
-	r.settled = c.Token
-	r.err = e.remove(ctx, ent.Key, rev)
+	r.settled, r.fired, r.claimRev = c.Token, true, rev
+	r.err = e.followups.DeleteTimer(ctx, ent.Key, rev)
 	return r
 }
 
