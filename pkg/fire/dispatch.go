@@ -43,21 +43,32 @@ func natsRetry(ctx context.Context) backoff.BackOffContext { return kvstore.Back
 // to publish, so that it never races a takeover at the boundary.
 func claimMargin(claimTTL time.Duration) time.Duration { return claimTTL / 10 }
 
-// dispatch publishes a freshly claimed slot and records it in the ledger.
-func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) error {
+// dispatch publishes a freshly claimed slot without waiting for the
+// stream's acknowledgement: the in-flight tracker waits for it, records the
+// tick and tells the loop the claim is settled. Only when the message
+// cannot even be sent does it publish synchronously (and then settled is
+// true on success).
+func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled bool, err error) {
 	if c.Cancel != "" {
 		e.publishCancel(j, c)
 	}
-	ack, err := e.publish(ctx, j, c, "")
-	if err != nil {
-		return err
+	msg, now := e.fireMsg(j, c, "")
+	if f, err := e.store.JetStream().PublishMsgAsync(msg, jetstream.WithMsgID(c.ID(j.id)),
+		jetstream.WithExpectStream(e.store.Layout().FiresStream)); err == nil {
+		e.inflight.add(sentFire{j: j, c: c, msg: msg, now: now, f: f, sent: time.Now()})
+		return false, nil
 	}
+	ack, err := e.publishMsg(ctx, j, c, msg)
+	if err != nil {
+		return false, err
+	}
+	e.published(j, c, "", now)
 	e.step(StepAfterPublish)
 	if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
-		return err
+		return false, err
 	}
 	e.step(StepAfterLedger)
-	return nil
+	return true, nil
 }
 
 // publishCancel asks the workers of a running slot to stop it (overlap policy
@@ -109,9 +120,18 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 // publish sends the fire message of claim c, retrying with backoff until
 // shortly before the claim expires.
 func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
-	l := e.store.Layout()
-	slotID := c.ID(j.id)
-	msg := nats.NewMsg(l.FireSubject(j.workflow))
+	msg, now := e.fireMsg(j, c, reason)
+	ack, err := e.publishMsg(ctx, j, c, msg)
+	if err != nil {
+		return nil, err
+	}
+	e.published(j, c, reason, now)
+	return ack, nil
+}
+
+// fireMsg is the fire message of claim c, dispatched now.
+func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time) {
+	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow))
 	msg.Data = j.input
 	now := e.cfg.Clock.Now()
 	msg.Header.Set(HeaderScheduleID, j.id)
@@ -132,28 +152,42 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if !c.Nominal.IsZero() {
 		msg.Header.Set(HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
 	}
+	return msg, now
+}
 
+// publishMsg publishes msg, retrying with backoff until shortly before the
+// claim expires.
+func (e *Engine) publishMsg(ctx context.Context, j job, c kvstore.Claim, msg *nats.Msg) (*jetstream.PubAck, error) {
+	slotID := c.ID(j.id)
 	// Publish only while the claim is ours; convert the deadline from the
 	// injected clock to the process clock.
 	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-claimMargin(e.cfg.ClaimTTL))))
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	b := natsRetry(pctx)
 	var ack *jetstream.PubAck
 	err := backoff.Retry(func() error {
 		actx, acancel := context.WithTimeout(pctx, 5*time.Second)
 		defer acancel()
 		a, err := e.store.JetStream().PublishMsg(actx, msg,
-			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(l.FiresStream))
+			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(e.store.Layout().FiresStream))
 		if err != nil {
 			e.log.Debug("publish failed; retrying", "slot", slotID, "err", err)
 			return err
 		}
 		ack = a
 		return nil
-	}, b)
+	}, natsRetry(pctx))
 	if err != nil {
 		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
+	}
+	return ack, nil
+}
+
+// published makes the observations of a published fire: metrics, and the
+// moved and fired events.
+func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time) {
+	if reason == "" {
+		reason = c.Reason
 	}
 	e.cfg.Observer.Fired(j.workflow, now.Sub(c.Slot), reason)
 	if c.Reason == ReasonMoved && reason == ReasonMoved {
@@ -162,7 +196,6 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if e.cfg.FiredEvents {
 		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot, Owner: e.cfg.Instance, At: now.UTC()})
 	}
-	return ack, nil
 }
 
 // writeTick records a published slot in the ledger, retrying briefly.

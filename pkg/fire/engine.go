@@ -30,8 +30,10 @@ type Engine struct {
 	dupWindow time.Duration
 
 	leases *leases
-	// followups sends the ledger ticks of fresh fires (see docs/protocol.md).
+	// followups sends the ledger ticks of fresh fires, inflight waits for
+	// their publishes (see docs/protocol.md).
 	followups *kvstore.Followups
+	inflight  *inflight
 	shards    int
 	wg        sync.WaitGroup // the lease keeper
 
@@ -169,9 +171,12 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.done = make(chan struct{})
 	l := newLoop(e, specs, states, cals, dones)
 	e.followups = e.store.StartFollowups(e.cfg.ClaimTTL, e.log)
+	e.inflight = newInflight(e, 4*e.cfg.Workers)
+	l.settles = e.inflight.settles
 	go func() {
 		defer close(e.done)
-		defer e.followups.Close() // after the workers have stopped
+		defer e.followups.Close() // after the last tick is sent
+		defer e.inflight.close()  // after the workers have stopped
 		defer func() { _ = sub.Unsubscribe() }()
 		l.run(loopCtx)
 	}()
@@ -324,10 +329,16 @@ type result struct {
 	stateRev uint64
 	planned  bool // state is a plan, not a stored record
 	settled  string
-	checked  string
-	removed  bool // the remove job finished
-	err      error
+	// settledNow: this worker settled the claim with token settled (else
+	// settled is only what it started from).
+	settledNow bool
+	checked    string
+	removed    bool // the remove job finished
+	err        error
 }
+
+// settle records that this worker settled the claim with token.
+func (r *result) settle(token string) { r.settled, r.settledNow = token, true }
 
 // isDelete reports whether a watched entry is a delete or purge marker.
 func isDelete(e jetstream.KeyValueEntry) bool {

@@ -33,6 +33,7 @@ type loop struct {
 	index   Index
 	jobs    chan job
 	results chan result
+	settles <-chan settle // claims whose publish was acknowledged
 	busy    int
 	timer   *time.Timer
 
@@ -96,6 +97,8 @@ func (l *loop) run(ctx context.Context) {
 			l.onCalendar(kv)
 		case r := <-l.results:
 			l.onResult(r)
+		case s := <-l.settles:
+			l.onSettle(s)
 		case d := <-l.dones:
 			l.onDone(d)
 		case q := <-l.e.queries:
@@ -303,8 +306,8 @@ func (l *loop) onResult(r result) {
 			l.applyState(en, p) // someone else wrote after the worker
 		}
 	}
-	if r.settled != "" {
-		en.settled = r.settled
+	if r.settledNow {
+		en.settled = r.settled // (an earlier token never overwrites onSettle's news)
 	}
 	if r.checked != "" {
 		en.checked = r.checked
@@ -329,6 +332,20 @@ func (l *loop) onResult(r result) {
 	}
 	en.failures = 0
 	l.schedule(en)
+}
+
+// onSettle records that a claim's fire was published and its tick sent.
+// It may come before the worker's result with that claim: the token is
+// kept, and matches the claim once the result is in.
+func (l *loop) onSettle(s settle) {
+	en := l.entries[s.id]
+	if en == nil {
+		return
+	}
+	en.settled = s.token
+	if !en.busy {
+		l.schedule(en)
+	}
 }
 
 // schedule puts en in the due index at the time it next needs attention.

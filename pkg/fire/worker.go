@@ -196,12 +196,15 @@ func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c
 	if after != nil {
 		after()
 	}
-	if err := w.e.dispatch(ctx, j, *c); err != nil {
+	settled, err := w.e.dispatch(ctx, j, *c)
+	if err != nil {
 		// The claim stays unsettled; when it expires, an instance (this
 		// one included) takes it over.
 		return err
 	}
-	r.settled = c.Token
+	if settled {
+		r.settle(c.Token)
+	} // else the in-flight tracker settles it when its publish is acknowledged
 	return nil
 }
 
@@ -212,7 +215,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	_, err := w.e.store.GetTick(ctx, old.ID(j.id))
 	switch {
 	case err == nil:
-		r.settled = old.Token
+		r.settle(old.Token)
 		return nil
 	case !errors.Is(err, kvstore.ErrNotFound):
 		return err
@@ -232,7 +235,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	if err := w.e.dispatchTakeover(ctx, j, old, c); err != nil {
 		return err
 	}
-	r.settled = c.Token
+	r.settle(c.Token)
 	return nil
 }
 
