@@ -89,7 +89,7 @@ worker (one process).`,
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
 	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
 	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")
-	fl.IntSliceVar(&cfg.Steady, "steady", []int{1_000, 10_000, 20_000}, "schedule counts of the steady scenario (each fires every second)")
+	fl.IntSliceVar(&cfg.Steady, "steady", []int{1_000, 10_000, 20_000, 50_000}, "schedule counts of the steady scenario (each fires every second; the largest finds the sustainable rate)")
 	fl.IntVar(&cfg.Herd, "herd", 100_000, "schedules due in the same second")
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
