@@ -52,6 +52,9 @@ type Config struct {
 	Timers int
 	// TimerSpread is the time the timers fall due over. Default 10s.
 	TimerSpread time.Duration
+	// TimerWorkers is each scheduler's timer concurrency
+	// (wakeup.Config.Workers). Default wakeup.DefaultWorkers.
+	TimerWorkers int
 	// Workers is each scheduler's concurrency (fire.Config.Workers).
 	// Default 32, as `scheduler run`.
 	Workers int
@@ -104,6 +107,9 @@ func (c Config) Validate() error {
 	}
 	if c.Workers < 0 {
 		return fmt.Errorf("bench: workers %d: must not be negative", c.Workers)
+	}
+	if c.TimerWorkers < 0 {
+		return fmt.Errorf("bench: timer workers %d: must not be negative", c.TimerWorkers)
 	}
 	if c.TimerSpread < 0 {
 		return fmt.Errorf("bench: timer spread %s: must not be negative", c.TimerSpread)

@@ -108,7 +108,7 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		in.stop()
 		return nil, err
 	}
-	if in.timers, err = wakeup.New(wakeup.Config{Store: store, Owner: in.fire, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
+	if in.timers, err = wakeup.New(wakeup.Config{Store: store, Owner: in.fire, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.TimerWorkers}); err != nil {
 		in.stop()
 		return nil, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/bench"
 	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -94,6 +95,7 @@ worker (one process).`,
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
+	fl.IntVar(&cfg.TimerWorkers, "timer-workers", wakeup.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
 	fl.IntVar(&cfg.Workers, "workers", fire.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")

@@ -11,6 +11,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // daemonFlags are the flags of run and demo.
@@ -22,6 +23,7 @@ type daemonFlags struct {
 	claimTTL  time.Duration
 	misfire   time.Duration
 	workers   int
+	tworkers  int
 	tickTTL   time.Duration
 	dupWindow time.Duration
 	leaseTTL  time.Duration
@@ -38,7 +40,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.StringVar(&f.instance, "instance", "", "instance id in claims and ticks (default: random per process)")
 	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
 	fl.DurationVar(&f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
-	fl.IntVar(&f.workers, "workers", fire.DefaultWorkers, "schedules (and timers) processed concurrently")
+	fl.IntVar(&f.workers, "workers", fire.DefaultWorkers, "schedules processed concurrently")
+	fl.IntVar(&f.tworkers, "timer-workers", wakeup.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
@@ -85,6 +88,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.ClaimTTL = f.claimTTL
 	cfg.Fire.MisfireThreshold = f.misfire
 	cfg.Fire.Workers = f.workers
+	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil

@@ -42,6 +42,8 @@ type Config struct {
 	Setup kvstore.SetupConfig
 	// Fire configures the engine; its Store is filled in.
 	Fire fire.Config
+	// TimerWorkers is the wakeup engine's concurrency (wakeup.Config.Workers).
+	TimerWorkers int
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
 	// AuditKey, when set, makes every mutation through the admin API append
@@ -140,7 +142,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if d.timers, err = wakeup.New(wakeup.Config{
 		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
-		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: fc.Workers,
+		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers,
 	}); err != nil {
 		return err
 	}
