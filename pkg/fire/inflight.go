@@ -11,6 +11,11 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
+// settleQueue is how many settle notices may wait for the loop. A dropped
+// notice costs a tick lookup when the schedule's next slot comes due, so
+// the queue is sized for a herd's burst rather than for the workers.
+const settleQueue = 8192
+
 // ackWait is how long a sent fire waits for its acknowledgement before it
 // is published again (synchronously; the duplicate window makes that safe).
 const ackWait = 5 * time.Second
@@ -45,7 +50,7 @@ type sentFire struct {
 type settle struct{ id, token string }
 
 func newInflight(e *Engine, size int) *inflight {
-	in := &inflight{e: e, pending: make(chan sentFire, size), settles: make(chan settle, size), done: make(chan struct{})}
+	in := &inflight{e: e, pending: make(chan sentFire, size), settles: make(chan settle, settleQueue), done: make(chan struct{})}
 	go in.run()
 	return in
 }
