@@ -31,12 +31,7 @@ type scenario struct {
 func (r *runner) newScenario(ctx context.Context, name string) (*scenario, error) {
 	r.seq++
 	p := fmt.Sprintf("bench%d%s", r.seq, name)
-	l := kvstore.Layout{
-		Prefix: p, SpecsBucket: p + "_specs", StateBucket: p + "_state", TicksBucket: p + "_ticks",
-		WakeupsBucket: p + "_wakeups", CalendarsBucket: p + "_calendars", LeasesBucket: p + "_leases",
-		FiresStream: strings.ToUpper(p) + "_FIRES", WakeupsStream: strings.ToUpper(p) + "_WAKEUPS",
-		EventsStream: strings.ToUpper(p) + "_EVENTS",
-	}
+	l := kvstore.NamedLayout(p)
 	if err := kvstore.Setup(ctx, r.js, kvstore.SetupConfig{Layout: l, TickRetention: time.Hour, FireRetention: time.Hour, EventRetention: time.Hour}); err != nil {
 		return nil, err
 	}

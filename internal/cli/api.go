@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // apiTimeout bounds one admin API request.
@@ -28,6 +29,9 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 	if err := a.conn.Validate(); err != nil {
 		return usageError{err}
 	}
+	if err := kvstore.ValidatePrefix(a.namePrefix); err != nil {
+		return usageError{err}
+	}
 	conn := a.conn
 	conn.Name = "jetsched cli"
 	nc, err := natsconn.Connect(conn)
@@ -41,7 +45,7 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 			return err
 		}
 	}
-	msg := nats.NewMsg("sched.api." + endpoint)
+	msg := nats.NewMsg(a.namePrefix + ".api." + endpoint)
 	msg.Data = data
 	msg.Header.Set(HeaderActor, cliActor())
 	ctx, cancel := context.WithTimeout(ctx, apiTimeout)
@@ -49,7 +53,7 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 	reply, err := nc.RequestMsgWithContext(ctx, msg)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("no scheduler answers on sched.api.%s: is `scheduler run` running on %s?", endpoint, nc.ConnectedUrlRedacted())
+			return fmt.Errorf("no scheduler answers on %s.api.%s: is `scheduler run` running on %s?", a.namePrefix, endpoint, nc.ConnectedUrlRedacted())
 		}
 		return fmt.Errorf("admin API %s: %w", endpoint, err)
 	}

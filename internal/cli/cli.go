@@ -44,6 +44,7 @@ type app struct {
 	conn           natsconn.Options
 	jsonOut        bool
 	auditKeyFile   string
+	namePrefix     string
 }
 
 // Main runs the scheduler command line and returns the exit status.
@@ -84,6 +85,7 @@ Start here:
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
 	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
+	pf.StringVar(&a.namePrefix, "name-prefix", "sched", "names of the buckets, streams and subjects: <prefix>_specs, <PREFIX>_FIRES, <prefix>.fire.…, <prefix>.api.… (several jetsched systems on one NATS)")
 	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
 	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand())
 	return root

@@ -47,9 +47,10 @@ func demoSchedules(ctx context.Context, store *kvstore.Store, now time.Time) err
 	return nil
 }
 
-func startDemoWorker(ctx context.Context, js jetstream.JetStream, log *slog.Logger) (*demoworker.Worker, error) {
+func startDemoWorker(ctx context.Context, js jetstream.JetStream, layout kvstore.Layout, log *slog.Logger) (*demoworker.Worker, error) {
 	w, err := demoworker.New(demoworker.Config{
 		JetStream: js,
+		Layout:    layout,
 		Durable:   "demo",
 		Logger:    log.With("component", "demo-worker"),
 	})
@@ -76,7 +77,7 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, log *slog.Logger) 
 	var mu sync.Mutex
 	activity := map[string]string{"order-42": "awaiting_approval", "order-43": "awaiting_approval"}
 	w, err := demoworker.NewWakeups(demoworker.WakeupConfig{
-		JetStream: d.JetStream(), Durable: "demo-wakeups", Logger: log.With("component", "demo-worker"),
+		JetStream: d.JetStream(), Layout: d.Store().Layout(), Durable: "demo-wakeups", Logger: log.With("component", "demo-worker"),
 		Holds: func(run, condition string) bool {
 			mu.Lock()
 			defer mu.Unlock()

@@ -58,6 +58,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if err := a.conn.Validate(); err != nil {
 		return daemon.Config{}, usageError{err}
 	}
+	if err := kvstore.ValidatePrefix(a.namePrefix); err != nil {
+		return daemon.Config{}, usageError{err}
+	}
 	if f.replicas < 1 || f.replicas > 5 {
 		return daemon.Config{}, invalidf("--replicas %d: must be 1 to 5", f.replicas)
 	}
@@ -81,6 +84,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		MetricsListen:    f.metrics,
 		DeadManTolerance: f.deadMan,
 		Setup: kvstore.SetupConfig{
+			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},
 	}
@@ -170,7 +174,7 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 	if err := demoSchedules(ctx, d.Store(), time.Now()); err != nil {
 		return err
 	}
-	w, err := startDemoWorker(ctx, d.JetStream(), log)
+	w, err := startDemoWorker(ctx, d.JetStream(), d.Store().Layout(), log)
 	if err != nil {
 		return err
 	}

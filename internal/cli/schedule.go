@@ -75,7 +75,7 @@ KV key is refused with exit status 2 and nothing is stored.`,
 				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": out.Revision, "spec": spec})
 			}
 			fmt.Fprintf(a.stdout, "schedule %s saved (revision %d): %s -> %s\n", f.id, out.Revision,
-				spec.RecurrenceString(), kvstore.Layout{}.FireSubject(spec.Workflow))
+				spec.RecurrenceString(), kvstore.NamedLayout(a.namePrefix).FireSubject(spec.Workflow))
 			return nil
 		},
 	}

@@ -44,14 +44,45 @@ type StringVar func(p *string, name, value, usage string)
 // RegisterFlags declares the connection flags every command shares, with
 // --nats-url defaulting to defaultURL.
 func (o *Options) RegisterFlags(def StringVar, defaultURL string) {
-	def(&o.URL, "nats-url", defaultURL, "NATS server URL(s), comma-separated (env NATS_URL; default "+DefaultURL+")")
-	def(&o.Creds, "creds", "", "NATS credentials file")
-	def(&o.NKey, "nkey", "", "NATS nkey seed file")
-	def(&o.User, "user", "", "NATS user name")
-	def(&o.Password, "password", "", "NATS password")
-	def(&o.TLSCA, "tls-ca", "", "CA certificate to verify the NATS server")
-	def(&o.TLSCert, "tls-cert", "", "client certificate for NATS TLS")
-	def(&o.TLSKey, "tls-key", "", "client key for NATS TLS")
+	for _, f := range o.flags() {
+		value := ""
+		if f.name == "nats-url" {
+			value = defaultURL
+		}
+		def(f.field, f.name, value, f.usage)
+	}
+}
+
+// Args renders o as the flags that set it, for a child process (the
+// bench's fleet runs `scheduler run` this way). A password passed so is
+// visible in the local process list.
+func (o *Options) Args() []string {
+	var out []string
+	for _, f := range o.flags() {
+		if *f.field != "" {
+			out = append(out, "--"+f.name, *f.field)
+		}
+	}
+	return out
+}
+
+type flag struct {
+	field       *string
+	name, usage string
+}
+
+// flags are the connection flags and the fields they set.
+func (o *Options) flags() []flag {
+	return []flag{
+		{&o.URL, "nats-url", "NATS server URL(s), comma-separated (env NATS_URL; default " + DefaultURL + ")"},
+		{&o.Creds, "creds", "NATS credentials file"},
+		{&o.NKey, "nkey", "NATS nkey seed file"},
+		{&o.User, "user", "NATS user name"},
+		{&o.Password, "password", "NATS password"},
+		{&o.TLSCA, "tls-ca", "CA certificate to verify the NATS server"},
+		{&o.TLSCert, "tls-cert", "client certificate for NATS TLS"},
+		{&o.TLSKey, "tls-key", "client key for NATS TLS"},
+	}
 }
 
 // Validate reports contradictory options before any connection attempt.

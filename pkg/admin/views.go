@@ -2,9 +2,7 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -79,7 +77,7 @@ func Status(ctx context.Context, store *kvstore.Store) ([]StatusRow, error) {
 	if err != nil {
 		return nil, err
 	}
-	owners := leaseOwners(ctx, store)
+	owners := store.LeaseOwners(ctx)
 	slices.SortFunc(specs, func(x, y kvstore.SpecEntry) int { return strings.Compare(x.ID, y.ID) })
 	rows := make([]StatusRow, 0, len(specs))
 	for _, e := range specs {
@@ -110,30 +108,3 @@ func Status(ctx context.Context, store *kvstore.Store) ([]StatusRow, error) {
 	return rows, nil
 }
 
-// leaseOwners reads the owner of every live shard lease.
-func leaseOwners(ctx context.Context, store *kvstore.Store) map[int]string {
-	out := map[int]string{}
-	kv := store.Leases()
-	keys, err := kv.ListKeysFiltered(ctx, "shard.*")
-	if err != nil {
-		return out
-	}
-	defer keys.Stop()
-	for k := range keys.Keys() {
-		n, err := strconv.Atoi(strings.TrimPrefix(k, "shard."))
-		if err != nil {
-			continue
-		}
-		e, err := kv.Get(ctx, k)
-		if err != nil {
-			continue
-		}
-		var v struct {
-			Owner string `json:"owner"`
-		}
-		if json.Unmarshal(e.Value(), &v) == nil {
-			out[n] = v.Owner
-		}
-	}
-	return out
-}

@@ -244,3 +244,22 @@ func TestVersionCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestNamedLayout: the default layout is the one named "sched", and a
+// prefix that cannot name a bucket or a subject token is refused.
+func TestNamedLayout(t *testing.T) {
+	if got, want := kvstore.NamedLayout("sched"), (kvstore.Layout{}).WithDefaults(); got != want {
+		t.Fatalf("NamedLayout(sched) = %+v, want the defaults %+v", got, want)
+	}
+	if l := kvstore.NamedLayout("acme"); l.FiresStream != "ACME_FIRES" || l.SpecsBucket != "acme_specs" || l.FireSubject("wf") != "acme.fire.wf" {
+		t.Fatalf("NamedLayout(acme) = %+v", l)
+	}
+	for _, bad := range []string{"", "a.b", "a b", "a*", "a>"} {
+		if err := kvstore.ValidatePrefix(bad); err == nil {
+			t.Errorf("ValidatePrefix(%q) accepted", bad)
+		}
+	}
+	if err := kvstore.ValidatePrefix("tenant-1_x"); err != nil {
+		t.Errorf("ValidatePrefix(tenant-1_x): %v", err)
+	}
+}

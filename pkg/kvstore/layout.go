@@ -1,6 +1,10 @@
 package kvstore
 
-import "cmp"
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
 
 // Layout names every bucket, stream and subject jetsched uses. The zero value
 // is the documented default layout; every name can be changed so that
@@ -26,6 +30,35 @@ type Layout struct {
 	WakeupsStream string
 	// EventsStream captures <prefix>.event.>. Default "SCHED_EVENTS".
 	EventsStream string
+}
+
+// NamedLayout is the layout whose every name derives from prefix as the
+// defaults derive from "sched": buckets <prefix>_specs, _state, _ticks,
+// _wakeups, _calendars, _leases; streams <PREFIX>_FIRES, _WAKEUPS,
+// _EVENTS; subjects <prefix>.fire.>, <prefix>.api.> and so on.
+// NamedLayout("sched") is the default layout.
+func NamedLayout(prefix string) Layout {
+	up := strings.ToUpper(prefix)
+	return Layout{
+		Prefix: prefix, SpecsBucket: prefix + "_specs", StateBucket: prefix + "_state", TicksBucket: prefix + "_ticks",
+		WakeupsBucket: prefix + "_wakeups", CalendarsBucket: prefix + "_calendars", LeasesBucket: prefix + "_leases",
+		FiresStream: up + "_FIRES", WakeupsStream: up + "_WAKEUPS", EventsStream: up + "_EVENTS",
+	}
+}
+
+// ValidatePrefix checks a NamedLayout prefix: it becomes a subject token
+// and part of bucket and stream names, so it is letters, digits, '_' and
+// '-' only.
+func ValidatePrefix(prefix string) error {
+	if prefix == "" {
+		return fieldErr("name-prefix", prefix, "must not be empty")
+	}
+	for _, r := range prefix {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return fieldErr("name-prefix", prefix, fmt.Sprintf("%q is not allowed: letters, digits, '_' and '-' only (it names buckets, streams and subjects)", r))
+		}
+	}
+	return nil
 }
 
 // WithDefaults returns l with every empty name set to its default.

@@ -2,9 +2,11 @@ package kvstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -295,4 +297,33 @@ func (s *Store) PutTickAsync(t Tick) (jetstream.PubAckFuture, error) {
 		return nil, fmt.Errorf("kvstore: put tick %s: %w", key, err)
 	}
 	return f, nil
+}
+
+// LeaseOwners reads the owner of every live shard lease, by shard. A lease
+// that cannot be read is left out.
+func (s *Store) LeaseOwners(ctx context.Context) map[int]string {
+	out := map[int]string{}
+	kv := s.leases
+	keys, err := kv.ListKeysFiltered(ctx, "shard.*")
+	if err != nil {
+		return out
+	}
+	defer keys.Stop()
+	for k := range keys.Keys() {
+		n, err := strconv.Atoi(strings.TrimPrefix(k, "shard."))
+		if err != nil {
+			continue
+		}
+		e, err := kv.Get(ctx, k)
+		if err != nil {
+			continue
+		}
+		var v struct {
+			Owner string `json:"owner"`
+		}
+		if json.Unmarshal(e.Value(), &v) == nil {
+			out[n] = v.Owner
+		}
+	}
+	return out
 }
