@@ -52,6 +52,10 @@ type Config struct {
 	Timers int
 	// TimerSpread is the time the timers fall due over. Default 10s.
 	TimerSpread time.Duration
+	// Binary is a scheduler executable: the fleet scenario runs its
+	// instances as `Binary run` processes. Empty: in this process (each on
+	// its own connection), as the tests do.
+	Binary string
 	// TimerWorkers is each scheduler's timer concurrency
 	// (wakeup.Config.Workers). Default wakeup.DefaultWorkers.
 	TimerWorkers int

@@ -13,7 +13,7 @@ import (
 func (r *runner) steady(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for _, n := range r.cfg.Steady {
-		res, err := r.steadyRun(ctx, "steady", n, 1)
+		res, err := r.steadyRun(ctx, "steady", n, 1, false)
 		if err != nil {
 			return out, err
 		}
@@ -22,12 +22,14 @@ func (r *runner) steady(ctx context.Context) ([]Result, error) {
 	return out, nil
 }
 
-// fleet is the steady scenario with 1, 2 and 3 scheduler instances, each
-// on its own connection, sharing the schedules through shard leases.
+// fleet is the steady scenario with 1, 2 and 3 schedulers sharing the
+// schedules through shard leases: `scheduler run` processes when the run
+// has a binary (Config.Binary), else instances in this process, each on its
+// own connection.
 func (r *runner) fleet(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for inst := 1; inst <= 3; inst++ {
-		res, err := r.steadyRun(ctx, "fleet", r.cfg.Fleet, inst)
+		res, err := r.steadyRun(ctx, "fleet", r.cfg.Fleet, inst, true)
 		if err != nil {
 			return out, err
 		}
@@ -36,7 +38,9 @@ func (r *runner) fleet(ctx context.Context) ([]Result, error) {
 	return out, nil
 }
 
-func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (Result, error) {
+// steadyRun runs n schedules every second on instances schedulers
+// (processes when asked and the run has a binary) and measures them.
+func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, processes bool) (Result, error) {
 	res := Result{Scenario: name, Label: fmt.Sprintf("%d schedules x 1/s", n), Count: n, Instances: instances}
 	s, err := r.newScenario(ctx, name)
 	if err != nil {
@@ -51,29 +55,24 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (
 	if err != nil {
 		return res, err
 	}
-	var ins []*instance
+	var ms []member
 	defer func() {
-		for _, in := range ins {
-			in.stop()
+		for _, m := range ms {
+			m.stop()
 		}
 	}()
+	names := make([]string, instances)
 	for i := range instances {
-		in, err := s.startInstance(ctx, fmt.Sprintf("bench-%d", i+1))
+		names[i] = fmt.Sprintf("bench-%d", i+1)
+		r.progress("%s: %d schedules, %d instance(s): starting %s", name, n, instances, names[i])
+		m, err := s.startMember(ctx, names[i], processes)
 		if err != nil {
 			return res, err
 		}
-		ins = append(ins, in)
+		ms = append(ms, m)
 	}
-	for _, in := range ins {
-		r.progress("%s: %d schedules, %d instance(s): waiting for the index", name, n, instances)
-		if err := in.waitReady(ctx); err != nil {
-			return res, err
-		}
-	}
-	if instances > 1 {
-		if err := s.waitBalanced(ctx, ins); err != nil {
-			return res, err
-		}
+	if err := s.waitBalanced(ctx, names); err != nil {
+		return res, err
 	}
 	// Warm up for 3 s (leases settle, state records are created), then
 	// measure whole seconds.
@@ -90,7 +89,7 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (
 	rc.mu.Lock()
 	n0 := rc.n
 	rc.mu.Unlock()
-	cpu0 := cpuSeconds()
+	cpu0 := membersCPU(ms)
 	show := func(rc *receiver) {
 		r.progress("%s: %d schedules, %d instance(s): %d fires received", name, n, instances, rc.n-n0)
 	}
@@ -98,7 +97,7 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int) (
 	rc.mu.Lock()
 	n1 := rc.n
 	rc.mu.Unlock()
-	cpu1 := cpuSeconds()
+	cpu1 := membersCPU(ms)
 	secs := to.Sub(from).Seconds()
 	want := n * int(secs)
 	rc.waitFor(ctx, time.Now().Add(15*time.Second), func(rc *receiver) bool { return rc.inWin >= want }, nil)
@@ -126,22 +125,37 @@ func sleepUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
-// waitBalanced waits until the instances hold every shard between them,
-// each about its fair share, unchanged for a second: a fleet is measured once
-// its leases have settled, not while shards are being handed over.
-func (s *scenario) waitBalanced(ctx context.Context, ins []*instance) error {
+// membersCPU is the CPU seconds of this process and of the member
+// processes.
+func membersCPU(ms []member) float64 {
+	t := cpuSeconds()
+	for _, m := range ms {
+		t += m.cpuSeconds()
+	}
+	return t
+}
+
+// waitBalanced waits until the named instances hold every shard between
+// them, each about its fair share, unchanged for a second: a fleet is
+// measured once its leases have settled, not while shards are being handed
+// over.
+func (s *scenario) waitBalanced(ctx context.Context, names []string) error {
 	shards, err := s.store.Shards(ctx)
 	if err != nil {
 		return err
 	}
-	fair := shards/len(ins) - 1 // the leaser balances to within one
+	fair := shards/len(names) - 1 // the leaser balances to within one
 	deadline := time.Now().Add(2 * time.Minute)
 	var stableSince time.Time
 	last := ""
 	for time.Now().Before(deadline) {
+		held := map[string]int{}
+		for _, owner := range s.store.LeaseOwners(ctx) {
+			held[owner]++
+		}
 		total, ok, snap := 0, true, ""
-		for _, in := range ins {
-			h := in.fire.LeasesHeld()
+		for _, name := range names {
+			h := held[name]
 			total += h
 			ok = ok && h >= fair
 			snap += fmt.Sprint(h, " ")
@@ -155,7 +169,7 @@ func (s *scenario) waitBalanced(ctx context.Context, ins []*instance) error {
 			return nil
 		}
 		last = snap
-		s.r.progress("fleet: %d instance(s): waiting for the shard leases to settle (held: %s)", len(ins), snap)
+		s.r.progress("%d instance(s): waiting for the shard leases to settle (held: %s)", len(names), snap)
 		if err := sleepUntil(ctx, time.Now().Add(100*time.Millisecond)); err != nil {
 			return err
 		}

@@ -28,21 +28,22 @@ func (a *app) benchCommand() *cobra.Command {
 		Long: `Measure jetsched on an embedded nats-server with file storage (or on
 --nats-url). Scenarios, in order:
 
-  baseline  pipelined KV CAS + async publish pairs per second (the limit of
-            the fire path) and publish-to-consumer latency p50/p99
+  baseline  pipelined KV CAS + async publish pairs per second (the reference
+            of every ratio), the same with a ledger put (a fire's three
+            writes), and publish-to-consumer latency p50/p99
   steady    N schedules each firing every second, spread over the second
   herd      N schedules due in the same second: time to drain, lateness
   scale     N schedules written through the bulk path, then a scheduler
             start: time to first fire, to a complete index, RSS, idle CPU
   timers    N timers due within 10 s: lateness and throughput
-  fleet     steady with 1, 2 and 3 scheduler instances
+  fleet     steady with 1, 2 and 3 'scheduler run' processes
 
 Every scenario runs in its own buckets and streams (prefix benchN...),
 deleted afterwards, so --nats-url never touches the sched_* records.
 Lateness is worker receipt minus scheduled time. Every throughput is also
 given as a ratio to the baseline pair rate measured in the same run. With
 the embedded server, CPU and RSS include the server and the measuring
-worker (one process).`,
+worker (one process); the fleet's CPU adds its scheduler processes.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.conn.Validate(); err != nil {
@@ -76,6 +77,9 @@ worker (one process).`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if self, err := os.Executable(); err == nil {
+				cfg.Binary = self // the fleet runs `scheduler run` processes
+			}
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if rep != nil {
 				if werr := writeBench(a, rep, out); werr != nil && err == nil {
@@ -99,6 +103,7 @@ worker (one process).`,
 	fl.IntVar(&cfg.Workers, "workers", fire.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")
+	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON instead of the table")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
 	return cmd
 }

@@ -120,8 +120,11 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := kvstore.Setup(ctx, d.js, cfg.Setup); err != nil {
 		return err
 	}
-	if err := audit.Setup(ctx, d.js, cfg.Setup.Replicas); err != nil {
-		return err
+	if cfg.AuditKey != nil {
+		// Only an audited scheduler needs the trail's stream.
+		if err := audit.Setup(ctx, d.js, cfg.Setup.Replicas); err != nil {
+			return err
+		}
 	}
 	if d.store, err = kvstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
 		return err
