@@ -107,4 +107,3 @@ func Status(ctx context.Context, store *kvstore.Store) ([]StatusRow, error) {
 	}
 	return rows, nil
 }
-
