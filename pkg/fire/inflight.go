@@ -16,10 +16,6 @@ import (
 // the queue is sized for a herd's burst rather than for the workers.
 const settleQueue = 8192
 
-// ackWait is how long a sent fire waits for its acknowledgement before it
-// is published again (synchronously; the duplicate window makes that safe).
-const ackWait = 5 * time.Second
-
 // inflight tracks fires sent without waiting (Engine.dispatch). One
 // goroutine waits for their acknowledgements in order; each acknowledged
 // fire gets its observations and its ledger tick, and the loop hears that
@@ -59,19 +55,17 @@ func newInflight(e *Engine, size int) *inflight {
 // acknowledgements.
 func (in *inflight) add(s sentFire) { in.pending <- s }
 
+// run waits for each sent fire's acknowledgement (kvstore.AckWait at most:
+// then it is published again, synchronously, into the duplicate window).
 func (in *inflight) run() {
 	defer close(in.done)
-	t := time.NewTimer(ackWait)
-	defer t.Stop()
+	acks := kvstore.NewAckTimer()
+	defer acks.Stop()
 	for s := range in.pending {
-		t.Reset(max(time.Until(s.sent.Add(ackWait)), 0))
-		select {
-		case ack := <-s.f.Ok():
-			in.published(s, ack)
-		case err := <-s.f.Err():
+		if ack, err := acks.Await(s.f, s.sent); err != nil {
 			in.republish(s, err)
-		case <-t.C:
-			in.republish(s, context.DeadlineExceeded)
+		} else {
+			in.published(s, ack)
 		}
 	}
 }

@@ -30,8 +30,40 @@ type Followups struct {
 type followup struct {
 	what  string
 	f     jetstream.PubAckFuture
+	sent  time.Time
 	retry func(context.Context) error
 }
+
+// AckWait is how long a write sent without waiting may go unacknowledged
+// before it is treated as failed (and redone: every write this package
+// pipelines is idempotent or conditional). A JetStream reply can be lost
+// without the connection dropping, during a leader election say, and then
+// its future would never resolve.
+const AckWait = 5 * time.Second
+
+// AckTimer waits for the acknowledgements of writes sent without waiting,
+// one at a time; its zero value is not usable: use NewAckTimer.
+type AckTimer struct{ t *time.Timer }
+
+// NewAckTimer returns an AckTimer; Stop it when done.
+func NewAckTimer() AckTimer { return AckTimer{t: time.NewTimer(AckWait)} }
+
+// Await returns f's acknowledgement, or its error, or
+// context.DeadlineExceeded once AckWait has passed since sent.
+func (a AckTimer) Await(f jetstream.PubAckFuture, sent time.Time) (*jetstream.PubAck, error) {
+	a.t.Reset(max(time.Until(sent.Add(AckWait)), 0))
+	select {
+	case ack := <-f.Ok():
+		return ack, nil
+	case err := <-f.Err():
+		return nil, err
+	case <-a.t.C:
+		return nil, context.DeadlineExceeded
+	}
+}
+
+// Stop releases the timer.
+func (a AckTimer) Stop() { a.t.Stop() }
 
 // StartFollowups starts the goroutine that settles follow-up writes; each
 // failed one is retried for up to retryFor. Close stops it.
@@ -48,7 +80,7 @@ func (f *Followups) PutTick(ctx context.Context, t Tick) error {
 	if err != nil {
 		return err
 	}
-	return f.queue(ctx, followup{what: "tick " + t.Key(), f: fut, retry: func(ctx context.Context) error { return f.store.PutTick(ctx, t) }})
+	return f.queue(ctx, followup{what: "tick " + t.Key(), f: fut, sent: time.Now(), retry: func(ctx context.Context) error { return f.store.PutTick(ctx, t) }})
 }
 
 // DeleteTimer sends the delete of a fired timer at revision rev. A timer
@@ -61,7 +93,7 @@ func (f *Followups) DeleteTimer(ctx context.Context, key string, rev uint64) err
 	if err != nil {
 		return err
 	}
-	return f.queue(ctx, followup{what: "delete timer " + key, f: fut, retry: func(ctx context.Context) error {
+	return f.queue(ctx, followup{what: "delete timer " + key, f: fut, sent: time.Now(), retry: func(ctx context.Context) error {
 		err := f.store.DeleteTimer(ctx, key, rev)
 		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
 			return nil
@@ -81,14 +113,11 @@ func (f *Followups) queue(ctx context.Context, fu followup) error {
 
 func (f *Followups) run() {
 	defer close(f.done)
+	acks := NewAckTimer()
+	defer acks.Stop()
 	for fu := range f.pending {
-		select {
-		case <-fu.f.Ok():
-		case err := <-fu.f.Err():
-			if isWrongLastSequence(err) {
-				continue // a conditional write that lost: nothing to redo
-			}
-			f.retry(fu, err)
+		if _, err := acks.Await(fu.f, fu.sent); err != nil && !isWrongLastSequence(err) {
+			f.retry(fu, err) // (a conditional write that lost has nothing to redo)
 		}
 	}
 }
