@@ -55,7 +55,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 	msg, now := e.fireMsg(j, c, "")
 	if f, err := e.store.JetStream().PublishMsgAsync(msg, jetstream.WithMsgID(c.ID(j.id)),
 		jetstream.WithExpectStream(e.store.Layout().FiresStream)); err == nil {
-		e.inflight.add(sentFire{j: j, c: c, msg: msg, now: now, f: f, sent: time.Now()})
+		e.trackFire(j, c, msg, now, f)
 		return false, nil
 	}
 	ack, err := e.publishMsg(ctx, j, c, msg)

@@ -33,9 +33,12 @@ type Engine struct {
 	// followups sends the ledger ticks of fresh fires, inflight waits for
 	// their publishes (see docs/protocol.md).
 	followups *kvstore.Followups
-	inflight  *inflight
-	shards    int
-	wg        sync.WaitGroup // the lease keeper
+	inflight  *kvstore.Inflight
+	// settles tells the loop which claims are settled. A full channel
+	// drops the news: the loop then reads the tick when the claim matters.
+	settles chan settle
+	shards  int
+	wg      sync.WaitGroup // the lease keeper
 
 	queries chan overdueQuery
 
@@ -171,12 +174,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.done = make(chan struct{})
 	l := newLoop(e, specs, states, cals, dones)
 	e.followups = e.store.StartFollowups(e.cfg.ClaimTTL, e.log)
-	e.inflight = newInflight(e, 4*e.cfg.Workers)
-	l.settles = e.inflight.settles
+	e.inflight = kvstore.StartInflight(4 * e.cfg.Workers)
+	e.settles = make(chan settle, settleQueue)
+	l.settles = e.settles
 	go func() {
 		defer close(e.done)
 		defer e.followups.Close() // after the last tick is sent
-		defer e.inflight.close()  // after the workers have stopped
+		defer e.inflight.Close()  // after the workers have stopped
 		defer func() { _ = sub.Unsubscribe() }()
 		l.run(loopCtx)
 	}()

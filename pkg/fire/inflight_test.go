@@ -2,37 +2,16 @@ package fire_test
 
 import (
 	"context"
-	"log/slog"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-// signalHandler is a slog handler that reports each record whose message
-// contains match.
-type signalHandler struct {
-	match string
-	seen  chan struct{}
-}
-
-func (h signalHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (h signalHandler) Handle(_ context.Context, r slog.Record) error {
-	if strings.Contains(r.Message, h.match) {
-		select {
-		case h.seen <- struct{}{}:
-		default:
-		}
-	}
-	return nil
-}
-func (h signalHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
-func (h signalHandler) WithGroup(string) slog.Handler      { return h }
 
 // TestUnacknowledgedFireIsPublishedAgain: a fire sent while the fire stream
 // is gone is not acknowledged; the engine publishes it again until the
@@ -40,8 +19,8 @@ func (h signalHandler) WithGroup(string) slog.Handler      { return h }
 func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	h := signalHandler{match: "publishing it again", seen: make(chan struct{}, 1)}
-	e, err := fire.New(fire.Config{Store: store, Logger: slog.New(h), ClaimTTL: 20 * time.Second})
+	h := testlog.NewSignal("publishing it again")
+	e, err := fire.New(fire.Config{Store: store, Logger: h.Logger(), ClaimTTL: 20 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +38,7 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	select {
-	case <-h.seen:
+	case <-h.Seen:
 	case <-time.After(15 * time.Second):
 		t.Fatal("the fire's failed publish was not retried")
 	}

@@ -59,7 +59,9 @@ type Engine struct {
 	log *slog.Logger
 
 	pending atomic.Int64 // timers in the index, for metrics
-	// followups sends the ticks and deletes of fired timers.
+	// inflight waits for the publishes of fired timers, followups sends
+	// their ticks and deletes.
+	inflight  *kvstore.Inflight
 	followups *kvstore.Followups
 
 	mu     sync.Mutex
@@ -108,9 +110,11 @@ func (e *Engine) Start(ctx context.Context) error {
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.cancel, e.done = cancel, make(chan struct{})
 	e.followups = e.cfg.Store.StartFollowups(e.cfg.ClaimTTL, e.log)
+	e.inflight = kvstore.StartInflight(4 * e.cfg.Workers)
 	go func() {
 		defer close(e.done)
-		defer e.followups.Close() // after the workers have stopped
+		defer e.followups.Close() // after the last follow-up is sent
+		defer e.inflight.Close()  // after the workers have stopped
 		l.run(loopCtx)
 	}()
 	return nil

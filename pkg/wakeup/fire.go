@@ -74,28 +74,53 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 		return r
 	}
 	id := kvstore.WakeupID(ent.Key, t.Due)
-	ack, err := e.publish(ctx, t, id, c, takeover)
+	msg := e.wakeupMsg(t, takeover)
+	r.fired, r.claimRev = true, rev
+	if !takeover {
+		// Sent without waiting: the in-flight tracker records and deletes
+		// it once acknowledged (see kvstore.Inflight).
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream)}
+		if f, err := e.cfg.Store.JetStream().PublishMsgAsync(msg, opts...); err == nil {
+			e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
+				e.log.Debug("wakeup not acknowledged; publishing it again", "key", ent.Key, "err", first)
+				ack, err := e.publishMsg(context.Background(), msg, id, c)
+				if err != nil {
+					e.log.Warn("wakeup not published before its claim expires; it will be taken over", "key", ent.Key, "err", err)
+				}
+				return ack, err
+			}, func(ack *jetstream.PubAck) {
+				if err := e.followUp(context.Background(), ent.Key, rev, t, id, ack, false); err != nil {
+					e.log.Warn("wakeup tick or delete not sent; the claim will be checked", "key", ent.Key, "err", err)
+				}
+			})
+			return r
+		}
+	}
+	ack, err := e.publishMsg(ctx, msg, id, c)
 	if err != nil {
-		r.err = err
+		r.fired, r.err = false, err
 		return r
 	}
+	r.settled = c.Token
+	r.err = e.followUp(ctx, ent.Key, rev, t, id, ack, takeover)
+	return r
+}
+
+// followUp records a published wakeup and deletes its timer at the fired
+// revision. A takeover writes its tick synchronously, as the fire path's
+// does: the tick is what settles a claim for everyone else.
+func (e *Engine) followUp(ctx context.Context, key string, rev uint64, t kvstore.Timer, id string, ack *jetstream.PubAck, takeover bool) error {
 	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFired,
 		Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC()}
 	if takeover {
-		// Synchronous, as the fire path's takeover: the tick is what
-		// settles a claim for everyone else.
 		tick.Reason = "takeover"
 		if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
-			r.err = err
-			return r
+			return err
 		}
 	} else if err := e.followups.PutTick(ctx, tick); err != nil {
-		r.err = err
-		return r
+		return err
 	}
-	r.settled, r.fired, r.claimRev = c.Token, true, rev
-	r.err = e.followups.DeleteTimer(ctx, ent.Key, rev)
-	return r
+	return e.followups.DeleteTimer(ctx, key, rev)
 }
 
 // remove deletes a fired timer at the claimed revision; a conflict means it
@@ -129,11 +154,9 @@ func (e *Engine) expire(ctx context.Context, ent kvstore.TimerEntry, now time.Ti
 	return nil
 }
 
-// publish sends the wakeup message, retrying until shortly before the
-// claim expires.
-func (e *Engine) publish(ctx context.Context, t kvstore.Timer, id string, c *kvstore.Claim, takeover bool) (*jetstream.PubAck, error) {
-	l := e.cfg.Store.Layout()
-	msg := nats.NewMsg(l.WakeupSubject(t.Workflow))
+// wakeupMsg is the wakeup message of timer t.
+func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
+	msg := nats.NewMsg(e.cfg.Store.Layout().WakeupSubject(t.Workflow))
 	msg.Data = t.Payload
 	loc, err := time.LoadLocation(t.Zone)
 	if err != nil || t.Zone == "" {
@@ -156,17 +179,21 @@ func (e *Engine) publish(ctx context.Context, t kvstore.Timer, id string, c *kvs
 	if takeover {
 		msg.Header.Set(HeaderReason, "takeover")
 	}
+	return msg
+}
+
+// publishMsg publishes a wakeup, retrying until shortly before the claim
+// expires.
+func (e *Engine) publishMsg(ctx context.Context, msg *nats.Msg, id string, c *kvstore.Claim) (*jetstream.PubAck, error) {
 	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-e.cfg.ClaimTTL / 10)))
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
-	b := backoff.WithContext(backoff.NewExponentialBackOff(
-		backoff.WithInitialInterval(20*time.Millisecond), backoff.WithMaxInterval(time.Second), backoff.WithMaxElapsedTime(0)), pctx)
 	var ack *jetstream.PubAck
-	err = backoff.Retry(func() error {
-		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(l.WakeupsStream))
+	err := backoff.Retry(func() error {
+		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream))
 		ack = a
 		return err
-	}, b)
+	}, kvstore.Backoff(pctx))
 	if err != nil {
 		return nil, fmt.Errorf("wakeup: publish %s before its claim expires: %w", id, err)
 	}
