@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -25,17 +24,8 @@ func TestAuditTrail(t *testing.T) {
 	if err := os.WriteFile(keyFile, []byte("a-secret-of-at-least-16-bytes\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir(),
-		AuditKey: []byte("a-secret-of-at-least-16-bytes")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL(), "--audit-key-file", keyFile), &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	d := startDaemon(t, daemon.Config{AuditKey: []byte("a-secret-of-at-least-16-bytes")})
+	run := cliRunner(d, "--audit-key-file", keyFile)
 	if code, _, e := run("schedule", "add", "--id", "a", "--workflow", "wf", "--every", "1m"); code != 0 {
 		t.Fatal(e)
 	}

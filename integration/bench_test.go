@@ -11,7 +11,7 @@ import (
 // processes on the bench's embedded server, every slot received once.
 func TestBenchFleetRunsSchedulerProcesses(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs three fleets of scheduler processes (~40 s)")
+		t.Skip("-short: three fleets of scheduler processes, ~40 s (./test.sh and CI run it)")
 	}
 	bin := schedulerBinary(t)
 	out, err := exec.Command(bin, "bench", "--scenario", "fleet", "--fleet", "300", "--duration", "2s",

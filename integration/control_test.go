@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -15,17 +13,8 @@ import (
 // TestOperatorCLI drives the operator commands against a running daemon:
 // trigger, pause and resume, skip, history and status.
 func TestOperatorCLI(t *testing.T) {
-	ctx := context.Background()
-	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	d := startDaemon(t, daemon.Config{})
+	run := cliRunner(d)
 	must := func(args ...string) string {
 		t.Helper()
 		code, out, errOut := run(args...)

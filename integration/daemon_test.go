@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -27,17 +26,11 @@ import (
 // its fires.
 func TestDaemonEndToEnd(t *testing.T) {
 	ctx := context.Background()
-	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
-
-	var out, errOut bytes.Buffer
-	code := cli.Main(ctx, []string{"schedule", "add", "--nats-url", d.ClientURL(),
-		"--id", "e2e", "--workflow", "e2e-wf", "--cron", "* * * * * *", "--tz", "Asia/Tokyo"}, &out, &errOut)
+	d := startDaemon(t, daemon.Config{})
+	run := cliRunner(d)
+	code, _, errOut := run("schedule", "add", "--id", "e2e", "--workflow", "e2e-wf", "--cron", "* * * * * *", "--tz", "Asia/Tokyo")
 	if code != cli.ExitOK {
-		t.Fatalf("schedule add: exit %d: %s", code, errOut.String())
+		t.Fatalf("schedule add: exit %d: %s", code, errOut)
 	}
 
 	got := make(chan fire.Meta, 16)
@@ -66,12 +59,12 @@ func TestDaemonEndToEnd(t *testing.T) {
 		}
 	}
 
-	out.Reset()
-	if code := cli.Main(ctx, []string{"schedule", "ls", "--nats-url", d.ClientURL()}, &out, &errOut); code != cli.ExitOK {
-		t.Fatalf("ls: exit %d: %s", code, errOut.String())
+	code, out, errOut := run("schedule", "ls")
+	if code != cli.ExitOK {
+		t.Fatalf("ls: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out.String(), "e2e") || !strings.Contains(out.String(), "JST") || !(strings.Contains(out.String(), "dispatched") || strings.Contains(out.String(), "completed")) {
-		t.Fatalf("ls output lacks the schedule, its zone or its last status:\n%s", out.String())
+	if !strings.Contains(out, "e2e") || !strings.Contains(out, "JST") || !(strings.Contains(out, "dispatched") || strings.Contains(out, "completed")) {
+		t.Fatalf("ls output lacks the schedule, its zone or its last status:\n%s", out)
 	}
 }
 

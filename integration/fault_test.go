@@ -27,7 +27,7 @@ import (
 // SIGKILLed and restarted under the same name 1-2s later.
 func TestFaultKillRandomInstance(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a minute of chaos; skipped with -short")
+		t.Skip("-short: a minute of SIGKILLs (./test.sh and CI run it)")
 	}
 	const name = "kill-random-instance"
 	bin := schedulerBinary(t)

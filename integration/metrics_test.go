@@ -1,8 +1,6 @@
 package integration
 
 import (
-	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -28,23 +26,17 @@ func get(t *testing.T, url string) (int, string) {
 // claims, leases, pending timers, and the dead-man signal of a schedule
 // held back by its overlap policy.
 func TestMetricsAndHealth(t *testing.T) {
-	ctx := context.Background()
-	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir(),
-		MetricsListen: "127.0.0.1:0", DeadManTolerance: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
+	d := startDaemon(t, daemon.Config{MetricsListen: "127.0.0.1:0", DeadManTolerance: time.Second})
 	base := "http://" + d.MetricsAddr()
 	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
 		t.Fatalf("/healthz %d %s", code, body)
 	}
 	waitUntil(t, 10*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
 
+	cliRun := cliRunner(d)
 	run := func(args ...string) {
-		var out, errOut bytes.Buffer
-		if code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut); code != cli.ExitOK {
-			t.Fatalf("%v: %s", args, errOut.String())
+		if code, _, errOut := cliRun(args...); code != cli.ExitOK {
+			t.Fatalf("%v: %s", args, errOut)
 		}
 	}
 	run("schedule", "add", "--id", "tick", "--workflow", "wf", "--every", "1s")

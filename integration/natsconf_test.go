@@ -23,9 +23,6 @@ import (
 // free ones): a scheduler with the scheduler user's permissions and
 // --replicas 3 fires, and an operator with only the API rights manages it.
 func TestClusterConfigs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a 3-node cluster takes a few seconds to form")
-	}
 	taken := map[int]bool{}
 	var routes []string
 	routePorts := make([]int, 3)

@@ -1,7 +1,6 @@
 package integration
 
 import (
-	"bytes"
 	"context"
 	"strings"
 	"testing"
@@ -18,16 +17,8 @@ import (
 // cancelled, and a stale wakeup is dropped by the worker's condition check.
 func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	ctx := context.Background()
-	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Stop()
-	run := func(args ...string) (int, string, string) {
-		var out, errOut bytes.Buffer
-		code := cli.Main(ctx, append(args, "--nats-url", d.ClientURL()), &out, &errOut)
-		return code, out.String(), errOut.String()
-	}
+	d := startDaemon(t, daemon.Config{})
+	run := cliRunner(d)
 	state := map[string]string{"order 1": "awaiting", "order 2": "awaiting", "order 3": "approved"}
 	handled := make(chan [2]string, 8)
 	w, err := demoworker.NewWakeups(demoworker.WakeupConfig{JetStream: d.JetStream(),

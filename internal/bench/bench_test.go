@@ -19,7 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // table and JSON that carry them. Speed itself is never asserted here.
 func TestRunSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs every scenario against a real server")
+		t.Skip("-short: every bench scenario against a real server, ~50 s (./test.sh and CI run it)")
 	}
 	var progress bytes.Buffer
 	rep, err := Run(context.Background(), Config{

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/testtime"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
@@ -46,24 +47,10 @@ func mustParse(t testing.TB, js string) *calendar.Calendar {
 }
 
 // mustZone loads an IANA zone or fails the test.
-func mustZone(t testing.TB, name string) *time.Location {
-	t.Helper()
-	loc, err := cronx.LoadZone(name)
-	if err != nil {
-		t.Fatalf("LoadZone(%q): %v", name, err)
-	}
-	return loc
-}
+func mustZone(t testing.TB, name string) *time.Location { return testtime.Zone(t, name) }
 
 // ts parses an RFC 3339 instant (with its offset) or fails the test.
-func ts(t testing.TB, s string) time.Time {
-	t.Helper()
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatalf("bad test time %q: %v", s, err)
-	}
-	return v
-}
+func ts(t testing.TB, s string) time.Time { return testtime.Instant(t, s) }
 
 // local reads "2006-01-02 15:04:05" (seconds optional) in loc.
 func local(t testing.TB, loc *time.Location, s string) time.Time {

@@ -4,25 +4,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/internal/testtime"
 )
 
 // mustZone loads an IANA zone or fails the test.
-func mustZone(t testing.TB, name string) *time.Location {
-	t.Helper()
-	loc, err := cronx.LoadZone(name)
-	if err != nil {
-		t.Fatalf("LoadZone(%q): %v", name, err)
-	}
-	return loc
-}
+func mustZone(t testing.TB, name string) *time.Location { return testtime.Zone(t, name) }
 
-// ts parses an RFC 3339 instant or fails the test.
-func ts(t testing.TB, s string) time.Time {
-	t.Helper()
-	v, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		t.Fatalf("bad test time %q: %v", s, err)
-	}
-	return v
-}
+// ts parses an RFC 3339 instant (with its offset) or fails the test.
+func ts(t testing.TB, s string) time.Time { return testtime.Instant(t, s) }
