@@ -198,3 +198,39 @@ func validNumber(s string) bool {
 	}
 	return digits > 0 && dots <= 1
 }
+
+// Count returns how many fire times fall in (after, through], exactly,
+// however many there are (it does not walk them). ok is false when Every is
+// not positive.
+func (i Interval) Count(after, through time.Time) (n uint64, ok bool) {
+	if i.Every <= 0 {
+		return 0, false
+	}
+	if !through.After(after) {
+		return 0, true
+	}
+	anchor := i.Anchor
+	if anchor.IsZero() {
+		anchor = time.Unix(0, 0)
+	}
+	// k(t) = floor((t - anchor) / Every) counts the fire times up to t;
+	// the count in (after, through] is k(through) - k(after).
+	billion, e := big.NewInt(1e9), big.NewInt(int64(i.Every))
+	k := func(t time.Time) *big.Int {
+		d := new(big.Int).Mul(big.NewInt(t.Unix()-anchor.Unix()), billion)
+		d.Add(d, big.NewInt(int64(t.Nanosecond()-anchor.Nanosecond())))
+		return d.Div(d, e) // Euclidean: floor, as e > 0
+	}
+	c := new(big.Int).Sub(k(through), k(after))
+	if !c.IsUint64() {
+		return math.MaxUint64, true
+	}
+	return c.Uint64(), true
+}
+
+// Counter is a Schedule that counts its fire times in a range without
+// walking them (Interval). Callers fall back to walking Next, with a bound,
+// for other schedules.
+type Counter interface {
+	Count(after, through time.Time) (n uint64, ok bool)
+}

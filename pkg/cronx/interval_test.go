@@ -153,3 +153,36 @@ func TestParseEveryErrors(t *testing.T) {
 		checkParseError(t, "ParseEvery("+tt.in+")", err, "every", 0, tt.reason)
 	}
 }
+
+func TestIntervalCount(t *testing.T) {
+	base := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+	walk := func(iv cronx.Interval, after, through time.Time) uint64 {
+		var n uint64
+		for s := iv.Next(after); !s.IsZero() && !s.After(through); s = iv.Next(s) {
+			n++
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		iv             cronx.Interval
+		after, through time.Time
+	}{
+		{cronx.Interval{Every: time.Second}, base, base.Add(10 * time.Second)},
+		{cronx.Interval{Every: time.Second}, base.Add(-time.Nanosecond), base.Add(10 * time.Second)},
+		{cronx.Interval{Every: 7 * time.Second, Anchor: base.Add(3 * time.Second)}, base.Add(-time.Hour), base.Add(time.Hour)},
+		{cronx.Interval{Every: 90 * time.Minute}, base.Add(-48 * time.Hour), base},
+		{cronx.Interval{Every: time.Second}, base, base},
+		{cronx.Interval{Every: time.Second}, base.Add(time.Second), base},
+		{cronx.Interval{Every: 250 * time.Millisecond, Anchor: time.Date(1969, 12, 31, 23, 59, 59, 900e6, time.UTC)}, time.Unix(-5, 0), time.Unix(5, 0)},
+	} {
+		got, ok := tc.iv.Count(tc.after, tc.through)
+		if want := walk(tc.iv, tc.after, tc.through); !ok || got != want {
+			t.Errorf("%v Count(%v, %v) = %d, %v; walking Next gives %d", tc.iv, tc.after, tc.through, got, ok, want)
+		}
+	}
+	// Far apart: a century of seconds, exactly.
+	far, ok := cronx.Interval{Every: time.Second}.Count(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC))
+	if want := uint64(time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC).Unix() - time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC).Unix()); !ok || far != want {
+		t.Errorf("century of seconds: %d, want %d", far, want)
+	}
+}

@@ -2,6 +2,7 @@ package fire
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -77,6 +78,11 @@ type Input struct {
 	// At is a one-shot spec's fire time (zero otherwise): a one-shot is
 	// owed its slot even when it was written after that time.
 	At time.Time
+	// Created is when the schedule was created: the first revision of its
+	// spec since it was last deleted (zero: unknown). A recurring slot
+	// from before then cannot be owed, so a state whose next slot is older
+	// is implausible (forged, or a bad clock) and is re-planned.
+	Created time.Time
 }
 
 // Decision is Decide's answer.
@@ -103,6 +109,14 @@ type Decision struct {
 	Missed                  int
 	FirstMissed, LastMissed time.Time
 	MissedReason            string
+	// MissedAtLeast: there were too many missed slots to walk and the
+	// schedule cannot count them, so Missed is a lower bound.
+	MissedAtLeast bool
+	// Implausible says why the state could not have been written by a
+	// scheduler of this spec (ActReplan): its next slot lies beyond the
+	// recurrence's, before the schedule existed, or not after the slot
+	// last claimed. The schedule is re-planned from now, with an event.
+	Implausible string
 	// SkipNext is the state's new skip count (ActMisfire of one slot).
 	SkipNext int
 }
@@ -222,6 +236,10 @@ func decideRegular(in Input) Decision {
 		resumed = p.Until
 	}
 	slot := st.Next
+	if why := implausible(in, slot); why != "" {
+		step := cronx.Explain(in.Schedule, in.Now)
+		return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}
+	}
 	if slot.After(in.Now) {
 		return Decision{Action: ActWait, Until: slot}
 	}
@@ -312,7 +330,9 @@ func claim(in Input, slot time.Time, reason string) Decision {
 }
 
 // skipThrough records the slots from slot through until (inclusive) as not
-// fired and plans the first slot after until.
+// fired and plans the first slot after until. It walks at most
+// maxMissedCount slots; past that an Interval counts the rest exactly and
+// any other schedule reports a lower bound (Decision.MissedAtLeast).
 func skipThrough(in Input, slot, until time.Time, reason string) Decision {
 	d := Decision{Action: ActMisfire, Slot: slot, FirstMissed: slot, MissedReason: reason, SkipNext: in.State.SkipNext}
 	n := slot
@@ -327,11 +347,53 @@ func skipThrough(in Input, slot, until time.Time, reason string) Decision {
 	from := d.LastMissed
 	if d.Missed == maxMissedCount {
 		from = until
+		d.MissedAtLeast = true
+		if iv, ok := in.Schedule.(cronx.Interval); ok {
+			if c, ok := iv.Count(slot.Add(-time.Nanosecond), until); ok {
+				d.Missed, d.MissedAtLeast = int(min(c, uint64(math.MaxInt))), false
+				if after := iv.Next(until); !after.IsZero() {
+					d.LastMissed = after.Add(-iv.Every)
+				}
+			}
+		}
 	}
 	d.Step = cronx.Explain(in.Schedule, from)
 	d.Next = d.Step.At
 	return d
 }
+
+// implausible says why a state's next slot cannot have come from this
+// spec, or "" when it can. Re-planning from now always yields a plausible
+// state, so an implausible one is re-planned once, never in a loop.
+func implausible(in Input, slot time.Time) string {
+	st := in.State
+	if c := st.Claim; c != nil && c.SlotID == "" && !slot.After(c.Slot) && !c.Slot.After(in.Now) {
+		return fmt.Sprintf("next slot %s is not after the slot last claimed, %s", stamp(slot), stamp(c.Slot))
+	}
+	if in.At.IsZero() && !in.Created.IsZero() && slot.Before(in.Created.Add(-in.threshold())) {
+		return fmt.Sprintf("next slot %s is before the schedule was created (%s)", stamp(slot), stamp(in.Created))
+	}
+	if !slot.After(in.Now) {
+		return ""
+	}
+	// Plausible: at most the first slot after now plus the threshold (a
+	// scheduler whose clock runs ahead plans from a later now), or the first
+	// slot after now (what a re-plan writes), or within the threshold.
+	horizon := in.Now.Add(in.threshold())
+	limit := in.Schedule.Next(horizon)
+	if !limit.IsZero() && !slot.After(limit) {
+		return ""
+	}
+	if first := in.Schedule.Next(in.Now); !first.IsZero() && !slot.After(first) || !slot.After(horizon) {
+		return ""
+	}
+	if limit.IsZero() {
+		return fmt.Sprintf("next slot %s is beyond the recurrence's end", stamp(slot))
+	}
+	return fmt.Sprintf("next slot %s is beyond the recurrence's next slot %s (misfire threshold %s)", stamp(slot), stamp(limit), in.threshold())
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // Due is when the engine must look at a schedule again; ok is false when
 // nothing can happen until the spec or state changes. It is Decide's

@@ -59,6 +59,9 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 		return false, nil
 	}
 	ack, err := e.publishMsg(ctx, j, c, msg)
+	if permanent(err) {
+		return true, e.failSlot(ctx, j, c, err)
+	}
 	if err != nil {
 		return false, err
 	}
@@ -106,6 +109,9 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 		}
 	}
 	ack, err := e.publish(ctx, j, c, ReasonTakeover)
+	if permanent(err) {
+		return e.failSlot(ctx, j, c, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -147,7 +153,7 @@ func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time
 		msg.Header.Set(HeaderReason, reason)
 	}
 	if c.Note != "" {
-		msg.Header.Set(HeaderNote, c.Note)
+		msg.Header.Set(HeaderNote, headerNote(c.Note))
 	}
 	if !c.Nominal.IsZero() {
 		msg.Header.Set(HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
@@ -172,7 +178,7 @@ func (e *Engine) publishMsg(ctx context.Context, j job, c kvstore.Claim, msg *na
 			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(e.store.Layout().FiresStream))
 		if err != nil {
 			e.log.Debug("publish failed; retrying", "slot", slotID, "err", err)
-			return err
+			return unpublishable(err)
 		}
 		ack = a
 		return nil
@@ -213,6 +219,23 @@ func (e *Engine) dispatchedTick(j job, c kvstore.Claim, ack *jetstream.PubAck) k
 		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
 		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
+}
+
+// notFiredStatus is the ledger status of slots not fired for reason: missed
+// for a misfire, skipped for a pause, an overlap or an operator's skip.
+func notFiredStatus(reason string) kvstore.TickStatus {
+	if reason == reasonPaused || reason == reasonOperator || strings.HasPrefix(reason, "overlap") {
+		return kvstore.TickSkipped
+	}
+	return kvstore.TickMissed
+}
+
+// replanned reports a state that could not have come from its spec (see
+// Decision.Implausible), now re-planned: a warning and an event.
+func (e *Engine) replanned(j job, d Decision, now time.Time) {
+	e.log.Warn("implausible state re-planned", "schedule", j.id, "reason", d.Implausible, "next", d.Next)
+	e.event(kvstore.Event{Kind: kvstore.EventReplanned, Schedule: j.id, Slot: d.Next, Reason: d.Implausible + "; re-planned from now",
+		Owner: e.cfg.Instance, At: now.UTC()})
 }
 
 // reasonCategory reduces a not-fired reason to a metric label.
@@ -313,10 +336,10 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 	if d.Missed == 0 {
 		return
 	}
-	status := kvstore.TickMissed
+	status := notFiredStatus(d.MissedReason)
 	kind := kvstore.EventMissed
-	if d.MissedReason == reasonPaused || d.MissedReason == reasonOperator || strings.HasPrefix(d.MissedReason, "overlap") {
-		status, kind = kvstore.TickSkipped, kvstore.EventSkipped
+	if status == kvstore.TickSkipped {
+		kind = kvstore.EventSkipped
 	}
 	e.log.Info("slots not fired", "schedule", j.id, "count", d.Missed, "first", d.FirstMissed, "last", d.LastMissed, "reason", d.MissedReason)
 	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
@@ -332,14 +355,18 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 		n = j.compiled.Schedule.Next(n)
 	}
 	if rest := d.Missed - written; rest > 0 && !n.IsZero() {
+		more := fmt.Sprintf("%d more slots", rest)
+		if d.MissedAtLeast {
+			more = "at least " + more
+		}
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
-			Reason: fmt.Sprintf("%s (this entry stands for %d more slots through %s)", d.MissedReason, rest, d.LastMissed.UTC().Format(time.RFC3339))}
+			Reason: fmt.Sprintf("%s (this entry stands for %s through %s)", d.MissedReason, more, d.LastMissed.UTC().Format(time.RFC3339))}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record missed slots", "schedule", j.id, "err", err)
 		}
 	}
 	e.event(kvstore.Event{Kind: kind, Schedule: j.id, Slot: d.FirstMissed, Reason: d.MissedReason,
-		Count: uint64(d.Missed), Owner: e.cfg.Instance, At: now.UTC()})
+		Count: uint64(d.Missed), CountAtLeast: d.MissedAtLeast, Owner: e.cfg.Instance, At: now.UTC()})
 }
 
 // reportInvalid logs and publishes an invalid-spec event.

@@ -243,13 +243,15 @@ type entry struct {
 	// pending is a state update watched while a worker held the entry: it is
 	// decoded when the worker reports back, and only if newer than what the
 	// worker wrote (usually it is the echo of that write).
-	pending  jetstream.KeyValueEntry
-	settled  string // token of a claim known settled by this instance
-	checked  string // token of a live claim whose tick was missing
-	busy     bool   // a worker holds it
-	removed  bool   // spec deleted while busy
-	stale    bool   // its calendar changed while busy
-	failures int    // consecutive failed attempts, for backoff
+	pending jetstream.KeyValueEntry
+	settled string // token of a claim known settled by this instance
+	checked string // token of a live claim whose tick was missing
+	busy    bool   // a worker holds it
+	removed bool   // spec deleted while busy
+	// removedAt is when the spec was deleted (Unix ns), for the remove job.
+	removedAt int64
+	stale     bool // its calendar changed while busy
+	failures  int  // consecutive failed attempts, for backoff
 }
 
 // target is what firing a schedule needs from its spec.
@@ -323,7 +325,9 @@ type job struct {
 	settled  string
 	checked  string
 	remove   bool
-	dones    []doneReport
+	// removedAt is when the spec was deleted (a remove job).
+	removedAt time.Time
+	dones     []doneReport
 }
 
 // result is what a worker hands back.
@@ -338,7 +342,13 @@ type result struct {
 	settledNow bool
 	checked    string
 	removed    bool // the remove job finished
-	err        error
+	// absent: the worker found the state record deleted; state and
+	// stateRev are nil and 0, and the loop decides again from scratch.
+	absent bool
+	// progress: the job wrote the state or settled a claim (see
+	// worker.process); only progress ends a run of failures.
+	progress bool
+	err      error
 }
 
 // settle records that this worker settled the claim with token.

@@ -39,9 +39,17 @@ func setup(t *testing.T) *harness {
 	t.Helper()
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
-	ctx := context.Background()
 	h := &harness{t: t, srv: srv, js: js, store: store, added: make(chan struct{}, 1)}
-	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
+	h.subscribeFires()
+	return h
+}
+
+// subscribeFires records every message of SCHED_FIRES (again, after the
+// stream was deleted and created anew).
+func (h *harness) subscribeFires() {
+	t := h.t
+	t.Helper()
+	cons, err := h.js.OrderedConsumer(context.Background(), "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +72,6 @@ func setup(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(cc.Stop)
-	return h
 }
 
 func (h *harness) engine(cfg fire.Config) *fire.Engine {

@@ -28,7 +28,12 @@ func (e *Engine) trackFire(j job, c kvstore.Claim, msg *nats.Msg, now time.Time,
 	e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
 		e.log.Debug("fire not acknowledged; publishing it again", "schedule", j.id, "slot", c.Slot, "err", first)
 		ack, err := e.publishMsg(context.Background(), j, c, msg)
-		if err != nil {
+		switch {
+		case permanent(err):
+			if ferr := e.failSlot(context.Background(), j, c, err); ferr == nil {
+				e.notifySettled(j.id, c.Token)
+			}
+		case err != nil:
 			e.log.Warn("fire not published before its claim expires; it will be taken over", "schedule", j.id, "slot", c.Slot, "err", err)
 		}
 		return ack, err
@@ -40,9 +45,16 @@ func (e *Engine) trackFire(j job, c kvstore.Claim, msg *nats.Msg, now time.Time,
 			return
 		}
 		e.step(StepAfterLedger)
-		select {
-		case e.settles <- settle{id: j.id, token: c.Token}:
-		default:
-		}
+		e.notifySettled(j.id, c.Token)
 	})
+}
+
+// notifySettled tells the loop that the claim with token on schedule id is
+// settled. A full queue drops the news: the loop then looks the tick up
+// when the claim matters.
+func (e *Engine) notifySettled(id, token string) {
+	select {
+	case e.settles <- settle{id: id, token: token}:
+	default:
+	}
 }

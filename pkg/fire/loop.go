@@ -138,6 +138,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		}
 		en.specRev = kv.Revision()
 		en.compiled.Schedule, en.invalid = nil, nil
+		en.removedAt = kv.Created().UnixNano()
 		l.index.Remove(id)
 		if en.busy {
 			en.removed = true // finished when its worker reports back
@@ -250,6 +251,9 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	id := kv.Key()
 	en := l.entries[id]
 	if en == nil {
+		if isDelete(kv) {
+			return // nothing to forget (a first claim creates over the marker)
+		}
 		// State without a spec (yet): keep it, the spec may follow.
 		en = &entry{id: id}
 		l.entries[id] = en
@@ -289,15 +293,13 @@ func (l *loop) onResult(r result) {
 		return
 	}
 	en.busy = false
-	if r.removed {
-		if en.removed {
-			delete(l.entries, r.id)
-		} else {
-			l.schedule(en) // the spec came back while its state was deleted
-		}
-		return
-	}
-	if r.stateRev > en.stateRev {
+	switch {
+	case r.removed || r.absent:
+		// The record is gone (deleted by the remove job, or found deleted
+		// by the worker). Its delete marker, watched, is newer than
+		// stateRev, so it is applied when it comes (or below, if it came).
+		en.state, en.plan = nil, nil
+	case r.stateRev > en.stateRev:
 		en.stateRev, en.state, en.plan = r.stateRev, r.state, nil
 	}
 	if p := en.pending; p != nil {
@@ -313,7 +315,15 @@ func (l *loop) onResult(r result) {
 		en.checked = r.checked
 	}
 	if en.removed {
-		l.removeEntry(en)
+		if r.removed {
+			delete(l.entries, r.id)
+		} else {
+			l.removeEntry(en)
+		}
+		return
+	}
+	if r.removed {
+		l.schedule(en) // the spec came back while its state was deleted
 		return
 	}
 	if en.stale {
@@ -327,10 +337,18 @@ func (l *loop) onResult(r result) {
 		if !errors.Is(r.err, kvstore.ErrConflict) {
 			l.e.log.Warn("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
 		}
+		if en.failures == stallAfter {
+			l.e.stalled(en.id, en.failures, r.err)
+		}
 		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))
 		return
 	}
-	en.failures = 0
+	if r.progress {
+		if en.failures >= stallAfter {
+			l.e.log.Info("schedule works again", "schedule", en.id, "after_attempts", en.failures)
+		}
+		en.failures = 0
+	}
 	l.schedule(en)
 }
 
@@ -391,7 +409,7 @@ func (l *loop) removeEntry(en *entry) {
 		return
 	}
 	en.busy, en.removed = true, true
-	l.send(job{id: en.id, stateRev: en.stateRev, remove: true})
+	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.removedAt)})
 }
 
 // dispatch hands every due schedule to a worker, as long as one is free.
@@ -522,6 +540,18 @@ func (l *loop) onDone(d doneReport) {
 	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en.id, l.e.cfg.Clock.Now())
 	}
+}
+
+// stallAfter is how many consecutive failed attempts flag a schedule as
+// stalled (an event and a warning; the overdue metric shows it too). It
+// keeps being retried.
+const stallAfter = 5
+
+// stalled flags a schedule whose steps keep failing.
+func (e *Engine) stalled(id string, attempts int, err error) {
+	e.log.Warn("schedule stalled: its steps keep failing; still retrying", "schedule", id, "attempts", attempts, "err", err)
+	e.event(kvstore.Event{Kind: kvstore.EventStalled, Schedule: id, Reason: err.Error(), Count: uint64(attempts),
+		Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
 }
 
 // retryDelay is the exponential backoff with jitter after n failures.

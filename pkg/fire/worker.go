@@ -18,34 +18,53 @@ const maxSteps = 4
 type worker struct{ e *Engine }
 
 func (w worker) process(ctx context.Context, j job) result {
+	r := w.steps(ctx, j)
+	// Progress: a state written (a fire claimed, a misfire recorded, a
+	// re-plan) or a claim settled. Waiting and looking up do not count.
+	r.progress = r.err == nil && (r.stateRev != j.stateRev || r.settledNow)
+	return r
+}
+
+// steps decides and acts for one job, a few steps at most.
+func (w worker) steps(ctx context.Context, j job) result {
 	r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 	if j.remove {
-		if err := w.e.store.DeleteState(ctx, j.id, j.stateRev); err != nil && !errors.Is(err, kvstore.ErrConflict) {
-			w.e.log.Warn("delete state of removed schedule", "schedule", j.id, "err", err)
-		}
+		w.removeState(ctx, j)
 		r.removed = true
 		return r
 	}
 	if len(j.dones) > 0 && r.state != nil && !r.planned {
 		w.applyDones(ctx, j, &r)
 	}
+	conflicts := 0
+	var created time.Time
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
-		d := Decide(decideInput(now, w.e.cfg.MisfireThreshold, j.target, j.compiled, j.written, r.state, r.settled, r.checked))
+		in := decideInput(now, w.e.cfg.MisfireThreshold, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
+		if created.IsZero() && w.predatesSpec(in) {
+			created = w.specCreated(ctx, j.id)
+		}
+		in.Created = created
+		d := Decide(in)
 		if d.Action == ActWait {
 			return r
 		}
 		err := w.act(ctx, j, d, now, &r)
 		if errors.Is(err, kvstore.ErrConflict) {
 			// Someone else wrote the state: re-read and re-decide.
+			conflicts++
 			st, rev, gerr := w.e.store.GetState(ctx, j.id)
 			switch {
 			case gerr == nil && rev > r.stateRev:
-				r.state, r.stateRev = &st, rev
+				r.state, r.stateRev, r.planned = &st, rev, false
 				continue
 			case errors.Is(gerr, kvstore.ErrNotFound):
-				r.state, r.stateRev = nil, 0
-				continue
+				// The record was deleted: the schedule was removed (and
+				// perhaps added again). Only the loop knows whether its
+				// spec still exists, so it decides again from a clean
+				// slate; this job must not resurrect the old schedule.
+				r.state, r.stateRev, r.planned, r.absent = nil, 0, false, true
+				return r
 			}
 			// A stale read (R3 direct get) or an error: back off via the loop.
 			r.err = err
@@ -59,7 +78,59 @@ func (w worker) process(ctx context.Context, j job) result {
 			return r // one fire per job: others get their turn
 		}
 	}
+	if conflicts == maxSteps {
+		// Every step lost its CAS: back off through the loop rather than
+		// spin against whoever keeps writing.
+		r.err = fmt.Errorf("fire: state of %s changed at each of %d steps: %w", j.id, maxSteps, kvstore.ErrConflict)
+	}
 	return r
+}
+
+// predatesSpec reports whether a recurring schedule's next slot is older
+// than its spec's current revision (by more than the misfire threshold):
+// then it may be older than the schedule itself, which only the spec's
+// history tells (see Input.Created).
+func (w worker) predatesSpec(in Input) bool {
+	st := in.State
+	return st != nil && in.At.IsZero() && !in.Written.IsZero() && !st.Next.IsZero() && st.Next.Before(in.Written.Add(-in.threshold()))
+}
+
+// specCreated is when schedule id was created, or the zero time when its
+// spec's history does not tell.
+func (w worker) specCreated(ctx context.Context, id string) time.Time {
+	created, known, err := w.e.store.SpecCreated(ctx, id)
+	if err != nil || !known {
+		return time.Time{}
+	}
+	return created
+}
+
+// removeState deletes the state of a schedule whose spec was deleted, so
+// that an id added again starts clean. A delete that loses its CAS re-reads
+// the record and deletes what it finds, unless it was written after the
+// spec was deleted (then it belongs to the schedule added again).
+func (w worker) removeState(ctx context.Context, j job) {
+	rev := j.stateRev
+	for range maxControlAttempts {
+		err := w.e.store.DeleteState(ctx, j.id, rev)
+		if err == nil || !errors.Is(err, kvstore.ErrConflict) {
+			if err != nil {
+				w.e.log.Warn("delete state of removed schedule", "schedule", j.id, "err", err)
+			}
+			return
+		}
+		st, cur, gerr := w.e.store.GetState(ctx, j.id)
+		switch {
+		case errors.Is(gerr, kvstore.ErrNotFound):
+			return // deleted already (schedule rm deletes it with the spec)
+		case gerr != nil && !errors.Is(gerr, kvstore.ErrInvalid):
+			w.e.log.Warn("delete state of removed schedule", "schedule", j.id, "err", gerr)
+			return
+		case gerr == nil && !j.removedAt.IsZero() && st.UpdatedAt.After(j.removedAt):
+			return // written since: the schedule was added again
+		}
+		rev = cur
+	}
 }
 
 // act carries out one decision and updates r.
@@ -86,6 +157,9 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		if err := w.update(ctx, j, st, r); err != nil {
 			return err
 		}
+		if d.Implausible != "" {
+			w.e.replanned(j, d, now)
+		}
 		w.e.recordSkipped(ctx, j, d.Step, now)
 		return nil
 
@@ -93,9 +167,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		st := w.next(r, now)
 		setNext(&st, d)
 		st.SkipNext = d.SkipNext
-		if d.MissedReason != reasonOperator {
-			st.Missed += uint64(d.Missed)
-		}
+		countNotFired(&st, d)
 		if p := st.Paused; p != nil && !p.Until.IsZero() && !now.Before(p.Until) {
 			st.Paused, st.ResumedAt = nil, p.Until
 		}
@@ -121,6 +193,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		c.Cancel = d.Cancel
 		setNext(&st, d)
 		st.Fires++
+		countNotFired(&st, d)
 		w.track(&st, j, c)
 		return w.claimAndDispatch(ctx, j, st, c, r, func() {
 			if d.Missed > 0 {
@@ -243,7 +316,15 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 // planned schedule creates its record (at revision 0, or over the delete
 // marker of an earlier one).
 func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) error {
-	rev, err := w.e.store.UpdateState(ctx, j.id, st, r.stateRev)
+	var rev uint64
+	var err error
+	if r.planned || r.state == nil {
+		// No record: create it, over the delete marker of an earlier one
+		// if there is one (whatever its revision).
+		rev, err = w.e.store.CreateState(ctx, j.id, st)
+	} else {
+		rev, err = w.e.store.UpdateState(ctx, j.id, st, r.stateRev)
+	}
 	if st.Claim != nil && (r.state == nil || r.state.Claim == nil || r.state.Claim.Token != st.Claim.Token) {
 		w.e.cfg.Observer.Claimed(errors.Is(err, kvstore.ErrConflict))
 	}
@@ -252,6 +333,22 @@ func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) 
 	}
 	r.state, r.stateRev, r.planned = &st, rev, false
 	return nil
+}
+
+// countNotFired adds a decision's slots that do not fire to the state's
+// counters: misfires to Missed (whatever the misfire policy, also those a
+// catch-up claim passes over), pauses, overlaps and operator skips to
+// Skipped, and calendar skips before the next slot to Skipped.
+func countNotFired(st *kvstore.State, d Decision) {
+	if d.Missed > 0 {
+		if notFiredStatus(d.MissedReason) == kvstore.TickMissed {
+			st.Missed += uint64(d.Missed)
+			st.MissedAtLeast = st.MissedAtLeast || d.MissedAtLeast
+		} else {
+			st.Skipped += uint64(d.Missed)
+		}
+	}
+	st.Skipped += uint64(d.Step.SkippedCount)
 }
 
 // setNext writes a decision's next slot, and why it moved, into st.

@@ -28,8 +28,14 @@ type State struct {
 	Claim *Claim `json:"claim,omitempty"`
 	// Fires counts slots claimed for publishing.
 	Fires uint64 `json:"fires"`
-	// Missed counts slots skipped by the misfire policy.
-	Missed uint64 `json:"missed,omitempty"`
+	// Missed counts slots the misfire policy did not fire (recorded
+	// missed), whatever the policy. MissedAtLeast is set once a count
+	// added to it was a lower bound (too many slots to walk).
+	Missed        uint64 `json:"missed,omitempty"`
+	MissedAtLeast bool   `json:"missed_at_least,omitempty"`
+	// Skipped counts slots not fired because of a pause, an overlap
+	// policy, an operator's skip or a calendar (recorded skipped).
+	Skipped uint64 `json:"skipped,omitempty"`
 	// Ended is set when the recurrence has no further fire time (a one-shot
 	// that fired).
 	Ended bool `json:"ended,omitempty"`
@@ -218,6 +224,15 @@ const (
 	EventInvalid EventKind = "invalid"
 	EventRemoved EventKind = "removed"
 	EventMoved   EventKind = "moved"
+	// EventStalled: a schedule's steps failed several times in a row (the
+	// reason is the last error); it keeps being retried.
+	EventStalled EventKind = "stalled"
+	// EventReplanned: a state record that could not have come from its
+	// spec (forged, or written with a bad clock) was re-planned.
+	EventReplanned EventKind = "replanned"
+	// EventFailed: a claimed slot could not be published for a permanent
+	// reason (too large for the server or the stream); its tick says why.
+	EventFailed EventKind = "failed"
 	// Lease events use "shard-<n>" in place of the schedule id.
 	EventLeaseGained EventKind = "lease_gained"
 	EventLeaseLost   EventKind = "lease_lost"
@@ -234,9 +249,11 @@ type Event struct {
 	Schedule string    `json:"schedule"`
 	Slot     time.Time `json:"slot,omitzero"`
 	// Field and Reason describe an invalid spec or a policy decision.
-	Field  string    `json:"field,omitempty"`
-	Reason string    `json:"reason,omitempty"`
-	Count  uint64    `json:"count,omitempty"`
-	Owner  string    `json:"owner,omitempty"`
-	At     time.Time `json:"at"`
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Count  uint64 `json:"count,omitempty"`
+	// CountAtLeast: Count is a lower bound (too many slots to count).
+	CountAtLeast bool      `json:"count_at_least,omitempty"`
+	Owner        string    `json:"owner,omitempty"`
+	At           time.Time `json:"at"`
 }

@@ -327,3 +327,34 @@ func (s *Store) LeaseOwners(ctx context.Context) map[int]string {
 	}
 	return out
 }
+
+// SpecCreated is when schedule id was created: the time of the first
+// revision of its spec since it was last deleted. known is false when the
+// spec's kept history (the bucket keeps 16 revisions) does not reach back
+// to its creation.
+func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, known bool, err error) {
+	hist, err := s.specs.History(ctx, id)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyNotFound) {
+			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, ErrNotFound)
+		}
+		return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, err)
+	}
+	first := 0
+	for i, e := range hist {
+		if op := e.Operation(); op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge {
+			first = i + 1
+		}
+	}
+	if first >= len(hist) {
+		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, ErrNotFound)
+	}
+	st, err := s.specs.Status(ctx)
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("kvstore: specs bucket status: %w", err)
+	}
+	// Without a delete marker in it, a full history may have lost the
+	// creation to the bucket's history limit.
+	known = first > 0 || len(hist) < int(st.History())
+	return hist[first].Created(), known, nil
+}

@@ -1,0 +1,78 @@
+package fire
+
+import (
+	"context"
+	"errors"
+	"unicode/utf8"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// JetStream refuses these messages whatever the retries: they are too large
+// for the server, the stream or the header limit.
+const (
+	errCodeMessageTooLarge = 10054 // message size exceeds maximum allowed
+	errCodeHeaderTooLarge  = 10097 // header size exceeds maximum allowed of 64k
+)
+
+// permanent reports whether a publish error is the message's own fault, so
+// that publishing it again can never succeed. Anything else (a timeout, no
+// responders while a stream leader is elected, a missing stream an operator
+// may recreate) is retried.
+func permanent(err error) bool {
+	if errors.Is(err, nats.ErrMaxPayload) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeMessageTooLarge || apiErr.ErrorCode == errCodeHeaderTooLarge)
+}
+
+// maxNoteHeader bounds the Sched-Note header. Notes are capped where they
+// are entered (the API and the CLI refuse longer ones); a longer note that
+// reached the state record anyway (written straight into the bucket) is
+// cut here, so that it can never make a fire unpublishable.
+const maxNoteHeader = 1024
+
+// headerNote is note cut to maxNoteHeader bytes on a rune boundary, marked
+// when cut.
+func headerNote(note string) string {
+	if len(note) <= maxNoteHeader {
+		return note
+	}
+	const mark = "…(cut)"
+	cut := maxNoteHeader - len(mark)
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + mark
+}
+
+// failSlot records a claimed slot that can never be published: its ledger
+// entry says failed and why, an event and a warning say so, and the claim
+// is settled, so the schedule moves on to its next slot instead of
+// retrying the same refusal for ever.
+func (e *Engine) failSlot(ctx context.Context, j job, c kvstore.Claim, cause error) error {
+	now := e.cfg.Clock.Now().UTC()
+	reason := "not publishable: " + cause.Error()
+	t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickFailed,
+		Reason: reason, Owner: e.cfg.Instance, At: now}
+	e.log.Warn("slot cannot be published; recorded as failed, the schedule moves on", "schedule", j.id, "slot", c.ID(j.id), "err", cause)
+	e.cfg.Observer.NotFired(string(kvstore.TickFailed), "publish", 1)
+	e.event(kvstore.Event{Kind: kvstore.EventFailed, Schedule: j.id, Slot: c.Slot, Reason: reason, Owner: e.cfg.Instance, At: now})
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
+	defer cancel()
+	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// unpublishable wraps a permanent publish error so that the retry loop
+// stops at once.
+func unpublishable(err error) error {
+	if permanent(err) {
+		return backoff.Permanent(err)
+	}
+	return err
+}
