@@ -20,6 +20,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
 )
 
 // Stream and subject of the trail.
@@ -159,8 +161,7 @@ func (l *Log) append(ctx context.Context, e Entry) (uint64, error) {
 		if err == nil {
 			return ack.Sequence, nil
 		}
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == 10164) {
+		if natserr.WrongLastSequence(err) {
 			time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 			continue // someone appended meanwhile: chain onto theirs
 		}

@@ -2,34 +2,16 @@ package fire
 
 import (
 	"context"
-	"errors"
 	"unicode/utf8"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// JetStream refuses these messages whatever the retries: they are too large
-// for the server, the stream or the header limit.
-const (
-	errCodeMessageTooLarge = 10054 // message size exceeds maximum allowed
-	errCodeHeaderTooLarge  = 10097 // header size exceeds maximum allowed of 64k
-)
-
-// permanent reports whether a publish error is the message's own fault, so
-// that publishing it again can never succeed. Anything else (a timeout, no
-// responders while a stream leader is elected, a missing stream an operator
-// may recreate) is retried.
-func permanent(err error) bool {
-	if errors.Is(err, nats.ErrMaxPayload) {
-		return true
-	}
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeMessageTooLarge || apiErr.ErrorCode == errCodeHeaderTooLarge)
-}
+// permanent: see natserr.Permanent.
+func permanent(err error) bool { return natserr.Permanent(err) }
 
 // maxNoteHeader bounds the Sched-Note header. Notes are capped where they
 // are entered (the API and the CLI refuse longer ones); a longer note that

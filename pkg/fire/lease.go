@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -252,8 +253,7 @@ func (l *leases) casTTL(ctx context.Context, key string, rev uint64) (uint64, er
 	msg := &nats.Msg{Subject: l.prefix + key, Data: l.value(), Header: nats.Header{}}
 	ack, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
 	if err != nil {
-		var apiErr *jetstream.APIError
-		if errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == 10164) {
+		if natserr.WrongLastSequence(err) {
 			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
 		}
 		return 0, err

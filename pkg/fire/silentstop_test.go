@@ -239,3 +239,27 @@ func TestFailingScheduleIsFlaggedStalled(t *testing.T) {
 	h.subscribeFires()
 	h.firesAfter("s1", back, 30*time.Second)
 }
+
+// A spec written straight into the bucket under a key that is not a valid
+// id ("a.b" is two subject tokens) is reported on one token, so that
+// `sched.event.invalid.*` sees it.
+func TestInvalidEventOfADottedKeyIsOneToken(t *testing.T) {
+	h := setup(t)
+	ctx := context.Background()
+	invalid, err := h.js.Conn().SubscribeSync("sched.event.invalid.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.engine(fire.Config{})
+	kv, err := h.js.KeyValue(ctx, "sched_specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "a.b", []byte(`{"workflow":"wf","every":"1s"}`)); err != nil {
+		t.Fatal(err)
+	}
+	ev := nextEvent(t, invalid, 10*time.Second, "invalid event on sched.event.invalid.* for key a.b")
+	if ev.Schedule != "a.b" || ev.Field != "id" {
+		t.Fatalf("event %+v, want key a.b and field id", ev)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
 )
 
 // Followups sends the writes that follow an acknowledged fire (a ledger
@@ -116,7 +118,7 @@ func (f *Followups) run() {
 	acks := NewAckTimer()
 	defer acks.Stop()
 	for fu := range f.pending {
-		if _, err := acks.Await(fu.f, fu.sent); err != nil && !isWrongLastSequence(err) {
+		if _, err := acks.Await(fu.f, fu.sent); err != nil && !natserr.WrongLastSequence(err) {
 			f.retry(fu, err) // (a conditional write that lost has nothing to redo)
 		}
 	}
@@ -145,12 +147,4 @@ func Backoff(ctx context.Context) backoff.BackOffContext {
 func (f *Followups) Close() {
 	close(f.pending)
 	<-f.done
-}
-
-// isWrongLastSequence reports JetStream's "wrong last sequence": 10071,
-// or 10164 from a replicated stream.
-func isWrongLastSequence(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && (apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequence ||
-		apiErr.ErrorCode == jetstream.JSErrCodeStreamWrongLastSequenceConstant)
 }

@@ -263,3 +263,23 @@ func TestNamedLayout(t *testing.T) {
 		t.Errorf("ValidatePrefix(tenant-1_x): %v", err)
 	}
 }
+
+func TestSubjectToken(t *testing.T) {
+	for in, want := range map[string]string{
+		"nightly-report_2=": "nightly-report_2=",
+		"a.b":               "a%2Eb",
+		"*":                 "%2A",
+		"x>y z":             "x%3Ey%20z",
+		"50%":               "50%25",
+		"":                  "%00",
+		"ünïcode":           "ünïcode",
+	} {
+		if got := kvstore.SubjectToken(in); got != want {
+			t.Errorf("SubjectToken(%q) = %q, want %q", in, got, want)
+		}
+	}
+	l := kvstore.Layout{}
+	if got := l.EventSubject(kvstore.EventInvalid, "a.b"); got != "sched.event.invalid.a%2Eb" {
+		t.Errorf("EventSubject of a dotted key: %q", got)
+	}
+}

@@ -94,10 +94,47 @@ func (l Layout) WakeupSubject(workflow string) string {
 // WakeupSubjects is the wildcard the wakeup stream captures.
 func (l Layout) WakeupSubjects() string { return l.WithDefaults().Prefix + ".wakeup.>" }
 
-// EventSubject is the subject of an observer event:
-// "sched.event.<kind>.<schedule id>".
+// EventSubject is the subject of an observer event about a schedule (or
+// an instance, or a shard): "sched.event.<kind>.<schedule id>". The id is
+// one subject token: a valid id is one already, and a key that is not (a
+// record written straight into the bucket under "a.b", say) has '.', '*',
+// '>', '%' and spaces percent-encoded, so that `sched.event.<kind>.*` sees
+// every event; the event's body carries the key as it is.
 func (l Layout) EventSubject(kind EventKind, id string) string {
-	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + id
+	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + SubjectToken(id)
+}
+
+// TimerEventSubject is the subject of an observer event about a timer:
+// "sched.event.<kind>.<run>.<step>", its key's two tokens.
+func (l Layout) TimerEventSubject(kind EventKind, key string) string {
+	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + key
+}
+
+// SubjectToken makes s one subject token: '.', '*', '>', '%', spaces and
+// control characters become %XX; anything else is kept. "" becomes "%00"
+// (a subject has no empty tokens).
+func SubjectToken(s string) string {
+	if s == "" {
+		return "%00"
+	}
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '.' || c == '*' || c == '>' || c == '%' || c <= ' ' || c == 0x7f {
+			if b == nil {
+				b = append(make([]byte, 0, len(s)+8), s[:i]...)
+			}
+			b = append(b, '%', "0123456789ABCDEF"[c>>4], "0123456789ABCDEF"[c&15])
+			continue
+		}
+		if b != nil {
+			b = append(b, c)
+		}
+	}
+	if b == nil {
+		return s
+	}
+	return string(b)
 }
 
 // EventSubjects is the wildcard the event stream captures.

@@ -241,7 +241,14 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 	}
 	t, err := kvstore.DecodeTimer(kv.Value())
 	if err != nil {
-		l.e.log.Warn("undecodable timer; ignored", "key", key, "err", err)
+		// Reported, never fired: nothing in it can be trusted. A valid
+		// record under the key replaces it.
+		l.e.log.Warn("undecodable timer; it will not fire until it is registered again", "key", key, "err", err)
+		l.e.event(kvstore.EventInvalid, key, err.Error())
+		if en := l.entries[key]; en != nil && !en.busy {
+			delete(l.entries, key)
+			l.index.Remove(key)
+		}
 		return
 	}
 	en := l.entries[key]
@@ -285,10 +292,15 @@ func (l *tloop) onResult(r tresult) {
 	if r.err != nil {
 		en.fails++
 		l.e.log.Warn("wakeup step failed; retrying", "key", r.key, "attempt", en.fails, "err", r.err)
+		if en.fails == stallAfter {
+			l.e.event(kvstore.EventStalled, r.key, r.err.Error())
+		}
 		l.index.Set(r.key, l.e.cfg.Clock.Now().Add(min(time.Duration(en.fails)*100*time.Millisecond, 5*time.Second)))
 		return
 	}
-	en.fails = 0
+	if r.fired || r.settled != "" {
+		en.fails = 0 // progress; a look that found a live claim is none
+	}
 	if !r.retry.IsZero() {
 		l.index.Set(r.key, r.retry)
 		return
@@ -340,6 +352,10 @@ func (l *tloop) unpark() {
 		}
 	}
 }
+
+// stallAfter is how many failed attempts in a row flag a timer as stalled
+// (an event; it keeps being retried).
+const stallAfter = 5
 
 func randomToken() string {
 	var b [6]byte

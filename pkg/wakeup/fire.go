@@ -2,6 +2,7 @@ package wakeup
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -84,7 +86,10 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 			e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
 				e.log.Debug("wakeup not acknowledged; publishing it again", "key", ent.Key, "err", first)
 				ack, err := e.publishMsg(context.Background(), msg, id, c)
-				if err != nil {
+				switch {
+				case natserr.Permanent(err):
+					e.failTimer(context.Background(), ent.Key, rev, t, id, err)
+				case err != nil:
 					e.log.Warn("wakeup not published before its claim expires; it will be taken over", "key", ent.Key, "err", err)
 				}
 				return ack, err
@@ -97,6 +102,11 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 		}
 	}
 	ack, err := e.publishMsg(ctx, msg, id, c)
+	if natserr.Permanent(err) {
+		r.settled = c.Token
+		r.err = e.failTimer(ctx, ent.Key, rev, t, id, err)
+		return r
+	}
 	if err != nil {
 		r.fired, r.err = false, err
 		return r
@@ -121,6 +131,33 @@ func (e *Engine) followUp(ctx context.Context, key string, rev uint64, t kvstore
 		return err
 	}
 	return e.followups.DeleteTimer(ctx, key, rev)
+}
+
+// failTimer drops a claimed timer whose wakeup can never be published
+// (too large for the server or the stream): its ledger entry says failed
+// and why, an event and a warning say so, and the timer is deleted, rather
+// than retried and taken over for ever.
+func (e *Engine) failTimer(ctx context.Context, key string, rev uint64, t kvstore.Timer, id string, cause error) error {
+	now := e.cfg.Clock.Now().UTC()
+	reason := "not publishable: " + cause.Error()
+	e.log.Warn("wakeup cannot be published; recorded as failed and dropped", "key", key, "err", cause)
+	e.event(kvstore.EventFailed, key, reason)
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFailed,
+		Reason: reason, Owner: e.cfg.Instance, At: now}
+	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		return err
+	}
+	return e.remove(ctx, key, rev)
+}
+
+// event publishes an observer event about timer key (best effort, as the
+// fire engine's): sched.event.<kind>.<run>.<step>.
+func (e *Engine) event(kind kvstore.EventKind, key, reason string) {
+	data, err := json.Marshal(kvstore.Event{Kind: kind, Schedule: key, Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+	if err != nil {
+		return
+	}
+	_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().TimerEventSubject(kind, key), data)
 }
 
 // remove deletes a fired timer at the claimed revision; a conflict means it
@@ -149,8 +186,7 @@ func (e *Engine) expire(ctx context.Context, ent kvstore.TimerEntry, now time.Ti
 	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
 		e.log.Warn("record expired timer", "key", ent.Key, "err", err)
 	}
-	subj := e.cfg.Store.Layout().EventSubject(kvstore.EventWakeupExpired, ent.Key)
-	_ = e.cfg.Store.JetStream().Conn().Publish(subj, []byte(`{"kind":"wakeup_expired","schedule":"`+ent.Key+`","reason":"`+reason+`"}`))
+	e.event(kvstore.EventWakeupExpired, ent.Key, reason)
 	return nil
 }
 
@@ -192,6 +228,9 @@ func (e *Engine) publishMsg(ctx context.Context, msg *nats.Msg, id string, c *kv
 	err := backoff.Retry(func() error {
 		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream))
 		ack = a
+		if natserr.Permanent(err) {
+			return backoff.Permanent(err) // no retry can succeed
+		}
 		return err
 	}, kvstore.Backoff(pctx))
 	if err != nil {
