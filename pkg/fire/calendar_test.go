@@ -159,3 +159,28 @@ func TestEngineUnknownCalendarIsInvalidUntilItExists(t *testing.T) {
 	putCalendar(t, h, "later", map[string]any{"zone": "UTC", "hours": map[string]any{"mon-sun": []string{"00:00-24:00"}}})
 	h.waitFires("cal-later", 10*time.Second, atLeast(1))
 }
+
+// TestCalendarChangeThatStopsASchedule: a calendar changed so that a
+// schedule using it can never fire again makes that schedule invalid, with
+// an event naming the calendar, rather than quietly ended; changed back,
+// it fires again.
+func TestCalendarChangeThatStopsASchedule(t *testing.T) {
+	h := setup(t)
+	invalid, err := h.js.Conn().SubscribeSync("sched.event.invalid.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := map[string]any{"zone": "UTC", "hours": map[string]any{"mon-sun": []string{"00:00-24:00"}}}
+	putCalendar(t, h, "ops", open)
+	h.engine(fire.Config{})
+	h.put("ops-job", kvstore.Spec{Workflow: "wf", Cron: "* * * * * *", Calendar: "ops"})
+	h.waitFires("ops-job", 10*time.Second, atLeast(1))
+	putCalendar(t, h, "ops", map[string]any{"zone": "UTC", "holidays": []any{map[string]any{"name": "Closed for good", "from": "01-01", "to": "12-31"}}})
+	ev := nextEvent(t, invalid, 15*time.Second, "invalid event after the calendar change")
+	if ev.Schedule != "ops-job" || ev.Field != "calendar" || !strings.Contains(ev.Reason, "never fires") || !strings.Contains(ev.Reason, "Closed for good") {
+		t.Fatalf("invalid event %+v, want ops-job, field calendar, never fires by rule \"Closed for good\"", ev)
+	}
+	reopened := time.Now()
+	putCalendar(t, h, "ops", open)
+	h.firesAfter("ops-job", reopened, 10*time.Second)
+}

@@ -190,6 +190,11 @@ func (l *loop) compile(en *entry) {
 	if err == nil {
 		c, err = en.spec.Compile(en.id, l.calendarSource)
 	}
+	if err == nil {
+		// A calendar change can leave a schedule no slot at all: that is
+		// reported (invalid), not taken for the recurrence's end.
+		err = c.CheckFires(l.e.cfg.Clock.Now())
+	}
 	if err != nil {
 		en.invalid, en.compiled.Schedule = err, nil
 		l.index.Remove(en.id)

@@ -32,6 +32,10 @@ type Compiled struct {
 	Calendar *calendar.Calendar
 	// Policy is the misfire and overlap handling.
 	Policy Policy
+
+	// calendarName and calendarField name the calendar in errors (the
+	// spec's calendar, calendar_inline, or the default hours in tz).
+	calendarName, calendarField string
 }
 
 // Compile builds the schedule of spec id. src resolves a named calendar;
@@ -63,7 +67,13 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	if err != nil {
 		return Compiled{}, err
 	}
-	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal, Policy: policy}
+	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal, Policy: policy, calendarName: s.Calendar}
+	switch {
+	case len(s.CalendarInline) > 0:
+		c.calendarField = "calendar_inline"
+	case s.Calendar == "":
+		c.calendarField, c.calendarName = "tz", s.TZ
+	}
 	if cal != nil {
 		c.Plan += " calendar=" + cal.Fingerprint()
 		if s.BusinessDay != 0 {

@@ -122,7 +122,11 @@ func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, erro
 	if err := spec.Validate(id); err != nil {
 		return 0, err
 	}
-	if _, err := spec.Compile(id, s.CalendarSource(ctx)); err != nil {
+	c, err := spec.Compile(id, s.CalendarSource(ctx))
+	if err != nil {
+		return 0, err
+	}
+	if err := c.CheckFires(time.Now()); err != nil {
 		return 0, err
 	}
 	data, err := spec.Encode()
