@@ -111,6 +111,15 @@ func (b *Bounded) Next(after time.Time) time.Time {
 // nextCounted walks from Start (or from the remembered position) to the
 // first fire time after from, giving up past Count.
 func (b *Bounded) nextCounted(from time.Time) time.Time {
+	if c, ok := b.Schedule.(Counter); ok {
+		// Counted without walking: however far Start is in the past.
+		if n, ok := c.Count(b.Start.Add(-time.Nanosecond), from); ok {
+			if n >= uint64(b.Count) {
+				return time.Time{}
+			}
+			return b.Schedule.Next(from)
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	t, n := b.Start.Add(-time.Nanosecond), 0

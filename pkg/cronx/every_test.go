@@ -115,3 +115,36 @@ func TestBounded(t *testing.T) {
 		}
 	}
 }
+
+// A limit counted from a start long ago costs no walk for an interval
+// (it once walked every slot since the start, in the scheduler's loop).
+func TestBoundedIntervalCountsWithoutWalking(t *testing.T) {
+	start := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 50e6, time.UTC)
+	// 1900 to 2026 is about 4.0e9 seconds: a limit of 5e9 fires has not
+	// run out, one of 3e9 ran out around 1995.
+	b, err := cronx.NewBounded(cronx.Interval{Every: time.Second}, start, time.Time{}, 5_000_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.Next(now), now.Truncate(time.Second).Add(time.Second); !got.Equal(want) {
+		t.Fatalf("Next = %v, want %v", got, want)
+	}
+	ran, err := cronx.NewBounded(cronx.Interval{Every: time.Second}, start, time.Time{}, 3_000_000_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ran.Next(now); !got.IsZero() {
+		t.Fatalf("a limit that ran out in 1995: Next = %v, want none", got)
+	}
+	b2, err := cronx.NewBounded(cronx.Interval{Every: time.Second}, start, time.Time{}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := b2.Next(start.Add(9 * time.Second)); !got.IsZero() {
+		t.Fatalf("after the 10th slot: %v, want none", got)
+	}
+	if got, want := b2.Next(start.Add(8*time.Second)), start.Add(9*time.Second); !got.Equal(want) {
+		t.Fatalf("the 10th slot: %v, want %v", got, want)
+	}
+}

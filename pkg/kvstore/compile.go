@@ -89,6 +89,9 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	} else if s.HolidayRoll != "" || s.BusinessHoursOnly {
 		return Compiled{}, fieldErr("holiday_roll", s.HolidayRoll, "holiday_roll and business_hours_only do not apply to business_day")
 	}
+	if s.Limit > MaxLimit {
+		return Compiled{}, fieldErr("limit", fmt.Sprint(s.Limit), fmt.Sprintf("at most %d fires", MaxLimit))
+	}
 	if s.Start != nil || s.End != nil || s.Limit != 0 {
 		var start, end time.Time
 		if s.Start != nil {
@@ -110,6 +113,10 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	}
 	return c, nil
 }
+
+// MaxLimit bounds a spec's limit: a cron schedule with a limit counts its
+// fires from its start by walking them (an interval counts them at once).
+const MaxLimit = 100_000
 
 // calendar resolves the spec's calendar: named, inline, or (for
 // business_hours_only alone) the default Mon-Fri 09:00-18:00 in TZ.
