@@ -25,7 +25,12 @@ type Calendar struct {
 // Parse reads a calendar from its JSON form (see the package
 // documentation). Errors are *[Error] naming the JSON path of the
 // offending value; unknown and duplicate fields are errors.
-func Parse(data []byte) (*Calendar, error) {
+func Parse(data []byte) (*Calendar, error) { return ParseZones(data, nil) }
+
+// ParseZones is Parse with the calendar's zone resolved through zones,
+// which shares one *time.Location per name between calendars (nil loads
+// it anew).
+func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 	var top json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, &Error{Reason: err.Error(), Err: err}
@@ -40,7 +45,7 @@ func Parse(data []byte) (*Calendar, error) {
 		switch m.key {
 		case "zone":
 			hasZone = true
-			if err := c.setZone(m.val); err != nil {
+			if err := c.setZone(m.val, zones); err != nil {
 				return nil, err
 			}
 		case "hours":
@@ -62,7 +67,7 @@ func Parse(data []byte) (*Calendar, error) {
 }
 
 // setZone reads and loads "zone".
-func (c *Calendar) setZone(raw json.RawMessage) error {
+func (c *Calendar) setZone(raw json.RawMessage, zones *cronx.Zones) error {
 	name, err := decodeString(raw, "zone")
 	if err != nil {
 		return err
@@ -70,7 +75,7 @@ func (c *Calendar) setZone(raw json.RawMessage) error {
 	if name == "" {
 		return fieldError("zone", "", "required")
 	}
-	loc, err := cronx.LoadZone(name)
+	loc, err := zones.Load(name)
 	if err != nil {
 		reason := "unknown time zone"
 		if pe := (*cronx.ParseError)(nil); errors.As(err, &pe) {

@@ -61,7 +61,7 @@ func NewCron(expr string, opts Options) (*Cron, error) {
 		opts.Location = time.UTC
 	}
 	if k, zone, ok := strings.Cut(fields[0], "="); ok && (k == "CRON_TZ" || k == "TZ") {
-		loc, err := LoadZone(zone)
+		loc, err := opts.Zones.Load(zone)
 		if err != nil {
 			return nil, err
 		}

@@ -65,6 +65,9 @@ type Options struct {
 	// ten thousand @hourly-style "H * * * *" schedules spread over the
 	// hour. Usually the schedule id. Default: the expression itself.
 	Key string
+	// Zones resolves a CRON_TZ= or TZ= prefix's zone. Default: loaded
+	// anew (see [Zones]).
+	Zones *Zones
 }
 
 func (d Dialect) String() string {

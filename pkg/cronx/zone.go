@@ -1,6 +1,9 @@
 package cronx
 
-import "time"
+import (
+	"sync"
+	"time"
+)
 
 // LoadZone resolves an IANA time zone name such as "Europe/London".
 // The empty name means UTC. "Local" is rejected because its meaning depends
@@ -22,4 +25,30 @@ func LoadZone(name string) (*time.Location, error) {
 		return nil, &ParseError{Field: "tz", Value: name, Reason: "unknown time zone"}
 	}
 	return loc, nil
+}
+
+// Zones resolves zone names as LoadZone does, and hands out one shared
+// *time.Location per name: each time.LoadLocation builds a new one with
+// its own transition tables (several KB), so a scheduler holding a
+// million schedules in a few zones keeps a few Locations, not a million.
+// The zero Zones is ready to use and safe for concurrent use; a nil *Zones
+// loads every time.
+type Zones struct {
+	m sync.Map // name -> *time.Location
+}
+
+// Load is LoadZone, shared.
+func (z *Zones) Load(name string) (*time.Location, error) {
+	if z == nil || name == "" {
+		return LoadZone(name)
+	}
+	if loc, ok := z.m.Load(name); ok {
+		return loc.(*time.Location), nil
+	}
+	loc, err := LoadZone(name)
+	if err != nil {
+		return nil, err
+	}
+	actual, _ := z.m.LoadOrStore(name, loc)
+	return actual.(*time.Location), nil
 }

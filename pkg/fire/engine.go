@@ -41,6 +41,9 @@ type Engine struct {
 	wg      sync.WaitGroup // the lease keeper
 
 	queries chan overdueQuery
+	// interner shares zones and default calendars between the compiled
+	// schedules (see kvstore.Interner).
+	interner kvstore.Interner
 
 	mu      sync.Mutex
 	started bool

@@ -188,7 +188,7 @@ func (l *loop) compile(en *entry) {
 	err := en.spec.Validate(en.id)
 	var c kvstore.Compiled
 	if err == nil {
-		c, err = en.spec.Compile(en.id, l.calendarSource)
+		c, err = en.spec.CompileShared(en.id, l.calendarSource, &l.e.interner)
 	}
 	if err == nil {
 		// A calendar change can leave a schedule no slot at all: that is
@@ -226,7 +226,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 	name := kv.Key()
 	if isDelete(kv) {
 		delete(l.calendars, name)
-	} else if cal, err := calendar.Parse(kv.Value()); err == nil {
+	} else if cal, err := calendar.ParseZones(kv.Value(), &l.e.interner.Zones); err == nil {
 		l.calendars[name] = cal
 	} else {
 		l.e.log.Warn("undecodable calendar; schedules using it stop until it is fixed", "calendar", name, "err", err)

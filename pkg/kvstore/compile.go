@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -38,10 +39,32 @@ type Compiled struct {
 	calendarName, calendarField string
 }
 
+// Interner shares between compiled schedules what they can share: one
+// *time.Location per zone, one default business-hours calendar per zone.
+// A scheduler keeps one for all its schedules (a Location is several KB).
+// The zero value is ready to use and safe for concurrent use.
+type Interner struct {
+	Zones    cronx.Zones
+	defaults sync.Map // zone name -> *calendar.Calendar
+}
+
+func (in *Interner) zones() *cronx.Zones {
+	if in == nil {
+		return nil
+	}
+	return &in.Zones
+}
+
 // Compile builds the schedule of spec id. src resolves a named calendar;
 // with a nil src, a named calendar is not checked (Validate) and the error
 // is errUnresolved. Errors are *FieldError naming the field.
 func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
+	return s.CompileShared(id, src, nil)
+}
+
+// CompileShared is Compile sharing zones and default calendars through in
+// (nil: nothing shared).
+func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compiled, error) {
 	kinds := 0
 	for _, set := range []bool{s.Cron != "", s.Every != "", s.At != nil, s.BusinessDay != 0} {
 		if set {
@@ -51,15 +74,15 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	if kinds != 1 {
 		return Compiled{}, fieldErr("cron", "", "exactly one of cron, every, at and business_day must be set")
 	}
-	loc, err := cronx.LoadZone(s.TZ)
+	loc, err := in.zones().Load(s.TZ)
 	if err != nil {
 		return Compiled{}, wrapParse("tz", s.TZ, err)
 	}
-	cal, err := s.calendar(loc, src)
+	cal, err := s.calendar(loc, src, in)
 	if err != nil {
 		return Compiled{}, err
 	}
-	base, err := s.recurrence(id, loc, cal)
+	base, err := s.recurrence(id, loc, cal, in.zones())
 	if err != nil {
 		return Compiled{}, err
 	}
@@ -67,7 +90,7 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 	if err != nil {
 		return Compiled{}, err
 	}
-	c := Compiled{Schedule: base, Location: s.Location(), Plan: s.Plan(), Calendar: cal, Policy: policy, calendarName: s.Calendar}
+	c := Compiled{Schedule: base, Location: s.location(in.zones()), Plan: s.Plan(), Calendar: cal, Policy: policy, calendarName: s.Calendar}
 	switch {
 	case len(s.CalendarInline) > 0:
 		c.calendarField = "calendar_inline"
@@ -120,7 +143,7 @@ const MaxLimit = 100_000
 
 // calendar resolves the spec's calendar: named, inline, or (for
 // business_hours_only alone) the default Mon-Fri 09:00-18:00 in TZ.
-func (s Spec) calendar(loc *time.Location, src CalendarSource) (*calendar.Calendar, error) {
+func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*calendar.Calendar, error) {
 	switch {
 	case s.Calendar != "" && len(s.CalendarInline) > 0:
 		return nil, fieldErr("calendar", s.Calendar, "give calendar or calendar_inline, not both")
@@ -140,16 +163,25 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource) (*calendar.Calend
 		}
 		return cal, nil
 	case len(s.CalendarInline) > 0:
-		cal, err := calendar.Parse(s.CalendarInline)
+		cal, err := calendar.ParseZones(s.CalendarInline, in.zones())
 		if err != nil {
 			return nil, &FieldError{Field: "calendar_inline", Err: err}
 		}
 		return cal, nil
 	case s.BusinessHoursOnly || s.HolidayRoll != "" || s.BusinessDay != 0:
+		if in != nil {
+			if cal, ok := in.defaults.Load(loc.String()); ok {
+				return cal.(*calendar.Calendar), nil
+			}
+		}
 		zone, _ := json.Marshal(loc.String())
-		cal, err := calendar.Parse([]byte(`{"zone":` + string(zone) + `}`))
+		cal, err := calendar.ParseZones([]byte(`{"zone":`+string(zone)+`}`), in.zones())
 		if err != nil {
 			return nil, &FieldError{Field: "tz", Value: s.TZ, Err: err}
+		}
+		if in != nil {
+			shared, _ := in.defaults.LoadOrStore(loc.String(), cal)
+			cal = shared.(*calendar.Calendar)
 		}
 		return cal, nil
 	}
@@ -157,8 +189,8 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource) (*calendar.Calend
 }
 
 // cronOptions reads the cron options; errors name their field.
-func (s Spec) cronOptions(id string, loc *time.Location) (cronx.Options, error) {
-	o := cronx.Options{Location: loc, Key: id}
+func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cronx.Options, error) {
+	o := cronx.Options{Location: loc, Key: id, Zones: zones}
 	var err error
 	if o.Dialect, err = cronx.ParseDialect(s.Dialect); err != nil {
 		return o, wrapParse("dialect", s.Dialect, err)
@@ -176,8 +208,8 @@ func (s Spec) cronOptions(id string, loc *time.Location) (cronx.Options, error) 
 }
 
 // recurrence parses the base recurrence (H fields are seeded with id).
-func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar) (cronx.Schedule, error) {
-	opts, err := s.cronOptions(id, loc)
+func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, zones *cronx.Zones) (cronx.Schedule, error) {
+	opts, err := s.cronOptions(id, loc, zones)
 	if err != nil {
 		return nil, err
 	}
@@ -232,12 +264,14 @@ func parseClock(v string) (h, m, s int, err error) {
 
 // Location is the spec's zone: a CRON_TZ=/TZ= prefix of the cron
 // expression, else TZ; UTC when unset or invalid.
-func (s Spec) Location() *time.Location {
+func (s Spec) Location() *time.Location { return s.location(nil) }
+
+func (s Spec) location(zones *cronx.Zones) *time.Location {
 	name := s.TZ
 	if first, _, _ := strings.Cut(strings.TrimSpace(s.Cron), " "); strings.HasPrefix(first, "CRON_TZ=") || strings.HasPrefix(first, "TZ=") {
 		_, name, _ = strings.Cut(first, "=")
 	}
-	loc, err := cronx.LoadZone(name)
+	loc, err := zones.Load(name)
 	if err != nil {
 		return time.UTC
 	}

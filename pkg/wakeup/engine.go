@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -60,6 +61,9 @@ type Engine struct {
 	log *slog.Logger
 
 	pending atomic.Int64 // timers in the index, for metrics
+	// zones shares the Location of every zone a wakeup's due time is
+	// written in (loading one per fire read the zone database each time).
+	zones cronx.Zones
 	// inflight waits for the publishes of fired timers, followups sends
 	// their ticks and deletes.
 	inflight  *kvstore.Inflight

@@ -194,8 +194,8 @@ func (e *Engine) expire(ctx context.Context, ent kvstore.TimerEntry, now time.Ti
 func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 	msg := nats.NewMsg(e.cfg.Store.Layout().WakeupSubject(t.Workflow))
 	msg.Data = t.Payload
-	loc, err := time.LoadLocation(t.Zone)
-	if err != nil || t.Zone == "" {
+	loc, err := e.zones.Load(t.Zone)
+	if err != nil {
 		loc = time.UTC
 	}
 	msg.Header.Set(HeaderRun, t.Run)
