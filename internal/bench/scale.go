@@ -12,8 +12,10 @@ import (
 // scale writes many schedules through the bulk path, then starts a
 // scheduler and measures the time to the first fire, the time until the
 // due index is complete, the resident memory, and the CPU used while idle.
-// All but a hundred "canary" schedules fire daily, spread over the day
-// from an hour ahead; the canaries are due the moment the scheduler starts.
+// All but a hundred "canary" schedules fire daily, none within an hour of
+// the run, as a realistic mix (scaleSpec): intervals, crons in five zones,
+// crons on a holiday calendar, business-hours-only crons. The canaries are
+// due the moment the scheduler starts.
 func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	n := r.cfg.Scale
 	if n == 0 {
@@ -27,12 +29,16 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	}
 	defer s.close()
 	day := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	if _, err := s.store.PutCalendar(ctx, "scale", []byte(scaleCalendar)); err != nil {
+		return nil, err
+	}
+	zones, err := loadZones(scaleZones[:])
+	if err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	err = s.putSpecs(ctx, n-canaries, "scale", func(i int) (string, kvstore.Spec) {
-		// Slots spread over 22 hours, none within an hour of the run.
-		// (In float: i * 22h in int64 nanoseconds overflows past i = 116,000.)
-		anchor := day.Add(time.Duration(float64(22*time.Hour) * float64(i) / float64(n)))
-		return fmt.Sprintf("d%07d", i), kvstore.Spec{Workflow: "scale", Every: "24h", Anchor: &anchor}
+		return fmt.Sprintf("d%07d", i), scaleSpec(i, n, day, zones)
 	})
 	if err != nil {
 		return nil, err
@@ -96,4 +102,49 @@ wait:
 	r.progressDone()
 	res.Note = fmt.Sprintf("written in %.1f s", write.Seconds())
 	return []Result{res}, nil
+}
+
+// scaleCalendar is the holiday calendar of the scale scenario's calendar
+// schedules.
+const scaleCalendar = `{"zone":"Europe/Paris","holidays":[{"name":"New Year","date":"01-01"},{"name":"Labour Day","date":"05-01"},` +
+	`{"name":"Easter Monday","easter":1},{"name":"Christmas","date":"12-25"}]}`
+
+// scaleZones are the zones of the scale scenario's crons; the first is
+// the calendar's.
+var scaleZones = [...]string{"Europe/Paris", "America/New_York", "Asia/Tokyo", "Australia/Sydney", "UTC"}
+
+func loadZones(names []string) ([]*time.Location, error) {
+	out := make([]*time.Location, len(names))
+	for i, n := range names {
+		loc, err := time.LoadLocation(n)
+		if err != nil {
+			return nil, fmt.Errorf("bench: zone %s: %w", n, err)
+		}
+		out[i] = loc
+	}
+	return out, nil
+}
+
+// scaleSpec is schedule i of n in the scale scenario's mix, daily, its
+// slot between one and 23 hours after start: 40% intervals, 40% crons in
+// five zones, 15% crons on a holiday calendar (rolled to the next business
+// day), 5% business-hours-only crons.
+func scaleSpec(i, n int, start time.Time, zones []*time.Location) kvstore.Spec {
+	// In float: i * 22h in int64 nanoseconds overflows past i = 116,000.
+	at := start.Add(time.Duration(float64(22*time.Hour) * float64(i) / float64(n)))
+	loc := zones[i%len(zones)]
+	zone := loc.String()
+	wall := at.In(loc)
+	cron := fmt.Sprintf("%d %d %d * * *", wall.Second(), wall.Minute(), wall.Hour())
+	switch i % 20 {
+	case 0, 1, 2, 3, 4, 5, 6, 7:
+		return kvstore.Spec{Workflow: "scale", Every: "24h", Anchor: &at}
+	case 8, 9, 10, 11, 12, 13, 14, 15:
+		return kvstore.Spec{Workflow: "scale", Cron: cron, TZ: zone}
+	case 16, 17, 18:
+		paris := at.In(zones[0])
+		return kvstore.Spec{Workflow: "scale", Cron: fmt.Sprintf("%d %d %d * * *", paris.Second(), paris.Minute(), paris.Hour()),
+			TZ: "Europe/Paris", Calendar: "scale", HolidayRoll: "next_business_day"}
+	}
+	return kvstore.Spec{Workflow: "scale", Cron: cron, TZ: zone, BusinessHoursOnly: true}
 }
