@@ -82,8 +82,8 @@ func (c Config) validate() error {
 	switch {
 	case c.Store == nil:
 		return errors.New("fire: Config.Store is required")
-	case c.ClaimTTL < time.Second:
-		return fmt.Errorf("fire: Config.ClaimTTL %s: must be at least 1s", c.ClaimTTL)
+	case c.ClaimTTL < time.Second || c.ClaimTTL > kvstore.MaxClaimTTL:
+		return fmt.Errorf("fire: Config.ClaimTTL %s: must be 1s to %s", c.ClaimTTL, kvstore.MaxClaimTTL)
 	case c.MisfireThreshold < 0:
 		return fmt.Errorf("fire: Config.MisfireThreshold %s: must not be negative", c.MisfireThreshold)
 	case c.LeaseTTL < time.Second:

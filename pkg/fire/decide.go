@@ -412,10 +412,11 @@ func Due(in Input) (due time.Time, ok bool) {
 // whichever is first, unless it was already looked up while live.
 func claimDue(in Input) time.Time {
 	st, c := in.State, in.State.Claim
-	if c.Token != in.Checked && !st.Ended && !st.Next.IsZero() && st.Next.Before(c.Expires) {
+	expires := c.ExpiryAt(in.Now)
+	if c.Token != in.Checked && !st.Ended && !st.Next.IsZero() && st.Next.Before(expires) {
 		return st.Next
 	}
-	return c.Expires
+	return expires
 }
 
 // deref is *t, or the zero time for nil.

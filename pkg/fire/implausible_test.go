@@ -119,3 +119,35 @@ func TestMissedCountedExactly(t *testing.T) {
 		t.Fatalf("cron: %s missed %d (at least %v) next %v", d.Action, d.Missed, d.MissedAtLeast, d.Next)
 	}
 }
+
+// TestForgedClaimCannotHoldASlot: a claim record that says it expires in
+// 2099, or that was made in 2099, is bounded by kvstore.MaxClaimTTL: it is
+// checked (and taken over if its fire is missing) like any expired claim.
+func TestForgedClaimCannotHoldASlot(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	far := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	every := cronx.Interval{Every: time.Second}
+	for _, tc := range []struct {
+		name  string
+		claim kvstore.Claim
+		now   time.Time
+		want  Action
+	}{
+		{"expires in 2099, made 11 minutes ago", kvstore.Claim{Slot: t0, Token: "x", At: t0, Expires: far}, t0.Add(11 * time.Minute), ActCheckClaim},
+		{"expires in 2099, made a minute ago: still live", kvstore.Claim{Slot: t0, Token: "x", At: t0, Expires: far}, t0.Add(time.Minute), ActWait},
+		{"made in 2099", kvstore.Claim{Slot: t0, Token: "x", At: far, Expires: far}, t0.Add(time.Second), ActCheckClaim},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := tc.claim
+			st := &kvstore.State{Plan: "p", Next: every.Next(tc.now), Claim: &c}
+			in := Input{Now: tc.now, Plan: "p", Schedule: every, State: st, Checked: "x", MisfireThreshold: time.Minute}
+			d := Decide(in)
+			if d.Action != tc.want {
+				t.Fatalf("got %s (until %v), want %s", d.Action, d.Until, tc.want)
+			}
+			if d.Action == ActWait && d.Until.After(c.At.Add(kvstore.MaxClaimTTL)) {
+				t.Fatalf("waits until %v, past the longest claim", d.Until)
+			}
+		})
+	}
+}

@@ -292,7 +292,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 		return nil
 	case !errors.Is(err, kvstore.ErrNotFound):
 		return err
-	case now.Before(old.Expires):
+	case now.Before(old.ExpiryAt(now)):
 		r.checked = old.Token // its owner may still be publishing
 		return nil
 	}

@@ -127,6 +127,25 @@ type Claim struct {
 	Cancel string `json:"cancel,omitempty"`
 }
 
+// MaxClaimTTL bounds how long any claim is exclusive: a scheduler's claim
+// TTL is at most this. A claim record that says otherwise (forged, or
+// written with a clock far ahead) expires no later than MaxClaimTTL after
+// it was made, and one made more than MaxClaimTTL in the future has
+// expired already, so that no record can hold a slot for ever.
+const MaxClaimTTL = 10 * time.Minute
+
+// ExpiryAt is when others may take the claim over, as seen at now: its
+// Expires, bounded by MaxClaimTTL (see there).
+func (c Claim) ExpiryAt(now time.Time) time.Time {
+	if c.At.After(now.Add(MaxClaimTTL)) {
+		return now
+	}
+	if lim := c.At.Add(MaxClaimTTL); c.Expires.After(lim) {
+		return lim
+	}
+	return c.Expires
+}
+
 // ID is the claim's slot id.
 func (c Claim) ID(schedule string) string {
 	if c.SlotID != "" {

@@ -273,7 +273,7 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 func (l *tloop) schedule(key string, en *tentry) {
 	due := en.due
 	if c := en.claim; c != nil && c.Token != en.settled {
-		due = c.Expires // someone is firing it: look again when its claim expires
+		due = c.ExpiryAt(l.e.cfg.Clock.Now()) // someone is firing it: look again when its claim expires
 	}
 	l.index.Set(key, due)
 }

@@ -42,8 +42,8 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 			r.settled = c.Token
 			return r
 		}
-		if now.Before(c.Expires) {
-			r.retry = c.Expires
+		if exp := c.ExpiryAt(now); now.Before(exp) {
+			r.retry = exp
 			return r
 		}
 		return e.fire(ctx, ent, now, true)
