@@ -78,6 +78,16 @@ type Input struct {
 	// At is a one-shot spec's fire time (zero otherwise): a one-shot is
 	// owed its slot even when it was written after that time.
 	At time.Time
+	// MaxClaim is the longest a claim can be exclusive (see
+	// kvstore.Claim.ExpiryAt): what the fire stream's duplicate window
+	// can absorb. Zero: kvstore.MaxClaimTTL.
+	MaxClaim time.Duration
+	// ReplayLimit bounds how far back a schedule without a state record
+	// is planned (zero: no bound beyond the misfire threshold). The engine
+	// sets it to what the fire stream's duplicate window can absorb: a
+	// state record lost (deleted by hand) must not make slots that fired
+	// already fire again where the stream no longer remembers them.
+	ReplayLimit time.Duration
 	// Created is when the schedule was created: the first revision of its
 	// spec since it was last deleted (zero: unknown). A recurring slot
 	// from before then cannot be owed, so a state whose next slot is older
@@ -134,7 +144,11 @@ func firstAfter(in Input) time.Time {
 		from = in.At.Add(-time.Nanosecond)
 	case !in.Written.IsZero():
 		from = in.Written.Add(-time.Nanosecond)
-		if oldest := in.Now.Add(-in.threshold()); from.Before(oldest) {
+		back := in.threshold()
+		if in.ReplayLimit > 0 && in.ReplayLimit < back {
+			back = in.ReplayLimit
+		}
+		if oldest := in.Now.Add(-back); from.Before(oldest) {
 			from = oldest
 		}
 	}
@@ -412,7 +426,7 @@ func Due(in Input) (due time.Time, ok bool) {
 // whichever is first, unless it was already looked up while live.
 func claimDue(in Input) time.Time {
 	st, c := in.State, in.State.Claim
-	expires := c.ExpiryAt(in.Now)
+	expires := c.ExpiryAt(in.Now, in.MaxClaim)
 	if c.Token != in.Checked && !st.Ended && !st.Next.IsZero() && st.Next.Before(expires) {
 		return st.Next
 	}

@@ -273,8 +273,10 @@ func targetOf(s *kvstore.Spec) target {
 }
 
 // decideInput is the Input of a schedule's next decision.
-func decideInput(now time.Time, threshold time.Duration, t target, c kvstore.Compiled, written time.Time, st *kvstore.State, settled, checked string) Input {
+func (e *Engine) decideInput(now time.Time, t target, c kvstore.Compiled, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
+		ReplayLimit:      e.replayLimit(),
+		MaxClaim:         e.maxClaim(),
 		Now:              now,
 		Plan:             c.Plan,
 		Policy:           c.Policy,
@@ -282,14 +284,27 @@ func decideInput(now time.Time, threshold time.Duration, t target, c kvstore.Com
 		State:            st,
 		Settled:          settled,
 		Checked:          checked,
-		MisfireThreshold: threshold,
+		MisfireThreshold: e.cfg.MisfireThreshold,
 		Written:          written,
 		At:               unixNano(t.at),
 	}
 }
 
-func (en *entry) input(now time.Time, threshold time.Duration) Input {
-	return decideInput(now, threshold, en.target, en.compiled, unixNano(en.written), en.current(), en.settled, en.checked)
+func (e *Engine) entryInput(en *entry, now time.Time) Input {
+	return e.decideInput(now, en.target, en.compiled, unixNano(en.written), en.current(), en.settled, en.checked)
+}
+
+// maxClaim is the longest claim any correct instance can make on this
+// fire stream: a takeover re-publishes at the earliest when a claim
+// expires, and the duplicate window must still remember the first publish
+// then (checkDuplicateWindow enforces it for this instance's own claims).
+func (e *Engine) maxClaim() time.Duration { return e.dupWindow / 2 }
+
+// replayLimit is how far back a schedule without a state record may be
+// planned: what the fire stream's duplicate window still remembers, less
+// a claim's lifetime (see Input.ReplayLimit).
+func (e *Engine) replayLimit() time.Duration {
+	return max(e.dupWindow-e.cfg.ClaimTTL, time.Second)
 }
 
 // unixNano is the time of ns nanoseconds since the epoch; 0 is the zero time.

@@ -381,7 +381,7 @@ func (l *loop) schedule(en *entry) {
 	if en.state == nil && en.plan == nil {
 		l.plan(en, now)
 	}
-	due, ok := Due(en.input(now, l.e.cfg.MisfireThreshold))
+	due, ok := Due(l.e.entryInput(en, now))
 	if !ok {
 		l.index.Remove(en.id)
 		return
@@ -397,7 +397,7 @@ func (l *loop) schedule(en *entry) {
 // is left to a worker, which writes it at once so that the skips are in
 // the ledger now, not at the first fire.
 func (l *loop) plan(en *entry, now time.Time) {
-	d := Decide(en.input(now, l.e.cfg.MisfireThreshold))
+	d := Decide(l.e.entryInput(en, now))
 	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
 		return
 	}

@@ -40,7 +40,7 @@ func (w worker) steps(ctx context.Context, j job) result {
 	var created time.Time
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
-		in := decideInput(now, w.e.cfg.MisfireThreshold, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
+		in := w.e.decideInput(now, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
 		if created.IsZero() && w.predatesSpec(in) {
 			created = w.specCreated(ctx, j.id)
 		}
@@ -182,6 +182,19 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return w.checkClaim(ctx, j, now, r)
 
 	case ActClaim:
+		if r.planned && j.at != 0 {
+			// A one-shot without a state record: if its slot is in the
+			// ledger, it fired (or was recorded) before its record was
+			// lost; it has ended, and must not fire again.
+			switch _, err := w.e.store.GetTick(ctx, kvstore.SlotID(j.id, d.Slot)); {
+			case err == nil:
+				st := w.next(r, now)
+				st.Next, st.Ended = time.Time{}, true
+				return w.update(ctx, j, st, r)
+			case !errors.Is(err, kvstore.ErrNotFound):
+				return err
+			}
+		}
 		st := w.next(r, now)
 		c := w.newClaim(d.Slot, now)
 		if prev := *r.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
@@ -292,7 +305,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 		return nil
 	case !errors.Is(err, kvstore.ErrNotFound):
 		return err
-	case now.Before(old.ExpiryAt(now)):
+	case now.Before(old.ExpiryAt(now, w.e.maxClaim())):
 		r.checked = old.Token // its owner may still be publishing
 		return nil
 	}

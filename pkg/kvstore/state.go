@@ -135,12 +135,17 @@ type Claim struct {
 const MaxClaimTTL = 10 * time.Minute
 
 // ExpiryAt is when others may take the claim over, as seen at now: its
-// Expires, bounded by MaxClaimTTL (see there).
-func (c Claim) ExpiryAt(now time.Time) time.Time {
-	if c.At.After(now.Add(MaxClaimTTL)) {
-		return now
+// Expires, but at most limit after the claim was made (limit <= 0:
+// MaxClaimTTL). A scheduler passes the longest claim its stream's
+// duplicate window can absorb, which no correct instance exceeds.
+func (c Claim) ExpiryAt(now time.Time, limit time.Duration) time.Time {
+	if limit <= 0 || limit > MaxClaimTTL {
+		limit = MaxClaimTTL
 	}
-	if lim := c.At.Add(MaxClaimTTL); c.Expires.After(lim) {
+	if c.At.After(now.Add(limit)) {
+		return now // made in the future: forged, or a clock far ahead
+	}
+	if lim := c.At.Add(limit); c.Expires.After(lim) {
 		return lim
 	}
 	return c.Expires

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -64,6 +65,8 @@ type Engine struct {
 	// zones shares the Location of every zone a wakeup's due time is
 	// written in (loading one per fire read the zone database each time).
 	zones cronx.Zones
+	// maxClaim bounds other instances' claims (set at Start).
+	maxClaim time.Duration
 	// inflight waits for the publishes of fired timers, followups sends
 	// their ticks and deletes.
 	inflight  *kvstore.Inflight
@@ -105,6 +108,13 @@ func (e *Engine) Start(ctx context.Context) error {
 	if e.cancel != nil {
 		return errors.New("wakeup: engine already started")
 	}
+	stream, err := e.cfg.Store.JetStream().Stream(ctx, e.cfg.Store.Layout().WakeupsStream)
+	if err != nil {
+		return fmt.Errorf("wakeup: stream %s: %w", e.cfg.Store.Layout().WakeupsStream, err)
+	}
+	// The longest claim its duplicate window can absorb (see
+	// kvstore.Claim.ExpiryAt): a forged claim holds a timer no longer.
+	e.maxClaim = stream.CachedInfo().Config.Duplicates / 2
 	loopCtx, cancel := context.WithCancel(context.Background())
 	w, err := e.cfg.Store.WatchTimers(loopCtx)
 	if err != nil {
@@ -273,7 +283,7 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 func (l *tloop) schedule(key string, en *tentry) {
 	due := en.due
 	if c := en.claim; c != nil && c.Token != en.settled {
-		due = c.ExpiryAt(l.e.cfg.Clock.Now()) // someone is firing it: look again when its claim expires
+		due = c.ExpiryAt(l.e.cfg.Clock.Now(), l.e.maxClaim) // someone is firing it: look again when its claim expires
 	}
 	l.index.Set(key, due)
 }

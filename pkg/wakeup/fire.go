@@ -42,7 +42,7 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 			r.settled = c.Token
 			return r
 		}
-		if exp := c.ExpiryAt(now); now.Before(exp) {
+		if exp := c.ExpiryAt(now, e.maxClaim); now.Before(exp) {
 			r.retry = exp
 			return r
 		}
