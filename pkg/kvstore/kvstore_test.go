@@ -3,6 +3,7 @@ package kvstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,8 +139,18 @@ func TestLayout(t *testing.T) {
 	if got := l.EventSubject(kvstore.EventInvalid, "x"); got != "sched.event.invalid.x" {
 		t.Errorf("EventSubject = %q", got)
 	}
-	if got := l.DoneSubject("x"); got != "sched.done.x" {
-		t.Errorf("DoneSubject = %q", got)
+	for _, c := range [][2]string{
+		{l.DoneSubject("billing", "x"), "sched.done.billing.x"},
+		{l.LegacyDoneSubject("x"), "sched.done.x"},
+		{l.CancelSubject("billing", "x"), "sched.cancel.billing.x"},
+		{l.DeadLetterSubject("billing", "x"), "sched.event.dead_letter.billing.x"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("subject %q, want %q", c[0], c[1])
+		}
+	}
+	if got := kvstore.NamedLayout("acme").Streams(); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
+		t.Errorf("Streams = %v", got)
 	}
 	tenant := kvstore.Layout{Prefix: "acme", FiresStream: "ACME_FIRES"}.WithDefaults()
 	if tenant.FireSubjects() != "acme.fire.>" || tenant.FiresStream != "ACME_FIRES" || tenant.SpecsBucket != "sched_specs" {
