@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,10 @@ type Options struct {
 	// TLSCA, TLSCert and TLSKey configure TLS: a CA to trust, and a client
 	// certificate and key.
 	TLSCA, TLSCert, TLSKey string
+	// InboxPrefix replaces "_INBOX" in reply subjects. A worker user of
+	// natsconf/ may read replies only under its own prefix,
+	// "_INBOX_<user>", so that no other user can read its pulled fires.
+	InboxPrefix string
 	// Name is the connection name shown by the server (`nats server report
 	// connections`).
 	Name string
@@ -82,6 +87,7 @@ func (o *Options) flags() []flag {
 		{&o.TLSCA, "tls-ca", "CA certificate to verify the NATS server"},
 		{&o.TLSCert, "tls-cert", "client certificate for NATS TLS"},
 		{&o.TLSKey, "tls-key", "client key for NATS TLS"},
+		{&o.InboxPrefix, "inbox-prefix", "prefix of reply subjects instead of _INBOX (a worker account of natsconf/ reads replies only on _INBOX_<user>)"},
 	}
 }
 
@@ -94,8 +100,34 @@ func (o Options) Validate() error {
 		return errors.New("--password needs --user")
 	case (o.TLSCert == "") != (o.TLSKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
+	case strings.ContainsAny(o.InboxPrefix, "*> \t") || strings.HasSuffix(o.InboxPrefix, "."):
+		return fmt.Errorf("--inbox-prefix %q: a subject prefix without wildcards, spaces or a trailing '.'", o.InboxPrefix)
 	}
 	return nil
+}
+
+// AuthOptions are the options that say who connects: credentials, nkey,
+// user and password, and the inbox prefix. Connect uses them; so does the
+// scheduler's in-process connection to its embedded server.
+func (o Options) AuthOptions() ([]nats.Option, error) {
+	var opts []nats.Option
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.NKey != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("nkey seed file %q: %w", o.NKey, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
+	}
+	return opts, nil
 }
 
 // Connect connects with reconnects enabled forever: a scheduler rides out
@@ -124,19 +156,11 @@ func Connect(o Options) (*nats.Conn, error) {
 			}),
 		)
 	}
-	if o.Creds != "" {
-		opts = append(opts, nats.UserCredentials(o.Creds))
+	auth, err := o.AuthOptions()
+	if err != nil {
+		return nil, err
 	}
-	if o.NKey != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NKey)
-		if err != nil {
-			return nil, fmt.Errorf("nkey seed file %q: %w", o.NKey, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.User != "" {
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-	}
+	opts = append(opts, auth...)
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))
 	}
