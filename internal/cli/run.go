@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -81,7 +82,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if err != nil {
 		return daemon.Config{}, err
 	}
-	listen, dataDir, err := f.embeddedPlace(a.conn.URL)
+	listen, dataDir, err := f.embeddedPlace(a.conn)
 	if err != nil {
 		return daemon.Config{}, err
 	}
@@ -114,15 +115,19 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 // embeddedPlace checks --server-config and returns --listen and
 // --data-dir for daemon.Config: with a server config, only when given
 // explicitly (else the file's values apply, then the defaults).
-func (f *daemonFlags) embeddedPlace(natsURL string) (listen, dataDir string, err error) {
+func (f *daemonFlags) embeddedPlace(conn natsconn.Options) (listen, dataDir string, err error) {
 	if f.serverConfig == "" {
 		return f.listen, f.dataDir, nil
 	}
-	if natsURL != "" {
-		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", natsURL)
+	if conn.URL != "" {
+		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", conn.URL)
 	}
-	if _, err := natsembed.LoadConfigFile(f.serverConfig); err != nil {
+	opts, err := natsembed.LoadConfigFile(f.serverConfig)
+	if err != nil {
 		return "", "", invalidf("--server-config: %w", err)
+	}
+	if natsembed.RequiresAuth(opts) && !conn.HasCredentials() {
+		return "", "", usageError{fmt.Errorf("--server-config %s: %w", f.serverConfig, daemon.ErrNeedsCredentials)}
 	}
 	if f.flags.Changed("listen") {
 		listen = f.listen

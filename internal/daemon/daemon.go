@@ -167,6 +167,11 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	return nil
 }
 
+// ErrNeedsCredentials: the embedded server's config makes clients
+// authenticate, and the scheduler was given no credentials for its own
+// in-process connection.
+var ErrNeedsCredentials = errors.New("the server config requires authentication: give the scheduler's user with --user and --password, --nkey or --creds")
+
 // Defaults of the embedded server.
 const (
 	DefaultListen  = "127.0.0.1:4222"
@@ -180,6 +185,9 @@ func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
 		var err error
 		if base, err = natsembed.LoadConfigFile(cfg.ServerConfig); err != nil {
 			return err
+		}
+		if natsembed.RequiresAuth(base) && !cfg.Conn.HasCredentials() {
+			return fmt.Errorf("%w: %s", ErrNeedsCredentials, cfg.ServerConfig)
 		}
 	}
 	listen, dataDir := embeddedPlace(cfg.Listen, cfg.DataDir, base)
@@ -199,10 +207,10 @@ func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
 		return err
 	}
 	opts := append([]nats.Option{nats.InProcessServer(d.srv.Server()), nats.Name(cmp.Or(cfg.Conn.Name, "jetsched scheduler"))}, auth...)
+	opts = append(opts, natsconn.LogOptions(d.log)...)
 	if d.nc, err = nats.Connect("", opts...); err != nil {
-		if errors.Is(err, nats.ErrAuthorization) {
-			return fmt.Errorf("connect to the embedded nats-server: %w: its config %s requires the scheduler's user: give --user and --password, --nkey or --creds",
-				err, cfg.ServerConfig)
+		if cfg.Conn.HasCredentials() {
+			return fmt.Errorf("connect to the embedded nats-server with the given credentials (are they a user of %s?): %w", cfg.ServerConfig, err)
 		}
 		return fmt.Errorf("connect to the embedded nats-server: %w", err)
 	}

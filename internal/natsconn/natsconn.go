@@ -106,6 +106,33 @@ func (o Options) Validate() error {
 	return nil
 }
 
+// LogOptions log a connection's disconnects and reconnects, and the errors
+// the server sends asynchronously, such as a permissions violation (which
+// otherwise only shows as a request timing out).
+func LogOptions(log *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("disconnected from NATS", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("NATS error", "err", err, "subscription", sub.Subject)
+				return
+			}
+			log.Warn("NATS error", "err", err)
+		}),
+	}
+}
+
+// HasCredentials reports whether o says who connects (a user, an nkey or
+// credentials).
+func (o Options) HasCredentials() bool { return o.User != "" || o.NKey != "" || o.Creds != "" }
+
 // AuthOptions are the options that say who connects: credentials, nkey,
 // user and password, and the inbox prefix. Connect uses them; so does the
 // scheduler's in-process connection to its embedded server.
@@ -144,17 +171,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		nats.Timeout(5 * time.Second),
 	}
 	if o.Logger != nil {
-		log := o.Logger
-		opts = append(opts,
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-				if err != nil {
-					log.Warn("disconnected from NATS", "err", err)
-				}
-			}),
-			nats.ReconnectHandler(func(nc *nats.Conn) {
-				log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
-			}),
-		)
+		opts = append(opts, LogOptions(o.Logger)...)
 	}
 	auth, err := o.AuthOptions()
 	if err != nil {

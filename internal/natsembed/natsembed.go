@@ -73,6 +73,14 @@ func LoadConfigFile(path string) (*server.Options, error) {
 	return opts, nil
 }
 
+// RequiresAuth reports whether a loaded configuration makes clients
+// authenticate (users, nkeys, a token, operators or auth callout), so that
+// an in-process connection needs credentials too.
+func RequiresAuth(opts *server.Options) bool {
+	return opts != nil && (len(opts.Users) > 0 || len(opts.Nkeys) > 0 || opts.Username != "" || opts.Authorization != "" ||
+		len(opts.TrustedOperators) > 0 || len(opts.TrustedKeys) > 0 || opts.AuthCallout != nil)
+}
+
 // Listen splits a "host:port" address for Config.Host and Config.Port.
 func Listen(addr string) (host string, port int, err error) {
 	h, p, err := net.SplitHostPort(addr)

@@ -187,8 +187,11 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
 		kv = append(kv, "$KV."+b+".>")
 	}
 	p := l.Prefix
+	// Completion reports too: the scheduler writes the ledger itself, so
+	// this grants nothing new, and `scheduler demo` runs its demo worker on
+	// the scheduler's connection.
 	u.PublishAllow = append(u.PublishAllow, kv,
-		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", audit.Subject + ".>", "_INBOX.>"})
+		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>"})
 	u.PublishDeny = Rights{{
 		"$JS.API.STREAM.DELETE." + audit.Stream, "$JS.API.STREAM.PURGE." + audit.Stream,
 		"$JS.API.STREAM.MSG.DELETE." + audit.Stream,
