@@ -11,6 +11,8 @@
 // $JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>), which lets the
 // account's permissions pin a worker to its workflows: `scheduler
 // natsconf --worker NAME --workflows a,b` prints such a permission block.
+// Such an account reads replies only under its own inbox prefix, so the
+// connection passed in needs nats.CustomInboxPrefix("_INBOX_<user>").
 package worker
 
 import (
