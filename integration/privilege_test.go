@@ -59,65 +59,104 @@ func TestLeastPrivilege(t *testing.T) {
 	// Each worker consumes its own workflow's fires and reports on them.
 	billing := connectAs(t, url, "billing-worker", "worker-secret")
 	payroll := connectAs(t, url, "payroll-worker", "payroll-secret")
-	invFires, _ := startWorker(t, billing.nc, "billing", "invoices")
-	payFires, _ := startWorker(t, payroll.nc, "payroll", "payroll")
+	// The billing worker completes a fire only once its ledger tick is
+	// written: a report that arrives before the tick is lost to the ledger
+	// (the fire engine's known race), and this test is about permissions.
+	tickWritten := func(slot string) bool { _, err := d.Store().GetTick(ctx, slot); return err == nil }
+	invFires, _ := startWorker(t, billing.nc, "billing", "invoices", tickWritten)
+	payFires, _ := startWorker(t, payroll.nc, "payroll", "payroll", nil)
 	invSlot, paySlot := nextFire(t, invFires), nextFire(t, payFires)
+	pjs, _ := jetstream.New(payroll.nc)
+	wakeups, err := worker.New(worker.Config{JetStream: pjs, Name: "payroll"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = wakeups.HandleWakeup("payroll", func(context.Context, worker.Wakeup) error { return nil })
+	if err := wakeups.Start(ctx); err != nil {
+		t.Fatalf("a worker with --wakeups cannot create its wakeup consumer: %v", err)
+	}
+	defer wakeups.Stop()
 	waitUntil(t, 15*time.Second, func() bool { // the report on sched.done.invoices.inv was accepted
 		tick, err := d.Store().GetTick(ctx, invSlot)
 		return err == nil && tick.Status == kvstore.TickCompleted
 	})
 
-	// A worker reaches for another workflow's fires.
-	billing.refusePublish(t, "worker creates a durable with filter sched.fire.> via DURABLE.CREATE",
-		"$JS.API.CONSUMER.DURABLE.CREATE.SCHED_FIRES.billing-fire-invoices",
-		consumerCreate("billing-fire-invoices", "sched.fire.>"))
-	billing.refusePublish(t, "worker creates its own-named consumer with another workflow's filter (CREATE subject form)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices.sched.fire.payroll",
-		consumerCreate("billing-fire-invoices", "sched.fire.payroll"))
-	billing.refusePublish(t, "worker creates its own-named consumer with a wildcard filter sched.fire.> (CREATE subject form)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices.sched.fire.>",
-		consumerCreate("billing-fire-invoices", "sched.fire.>"))
-	billing.refusePublish(t, "worker creates its own-named consumer with a wildcard filter sched.fire.* (CREATE subject form)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices.sched.fire.*",
-		consumerCreate("billing-fire-invoices", "sched.fire.*"))
-	billing.refusePublish(t, "worker creates its own-named consumer without a filter in the subject",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices",
-		consumerCreate("billing-fire-invoices", "sched.fire.>"))
-	billing.refusePublish(t, "worker creates an unnamed (legacy ephemeral) consumer on SCHED_FIRES",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES", consumerCreate("", "sched.fire.>"))
-	billing.refusePublish(t, "worker creates a consumer under another worker's name",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.payroll-fire-payroll.sched.fire.payroll",
-		consumerCreate("payroll-fire-payroll", "sched.fire.payroll"))
-	billing.refuseByServer(t, "worker's permitted create subject with sched.fire.> in the body (server: filter mismatch)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices.sched.fire.invoices",
-		consumerCreate("billing-fire-invoices", "sched.fire.>"), 10131)
-	billing.refuseByServer(t, "worker's permitted create subject with filter_subjects [sched.fire.payroll] in the body (server: multiple filters not allowed)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-invoices.sched.fire.invoices",
-		[]byte(`{"stream_name":"SCHED_FIRES","config":{"durable_name":"billing-fire-invoices","filter_subjects":["sched.fire.payroll"],"ack_policy":"explicit"}}`), 10137)
-	billing.refusePublish(t, "worker pulls (CONSUMER.MSG.NEXT) from another worker's consumer",
-		"$JS.API.CONSUMER.MSG.NEXT.SCHED_FIRES.payroll-fire-payroll", []byte(`{"batch":1,"expires":1000000000}`))
-	billing.refusePublish(t, "worker reads another worker's consumer info",
-		"$JS.API.CONSUMER.INFO.SCHED_FIRES.payroll-fire-payroll", nil)
-	billing.refusePublish(t, "worker deletes another worker's consumer",
-		"$JS.API.CONSUMER.DELETE.SCHED_FIRES.payroll-fire-payroll", nil)
-	billing.refusePublish(t, "worker reads a fire by sequence (STREAM.MSG.GET)",
-		"$JS.API.STREAM.MSG.GET.SCHED_FIRES", []byte(`{"seq":1}`))
-	billing.refusePublish(t, "worker reads the last payroll fire directly (DIRECT.GET)",
-		"$JS.API.DIRECT.GET.SCHED_FIRES.sched.fire.payroll", nil)
-	billing.refuseSubscribe(t, "worker subscribes to every inbox _INBOX.> (other users' pulled messages and replies)", "_INBOX.>")
-	billing.refuseSubscribe(t, "worker subscribes to the payroll worker's inbox", natsperm.InboxPrefix("payroll-worker")+".>")
-	billing.refuseSubscribe(t, "worker subscribes to the fires as published (sched.fire.>)", "sched.fire.>")
-	billing.refuseSubscribe(t, "worker subscribes to another workflow's cancel requests", "sched.cancel.payroll.>")
-
-	// A worker forges reports on another workflow's slots.
+	sched := connectAs(t, url, "scheduler", "scheduler-secret")
+	sjs, _ := jetstream.New(sched.nc)
+	if err := audit.Setup(ctx, sjs, 1); err != nil {
+		t.Fatalf("the scheduler may create and update SCHED_AUDIT, yet: %v", err)
+	}
 	forged, _ := json.Marshal(fire.DoneReport{SlotID: paySlot, Outcome: fire.OutcomeFailed, Error: "forged", Worker: "billing"})
-	billing.refusePublish(t, "worker publishes sched.done.payroll.pay (another workflow's completion report)", "sched.done.payroll.pay", forged)
-	billing.refusePublish(t, "worker publishes sched.event.dead_letter.payroll.pay (another workflow's dead letter)",
-		"sched.event.dead_letter.payroll.pay", []byte(`{}`))
-	billing.refusePublish(t, "worker publishes a forged report on the old form sched.done.pay", "sched.done.pay", forged)
-	billing.refusePublish(t, "worker publishes a dead letter on the old form sched.event.dead_letter.pay",
-		"sched.event.dead_letter.pay", []byte(`{}`))
-	billing.publish(t, "sched.done.invoices.pay", forged) // permitted subject, but pay is payroll's schedule
+	own := "billing-fire-invoices"
+	refusals := []struct {
+		who           *actor
+		name, subject string
+		body          []byte
+	}{
+		// A worker reaches for another workflow's fires...
+		{billing, "worker creates a durable with filter sched.fire.> via DURABLE.CREATE",
+			"$JS.API.CONSUMER.DURABLE.CREATE.SCHED_FIRES." + own, consumerCreate(own, "sched.fire.>")},
+		{billing, "worker creates its own-named consumer with another workflow's filter (CREATE subject form)",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.payroll", consumerCreate(own, "sched.fire.payroll")},
+		{billing, "worker creates its own-named consumer with a wildcard filter sched.fire.> (CREATE subject form)",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.>", consumerCreate(own, "sched.fire.>")},
+		{billing, "worker creates its own-named consumer with a wildcard filter sched.fire.* (CREATE subject form)",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.*", consumerCreate(own, "sched.fire.*")},
+		{billing, "worker creates its own-named consumer without a filter in the subject",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own, consumerCreate(own, "sched.fire.>")},
+		{billing, "worker creates an unnamed (legacy ephemeral) consumer on SCHED_FIRES",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES", consumerCreate("", "sched.fire.>")},
+		{billing, "worker creates a consumer under another worker's name",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES.payroll-fire-payroll.sched.fire.payroll", consumerCreate("payroll-fire-payroll", "sched.fire.payroll")},
+		{billing, "worker pulls (CONSUMER.MSG.NEXT) from another worker's consumer",
+			"$JS.API.CONSUMER.MSG.NEXT.SCHED_FIRES.payroll-fire-payroll", []byte(`{"batch":1,"expires":1000000000}`)},
+		{billing, "worker reads another worker's consumer info", "$JS.API.CONSUMER.INFO.SCHED_FIRES.payroll-fire-payroll", nil},
+		{billing, "worker deletes another worker's consumer", "$JS.API.CONSUMER.DELETE.SCHED_FIRES.payroll-fire-payroll", nil},
+		{billing, "worker reads a fire by sequence (STREAM.MSG.GET)", "$JS.API.STREAM.MSG.GET.SCHED_FIRES", []byte(`{"seq":1}`)},
+		{billing, "worker reads the last payroll fire directly (DIRECT.GET)", "$JS.API.DIRECT.GET.SCHED_FIRES.sched.fire.payroll", nil},
+		// ...forges reports on another workflow's slots...
+		{billing, "worker publishes sched.done.payroll.pay (another workflow's completion report)", "sched.done.payroll.pay", forged},
+		{billing, "worker publishes sched.event.dead_letter.payroll.pay (another workflow's dead letter)", "sched.event.dead_letter.payroll.pay", []byte(`{}`)},
+		{billing, "worker publishes a forged report on the old form sched.done.pay", "sched.done.pay", forged},
+		{billing, "worker publishes a dead letter on the old form sched.event.dead_letter.pay", "sched.event.dead_letter.pay", []byte(`{}`)},
+		// ...and writes what only the scheduler or the operator may.
+		{billing, "worker writes a spec into the bucket", "$KV.sched_specs.sneaky", []byte(`{"workflow":"x","every":"1s"}`)},
+		{billing, "worker publishes a fire", "sched.fire.invoices", []byte(`{}`)},
+		{billing, "worker calls the admin API", "sched.api.schedule.delete", []byte(`{"id":"pay"}`)},
+		// The scheduler may not erase the audit trail, nor delete what it keeps.
+		{sched, "scheduler deletes SCHED_AUDIT", "$JS.API.STREAM.DELETE.SCHED_AUDIT", nil},
+		{sched, "scheduler purges SCHED_AUDIT", "$JS.API.STREAM.PURGE.SCHED_AUDIT", nil},
+		{sched, "scheduler deletes an entry of SCHED_AUDIT", "$JS.API.STREAM.MSG.DELETE.SCHED_AUDIT", []byte(`{"seq":1}`)},
+		{sched, "scheduler deletes SCHED_FIRES", "$JS.API.STREAM.DELETE.SCHED_FIRES", nil},
+		{sched, "scheduler deletes the specs bucket", "$JS.API.STREAM.DELETE.KV_sched_specs", nil},
+		{sched, "scheduler purges the ledger", "$JS.API.STREAM.PURGE.KV_sched_ticks", nil},
+		{sched, "scheduler creates a stream outside its layout", "$JS.API.STREAM.CREATE.OTHER", []byte(`{"name":"OTHER","subjects":["other.>"]}`)},
+		// The operator goes through the API only.
+		{op, "operator writes a spec into the bucket", "$KV.sched_specs.sneaky", []byte(`{"workflow":"x","every":"1s"}`)},
+		{op, "operator deletes SCHED_AUDIT", "$JS.API.STREAM.DELETE.SCHED_AUDIT", nil},
+		{op, "operator publishes a fire", "sched.fire.invoices", []byte(`{}`)},
+	}
+	for _, r := range refusals {
+		r.who.refusePublish(t, r.name, r.subject, r.body)
+	}
+	for _, r := range []struct{ name, subject string }{
+		{"worker subscribes to every inbox _INBOX.> (other users' pulled messages and replies)", "_INBOX.>"},
+		{"worker subscribes to the payroll worker's inbox", natsperm.InboxPrefix("payroll-worker") + ".>"},
+		{"worker subscribes to the fires as published (sched.fire.>)", "sched.fire.>"},
+		{"worker subscribes to another workflow's cancel requests", "sched.cancel.payroll.>"},
+	} {
+		billing.refuseSubscribe(t, r.name, r.subject)
+	}
+	// The subject form the worker may use still cannot widen its filter:
+	// JetStream checks the body against the subject.
+	billing.refuseByServer(t, "worker's permitted create subject with sched.fire.> in the body (server: filter mismatch)",
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices", consumerCreate(own, "sched.fire.>"), 10131)
+	billing.refuseByServer(t, "worker's permitted create subject with filter_subjects [sched.fire.payroll] in the body (server: multiple filters not allowed)",
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices",
+		[]byte(`{"stream_name":"SCHED_FIRES","config":{"durable_name":"`+own+`","filter_subjects":["sched.fire.payroll"],"ack_policy":"explicit"}}`), 10137)
+	// A report on the worker's own workflow's subject about payroll's
+	// slot passes the permissions; the scheduler refuses it.
+	billing.publish(t, "sched.done.invoices.pay", forged)
 	select {
 	case <-refusedReport.Seen:
 		t.Logf("refused (by the scheduler): worker publishes sched.done.invoices.pay, its own workflow's subject, about payroll's slot")
@@ -127,30 +166,6 @@ func TestLeastPrivilege(t *testing.T) {
 	if tick, err := d.Store().GetTick(ctx, paySlot); err != nil || tick.Status == kvstore.TickFailed {
 		t.Fatalf("payroll's tick after forged reports: %+v %v", tick, err)
 	}
-
-	// A worker writes what only the scheduler or the operator may.
-	billing.refusePublish(t, "worker writes a spec into the bucket", "$KV.sched_specs.sneaky", []byte(`{"workflow":"x","every":"1s"}`))
-	billing.refusePublish(t, "worker publishes a fire", "sched.fire.invoices", []byte(`{}`))
-	billing.refusePublish(t, "worker calls the admin API", "sched.api.schedule.delete", []byte(`{"id":"pay"}`))
-
-	// The scheduler may create and update the audit stream, but not erase it.
-	sched := connectAs(t, url, "scheduler", "scheduler-secret")
-	sjs, _ := jetstream.New(sched.nc)
-	if err := audit.Setup(ctx, sjs, 1); err != nil {
-		t.Fatalf("the scheduler cannot update SCHED_AUDIT: %v", err)
-	}
-	sched.refusePublish(t, "scheduler deletes SCHED_AUDIT", "$JS.API.STREAM.DELETE.SCHED_AUDIT", nil)
-	sched.refusePublish(t, "scheduler purges SCHED_AUDIT", "$JS.API.STREAM.PURGE.SCHED_AUDIT", nil)
-	sched.refusePublish(t, "scheduler deletes an entry of SCHED_AUDIT", "$JS.API.STREAM.MSG.DELETE.SCHED_AUDIT", []byte(`{"seq":1}`))
-	sched.refusePublish(t, "scheduler deletes SCHED_FIRES", "$JS.API.STREAM.DELETE.SCHED_FIRES", nil)
-	sched.refusePublish(t, "scheduler deletes the specs bucket", "$JS.API.STREAM.DELETE.KV_sched_specs", nil)
-	sched.refusePublish(t, "scheduler purges the ledger", "$JS.API.STREAM.PURGE.KV_sched_ticks", nil)
-	sched.refusePublish(t, "scheduler creates a stream outside its layout", "$JS.API.STREAM.CREATE.OTHER", []byte(`{"name":"OTHER","subjects":["other.>"]}`))
-
-	// The operator goes through the API only.
-	op.refusePublish(t, "operator writes a spec into the bucket", "$KV.sched_specs.sneaky", []byte(`{"workflow":"x","every":"1s"}`))
-	op.refusePublish(t, "operator deletes SCHED_AUDIT", "$JS.API.STREAM.DELETE.SCHED_AUDIT", nil)
-	op.refusePublish(t, "operator publishes a fire", "sched.fire.invoices", []byte(`{}`))
 
 	// After all that, both workflows still fire, and the scheduler's own
 	// connection was never refused anything.
@@ -193,11 +208,12 @@ func startNatsconfServer(t *testing.T, extra ...natsperm.User) string {
 	return srv.ClientURL()
 }
 
-// extraWorker is a worker "<name>" for workflow "<name>", as `scheduler
-// natsconf` prints it.
+// extraWorker is a worker "<name>" for the fires and wakeups of workflow
+// "<name>", as `scheduler natsconf --wakeups` prints it.
 func extraWorker(t *testing.T, name, password string) natsperm.User {
 	t.Helper()
-	u, err := natsperm.WorkerUser(natsperm.Worker{Name: name, Workflows: []string{name}, Credential: natsperm.Credential{Password: password}})
+	u, err := natsperm.WorkerUser(natsperm.Worker{Name: name, Workflows: []string{name}, Wakeups: true,
+		Credential: natsperm.Credential{Password: password}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +222,8 @@ func extraWorker(t *testing.T, name, password string) natsperm.User {
 
 // startWorker runs a pkg/worker handling workflow on nc (until the test
 // ends) and returns the slot ids of the fires it handled, and the worker.
-func startWorker(t *testing.T, nc *nats.Conn, name, workflow string) (chan string, *worker.Worker) {
+// With ready, a fire is retried until ready says yes.
+func startWorker(t *testing.T, nc *nats.Conn, name, workflow string, ready func(slot string) bool) (chan string, *worker.Worker) {
 	t.Helper()
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -218,6 +235,9 @@ func startWorker(t *testing.T, nc *nats.Conn, name, workflow string) (chan strin
 	}
 	got := make(chan string, 64)
 	_ = w.Handle(workflow, func(_ context.Context, f worker.Fire) error {
+		if ready != nil && !ready(f.SlotID) {
+			return worker.Retry(errors.New("not ready"), 100*time.Millisecond)
+		}
 		select {
 		case got <- f.SlotID:
 		default:
