@@ -146,7 +146,7 @@ func WorkerUser(w Worker) (User, error) {
 		if w.Wakeups {
 			u.PublishAllow = append(u.PublishAllow, consumerRights(l.WakeupsStream, w.Name+"-wakeup-"+wf, l.WakeupSubject(wf)))
 		}
-		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.DeadLetterSubject(wf, ">")})
+		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.DeadLetterPrefix(wf) + ".>"})
 		subscribe = append(subscribe, l.CancelSubject(wf, ">"))
 	}
 	u.SubscribeAllow = Rights{subscribe}

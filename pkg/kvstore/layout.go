@@ -191,10 +191,16 @@ func (l Layout) LegacyDoneSubject(id string) string {
 // DeadLetterSubject is where a worker keeps a copy of a message it gave up
 // on: "sched.event.dead_letter.<workflow>.<id>", captured by the event
 // stream. id is the schedule id for a fire and the message id
-// ("wakeup.<run>.<step>.<due ms>") for a wakeup, so a fire's dead letter
-// has exactly one token after the workflow and a wakeup's more. The
+// ("wakeup.<run>.<step>.<due ms>") for a wakeup, made one subject token as
+// in EventSubject, so `sched.event.dead_letter.<workflow>.*` sees both. The
 // workflow comes first so that a worker's permissions can be scoped to its
-// workflows ("sched.event.dead_letter.invoices.>").
+// workflows (DeadLetterSubjects).
 func (l Layout) DeadLetterSubject(workflow, id string) string {
-	return l.EventSubject(EventDeadLetter, workflow+"."+id)
+	return l.DeadLetterPrefix(workflow) + "." + SubjectToken(id)
+}
+
+// DeadLetterPrefix is "sched.event.dead_letter.<workflow>": append ".>" for
+// the wildcard of a workflow's dead letters.
+func (l Layout) DeadLetterPrefix(workflow string) string {
+	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow
 }

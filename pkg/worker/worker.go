@@ -344,8 +344,9 @@ func (w *Worker) report(workflow, schedule, id, outcome, errText string) {
 
 // deadLetter keeps a copy of a message given up on, on
 // sched.event.dead_letter.<workflow>.<schedule id> for a fire and
-// sched.event.dead_letter.<workflow>.<wakeup id> for a wakeup (captured by
-// SCHED_EVENTS), with its headers, the deliveries and the last error.
+// sched.event.dead_letter.<workflow>.<wakeup id> for a wakeup (the id as
+// one token; captured by SCHED_EVENTS), with its headers, the deliveries
+// and the last error.
 func (w *Worker) deadLetter(m jetstream.Msg, workflow, schedule, id string, n int, err error) {
 	key := schedule
 	if key == "" {

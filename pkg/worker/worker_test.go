@@ -211,8 +211,8 @@ func TestStaleWakeupIsDropped(t *testing.T) {
 }
 
 // TestWakeupDeadLetterCarriesWorkflow: a wakeup given up on is kept on
-// sched.event.dead_letter.<workflow>.<wakeup id>, inside the workflow's
-// scope like a fire's.
+// sched.event.dead_letter.<workflow>.<wakeup id as one token>, inside the
+// workflow's scope like a fire's.
 func TestWakeupDeadLetterCarriesWorkflow(t *testing.T) {
 	e := newEnv(t)
 	e.worker(worker.Config{Name: "svc", MaxDeliver: 1}, func(w *worker.Worker) {
@@ -229,7 +229,7 @@ func TestWakeupDeadLetterCarriesWorkflow(t *testing.T) {
 	}
 	select {
 	case dl := <-e.dead:
-		if want := "sched.event.dead_letter.approvals." + id; dl.Subject != want || dl.Header.Get("Sched-Original-Id") != id {
+		if want := "sched.event.dead_letter.approvals.wakeup%2Eorder-1%2Eescalate%2E1796025876000"; dl.Subject != want || dl.Header.Get("Sched-Original-Id") != id {
 			t.Fatalf("dead letter on %s (%v), want %s", dl.Subject, dl.Header, want)
 		}
 	case <-time.After(5 * time.Second):
