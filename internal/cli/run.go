@@ -7,8 +7,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -16,26 +19,32 @@ import (
 
 // daemonFlags are the flags of run and demo.
 type daemonFlags struct {
-	listen    string
-	dataDir   string
-	replicas  int
-	instance  string
-	claimTTL  time.Duration
-	misfire   time.Duration
-	workers   int
-	tworkers  int
-	tickTTL   time.Duration
-	dupWindow time.Duration
-	leaseTTL  time.Duration
-	shards    int
-	metrics   string
-	deadMan   time.Duration
+	flags   *pflag.FlagSet // to tell an explicit --listen or --data-dir from its default
+	listen  string
+	dataDir string
+	// tempDataDir: the demo's temporary store, explicit like --data-dir.
+	tempDataDir  bool
+	serverConfig string
+	replicas     int
+	instance     string
+	claimTTL     time.Duration
+	misfire      time.Duration
+	workers      int
+	tworkers     int
+	tickTTL      time.Duration
+	dupWindow    time.Duration
+	leaseTTL     time.Duration
+	shards       int
+	metrics      string
+	deadMan      time.Duration
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.listen, "listen", "127.0.0.1:4222", "embedded nats-server client address (port 0 picks a free port)")
-	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "embedded nats-server JetStream store directory")
+	f.flags = fl
+	fl.StringVar(&f.listen, "listen", daemon.DefaultListen, "embedded nats-server client address (port 0 picks a free port); given explicitly, it overrides --server-config's")
+	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "embedded nats-server JetStream store directory; given explicitly, it overrides --server-config's store_dir")
+	fl.StringVar(&f.serverConfig, "server-config", "", "nats-server config file for the embedded server (accounts, authorization, TLS, monitoring), e.g. natsconf/single.conf; the scheduler then connects as --user/--password, --nkey or --creds")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of every bucket and stream (3 on a cluster)")
 	fl.StringVar(&f.instance, "instance", "", "instance id in claims and ticks (default: random per process)")
 	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
@@ -73,13 +82,18 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if err != nil {
 		return daemon.Config{}, err
 	}
+	listen, dataDir, err := f.embeddedPlace(a.conn)
+	if err != nil {
+		return daemon.Config{}, err
+	}
 	cfg := daemon.Config{
-		AuditKey: key,
-		Embedded: a.conn.URL == "",
-		Listen:   f.listen,
-		DataDir:  f.dataDir,
-		Conn:     a.conn,
-		Logger:   log,
+		AuditKey:     key,
+		Embedded:     a.conn.URL == "",
+		Listen:       listen,
+		DataDir:      dataDir,
+		ServerConfig: f.serverConfig,
+		Conn:         a.conn,
+		Logger:       log,
 
 		MetricsListen:    f.metrics,
 		DeadManTolerance: f.deadMan,
@@ -98,6 +112,32 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	return cfg, nil
 }
 
+// embeddedPlace checks --server-config and returns --listen and
+// --data-dir for daemon.Config: with a server config, only when given
+// explicitly (else the file's values apply, then the defaults).
+func (f *daemonFlags) embeddedPlace(conn natsconn.Options) (listen, dataDir string, err error) {
+	if f.serverConfig == "" {
+		return f.listen, f.dataDir, nil
+	}
+	if conn.URL != "" {
+		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", conn.URL)
+	}
+	opts, err := natsembed.LoadConfigFile(f.serverConfig)
+	if err != nil {
+		return "", "", invalidf("--server-config: %w", err)
+	}
+	if natsembed.RequiresAuth(opts) && !conn.HasCredentials() {
+		return "", "", usageError{fmt.Errorf("--server-config %s: %w", f.serverConfig, daemon.ErrNeedsCredentials)}
+	}
+	if f.flags.Changed("listen") {
+		listen = f.listen
+	}
+	if f.flags.Changed("data-dir") || f.tempDataDir {
+		dataDir = f.dataDir
+	}
+	return listen, dataDir, nil
+}
+
 func (a *app) runCommand() *cobra.Command {
 	var f daemonFlags
 	cmd := &cobra.Command{
@@ -107,7 +147,11 @@ func (a *app) runCommand() *cobra.Command {
 
 Without --nats-url (or NATS_URL) it starts an embedded nats-server with
 JetStream, storing its files in --data-dir and listening on --listen, so
-that workers and the nats CLI can connect. With --nats-url it joins an
+that workers and the nats CLI can connect. --server-config FILE loads a
+nats-server config into it (the accounts of natsconf/single.conf, say):
+the scheduler then connects as one of its users (--user and --password,
+--nkey or --creds); --listen and --data-dir given explicitly override the
+file, whose values override their defaults. With --nats-url it joins an
 existing NATS system. Either way it creates or updates its buckets and
 streams, then fires due schedules until SIGINT or SIGTERM, when it stops
 claiming, finishes in-flight publishes and exits 0.`,
@@ -148,7 +192,7 @@ While it runs, look at what it wrote with the nats CLI:
 					return fmt.Errorf("demo data dir: %w", err)
 				}
 				defer os.RemoveAll(dir)
-				f.dataDir = dir
+				f.dataDir, f.tempDataDir = dir, true
 			}
 			a.conn.URL = "" // the demo always embeds its server
 			cfg, err := a.daemonConfig(&f)

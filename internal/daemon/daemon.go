@@ -10,8 +10,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -30,12 +33,21 @@ type Config struct {
 	// Embedded starts an in-process nats-server instead of connecting to
 	// Conn.URL.
 	Embedded bool
-	// Listen is the embedded server's client address. Default
-	// "127.0.0.1:4222"; port 0 picks a free port.
+	// Listen is the embedded server's client address. Default: the
+	// ServerConfig's listen address, else "127.0.0.1:4222"; port 0 picks a
+	// free port.
 	Listen string
-	// DataDir is the embedded server's JetStream store. Default
-	// "./jetsched-data".
+	// DataDir is the embedded server's JetStream store. Default: the
+	// ServerConfig's jetstream store_dir, else "./jetsched-data".
 	DataDir string
+	// ServerConfig is a nats-server configuration file for the embedded
+	// server: its accounts and authorization (natsconf/single.conf), TLS,
+	// monitoring port and limits apply, so the accounts of a separate
+	// nats-server work without one. Listen and DataDir, when set, override
+	// its listen address and store_dir (as nats-server's own flags override
+	// its file). The scheduler's in-process connection then authenticates
+	// with Conn's user and password, nkey or credentials.
+	ServerConfig string
 	// Conn is the connection to an existing NATS system (Embedded false).
 	Conn natsconn.Options
 	// Setup sizes the buckets and streams (replicas, retention).
@@ -86,21 +98,8 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	log := d.log
 
 	if cfg.Embedded {
-		host, port, err := natsembed.Listen(cmp.Or(cfg.Listen, "127.0.0.1:4222"))
-		if err != nil {
+		if err := d.startEmbedded(ctx, cfg); err != nil {
 			return err
-		}
-		d.srv, err = natsembed.Start(ctx, natsembed.Config{
-			Host: host, Port: port, StoreDir: cmp.Or(cfg.DataDir, "./jetsched-data"),
-			Logger: log.With("component", "nats-server"),
-		})
-		if err != nil {
-			return fmt.Errorf("embedded nats-server on %s: %w", cmp.Or(cfg.Listen, "127.0.0.1:4222"), err)
-		}
-		log.Info("embedded nats-server listening", "url", d.srv.ClientURL(), "data_dir", cmp.Or(cfg.DataDir, "./jetsched-data"))
-		d.nc, err = nats.Connect("", nats.InProcessServer(d.srv.Server()), nats.Name("jetsched scheduler"))
-		if err != nil {
-			return fmt.Errorf("connect to embedded nats-server: %w", err)
 		}
 	} else {
 		conn := cfg.Conn
@@ -166,6 +165,78 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		log.Info("metrics and health", "url", "http://"+d.http.Addr()+"/metrics")
 	}
 	return nil
+}
+
+// ErrNeedsCredentials: the embedded server's config makes clients
+// authenticate, and the scheduler was given no credentials for its own
+// in-process connection.
+var ErrNeedsCredentials = errors.New("the server config requires authentication: give the scheduler's user with --user and --password, --nkey or --creds")
+
+// Defaults of the embedded server.
+const (
+	DefaultListen  = "127.0.0.1:4222"
+	DefaultDataDir = "./jetsched-data"
+)
+
+// startEmbedded starts the embedded server and connects to it in process.
+func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
+	var base *server.Options
+	if cfg.ServerConfig != "" {
+		var err error
+		if base, err = natsembed.LoadConfigFile(cfg.ServerConfig); err != nil {
+			return err
+		}
+		if natsembed.RequiresAuth(base) && !cfg.Conn.HasCredentials() {
+			return fmt.Errorf("%w: %s", ErrNeedsCredentials, cfg.ServerConfig)
+		}
+	}
+	listen, dataDir := embeddedPlace(cfg.Listen, cfg.DataDir, base)
+	host, port, err := natsembed.Listen(listen)
+	if err != nil {
+		return err
+	}
+	d.srv, err = natsembed.Start(ctx, natsembed.Config{
+		Base: base, Host: host, Port: port, StoreDir: dataDir, Logger: d.log.With("component", "nats-server"),
+	})
+	if err != nil {
+		return fmt.Errorf("embedded nats-server on %s: %w", listen, err)
+	}
+	d.log.Info("embedded nats-server listening", "url", d.srv.ClientURL(), "data_dir", dataDir, "config", cfg.ServerConfig)
+	auth, err := cfg.Conn.AuthOptions()
+	if err != nil {
+		return err
+	}
+	opts := append([]nats.Option{nats.InProcessServer(d.srv.Server()), nats.Name(cmp.Or(cfg.Conn.Name, "jetsched scheduler"))}, auth...)
+	opts = append(opts, natsconn.LogOptions(d.log)...)
+	if d.nc, err = nats.Connect("", opts...); err != nil {
+		if cfg.Conn.HasCredentials() {
+			return fmt.Errorf("connect to the embedded nats-server with the given credentials (are they a user of %s?): %w", cfg.ServerConfig, err)
+		}
+		return fmt.Errorf("connect to the embedded nats-server: %w", err)
+	}
+	return nil
+}
+
+// embeddedPlace decides where the embedded server listens and stores:
+// a value given explicitly (listen, dataDir) wins, then what the server
+// config file sets, then DefaultListen and DefaultDataDir. A file that sets
+// only a port listens on 127.0.0.1, as the embedded server always does by
+// default.
+func embeddedPlace(listen, dataDir string, file *server.Options) (string, string) {
+	if file != nil {
+		if listen == "" && (file.Host != "" || file.Port != 0) {
+			port := file.Port
+			switch {
+			case port == 0:
+				port = server.DEFAULT_PORT
+			case port < 0: // the file's "random port"
+				port = 0
+			}
+			listen = net.JoinHostPort(cmp.Or(file.Host, "127.0.0.1"), strconv.Itoa(port))
+		}
+		dataDir = cmp.Or(dataDir, file.StoreDir)
+	}
+	return cmp.Or(listen, DefaultListen), cmp.Or(dataDir, DefaultDataDir)
 }
 
 // ready is /readyz: connected to NATS and the due indexes complete.

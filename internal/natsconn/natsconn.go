@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,6 +31,10 @@ type Options struct {
 	// TLSCA, TLSCert and TLSKey configure TLS: a CA to trust, and a client
 	// certificate and key.
 	TLSCA, TLSCert, TLSKey string
+	// InboxPrefix replaces "_INBOX" in reply subjects. A worker user of
+	// natsconf/ may read replies only under its own prefix,
+	// "_INBOX_<user>", so that no other user can read its pulled fires.
+	InboxPrefix string
 	// Name is the connection name shown by the server (`nats server report
 	// connections`).
 	Name string
@@ -82,6 +87,7 @@ func (o *Options) flags() []flag {
 		{&o.TLSCA, "tls-ca", "CA certificate to verify the NATS server"},
 		{&o.TLSCert, "tls-cert", "client certificate for NATS TLS"},
 		{&o.TLSKey, "tls-key", "client key for NATS TLS"},
+		{&o.InboxPrefix, "inbox-prefix", "prefix of reply subjects instead of _INBOX (a worker account of natsconf/ reads replies only on _INBOX_<user>)"},
 	}
 }
 
@@ -94,8 +100,61 @@ func (o Options) Validate() error {
 		return errors.New("--password needs --user")
 	case (o.TLSCert == "") != (o.TLSKey == ""):
 		return errors.New("--tls-cert and --tls-key go together")
+	case strings.ContainsAny(o.InboxPrefix, "*> \t") || strings.HasSuffix(o.InboxPrefix, "."):
+		return fmt.Errorf("--inbox-prefix %q: a subject prefix without wildcards, spaces or a trailing '.'", o.InboxPrefix)
 	}
 	return nil
+}
+
+// LogOptions log a connection's disconnects and reconnects, and the errors
+// the server sends asynchronously, such as a permissions violation (which
+// otherwise only shows as a request timing out).
+func LogOptions(log *slog.Logger) []nats.Option {
+	return []nats.Option{
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			if err != nil {
+				log.Warn("disconnected from NATS", "err", err)
+			}
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+		}),
+		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
+			if sub != nil {
+				log.Warn("NATS error", "err", err, "subscription", sub.Subject)
+				return
+			}
+			log.Warn("NATS error", "err", err)
+		}),
+	}
+}
+
+// HasCredentials reports whether o says who connects (a user, an nkey or
+// credentials).
+func (o Options) HasCredentials() bool { return o.User != "" || o.NKey != "" || o.Creds != "" }
+
+// AuthOptions are the options that say who connects: credentials, nkey,
+// user and password, and the inbox prefix. Connect uses them; so does the
+// scheduler's in-process connection to its embedded server.
+func (o Options) AuthOptions() ([]nats.Option, error) {
+	var opts []nats.Option
+	if o.Creds != "" {
+		opts = append(opts, nats.UserCredentials(o.Creds))
+	}
+	if o.NKey != "" {
+		opt, err := nats.NkeyOptionFromSeed(o.NKey)
+		if err != nil {
+			return nil, fmt.Errorf("nkey seed file %q: %w", o.NKey, err)
+		}
+		opts = append(opts, opt)
+	}
+	if o.User != "" {
+		opts = append(opts, nats.UserInfo(o.User, o.Password))
+	}
+	if o.InboxPrefix != "" {
+		opts = append(opts, nats.CustomInboxPrefix(o.InboxPrefix))
+	}
+	return opts, nil
 }
 
 // Connect connects with reconnects enabled forever: a scheduler rides out
@@ -112,31 +171,13 @@ func Connect(o Options) (*nats.Conn, error) {
 		nats.Timeout(5 * time.Second),
 	}
 	if o.Logger != nil {
-		log := o.Logger
-		opts = append(opts,
-			nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
-				if err != nil {
-					log.Warn("disconnected from NATS", "err", err)
-				}
-			}),
-			nats.ReconnectHandler(func(nc *nats.Conn) {
-				log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
-			}),
-		)
+		opts = append(opts, LogOptions(o.Logger)...)
 	}
-	if o.Creds != "" {
-		opts = append(opts, nats.UserCredentials(o.Creds))
+	auth, err := o.AuthOptions()
+	if err != nil {
+		return nil, err
 	}
-	if o.NKey != "" {
-		opt, err := nats.NkeyOptionFromSeed(o.NKey)
-		if err != nil {
-			return nil, fmt.Errorf("nkey seed file %q: %w", o.NKey, err)
-		}
-		opts = append(opts, opt)
-	}
-	if o.User != "" {
-		opts = append(opts, nats.UserInfo(o.User, o.Password))
-	}
+	opts = append(opts, auth...)
 	if o.TLSCA != "" {
 		opts = append(opts, nats.RootCAs(o.TLSCA))
 	}

@@ -25,6 +25,11 @@ var ErrNotReady = errors.New("natsembed: server not ready for connections")
 // Config describes an embedded server. The zero value is not useful: StoreDir
 // is required.
 type Config struct {
+	// Base, when set, is a loaded nats-server configuration file (see
+	// LoadConfigFile): its accounts, authorization, TLS, monitoring and
+	// cluster settings apply, and the fields below are set on top of it
+	// (Name only when the file names no server). Nil: a bare server.
+	Base *server.Options
 	// Name is the server name. Default "jetsched".
 	Name string
 	// Host is the address clients connect to. Default "127.0.0.1".
@@ -58,6 +63,24 @@ type ClusterConfig struct {
 	Routes []string
 }
 
+// LoadConfigFile reads a nats-server configuration file, as `nats-server
+// -c FILE` would, for Config.Base.
+func LoadConfigFile(path string) (*server.Options, error) {
+	opts, err := server.ProcessConfigFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("natsembed: server config %q: %w", path, err)
+	}
+	return opts, nil
+}
+
+// RequiresAuth reports whether a loaded configuration makes clients
+// authenticate (users, nkeys, a token, operators or auth callout), so that
+// an in-process connection needs credentials too.
+func RequiresAuth(opts *server.Options) bool {
+	return opts != nil && (len(opts.Users) > 0 || len(opts.Nkeys) > 0 || opts.Username != "" || opts.Authorization != "" ||
+		len(opts.TrustedOperators) > 0 || len(opts.TrustedKeys) > 0 || opts.AuthCallout != nil)
+}
+
 // Listen splits a "host:port" address for Config.Host and Config.Port.
 func Listen(addr string) (host string, port int, err error) {
 	h, p, err := net.SplitHostPort(addr)
@@ -88,16 +111,14 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
-	opts := &server.Options{
-		ServerName: cmp.Or(cfg.Name, "jetsched"),
-		Host:       cmp.Or(cfg.Host, "127.0.0.1"),
-		Port:       port,
-		JetStream:  true,
-		StoreDir:   cfg.StoreDir,
-		NoSigs:     true,
-		NoLog:      cfg.Logger == nil,
-		Debug:      cfg.Debug,
+	opts := &server.Options{}
+	if cfg.Base != nil {
+		opts = cfg.Base.Clone()
 	}
+	opts.ServerName = cmp.Or(opts.ServerName, cfg.Name, "jetsched")
+	opts.Host, opts.Port = cmp.Or(cfg.Host, "127.0.0.1"), port
+	opts.JetStream, opts.StoreDir = true, cfg.StoreDir
+	opts.NoSigs, opts.NoLog, opts.Debug = true, cfg.Logger == nil, cfg.Debug
 	if c := cfg.Cluster; c != nil {
 		opts.Cluster.Name = c.Name
 		opts.Cluster.Host = cmp.Or(c.Host, "127.0.0.1")

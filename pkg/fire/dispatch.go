@@ -75,17 +75,19 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 }
 
 // publishCancel asks the workers of a running slot to stop it (overlap policy
-// cancel_other): a core message on sched.cancel.<schedule id>. Workers
-// that cannot cancel ignore it.
+// cancel_other): a core message on sched.cancel.<workflow>.<schedule id>,
+// the workflow first so that workers' permissions can be scoped to their
+// workflows. Workers that cannot cancel ignore it.
 func (e *Engine) publishCancel(j job, c kvstore.Claim) {
 	data, _ := json.Marshal(CancelRequest{Schedule: j.id, SlotID: c.Cancel, By: c.ID(j.id), At: c.At})
-	subj := e.store.Layout().CancelSubject(j.id)
+	subj := e.store.Layout().CancelSubject(j.workflow, j.id)
 	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
 		e.log.Warn("publish cancel", "subject", subj, "err", err)
 	}
 }
 
-// CancelRequest is the body of a message on sched.cancel.<schedule id>.
+// CancelRequest is the body of a message on
+// sched.cancel.<workflow>.<schedule id>.
 type CancelRequest struct {
 	Schedule string    `json:"schedule"`
 	SlotID   string    `json:"slot_id"` // the running slot to cancel

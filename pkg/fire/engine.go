@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -154,20 +153,13 @@ func (e *Engine) Start(ctx context.Context) error {
 		return fmt.Errorf("fire: watch calendars: %w", err)
 	}
 	dones := make(chan doneReport, 1024)
-	sub, err := e.store.JetStream().Conn().Subscribe(e.store.Layout().DoneSubjects(), func(m *nats.Msg) {
-		if d, ok := parseDone(m); ok {
-			select {
-			case dones <- d:
-			case <-loopCtx.Done():
-			}
-		}
-	})
+	sub, err := e.subscribeDones(loopCtx, dones)
 	if err != nil {
 		_ = specs.Stop()
 		_ = states.Stop()
 		_ = cals.Stop()
 		cancel()
-		return fmt.Errorf("fire: subscribe %s: %w", e.store.Layout().DoneSubjects(), err)
+		return err
 	}
 	// Take this instance's share of the shards before the loop runs.
 	e.leases.round(ctx)

@@ -3,6 +3,7 @@ package kvstore_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -138,8 +139,19 @@ func TestLayout(t *testing.T) {
 	if got := l.EventSubject(kvstore.EventInvalid, "x"); got != "sched.event.invalid.x" {
 		t.Errorf("EventSubject = %q", got)
 	}
-	if got := l.DoneSubject("x"); got != "sched.done.x" {
-		t.Errorf("DoneSubject = %q", got)
+	for _, c := range [][2]string{
+		{l.DoneSubject("billing", "x"), "sched.done.billing.x"},
+		{l.LegacyDoneSubject("x"), "sched.done.x"},
+		{l.CancelSubject("billing", "x"), "sched.cancel.billing.x"},
+		{l.DeadLetterSubject("billing", "x"), "sched.event.dead_letter.billing.x"},
+		{l.DeadLetterSubject("billing", "wakeup.r.s.1"), "sched.event.dead_letter.billing.wakeup%2Er%2Es%2E1"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("subject %q, want %q", c[0], c[1])
+		}
+	}
+	if got := kvstore.NamedLayout("acme").Streams(); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
+		t.Errorf("Streams = %v", got)
 	}
 	tenant := kvstore.Layout{Prefix: "acme", FiresStream: "ACME_FIRES"}.WithDefaults()
 	if tenant.FireSubjects() != "acme.fire.>" || tenant.FiresStream != "ACME_FIRES" || tenant.SpecsBucket != "sched_specs" {
@@ -281,5 +293,37 @@ func TestSubjectToken(t *testing.T) {
 	l := kvstore.Layout{}
 	if got := l.EventSubject(kvstore.EventInvalid, "a.b"); got != "sched.event.invalid.a%2Eb" {
 		t.Errorf("EventSubject of a dotted key: %q", got)
+	}
+}
+
+// TestLayoutStreamsAreWhatSetupCreates: Layout.Streams names exactly what
+// Setup creates, since the scheduler's permission block (natsconf/) is
+// built from it: a stream left out would be refused to the scheduler.
+func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := context.Background()
+	l := kvstore.NamedLayout("acme")
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{Layout: l}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	names := js.StreamNames(ctx)
+	for n := range names.Name() {
+		got = append(got, n)
+	}
+	if names.Err() != nil {
+		t.Fatal(names.Err())
+	}
+	want := l.Streams()
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("Setup creates %q, Layout.Streams names %q", got, want)
+	}
+	for _, b := range l.Buckets() {
+		if !slices.Contains(got, "KV_"+b) {
+			t.Errorf("bucket %s has no stream", b)
+		}
 	}
 }

@@ -140,17 +140,67 @@ func SubjectToken(s string) string {
 // EventSubjects is the wildcard the event stream captures.
 func (l Layout) EventSubjects() string { return l.WithDefaults().Prefix + ".event.>" }
 
-// CancelSubject is where a scheduler asks workers to cancel a running
-// slot (overlap policy cancel_other): "sched.cancel.<schedule id>".
-func (l Layout) CancelSubject(id string) string {
-	return l.WithDefaults().Prefix + ".cancel." + id
+// Streams names every stream of the layout, the key-value buckets' backing
+// streams ("KV_<bucket>") included: what a scheduler creates, updates and
+// reads. The audit trail's stream (shared by every layout) is not among
+// them.
+func (l Layout) Streams() []string {
+	l = l.WithDefaults()
+	return []string{
+		"KV_" + l.SpecsBucket, "KV_" + l.StateBucket, "KV_" + l.TicksBucket,
+		"KV_" + l.WakeupsBucket, "KV_" + l.CalendarsBucket, "KV_" + l.LeasesBucket,
+		l.FiresStream, l.WakeupsStream, l.EventsStream,
+	}
 }
 
-// DoneSubjects is the wildcard schedulers listen on for completions.
+// Buckets names every key-value bucket of the layout.
+func (l Layout) Buckets() []string {
+	l = l.WithDefaults()
+	return []string{l.SpecsBucket, l.StateBucket, l.TicksBucket, l.WakeupsBucket, l.CalendarsBucket, l.LeasesBucket}
+}
+
+// CancelSubject is where a scheduler asks workers to cancel a running
+// slot (overlap policy cancel_other): "sched.cancel.<workflow>.<schedule
+// id>". The workflow comes before the id so that a worker's permissions
+// can be scoped to its workflows ("sched.cancel.invoices.>").
+func (l Layout) CancelSubject(workflow, id string) string {
+	return l.WithDefaults().Prefix + ".cancel." + workflow + "." + id
+}
+
+// DoneSubjects is the wildcard schedulers listen on for completions: it
+// covers DoneSubject and the deprecated LegacyDoneSubject.
 func (l Layout) DoneSubjects() string { return l.WithDefaults().Prefix + ".done.>" }
 
 // DoneSubject is where workers report the completion of a slot:
-// "sched.done.<schedule id>".
-func (l Layout) DoneSubject(id string) string {
+// "sched.done.<workflow>.<schedule id>". The workflow comes before the id
+// so that a worker's permissions can be scoped to its workflows
+// ("sched.done.invoices.>"); the scheduler accepts a report only when the
+// workflow is the one the slot was fired for.
+func (l Layout) DoneSubject(workflow, id string) string {
+	return l.WithDefaults().Prefix + ".done." + workflow + "." + id
+}
+
+// LegacyDoneSubject is the completion subject before the workflow was
+// added, "sched.done.<schedule id>". Deprecated: schedulers still read it
+// for one release (it cannot be scoped per workflow, so the shipped worker
+// accounts may not publish on it); report on DoneSubject.
+func (l Layout) LegacyDoneSubject(id string) string {
 	return l.WithDefaults().Prefix + ".done." + id
+}
+
+// DeadLetterSubject is where a worker keeps a copy of a message it gave up
+// on: "sched.event.dead_letter.<workflow>.<id>", captured by the event
+// stream. id is the schedule id for a fire and the message id
+// ("wakeup.<run>.<step>.<due ms>") for a wakeup, made one subject token as
+// in EventSubject, so `sched.event.dead_letter.<workflow>.*` sees both. The
+// workflow comes first so that a worker's permissions can be scoped to its
+// workflows (DeadLetterSubjects).
+func (l Layout) DeadLetterSubject(workflow, id string) string {
+	return l.DeadLetterPrefix(workflow) + "." + SubjectToken(id)
+}
+
+// DeadLetterPrefix is "sched.event.dead_letter.<workflow>": append ".>" for
+// the wildcard of a workflow's dead letters.
+func (l Layout) DeadLetterPrefix(workflow string) string {
+	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow
 }

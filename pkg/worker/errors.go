@@ -14,7 +14,7 @@ import (
 //	any other error      nak with the worker's backoff for that delivery
 //
 // On the last allowed delivery (Config.MaxDeliver) a failure dead-letters
-// the message (a copy on sched.event.dead_letter.<id>) and reports it
+// the message (a copy on sched.event.dead_letter.<workflow>.<id>) and reports it
 // "failed", so the ledger says so.
 
 type retryError struct {

@@ -37,7 +37,7 @@ func ExampleWorker() {
 		}
 		fmt.Printf("invoicing for %s (delivery %d): %s\n", f.ScheduleID, f.Delivery, f.Input)
 		close(done)
-		return nil // acked, reported completed on sched.done.<schedule id>
+		return nil // acked, reported completed on sched.done.<workflow>.<schedule id>
 	})
 	_ = w.Start(ctx)
 	defer w.Stop()

@@ -2,8 +2,17 @@
 // pull consumer per workflow with AckWait, MaxDeliver and backoff
 // settings, in-progress pings for long handlers, delivery steered by what
 // the handler returns (see Retry and Permanent), completion reports on
-// sched.done.<id> for the ledger and the overlap policies, dead letters
-// after the last delivery, and the stale-condition check for wakeups.
+// sched.done.<workflow>.<schedule id> for the ledger and the overlap
+// policies, dead letters after the last delivery, and the stale-condition
+// check for wakeups.
+//
+// Every subject a worker uses carries its workflow, and each consumer is
+// created with one filter subject (so nats.go asks for
+// $JS.API.CONSUMER.CREATE.<stream>.<name>.<filter>), which lets the
+// account's permissions pin a worker to its workflows: `scheduler
+// natsconf --worker NAME --workflows a,b` prints such a permission block.
+// Such an account reads replies only under its own inbox prefix, so the
+// connection passed in needs nats.CustomInboxPrefix("_INBOX_<user>").
 package worker
 
 import (
@@ -14,6 +23,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -286,6 +296,7 @@ func (w *Worker) onWakeup(m jetstream.Msg, h WakeupHandler) {
 // settle acks, naks or terms by the handler's result, and reports fires'
 // completions. schedule is "" for wakeups.
 func (w *Worker) settle(m jetstream.Msg, n int, err error, schedule, id string) {
+	workflow := subjectWorkflow(m.Subject())
 	var perm *permanentError
 	var retry *retryError
 	switch {
@@ -294,15 +305,15 @@ func (w *Worker) settle(m jetstream.Msg, n int, err error, schedule, id string) 
 			w.log.Warn("ack", "id", id, "err", aerr)
 			return
 		}
-		w.report(schedule, id, fire.OutcomeCompleted, "")
+		w.report(workflow, schedule, id, fire.OutcomeCompleted, "")
 	case errors.As(err, &perm):
 		_ = m.TermWithReason(err.Error())
-		w.report(schedule, id, fire.OutcomeFailed, err.Error())
+		w.report(workflow, schedule, id, fire.OutcomeFailed, err.Error())
 	case n >= w.cfg.MaxDeliver:
 		w.log.Error("giving up after the last delivery: dead-lettered", "id", id, "deliveries", n, "err", err)
-		w.deadLetter(m, schedule, id, n, err)
+		w.deadLetter(m, workflow, schedule, id, n, err)
 		_ = m.TermWithReason("dead-lettered: " + err.Error())
-		w.report(schedule, id, fire.OutcomeFailed, fmt.Sprintf("dead-lettered after %d deliveries: %v", n, err))
+		w.report(workflow, schedule, id, fire.OutcomeFailed, fmt.Sprintf("dead-lettered after %d deliveries: %v", n, err))
 	case errors.As(err, &retry):
 		_ = m.NakWithDelay(retry.after)
 	default:
@@ -312,26 +323,36 @@ func (w *Worker) settle(m jetstream.Msg, n int, err error, schedule, id string) 
 	}
 }
 
-// report publishes a completion on sched.done.<schedule id>.
-func (w *Worker) report(schedule, id, outcome, errText string) {
+// subjectWorkflow is the workflow a message was delivered for: the last
+// token of sched.fire.<workflow> or sched.wakeup.<workflow>. The subject,
+// not a header, because the subject is what the consumer's filter and the
+// worker's permissions are about.
+func subjectWorkflow(subject string) string {
+	return subject[strings.LastIndexByte(subject, '.')+1:]
+}
+
+// report publishes a completion on sched.done.<workflow>.<schedule id>.
+func (w *Worker) report(workflow, schedule, id, outcome, errText string) {
 	if schedule == "" {
 		return
 	}
 	data, _ := json.Marshal(fire.DoneReport{SlotID: id, Outcome: outcome, Error: errText, Worker: w.cfg.Name})
-	if err := w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(schedule), data); err != nil {
+	if err := w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(workflow, schedule), data); err != nil {
 		w.log.Warn("report completion", "id", id, "err", err)
 	}
 }
 
 // deadLetter keeps a copy of a message given up on, on
-// sched.event.dead_letter.<id> (captured by SCHED_EVENTS), with its
-// headers, the deliveries and the last error.
-func (w *Worker) deadLetter(m jetstream.Msg, schedule, id string, n int, err error) {
+// sched.event.dead_letter.<workflow>.<schedule id> for a fire and
+// sched.event.dead_letter.<workflow>.<wakeup id> for a wakeup (the id as
+// one token; captured by SCHED_EVENTS), with its headers, the deliveries
+// and the last error.
+func (w *Worker) deadLetter(m jetstream.Msg, workflow, schedule, id string, n int, err error) {
 	key := schedule
 	if key == "" {
-		key = "wakeup"
+		key = id // a wakeup's id: "wakeup.<run>.<step>.<due ms>"
 	}
-	dl := nats.NewMsg(w.cfg.Layout.EventSubject(kvstore.EventDeadLetter, key))
+	dl := nats.NewMsg(w.cfg.Layout.DeadLetterSubject(workflow, key))
 	for k, v := range m.Headers() {
 		if k != nats.MsgIdHdr {
 			dl.Header[k] = v

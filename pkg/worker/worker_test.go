@@ -25,8 +25,14 @@ type env struct {
 	t     *testing.T
 	nc    *nats.Conn
 	js    jetstream.JetStream
-	dones chan fire.DoneReport
+	dones chan doneMsg
 	dead  chan *nats.Msg
+}
+
+// doneMsg is a completion report and the subject it came on.
+type doneMsg struct {
+	fire.DoneReport
+	subject string
 }
 
 func newEnv(t *testing.T) *env {
@@ -36,10 +42,10 @@ func newEnv(t *testing.T) *env {
 	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, nc: nc, js: js, dones: make(chan fire.DoneReport, 16), dead: make(chan *nats.Msg, 4)}
+	e := &env{t: t, nc: nc, js: js, dones: make(chan doneMsg, 16), dead: make(chan *nats.Msg, 4)}
 	sub, err := nc.Subscribe("sched.done.>", func(m *nats.Msg) {
-		var d fire.DoneReport
-		if json.Unmarshal(m.Data, &d) == nil {
+		d := doneMsg{subject: m.Subject}
+		if json.Unmarshal(m.Data, &d.DoneReport) == nil {
 			e.dones <- d
 		}
 	})
@@ -84,7 +90,7 @@ func (e *env) worker(cfg worker.Config, setup func(*worker.Worker)) *worker.Work
 	return w
 }
 
-func (e *env) done(timeout time.Duration) fire.DoneReport {
+func (e *env) done(timeout time.Duration) doneMsg {
 	e.t.Helper()
 	select {
 	case d := <-e.dones:
@@ -92,7 +98,7 @@ func (e *env) done(timeout time.Duration) fire.DoneReport {
 	case <-time.After(timeout):
 		e.t.Fatal("no completion report")
 	}
-	return fire.DoneReport{}
+	return doneMsg{}
 }
 
 func TestAckAndCompletion(t *testing.T) {
@@ -106,7 +112,9 @@ func TestAckAndCompletion(t *testing.T) {
 	if f.SlotID != id || string(f.Input) != `{"n":1}` || f.Delivery != 1 || f.Subject != "sched.fire.billing" {
 		t.Fatalf("fire %+v", f)
 	}
-	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != fire.OutcomeCompleted || d.Worker != "svc" {
+	// The report's subject carries the workflow, so that permissions can
+	// scope a worker to its workflows.
+	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != fire.OutcomeCompleted || d.Worker != "svc" || d.subject != "sched.done.billing.bill" {
 		t.Fatalf("report %+v", d)
 	}
 }
@@ -139,8 +147,9 @@ func TestRetryPermanentAndDeadLetter(t *testing.T) {
 	}
 	select {
 	case m := <-e.dead:
-		if m.Header.Get("Sched-Original-Id") != flakyID || m.Header.Get("Sched-Deliveries") != "3" || string(m.Data) != `{"n":1}` {
-			t.Fatalf("dead letter %v %s", m.Header, m.Data)
+		if m.Subject != "sched.event.dead_letter.flaky.f" || m.Header.Get("Sched-Original-Id") != flakyID ||
+			m.Header.Get("Sched-Deliveries") != "3" || string(m.Data) != `{"n":1}` {
+			t.Fatalf("dead letter on %s: %v %s", m.Subject, m.Header, m.Data)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no dead letter")
@@ -198,5 +207,32 @@ func TestStaleWakeupIsDropped(t *testing.T) {
 	case run := <-handled:
 		t.Fatalf("also handled %s", run)
 	case <-time.After(300 * time.Millisecond):
+	}
+}
+
+// TestWakeupDeadLetterCarriesWorkflow: a wakeup given up on is kept on
+// sched.event.dead_letter.<workflow>.<wakeup id as one token>, inside the
+// workflow's scope like a fire's.
+func TestWakeupDeadLetterCarriesWorkflow(t *testing.T) {
+	e := newEnv(t)
+	e.worker(worker.Config{Name: "svc", MaxDeliver: 1}, func(w *worker.Worker) {
+		_ = w.HandleWakeup("approvals", func(context.Context, worker.Wakeup) error { return errors.New("boom") })
+	})
+	m := nats.NewMsg("sched.wakeup.approvals")
+	m.Header.Set(wakeup.HeaderRun, "order-1")
+	m.Header.Set(wakeup.HeaderStep, "escalate")
+	m.Header.Set(wakeup.HeaderWorkflow, "approvals")
+	m.Header.Set(wakeup.HeaderDueAt, time.Now().Format(time.RFC3339Nano))
+	id := "wakeup.order-1.escalate.1796025876000"
+	if _, err := e.js.PublishMsg(context.Background(), m, jetstream.WithMsgID(id)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case dl := <-e.dead:
+		if want := "sched.event.dead_letter.approvals.wakeup%2Eorder-1%2Eescalate%2E1796025876000"; dl.Subject != want || dl.Header.Get("Sched-Original-Id") != id {
+			t.Fatalf("dead letter on %s (%v), want %s", dl.Subject, dl.Header, want)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no dead letter")
 	}
 }

@@ -1,0 +1,67 @@
+package fire_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestCompletionReportsAreScopedByWorkflow: a report counts only on
+// sched.done.<the slot's workflow>.<its schedule>, since that subject is
+// what a worker's permissions scope; the deprecated sched.done.<id> form is
+// still read (with a warning).
+func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
+	h := setup(t)
+	refused, ignored, legacy := testlog.NewSignal("completion report refused"), testlog.NewSignal("completion report ignored"),
+		testlog.NewSignal("deprecated subject")
+	h.engine(fire.Config{Logger: slog.New(slog.NewMultiHandler(refused, ignored, legacy))})
+	h.put("ov", kvstore.Spec{Workflow: "wf", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"})
+	first := h.waitFires("ov", 10*time.Second, atLeast(1))[0]
+	h.waitTick(first.meta.SlotID)
+	report := func(subject, slot string) {
+		t.Helper()
+		data, _ := json.Marshal(fire.DoneReport{SlotID: slot, Outcome: fire.OutcomeFailed, Worker: "test"})
+		if err := h.js.Conn().Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSignal := func(s testlog.Signal) {
+		t.Helper()
+		select {
+		case <-s.Seen:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no log line %q", s.Match)
+		}
+	}
+	// Another workflow's worker forges a report for this slot: refused.
+	report("sched.done.payroll.ov", first.meta.SlotID)
+	waitSignal(refused)
+	// A report on this schedule's subject about another schedule's slot:
+	// ignored.
+	report("sched.done.wf.ov", "other.1796025876000")
+	waitSignal(ignored)
+	if tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID); tick.Status != kvstore.TickDispatched {
+		t.Fatalf("tick %s after forged reports, want dispatched", tick.Status)
+	}
+	// The genuine report ends the run: the next slot fires.
+	report("sched.done.wf.ov", first.meta.SlotID)
+	second := h.waitFires("ov", 10*time.Second, atLeast(2))[1]
+	waitFor(t, 5*time.Second, func() bool {
+		tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID)
+		return tick.Status == kvstore.TickFailed
+	})
+	// The deprecated form still counts, with a warning.
+	h.waitTick(second.meta.SlotID)
+	report("sched.done.ov", second.meta.SlotID)
+	waitSignal(legacy)
+	waitFor(t, 5*time.Second, func() bool {
+		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
+		return tick.Status == kvstore.TickFailed
+	})
+}
