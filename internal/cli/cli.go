@@ -153,7 +153,7 @@ func describe(err error) string {
 	var fe *kvstore.FieldError
 	if errors.As(err, &fe) {
 		switch fe.Field {
-		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dst_gap", "dst_overlap",
+		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
 			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time",
 			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout":
 			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()

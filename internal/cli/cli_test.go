@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -198,5 +199,91 @@ func TestScheduleImport(t *testing.T) {
 	}
 	if n := e.specCount(); n != 2 {
 		t.Fatalf("%d specs after a refused import, want the 2 of the first", n)
+	}
+}
+
+// TestScheduleAddPeerForms: every form migrating users bring (issue 15)
+// registers through schedule add and the admin API, or is refused with exit
+// status 2 naming the flag and nothing written; --dom-dow reaches the
+// stored spec and the plan.
+func TestScheduleAddPeerForms(t *testing.T) {
+	e := newEnv(t)
+	accepted := []struct {
+		cron   string
+		domDow string
+	}{
+		{"0 0 * * friday", ""},
+		{"0 9 1 January-MARCH *", ""},
+		{"0 0 * * FRI-MON", ""},
+		{"0 0 * * 7-4", ""},
+		{"0 0 1 NOV-FEB *", ""},
+		{"0 22-2/2 * * *", ""},
+		{"0 0 29-L * *", ""},
+		{"0 0 1-L/8 * *", ""},
+		{"0 0 W15 * *", ""},
+		{"0 0 L-2W * *", ""},
+		{"0 0 2W,16 * *", ""},
+		{"0 0 L-1W,L-1 * *", ""},
+		{"0 0 0 1 1 * 2025,*", ""},
+		{"@everyminute", ""},
+		{"@always", ""},
+		{"@5minutes", ""},
+		{"@10minutes", ""},
+		{"@15minutes", ""},
+		{"@30minutes", ""},
+		{"0 0 */10 * SUN", "cronie"},
+		{"0 0 */10 * SUN", "posix"},
+		{"0 0 13 * FRI", "and"},
+	}
+	for i, tc := range accepted {
+		id := fmt.Sprintf("peer-%d", i)
+		args := []string{"schedule", "add", "--id", id, "--workflow", "wf", "--cron", tc.cron}
+		if tc.domDow != "" {
+			args = append(args, "--dom-dow", tc.domDow)
+		}
+		if code, _, stderr := e.run(args...); code != ExitOK {
+			t.Fatalf("add %q (dom-dow %q): exit %d: %s", tc.cron, tc.domDow, code, stderr)
+		}
+		stored, err := e.store.GetSpec(context.Background(), id)
+		if err != nil || stored.Spec.Cron != tc.cron || stored.Spec.DomDow != tc.domDow {
+			t.Fatalf("stored %+v (%v), want cron %q dom_dow %q", stored.Spec, err, tc.cron, tc.domDow)
+		}
+	}
+
+	// The planned next fire of "0 0 13 * FRI" under "and" is a Friday the
+	// 13th (under cronie it would be the next Friday or 13th).
+	id := fmt.Sprintf("peer-%d", len(accepted)-1)
+	code, out, _ := e.run("schedule", "get", id, "--json")
+	var v scheduleView
+	if code != ExitOK || json.Unmarshal([]byte(out), &v) != nil {
+		t.Fatalf("get --json: exit %d\n%s", code, out)
+	}
+	if v.Spec.DomDow != "and" || v.State == nil || v.State.Next.UTC().Day() != 13 || v.State.Next.UTC().Weekday() != time.Friday {
+		t.Fatalf("get --json: dom_dow %q, planned %+v; want and, a Friday the 13th", v.Spec.DomDow, v.State)
+	}
+
+	before := e.specCount()
+	refused := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"# in a list", []string{"--cron", "0 0 * * 5,6#3"}, "--cron"},
+		{"lone L in a list", []string{"--cron", "0 0 * * SAT,SUN,L"}, "--cron"},
+		{"quartz lone L in a list", []string{"--cron", "0 0 12 ? * SAT,SUN,L", "--dialect", "quartz"}, "--cron"},
+		{"year range backwards", []string{"--cron", "0 0 0 1 1 * 2031-2030"}, "--cron"},
+		{"bad dom-dow", []string{"--cron", "0 0 13 * FRI", "--dom-dow", "or"}, "--dom-dow"},
+		{"dom-dow on an interval", []string{"--every", "5s", "--dom-dow", "posix"}, "--dom-dow"},
+	}
+	for _, tc := range refused {
+		t.Run(tc.name, func(t *testing.T) {
+			code, stdout, stderr := e.run(append([]string{"schedule", "add", "--id", "refused", "--workflow", "wf"}, tc.args...)...)
+			if code != ExitInvalid || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || stdout != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and one line naming %s", code, stdout, stderr, ExitInvalid, tc.want)
+			}
+			if n := e.specCount(); n != before {
+				t.Fatalf("%d specs, want %d: a refused spec was written", n, before)
+			}
+		})
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 type previewFlags struct {
-	tz, from, dialect, gap, overlap, key string
-	calendar, roll                       string
-	count                                int
-	explain, businessHoursOnly           bool
+	tz, from, dialect, domDow, gap, overlap, key string
+	calendar, roll                               string
+	count                                        int
+	explain, businessHoursOnly                   bool
 }
 
 // previewCommand prints the next fire times of an expression. Its output
@@ -25,7 +25,7 @@ type previewFlags struct {
 func (a *app) previewCommand() *cobra.Command {
 	var f previewFlags
 	cmd := &cobra.Command{
-		Use:   "preview [--tz ZONE] [--from RFC3339] [-n COUNT] [--dialect standard|quartz] [--dst-gap natural|skip|shift] [--dst-overlap natural|once|twice] [--key ID] [--calendar NAME|FILE.json [--holiday-roll MODE] [--business-hours-only]] [--explain] [--] EXPR",
+		Use:   "preview [--tz ZONE] [--from RFC3339] [-n COUNT] [--dialect standard|quartz] [--dom-dow cronie|posix|and] [--dst-gap natural|skip|shift] [--dst-overlap natural|once|twice] [--key ID] [--calendar NAME|FILE.json [--holiday-roll MODE] [--business-hours-only]] [--explain] [--] EXPR",
 		Short: "Print the next fire times of a cron expression or @every interval",
 		Long: `Print the next COUNT fire times strictly after --from (default now), one
 per line, RFC 3339 with the zone's offset. With --explain, a time that a DST
@@ -37,6 +37,7 @@ EXPR is one argument (quote it) or the remaining arguments joined by spaces.`,
 		Example: `  scheduler preview --tz America/New_York --from 2026-03-07T12:00:00-05:00 -n 3 '30 2 * * *'
   scheduler preview -- 0 9 * * MON-FRI
   scheduler preview --dialect quartz '0 0 12 ? * 6#3'
+  scheduler preview --dom-dow posix '0 0 */10 * SUN'
   scheduler preview '@every 90m'`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 {
@@ -62,6 +63,7 @@ EXPR is one argument (quote it) or the remaining arguments joined by spaces.`,
 	fl.StringVar(&f.from, "from", "", "print fire times strictly after this RFC 3339 time (default now)")
 	fl.IntVarP(&f.count, "count", "n", 5, "how many fire times")
 	fl.StringVar(&f.dialect, "dialect", "standard", "cron dialect: standard or quartz")
+	fl.StringVar(&f.domDow, "dom-dow", "cronie", "day-of-month/day-of-week rule: cronie (a field starting with * is unrestricted, else either matches), posix (only a bare * or ? is unrestricted) or and (both must match)")
 	fl.StringVar(&f.gap, "dst-gap", "natural", "time in a DST gap: natural, skip or shift")
 	fl.StringVar(&f.overlap, "dst-overlap", "natural", "time in a DST overlap: natural, once or twice")
 	fl.StringVar(&f.key, "key", "", "schedule id that seeds H fields (default: the expression)")
@@ -89,6 +91,9 @@ func (a *app) preview(f previewFlags, expr string, cal *calendar.Calendar, now t
 	opts := cronx.Options{Location: loc, Key: f.key}
 	if opts.Dialect, err = cronx.ParseDialect(f.dialect); err != nil {
 		return usageError{fmt.Errorf("--dialect: %w", err)}
+	}
+	if opts.DomDow, err = cronx.ParseDomDow(f.domDow); err != nil {
+		return usageError{fmt.Errorf("--dom-dow: %w", err)}
 	}
 	if opts.Gap, err = cronx.ParseGapPolicy(f.gap); err != nil {
 		return usageError{fmt.Errorf("--dst-gap: %w", err)}

@@ -10,14 +10,17 @@ import (
 // TestPreviewContract pins the output scripts depend on: one RFC 3339 time
 // per line and nothing else on stdout; exit 2 and one stderr line for bad
 // input; nothing and exit 0 when there is no further fire time.
+// previewCase is one run of scheduler preview and what it must print.
+type previewCase struct {
+	name   string
+	args   []string
+	code   int
+	stdout string
+	stderr string // substring
+}
+
 func TestPreviewContract(t *testing.T) {
-	tests := []struct {
-		name   string
-		args   []string
-		code   int
-		stdout string
-		stderr string // substring
-	}{
+	runPreviewCases(t, []previewCase{
 		{"new york gap, natural", []string{"--tz", "America/New_York", "--from", "2026-03-07T12:00:00-05:00", "-n", "3", "30 2 * * *"}, 0,
 			"2026-03-08T03:00:00-04:00\n2026-03-09T02:30:00-04:00\n2026-03-10T02:30:00-04:00\n", ""},
 		{"shift with explain", []string{"--tz", "America/New_York", "--from", "2026-03-07T12:00:00-05:00", "-n", "2", "--dst-gap", "shift", "--explain", "30 2 * * *"}, 0,
@@ -47,7 +50,14 @@ func TestPreviewContract(t *testing.T) {
 		{"negative count", []string{"-n", "-1", "* * * * *"}, 2, "", "-n"},
 		{"missing expression", nil, 2, "", "missing EXPR"},
 		{"unknown flag", []string{"--frm", "x", "* * * * *"}, 2, "", "unknown flag"},
-	}
+	})
+}
+
+// runPreviewCases runs each case and checks the preview contract: exactly
+// the expected stdout; on failure, exit 2 and one line on stderr naming the
+// problem; on success, nothing on stderr.
+func runPreviewCases(t *testing.T, tests []previewCase) {
+	t.Helper()
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
@@ -70,4 +80,58 @@ func TestPreviewContract(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPreviewPeerForms: every form migrating users bring (issue 15)
+// previews, or is refused, through scheduler preview.
+func TestPreviewPeerForms(t *testing.T) {
+	from := []string{"--from", "2025-12-31T00:00:00Z", "-n"}
+	args := func(n string, rest ...string) []string {
+		return append(append(append([]string(nil), from...), n), rest...)
+	}
+	lines := func(ls ...string) string { return strings.Join(ls, "\n") + "\n" }
+	runPreviewCases(t, []previewCase{
+		// Names in full, any case.
+		{"full day name", args("2", "0 0 * * friday"), 0, lines("2026-01-02T00:00:00Z", "2026-01-09T00:00:00Z"), ""},
+		{"full month name", args("1", "0 0 1 January *"), 0, lines("2026-01-01T00:00:00Z"), ""},
+		{"full names in a range", args("2", "0 0 * * Monday-FRIDAY"), 0, lines("2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"), ""},
+		// Wrap-around ranges.
+		{"FRI-MON", args("4", "0 0 * * FRI-MON"), 0, lines("2026-01-02T00:00:00Z", "2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z", "2026-01-05T00:00:00Z"), ""},
+		{"7-4", args("2", "0 0 * * 7-4"), 0, lines("2026-01-01T00:00:00Z", "2026-01-04T00:00:00Z"), ""},
+		{"NOV-FEB", []string{"--from", "2026-03-01T00:00:00Z", "-n", "3", "0 0 1 NOV-FEB *"}, 0, lines("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z", "2027-01-01T00:00:00Z"), ""},
+		{"22-2/2", []string{"--from", "2026-01-01T12:00:00Z", "-n", "3", "0 22-2/2 * * *"}, 0, lines("2026-01-01T22:00:00Z", "2026-01-02T00:00:00Z", "2026-01-02T02:00:00Z"), ""},
+		// L, W and lists of them.
+		{"29-L", []string{"--from", "2026-01-31T00:00:00Z", "-n", "3", "0 0 29-L * *"}, 0, lines("2026-03-29T00:00:00Z", "2026-03-30T00:00:00Z", "2026-03-31T00:00:00Z"), ""},
+		{"1-L/8", []string{"--from", "2026-01-20T00:00:00Z", "-n", "3", "0 0 1-L/8 * *"}, 0, lines("2026-01-25T00:00:00Z", "2026-02-01T00:00:00Z", "2026-02-09T00:00:00Z"), ""},
+		{"W15", args("3", "0 0 W15 * *"), 0, lines("2026-01-15T00:00:00Z", "2026-02-16T00:00:00Z", "2026-03-16T00:00:00Z"), ""},
+		{"L-2W", args("3", "0 0 L-2W * *"), 0, lines("2026-01-29T00:00:00Z", "2026-02-26T00:00:00Z", "2026-03-30T00:00:00Z"), ""},
+		{"2W,16", args("3", "0 0 2W,16 * *"), 0, lines("2026-01-02T00:00:00Z", "2026-01-16T00:00:00Z", "2026-02-02T00:00:00Z"), ""},
+		{"L-1W,L-1", args("3", "0 0 L-1W,L-1 * *"), 0, lines("2026-01-30T00:00:00Z", "2026-02-27T00:00:00Z", "2026-03-30T00:00:00Z"), ""},
+		// '*' in a list.
+		{"2025,*", []string{"--from", "2030-06-01T00:00:00Z", "-n", "1", "0 0 0 1 1 * 2025,*"}, 0, lines("2031-01-01T00:00:00Z"), ""},
+		// gronx aliases.
+		{"@everyminute", args("2", "@everyminute"), 0, lines("2025-12-31T00:01:00Z", "2025-12-31T00:02:00Z"), ""},
+		{"@always", args("1", "@always"), 0, lines("2025-12-31T00:01:00Z"), ""},
+		{"@5minutes", args("2", "@5minutes"), 0, lines("2025-12-31T00:05:00Z", "2025-12-31T00:10:00Z"), ""},
+		{"@10minutes", args("1", "@10minutes"), 0, lines("2025-12-31T00:10:00Z"), ""},
+		{"@15minutes", args("1", "@15minutes"), 0, lines("2025-12-31T00:15:00Z"), ""},
+		{"@30minutes", args("2", "@30minutes"), 0, lines("2025-12-31T00:30:00Z", "2025-12-31T01:00:00Z"), ""},
+		// The day rule: one expression under each.
+		{"dom-dow cronie", []string{"--dom-dow", "cronie", "--from", "2026-02-28T00:00:00Z", "-n", "3", "0 0 */10 * SUN"}, 0, lines("2026-03-01T00:00:00Z", "2026-05-31T00:00:00Z", "2026-06-21T00:00:00Z"), ""},
+		{"dom-dow default", []string{"--from", "2026-02-28T00:00:00Z", "-n", "2", "0 0 */10 * SUN"}, 0, lines("2026-03-01T00:00:00Z", "2026-05-31T00:00:00Z"), ""},
+		{"dom-dow posix", []string{"--dom-dow", "posix", "--from", "2026-02-28T00:00:00Z", "-n", "3", "0 0 */10 * SUN"}, 0, lines("2026-03-01T00:00:00Z", "2026-03-08T00:00:00Z", "2026-03-11T00:00:00Z"), ""},
+		{"dom-dow and", []string{"--dom-dow", "and", "--from", "2026-01-01T00:00:00Z", "-n", "2", "0 0 13 * FRI"}, 0, lines("2026-02-13T00:00:00Z", "2026-03-13T00:00:00Z"), ""},
+		{"bad dom-dow", []string{"--dom-dow", "or", "* * * * *"}, 2, "", "--dom-dow"},
+		// DST overlap once, as cronie: Sao Paulo's DST ended at midnight.
+		{"overlap once wildcard", []string{"--tz", "America/Sao_Paulo", "--dst-overlap", "once", "--from", "2019-02-16T22:50:00-02:00", "-n", "5", "*/30 * * * *"}, 0,
+			lines("2019-02-16T23:00:00-02:00", "2019-02-16T23:30:00-02:00", "2019-02-16T23:00:00-03:00", "2019-02-16T23:30:00-03:00", "2019-02-17T00:00:00-03:00"), ""},
+		{"overlap once fixed", []string{"--tz", "Europe/London", "--dst-overlap", "once", "--from", "2026-10-24T12:00:00+01:00", "-n", "2", "30 1 * * *"}, 0,
+			lines("2026-10-25T01:30:00+01:00", "2026-10-26T01:30:00Z"), ""},
+		// Refused: ambiguous, and a year range that cannot wrap.
+		{"# in a list", []string{"0 0 * * 5,6#3"}, 2, "", "ambiguous"},
+		{"lone L in a list", []string{"0 0 * * SAT,SUN,L"}, 2, "", "ambiguous"},
+		{"quartz lone L in a list", []string{"--dialect", "quartz", "0 0 12 ? * SAT,SUN,L"}, 2, "", "ambiguous"},
+		{"quartz # in a list", []string{"--dialect", "quartz", "0 0 12 ? * 6,7#3"}, 2, "", "ambiguous"},
+		{"year range backwards", []string{"0 0 0 1 1 * 2031-2030"}, 2, "", "cannot wrap"},
+	})
 }

@@ -30,7 +30,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 
 type addFlags struct {
 	id, workflow, cron, every, at, tz, input, anchor, description string
-	dialect, dstGap, dstOverlap                                   string
+	dialect, domDow, dstGap, dstOverlap                           string
 	start, end, calendar, roll, bdTime                            string
 	misfire, catchup, threshold, overlap, completionTimeout       string
 	limit, businessDay                                            int
@@ -103,6 +103,7 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.IntVar(&f.businessDay, "business-day", 0, "recurrence: the n-th business day of each month (-1 the last) of --calendar")
 	fl.StringVar(&f.bdTime, "time", "", "with --business-day: the time of day, HH:MM[:SS]")
 	fl.StringVar(&f.dialect, "dialect", "", "cron dialect: standard (default) or quartz")
+	fl.StringVar(&f.domDow, "dom-dow", "", "cron day-of-month/day-of-week rule: cronie (default), posix or and")
 	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
 	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
 	// --id, --workflow and exactly one recurrence are required; Validate
@@ -114,7 +115,7 @@ KV key is refused with exit status 2 and nothing is stored.`,
 func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
-		Dialect: f.dialect, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
+		Dialect: f.dialect, DomDow: f.domDow, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
 		Calendar: f.calendar, HolidayRoll: f.roll, BusinessHoursOnly: f.businessHoursOnly,
 		BusinessDay: f.businessDay, Time: f.bdTime,
 		Misfire: f.misfire, CatchupWindow: f.catchup, MisfireThreshold: f.threshold,

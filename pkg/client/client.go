@@ -96,6 +96,14 @@ func WithKey(key string) Option { return func(o *options) { o.key = key } }
 // InZone reads the recurrence in an IANA zone.
 func InZone(tz string) Option { return specOption(func(s *kvstore.Spec) { s.TZ = tz }) }
 
+// WithDomDow chooses how a Cron recurrence combines day-of-month and
+// day-of-week: "cronie" (the default: as Linux cron, a field starting with
+// '*' is unrestricted, and two restricted fields match on either), "posix"
+// (only a bare '*' or '?' is unrestricted, as robfig/cron and croniter) or
+// "and" (a day must match both: "0 0 13 * FRI" is Friday the 13th).
+// Schedule refuses any other value, naming the field dom_dow.
+func WithDomDow(rule string) Option { return specOption(func(s *kvstore.Spec) { s.DomDow = rule }) }
+
 // WithCalendar applies a calendar from sched_calendars, and how holidays
 // roll ("" = skip).
 func WithCalendar(name, holidayRoll string) Option {

@@ -3,10 +3,12 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 func TestDefaultKeyIsCanonical(t *testing.T) {
@@ -70,5 +72,35 @@ func TestReRegisterKeepsCadence(t *testing.T) {
 			t.Fatalf("new recurrence not re-planned: next %v", info.State.Next)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestScheduleWithDomDow: the day rule is stored with the spec, whose
+// schedule then uses it; a bad rule is refused naming dom_dow.
+func TestScheduleWithDomDow(t *testing.T) {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, err := c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow("and"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := c.Get(ctx, key)
+	if err != nil || info.Spec.DomDow != "and" {
+		t.Fatalf("Get(%s) = spec %+v, %v; want dom_dow and", key, info.Spec, err)
+	}
+	compiled, err := info.Spec.Compile(key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := time.Date(2026, 2, 13, 0, 0, 0, 0, time.UTC) // the first Friday the 13th of 2026
+	if next := compiled.Schedule.Next(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)); !next.Equal(want) {
+		t.Fatalf("stored spec fires at %v after 2026-01-01, want %v", next, want)
+	}
+
+	_, err = c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow("or"))
+	var fe *kvstore.FieldError
+	if !errors.As(err, &fe) || fe.Field != "dom_dow" {
+		t.Fatalf("WithDomDow(\"or\"): err %v, want a FieldError on dom_dow", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Cron is a parsed cron expression evaluated in a time zone with a DST
@@ -19,6 +20,12 @@ type Cron struct {
 	// hourFree: the hour field is a wildcard or a step (OverlapNatural
 	// fires it in both offsets).
 	hourFree bool
+	// wildTime: the second, minute or hour field is a wildcard or a step
+	// (OverlapOnce fires it in both offsets, as cronie does).
+	wildTime bool
+	// dayAnd: a day must match both day-of-month and day-of-week (else
+	// either), from Options.DomDow and the two fields.
+	dayAnd bool
 }
 
 // ParseCron parses a cron expression read in loc (nil: UTC) with the
@@ -31,7 +38,7 @@ func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 // "@every <duration>" (an [Interval] aligned to the Unix epoch, see
 // [ParseEvery]).
 func Parse(expr string, opts Options) (Schedule, error) {
-	if rest, ok := cutPrefixFold(strings.TrimSpace(expr), "@every"); ok {
+	if rest, ok := cutPrefixFold(strings.TrimSpace(expr), "@every"); ok && (rest == "" || unicode.IsSpace(rune(rest[0]))) {
 		d, err := ParseEvery(strings.TrimSpace(rest))
 		if err != nil {
 			return nil, err
@@ -46,8 +53,9 @@ func Parse(expr string, opts Options) (Schedule, error) {
 // Fields, by count: 5 "minute hour day-of-month month day-of-week" (second
 // 0); 6 "second minute hour day-of-month month day-of-week" (seconds FIRST,
 // as in Quartz and the NATS server); 7 adds the year (1970-2199). Aliases:
-// @yearly @annually @monthly @weekly @daily @midnight @hourly. A leading
-// "CRON_TZ=Zone " or "TZ=Zone " sets the zone.
+// @yearly @annually @monthly @weekly @daily @midnight @hourly, and
+// gronx's @everyminute @always @5minutes @10minutes @15minutes @30minutes
+// @everysecond. A leading "CRON_TZ=Zone " or "TZ=Zone " sets the zone.
 //
 // Errors are *ParseError naming the field, its position and the reason,
 // including for expressions that can never fire ("0 0 30 2 *").
@@ -79,7 +87,7 @@ func NewCron(expr string, opts Options) (*Cron, error) {
 		expanded, ok := expandAlias(fields[0])
 		if !ok {
 			return nil, &ParseError{Field: "cron", Value: fields[0],
-				Reason: "unknown alias; want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly or @every <duration>"}
+				Reason: "unknown alias; want @yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly, @everyminute, @always, @5minutes, @10minutes, @15minutes, @30minutes, @everysecond or @every <duration>"}
 		}
 		fields = strings.Fields(expanded)
 		opts.Dialect = Standard
@@ -120,6 +128,18 @@ func NewCron(expr string, opts Options) (*Cron, error) {
 	}
 	h := &c.f[fHour]
 	c.hourFree = h.star || h.stepped
+	for _, k := range []fieldKind{fSecond, fMinute, fHour} {
+		c.wildTime = c.wildTime || c.f[k].star || c.f[k].stepped
+	}
+	dom, dow := &c.f[fDOM], &c.f[fDOW]
+	switch opts.DomDow {
+	case DomDowPOSIX:
+		c.dayAnd = dom.bare || dow.bare
+	case DomDowAnd:
+		c.dayAnd = true
+	default:
+		c.dayAnd = dom.star || dow.star
+	}
 	c.fixedTime = !c.hourFree && h.vals.count() == 1 && c.f[fMinute].vals.count() == 1 && c.f[fSecond].vals.count() == 1
 	if _, ok := c.nextCivil(civil{year: minYear, month: 1, day: 1}); !ok {
 		return nil, &ParseError{Field: "cron", Value: spec, Reason: "never fires: no date from 1970 to 2199 matches"}
@@ -139,6 +159,18 @@ func expandAlias(alias string) (string, bool) {
 		return "0 0 0 * * *", true
 	case "@hourly":
 		return "0 0 * * * *", true
+	case "@everyminute", "@always": // gronx, Laravel
+		return "0 * * * * *", true
+	case "@5minutes":
+		return "0 */5 * * * *", true
+	case "@10minutes":
+		return "0 */10 * * * *", true
+	case "@15minutes":
+		return "0 */15 * * * *", true
+	case "@30minutes":
+		return "0 */30 * * * *", true
+	case "@everysecond":
+		return "* * * * * *", true
 	}
 	return "", false
 }

@@ -6,10 +6,13 @@
 // nothing drifts.
 //
 //   - [Cron]: cron expressions in 5, 6 (seconds first) or 7 (with year)
-//     fields, names, ranges, steps, lists, ?, L, L-n, LW, nW, nL, n#k, H,
-//     the @aliases, a CRON_TZ= prefix, a standard or Quartz dialect, in any
-//     IANA zone with a per-schedule DST policy ([GapPolicy],
-//     [OverlapPolicy]). Built by [Parse], [NewCron] or [ParseCron].
+//     fields, names (abbreviated or in full), ranges (wrapping around when
+//     written backwards, "22-2"), steps, lists, '*' in a list, ?, L, L-n,
+//     LW, L-nW, nW, Wn, ranges ending in L, nL, n#k, H, the @aliases of
+//     cron and gronx, a CRON_TZ= prefix, a standard or Quartz dialect, a
+//     day-of-month/day-of-week rule ([DomDow]), in any IANA zone with a
+//     per-schedule DST policy ([GapPolicy], [OverlapPolicy]). Built by
+//     [Parse], [NewCron] or [ParseCron].
 //   - [Interval]: a continuous period from an anchor ("every 90m"), which,
 //     unlike a cron step, does not restart at hour, day or month
 //     boundaries. [ParseEvery] reads "500ms", "1d12h".
@@ -37,9 +40,14 @@
 //     natural, once, twice) instead of an accident;
 //   - Next allocates nothing.
 //
-// Day-of-month and day-of-week follow Vixie cron: when both are restricted
-// a day matching either fires ("0 0 13 * 5" is every 13th and every
-// Friday); when either starts with '*' a day must match both.
+// Day-of-month and day-of-week follow Linux cron by default
+// ([DomDowCronie]): when both are restricted a day matching either fires
+// ("0 0 13 * 5" is every 13th and every Friday); when either starts with
+// '*' a day must match both. [DomDowPOSIX] (robfig/cron, croniter) and
+// [DomDowAnd] are the alternatives.
+//
+// Forms whose meaning peers dispute are refused rather than guessed: '#'
+// in a day-of-week list ("5,6#3") and a lone L in a day-of-week list.
 //
 // docs/cron.md in the repository has the dialect and DST policy tables.
 package cronx

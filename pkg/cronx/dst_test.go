@@ -37,8 +37,30 @@ func TestDSTPolicies(t *testing.T) {
 		{"America/New_York", "30 1 * * *", n, once, "2026-10-31T12:00:00-04:00", []string{"2026-11-01T01:30:00-04:00 first", "2026-11-02T01:30:00-05:00"}},
 		{"America/New_York", "30 1 * * *", n, twice, "2026-10-31T12:00:00-04:00", []string{"2026-11-01T01:30:00-04:00 first", "2026-11-01T01:30:00-05:00 repeated", "2026-11-02T01:30:00-05:00"}},
 		{"America/New_York", "30 * * * *", n, on, "2026-11-01T00:00:00-04:00", []string{"2026-11-01T00:30:00-04:00", "2026-11-01T01:30:00-04:00 first", "2026-11-01T01:30:00-05:00 repeated", "2026-11-01T02:30:00-05:00"}},
-		{"America/New_York", "30 * * * *", n, once, "2026-11-01T00:00:00-04:00", []string{"2026-11-01T00:30:00-04:00", "2026-11-01T01:30:00-04:00 first", "2026-11-01T02:30:00-05:00"}},
+		// once, as cronie: a wildcard hour keeps firing in both offsets.
+		{"America/New_York", "30 * * * *", n, once, "2026-11-01T00:00:00-04:00", []string{"2026-11-01T00:30:00-04:00", "2026-11-01T01:30:00-04:00 first", "2026-11-01T01:30:00-05:00 repeated", "2026-11-01T02:30:00-05:00"}},
+		// Sao Paulo, DST ended at midnight: 2019-02-17 00:00 (-02) ->
+		// 2019-02-16 23:00 (-03), so 23:00-23:59 on the 16th happens
+		// twice. once, as cronie: a wildcard or stepped minute or hour
+		// fires through the repeated hour; a fixed wall time once.
+		{"America/Sao_Paulo", "*/15 * * * *", n, once, "2019-02-16T22:50:00-02:00", []string{"2019-02-16T23:00:00-02:00 first", "2019-02-16T23:15:00-02:00 first", "2019-02-16T23:30:00-02:00 first", "2019-02-16T23:45:00-02:00 first",
+			"2019-02-16T23:00:00-03:00 repeated", "2019-02-16T23:15:00-03:00 repeated", "2019-02-16T23:30:00-03:00 repeated", "2019-02-16T23:45:00-03:00 repeated", "2019-02-17T00:00:00-03:00"}},
+		{"America/Sao_Paulo", "30 * * * *", n, once, "2019-02-16T22:00:00-02:00", []string{"2019-02-16T22:30:00-02:00", "2019-02-16T23:30:00-02:00 first", "2019-02-16T23:30:00-03:00 repeated", "2019-02-17T00:30:00-03:00"}},
+		{"America/Sao_Paulo", "*/20 23 * * *", n, once, "2019-02-16T22:00:00-02:00", []string{"2019-02-16T23:00:00-02:00 first", "2019-02-16T23:20:00-02:00 first", "2019-02-16T23:40:00-02:00 first",
+			"2019-02-16T23:00:00-03:00 repeated", "2019-02-16T23:20:00-03:00 repeated", "2019-02-16T23:40:00-03:00 repeated", "2019-02-17T23:00:00-03:00"}},
+		{"America/Sao_Paulo", "30 23 * * *", n, once, "2019-02-16T12:00:00-02:00", []string{"2019-02-16T23:30:00-02:00 first", "2019-02-17T23:30:00-03:00"}},
+		{"America/Sao_Paulo", "0,30 23 * * *", n, once, "2019-02-16T12:00:00-02:00", []string{"2019-02-16T23:00:00-02:00 first", "2019-02-16T23:30:00-02:00 first", "2019-02-17T23:00:00-03:00"}},
+		// natural, for contrast: the hour is fixed, so the stepped minute
+		// fires in the first offset only.
+		{"America/Sao_Paulo", "*/20 23 * * *", n, on, "2019-02-16T22:00:00-02:00", []string{"2019-02-16T23:00:00-02:00 first", "2019-02-16T23:20:00-02:00 first", "2019-02-16T23:40:00-02:00 first", "2019-02-17T23:00:00-03:00"}},
+		{"America/Sao_Paulo", "*/20 23 * * *", n, twice, "2019-02-16T23:30:00-02:00", []string{"2019-02-16T23:40:00-02:00 first", "2019-02-16T23:00:00-03:00 repeated"}},
 		// London, 2026-03-29 01:00 GMT -> 02:00 BST; 2026-10-25 02:00 BST -> 01:00 GMT.
+		{"Europe/London", "*/30 * * * *", n, once, "2026-10-25T00:00:00+01:00", []string{"2026-10-25T00:30:00+01:00", "2026-10-25T01:00:00+01:00 first", "2026-10-25T01:30:00+01:00 first", "2026-10-25T01:00:00Z repeated", "2026-10-25T01:30:00Z repeated", "2026-10-25T02:00:00Z"}},
+		{"Europe/London", "15 */1 * * *", n, once, "2026-10-25T01:00:00+01:00", []string{"2026-10-25T01:15:00+01:00 first", "2026-10-25T01:15:00Z repeated", "2026-10-25T02:15:00Z"}},
+		{"Europe/London", "* 1 * * *", n, once, "2026-10-25T01:58:30+01:00", []string{"2026-10-25T01:59:00+01:00 first", "2026-10-25T01:00:00Z repeated", "2026-10-25T01:01:00Z repeated"}},
+		{"Europe/London", "*/20 30 1 * * *", n, once, "2026-10-25T01:30:30+01:00", []string{"2026-10-25T01:30:40+01:00 first", "2026-10-25T01:30:00Z repeated", "2026-10-25T01:30:20Z repeated"}},
+		{"Europe/London", "30 1 * * *", n, once, "2026-10-24T12:00:00+01:00", []string{"2026-10-25T01:30:00+01:00 first", "2026-10-26T01:30:00Z"}},
+		{"Europe/London", "0,30 1 * * *", n, once, "2026-10-24T12:00:00+01:00", []string{"2026-10-25T01:00:00+01:00 first", "2026-10-25T01:30:00+01:00 first", "2026-10-26T01:00:00Z"}},
 		{"Europe/London", "30 1 * * *", n, on, "2026-03-28T12:00:00Z", []string{"2026-03-29T02:00:00+01:00 moved", "2026-03-30T01:30:00+01:00"}},
 		{"Europe/London", "30 1 * * *", sh, on, "2026-03-28T12:00:00Z", []string{"2026-03-29T02:30:00+01:00 shifted"}},
 		{"Europe/London", "30 1 * * *", s, on, "2026-03-28T12:00:00Z", []string{"2026-03-30T01:30:00+01:00"}},
@@ -108,7 +130,7 @@ func TestDSTPolicies(t *testing.T) {
 // two consecutive results are never the same instant.
 func TestDSTNoRepeatsNoLoops(t *testing.T) {
 	zones := []string{"America/New_York", "Europe/London", "Australia/Lord_Howe", "Antarctica/Troll", "America/Santiago", "Asia/Hebron"}
-	exprs := []string{"30 2 * * *", "0 0 * * *", "*/10 * * * *", "15 1,2 * * *", "0 23 * * *"}
+	exprs := []string{"30 2 * * *", "0 0 * * *", "*/10 * * * *", "15 1,2 * * *", "0 23 * * *", "*/20 1,23 * * *", "0 22-2 * * *"}
 	for _, zn := range zones {
 		loc := mustZone(t, zn)
 		for _, expr := range exprs {

@@ -117,3 +117,24 @@ func ExampleParse() {
 	// 2026-01-30T18:00:00Z
 	// 2026-01-01T01:30:00Z
 }
+
+// The day-of-month/day-of-week rule is a choice: "*/10" starts with '*', so
+// Linux cron (cronie, the default) ANDs it with Sunday, while robfig/cron
+// and croniter (posix) OR the two restricted fields.
+func ExampleNewCron_domDow() {
+	after := time.Date(2026, 2, 28, 0, 0, 0, 0, time.UTC)
+	for _, rule := range []cronx.DomDow{cronx.DomDowCronie, cronx.DomDowPOSIX, cronx.DomDowAnd} {
+		c, _ := cronx.NewCron("0 0 */10 * SUN", cronx.Options{DomDow: rule})
+		t := after
+		fmt.Print(rule)
+		for range 3 {
+			t = c.Next(t)
+			fmt.Print(" ", t.Format("2006-01-02"))
+		}
+		fmt.Println()
+	}
+	// Output:
+	// cronie 2026-03-01 2026-05-31 2026-06-21
+	// posix 2026-03-01 2026-03-08 2026-03-11
+	// and 2026-03-01 2026-05-31 2026-06-21
+}

@@ -82,17 +82,22 @@ func (b *bitset) next(v int) int {
 // field is a parsed cron field.
 type field struct {
 	vals bitset
-	// star: the field does not restrict (it was "*", "?" or starts with
-	// "*", as in "*/5"). For day-of-month and day-of-week this decides the
-	// Vixie rule: when neither is a star, a day matching either fires.
+	// star: the field starts with '*' ("*", "*/5", "*,7"), or is "?".
+	// cronie counts such a day field as unrestricted (DomDowCronie) and
+	// marks such a minute or hour field a wildcard (OverlapOnce).
 	star bool
+	// bare: the field is exactly "*" or "?", the only unrestricted day
+	// field under DomDowPOSIX.
+	bare bool
 	// stepped: the field has a step ("*/15", "3-59/15", "H/10").
 	stepped bool
 
-	// Day-of-month extras: L and L-n as offsets from the month's last day
-	// (bit n = "last day minus n"), LW, and nW days.
+	// Day-of-month extras, as offsets from the month's last day (bit n =
+	// "last day minus n"): L and L-n in lastOffsets, LW and L-nW (the
+	// weekday nearest that day) in lastNearest; nW in nearestWeekdy (bit n
+	// = day n).
 	lastOffsets   uint32
-	lastWeekday   bool
+	lastNearest   uint32
 	nearestWeekdy uint32
 	// Day-of-week extras: nL (last <weekday> of the month, bit per
 	// weekday) and n#k (k-th <weekday>, bit k of nth[weekday]).
@@ -101,11 +106,16 @@ type field struct {
 }
 
 func (f *field) special() bool {
-	return f.lastOffsets != 0 || f.lastWeekday || f.nearestWeekdy != 0 || f.lastDOW != 0 || f.nth != [7]uint8{}
+	return f.lastOffsets != 0 || f.lastNearest != 0 || f.nearestWeekdy != 0 || f.lastDOW != 0 || f.nth != [7]uint8{}
 }
 
-var monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
-var dowNames = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+// Names are matched in lower case, abbreviated or in full.
+var (
+	monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
+	monthFull  = []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
+	dowNames   = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
+	dowFull    = []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+)
 
 // fieldParser parses one field's text.
 type fieldParser struct {
@@ -127,28 +137,48 @@ func (p fieldParser) parse(text string) (field, string) {
 		}
 		lo, hi := p.written()
 		p.addRange(&f, lo, hi, 1)
-		f.star = true
+		f.star, f.bare = true, true
 		return f, ""
 	}
 	items := strings.Split(s, ",")
+	if len(items) > 1 && p.kind == fDOW {
+		if reason := ambiguousDOWList(items); reason != "" {
+			return f, reason
+		}
+	}
 	for _, item := range items {
-		if item == "" {
+		switch item {
+		case "":
 			return f, "empty item in list"
-		}
-		if item == "*" || item == "?" {
-			return f, fmt.Sprintf("%q cannot be combined with other items", item)
-		}
-		if strings.Contains(item, "w") && len(items) > 1 && p.kind == fDOM {
-			return f, "'W' cannot be used in a list"
+		case "?":
+			return f, `"?" cannot be combined with other items`
+		case "*": // cronie: every value, like the field "*"
+			lo, hi := p.written()
+			p.addRange(&f, lo, hi, 1)
+			continue
 		}
 		if reason := p.item(&f, item); reason != "" {
 			return f, reason
 		}
 	}
-	// Vixie cron: a field whose first character is '*' counts as
-	// unrestricted for the day-of-month/day-of-week rule ("*/2", "*/15,7").
+	// cronie (and Vixie cron): a field whose first character is '*' counts
+	// as unrestricted for the day-of-month/day-of-week rule ("*/2",
+	// "*/15,7") and as a wildcard minute or hour for DST.
 	f.star = strings.HasPrefix(s, "*")
 	return f, ""
+}
+
+// ambiguousDOWList refuses the day-of-week lists peers read differently.
+func ambiguousDOWList(items []string) string {
+	for _, item := range items {
+		switch {
+		case strings.Contains(item, "#"):
+			return `'#' in a list is ambiguous ("5,6#3": every Friday and the third Saturday, or the third Friday and the third Saturday?) and Quartz refuses it; use one n#k alone`
+		case item == "l":
+			return `a lone 'L' in a day-of-week list is ambiguous (Saturday, as Quartz reads a lone L, or the last day of the month?); write SAT, or nL for the last given weekday`
+		}
+	}
+	return ""
 }
 
 // item parses one list item into f.
@@ -197,14 +227,20 @@ func (p fieldParser) item(f *field, item string) string {
 		if a, reason = p.value(as); reason != "" {
 			return reason
 		}
-		if b, reason = p.value(bs); reason != "" {
+		if p.kind == fDOM && bs == "l" {
+			b = 31 // "29-L": to the month's last day (days past it do not exist)
+		} else if b, reason = p.value(bs); reason != "" {
 			return reason
 		}
 		if p.kind == fDOW && p.dialect == Standard && b == 0 && a > 0 {
 			b = 7 // "FRI-SUN" ends on Sunday
 		}
 		if b < a {
-			return fmt.Sprintf("range %d-%d is reversed", a, b)
+			if p.kind == fYear {
+				return fmt.Sprintf("range %d-%d is reversed (a year range cannot wrap around)", a, b)
+			}
+			lo, hi := p.written()
+			b += hi - lo + 1 // wraps around: "22-2" is 22, 23, 0, 1, 2
 		}
 	default:
 		var reason string
@@ -227,18 +263,18 @@ func (p fieldParser) value(s string) (int, string) {
 	if s == "" {
 		return 0, "missing value"
 	}
-	names, base := []string(nil), 0
+	names, full, base := []string(nil), []string(nil), 0
 	switch p.kind {
 	case fMonth:
-		names, base = monthNames, 1
+		names, full, base = monthNames, monthFull, 1
 	case fDOW:
-		names, base = dowNames, 0
+		names, full, base = dowNames, dowFull, 0
 		if p.dialect == Quartz {
 			base = 1
 		}
 	}
-	for i, n := range names {
-		if s == n {
+	for i := range names {
+		if s == names[i] || s == full[i] {
 			return i + base, ""
 		}
 	}
@@ -277,10 +313,17 @@ func (p fieldParser) written() (lo, hi int) {
 	return p.kind.bounds()
 }
 
-// addRange sets a..b by step, in the written numbering.
+// addRange sets a..b by step, in the written numbering; values past the
+// field's end wrap around to its start (b is past the end for a range
+// written backwards, such as "22-2").
 func (p fieldParser) addRange(f *field, a, b, step int) {
+	lo, hi := p.written()
 	for v := a; v <= b; v += step {
-		f.vals.set(p.store(v))
+		w := v
+		if w > hi {
+			w -= hi - lo + 1
+		}
+		f.vals.set(p.store(w))
 	}
 }
 
@@ -299,27 +342,37 @@ func (p fieldParser) store(v int) int {
 	return v
 }
 
-// domSpecial parses L, L-n, LW and nW.
+// domSpecial parses L, L-n, LW, L-nW, nW and Wn. A range ending in L
+// ("29-L", "1-L/8") is left to item.
 func (p fieldParser) domSpecial(f *field, item string) (bool, string) {
 	switch {
 	case item == "l":
 		f.lastOffsets |= 1
 	case item == "lw":
-		f.lastWeekday = true
+		f.lastNearest |= 1
 	case strings.HasPrefix(item, "l-"):
-		n, err := strconv.Atoi(item[2:])
-		if err != nil || !isDigits(item[2:]) || n < 0 || n > 30 {
-			return true, fmt.Sprintf("%q: want L-n with n from 0 to 30", item)
+		num, weekday := strings.CutSuffix(item[2:], "w")
+		n, err := strconv.Atoi(num)
+		if err != nil || !isDigits(num) || n < 0 || n > 30 {
+			return true, fmt.Sprintf("%q: want L-n or L-nW with n from 0 to 30", item)
 		}
-		f.lastOffsets |= 1 << uint(n)
-	case strings.HasSuffix(item, "w"):
-		n, err := strconv.Atoi(item[:len(item)-1])
-		if err != nil || !isDigits(item[:len(item)-1]) || n < 1 || n > 31 {
-			return true, fmt.Sprintf("%q: want nW with n from 1 to 31", item)
+		if weekday {
+			f.lastNearest |= 1 << uint(n)
+		} else {
+			f.lastOffsets |= 1 << uint(n)
+		}
+	case strings.HasPrefix(item, "w") || strings.HasSuffix(item, "w") && !strings.HasPrefix(item, "l"):
+		num := strings.TrimSuffix(strings.TrimPrefix(item, "w"), "w")
+		n, err := strconv.Atoi(num)
+		if err != nil || !isDigits(num) || len(num) != len(item)-1 || n < 1 || n > 31 {
+			return true, fmt.Sprintf("%q: want nW (or Wn) with n from 1 to 31", item)
 		}
 		f.nearestWeekdy |= 1 << uint(n)
-	case strings.Contains(item, "l") || strings.Contains(item, "w"):
-		return true, fmt.Sprintf("%q: L and W are written L, L-n, LW or nW", item)
+	case strings.ContainsAny(item, "lw"):
+		if rng, _, _ := strings.Cut(item, "/"); strings.HasSuffix(rng, "-l") && !strings.HasPrefix(rng, "l") {
+			return false, "" // a range ending in L
+		}
+		return true, fmt.Sprintf("%q: L and W are written L, L-n, LW, L-nW, nW, Wn or a range ending in L (29-L)", item)
 	default:
 		return false, ""
 	}

@@ -21,6 +21,12 @@ func FuzzParseCron(f *testing.F) {
 		"0 0-23/25 * * *", "0/30 * * * * *", "7/2 * * * 7/2", "*,5 * * * *",
 		"0 0 LW * *", "0 0 L-3 * *", "0 0 15W * *", "0 0 * * 5L", "H(0-29)/10 * * * *",
 		"0 0 12 1 1 * 2030-2199/7", "CRON_TZ=Asia/Tokyo 0 9 * * *", "0 0 12 ? * 6#3",
+		"0 0 * * friday", "0 0 1 January *", "0 0 * * MONDAY-friday", "0 0 * * FRI-MON",
+		"0 0 * * 7-4", "0 0 1 NOV-FEB *", "0 22-2/2 * * *", "50-10/5 * * * *", "0 0 25-5 * *",
+		"0 0 29-L * *", "0 0 1-L/8 * *", "0 0 W15 * *", "0 0 L-2W * *", "0 0 2W,16 * *",
+		"0 0 L-1W,L-1 * *", "0 0 0 1 1 * 2025,*", "0 0 1,* * MON", "@everyminute", "@always",
+		"@5minutes", "@10minutes", "@15minutes", "@30minutes", "@everysecond", "0 0 */10 * SUN",
+		"0 0 * * 5,6#3", "0 0 * * SAT,SUN,L", "0 0 12 ? * SAT,SUN,L", "0 0 0 1 1 * 2031-2030",
 	} {
 		f.Add(seed)
 	}
@@ -36,8 +42,9 @@ func FuzzParseCron(f *testing.F) {
 	}
 	variants := []cronx.Options{
 		{Location: time.UTC},
-		{Location: ny, Gap: cronx.GapShift, Overlap: cronx.OverlapTwice},
-		{Location: ny, Dialect: cronx.Quartz, Key: "fuzz"},
+		{Location: ny, Gap: cronx.GapShift, Overlap: cronx.OverlapTwice, DomDow: cronx.DomDowPOSIX},
+		{Location: ny, Dialect: cronx.Quartz, Key: "fuzz", Overlap: cronx.OverlapOnce},
+		{Location: ny, DomDow: cronx.DomDowAnd, Overlap: cronx.OverlapOnce},
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
 		for _, opts := range variants {

@@ -48,12 +48,10 @@ func (c *Cron) dayMask(year, month int) uint32 {
 				domSet |= 1 << uint(d)
 			}
 		}
-		if dom.lastWeekday {
-			d := n
-			for weekend(wd1, d) {
-				d--
+		for k := dom.lastNearest; k != 0; k &= k - 1 {
+			if d := nearestWeekday(n-bits.TrailingZeros32(k), n, wd1); d > 0 {
+				domSet |= 1 << uint(d)
 			}
-			domSet |= 1 << uint(d)
 		}
 		for k := dom.nearestWeekdy; k != 0; k &= k - 1 {
 			if d := nearestWeekday(bits.TrailingZeros32(k), n, wd1); d > 0 {
@@ -78,23 +76,19 @@ func (c *Cron) dayMask(year, month int) uint32 {
 			}
 		}
 	}
-	// Vixie cron: when either field starts with '*' a day must match
-	// both; when both are restricted, either.
-	if dom.star || dow.star {
+	// The day-of-month/day-of-week rule (Options.DomDow), resolved at
+	// parse time.
+	if c.dayAnd {
 		return domSet & dowSet
 	}
 	return domSet | dowSet
 }
 
-func weekend(wd1, day int) bool {
-	w := (wd1 + day - 1) % 7
-	return w == 0 || w == 6
-}
-
 // nearestWeekday is Quartz's nW: the weekday nearest to day n of the month,
-// never crossing into another month; 0 when the month has no day n.
+// never crossing into another month; 0 when the month has no day n (or n
+// is not positive, as L-30W in February).
 func nearestWeekday(n, days, wd1 int) int {
-	if n > days {
+	if n > days || n < 1 {
 		return 0
 	}
 	switch (wd1 + n - 1) % 7 {

@@ -180,7 +180,7 @@ func (c *Cron) fireSecond() bool {
 	case OverlapTwice:
 		return true
 	case OverlapOnce:
-		return false
+		return c.wildTime
 	}
 	return c.hourFree
 }

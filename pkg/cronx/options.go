@@ -19,6 +19,27 @@ const (
 	Quartz
 )
 
+// DomDow is the rule that combines the day-of-month and day-of-week
+// fields when a day must be chosen.
+type DomDow int
+
+const (
+	// DomDowCronie is Linux cron's rule (cronie, Vixie cron): a day field
+	// whose text starts with '*' (including "*/2") or is "?" is
+	// unrestricted and a day must match both fields; when both are
+	// restricted a day matching either fires. "0 0 */2 * 1" is Mondays
+	// that fall on odd days; "0 0 13 * 5" is every 13th and every Friday.
+	DomDowCronie DomDow = iota
+	// DomDowPOSIX: only a bare "*" or "?" is unrestricted; when both
+	// fields are restricted a day matching either fires, as robfig/cron,
+	// croniter and cronexpr do. "0 0 */10 * SUN" fires on the 1st, 11th,
+	// 21st and 31st and on Sundays.
+	DomDowPOSIX
+	// DomDowAnd: a day must match both fields (croniter's day_or=False,
+	// fcron). "0 0 13 * 5" is Friday the 13th.
+	DomDowAnd
+)
+
 // GapPolicy says what a cron occurrence does when its local time does not
 // exist because the clocks jump forward (a DST gap).
 type GapPolicy int
@@ -45,7 +66,11 @@ const (
 	// fires in both offsets, keeping its elapsed-time cadence; any other
 	// fires once, in the first offset.
 	OverlapNatural OverlapPolicy = iota
-	// OverlapOnce: only the first occurrence fires.
+	// OverlapOnce is cronie's rule: a schedule whose second, minute or
+	// hour field is a wildcard or a step ("*/15 * * * *", "* 1 * * *",
+	// "30 * * * *") keeps firing through the repeated hour, since its
+	// slots there are distinct instants; a fixed wall time ("30 1 * * *")
+	// fires once, in the first offset.
 	OverlapOnce
 	// OverlapTwice: both occurrences fire.
 	OverlapTwice
@@ -58,6 +83,10 @@ type Options struct {
 	Location *time.Location
 	// Dialect of the day-of-week field. Default Standard.
 	Dialect Dialect
+	// DomDow combines day-of-month and day-of-week. Default DomDowCronie.
+	// It changes nothing in the Quartz dialect, where one of the two is
+	// always '?'.
+	DomDow DomDow
 	// Gap and Overlap are the DST policies. Default natural.
 	Gap     GapPolicy
 	Overlap OverlapPolicy
@@ -78,6 +107,18 @@ func (d Dialect) String() string {
 		return "quartz"
 	}
 	return fmt.Sprintf("Dialect(%d)", int(d))
+}
+
+func (r DomDow) String() string {
+	switch r {
+	case DomDowCronie:
+		return "cronie"
+	case DomDowPOSIX:
+		return "posix"
+	case DomDowAnd:
+		return "and"
+	}
+	return fmt.Sprintf("DomDow(%d)", int(r))
 }
 
 func (p GapPolicy) String() string {
@@ -113,6 +154,19 @@ func ParseDialect(s string) (Dialect, error) {
 		return Quartz, nil
 	}
 	return 0, &ParseError{Field: "dialect", Value: s, Reason: "want standard or quartz"}
+}
+
+// ParseDomDow reads "cronie", "posix" or "and" ("" is cronie).
+func ParseDomDow(s string) (DomDow, error) {
+	switch s {
+	case "", "cronie":
+		return DomDowCronie, nil
+	case "posix":
+		return DomDowPOSIX, nil
+	case "and":
+		return DomDowAnd, nil
+	}
+	return 0, &ParseError{Field: "dom_dow", Value: s, Reason: "want cronie, posix or and"}
 }
 
 // ParseGapPolicy reads "natural", "skip" or "shift" ("" is natural).

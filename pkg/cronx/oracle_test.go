@@ -7,14 +7,14 @@ import (
 )
 
 // oracle is a deliberately naive cron matcher with its own small parser
-// (numbers, names, ranges, steps, lists, '*'), independent of the engine,
-// used to check Cron.Next on the expressions randomExpr builds.
+// (numbers, names, ranges that may wrap around, steps, lists, '*' alone or
+// in a list), independent of the engine, used to check Cron.Next on the
+// expressions randomExpr builds.
 type oracle struct {
-	sets        [6]map[int]bool // second, minute, hour, dom, month, dow
-	domStar     bool
-	dowStar     bool
-	hasSeconds  bool
-	fieldsCount int
+	sets             [6]map[int]bool // second, minute, hour, dom, month, dow
+	domStar, dowStar bool            // the field starts with '*'
+	domBare, dowBare bool            // the field is "*"
+	rule             DomDow
 }
 
 var oracleRanges = [6][2]int{{0, 59}, {0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 7}}
@@ -22,15 +22,15 @@ var oracleRanges = [6][2]int{{0, 59}, {0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 7}
 func oracleValue(k int, s string) int {
 	s = strings.ToLower(s)
 	if k == 4 {
-		for i, n := range []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
-			if s == n {
+		for i, n := range []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"} {
+			if s == n || s == n[:3] {
 				return i + 1
 			}
 		}
 	}
 	if k == 5 {
-		for i, n := range []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"} {
-			if s == n {
+		for i, n := range []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"} {
+			if s == n || s == n[:3] {
 				return i
 			}
 		}
@@ -42,9 +42,9 @@ func oracleValue(k int, s string) int {
 	return v
 }
 
-func newOracle(expr string) oracle {
+func newOracle(expr string, rule DomDow) oracle {
 	fields := strings.Fields(expr)
-	var o oracle
+	o := oracle{rule: rule}
 	first := 1
 	if len(fields) == 6 {
 		first = 0
@@ -64,12 +64,19 @@ func newOracle(expr string) oracle {
 			if k == 5 && rng == "*" {
 				b = 6
 			}
+			cycle := hi - lo + 1 // day-of-week: 8 values 0-7, but a week is 7
+			if k == 5 {
+				cycle = 7
+			}
 			if rng != "*" {
 				as, bs, isRange := strings.Cut(rng, "-")
 				a = oracleValue(k, as)
 				b = a
 				if isRange {
 					b = oracleValue(k, bs)
+					if b < a { // wraps around: "22-2" is 22, 23, 0, 1, 2
+						b += cycle
+					}
 				} else if hasStep {
 					b = hi
 					if k == 5 {
@@ -79,8 +86,11 @@ func newOracle(expr string) oracle {
 			}
 			for v := a; v <= b; v += step {
 				if k == 5 {
-					v := v % 7
-					set[v] = true
+					set[v%7] = true
+					continue
+				}
+				if v > hi {
+					set[v-cycle] = true
 					continue
 				}
 				set[v] = true
@@ -88,10 +98,10 @@ func newOracle(expr string) oracle {
 		}
 		o.sets[k] = set
 		if k == 3 {
-			o.domStar = strings.HasPrefix(text, "*")
+			o.domStar, o.domBare = strings.HasPrefix(text, "*"), text == "*"
 		}
 		if k == 5 {
-			o.dowStar = strings.HasPrefix(text, "*")
+			o.dowStar, o.dowBare = strings.HasPrefix(text, "*"), text == "*"
 		}
 	}
 	return o
@@ -103,7 +113,14 @@ func (o oracle) dayMatches(t time.Time) bool {
 		return false
 	}
 	dom, dow := o.sets[3][t.Day()], o.sets[5][int(t.Weekday())]
-	if o.domStar || o.dowStar {
+	and := o.domStar || o.dowStar // cronie
+	switch o.rule {
+	case DomDowPOSIX:
+		and = o.domBare || o.dowBare
+	case DomDowAnd:
+		and = true
+	}
+	if and {
 		return dom && dow
 	}
 	return dom || dow

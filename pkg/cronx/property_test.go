@@ -10,15 +10,19 @@ import (
 	"github.com/hashicorp/cronexpr"
 )
 
-// randomExpr builds a random, syntactically valid cron expression.
+// randomExpr builds a random, syntactically valid cron expression: numbers,
+// names (abbreviated or in full, any case), ranges (some written backwards,
+// which wrap around), steps, lists (some with a '*' item) and '*'.
 func randomExpr(r *rand.Rand) string {
 	type spec struct {
 		min, max int
-		names    string
+		names    []string
 		nameBase int
 	}
-	specs := []spec{{0, 59, "", 0}, {0, 59, "", 0}, {0, 23, "", 0}, {1, 31, "", 0},
-		{1, 12, "janfebmaraprmayjunjulaugsepoctnovdec", 1}, {0, 7, "sunmontuewedthufrisat", 0}}
+	months := []string{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"}
+	days := []string{"sunday", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday"}
+	specs := []spec{{0, 59, nil, 0}, {0, 59, nil, 0}, {0, 23, nil, 0}, {1, 31, nil, 0},
+		{1, 12, months, 1}, {0, 7, days, 0}}
 	kinds := []int{1, 2, 3, 4, 5}
 	if r.Intn(3) == 0 {
 		kinds = append([]int{0}, kinds...)
@@ -26,25 +30,35 @@ func randomExpr(r *rand.Rand) string {
 	var fields []string
 	for _, k := range kinds {
 		sp := specs[k]
-		val := func() string {
-			v := sp.min + r.Intn(sp.max-sp.min+1)
-			if sp.names != "" && r.Intn(3) == 0 && v-sp.nameBase < len(sp.names)/3 {
-				n := sp.names[3*(v-sp.nameBase) : 3*(v-sp.nameBase)+3]
-				if r.Intn(2) == 0 {
-					n = strings.ToUpper(n)
-				}
-				return n
+		name := func(v int) string {
+			i := v - sp.nameBase
+			if sp.names == nil || r.Intn(3) != 0 || i >= len(sp.names) {
+				return fmt.Sprint(v)
 			}
-			return fmt.Sprint(v)
+			n := sp.names[i]
+			if r.Intn(2) == 0 {
+				n = n[:3]
+			}
+			switch r.Intn(3) {
+			case 0:
+				n = strings.ToUpper(n)
+			case 1:
+				n = strings.ToUpper(n[:1]) + n[1:]
+			}
+			return n
 		}
+		val := func() string { return name(sp.min + r.Intn(sp.max-sp.min+1)) }
 		rng := func() string {
 			a := sp.min + r.Intn(sp.max-sp.min+1)
 			b := a + r.Intn(sp.max-a+1)
-			return fmt.Sprintf("%d-%d", a, b)
+			if r.Intn(4) == 0 { // written backwards: wraps around
+				b = sp.min + r.Intn(sp.max-sp.min+1)
+			}
+			return name(a) + "-" + name(b)
 		}
 		step := func() string { return fmt.Sprint(1 + r.Intn(sp.max-sp.min)) }
 		var f string
-		switch r.Intn(8) {
+		switch r.Intn(9) {
 		case 0, 1:
 			f = "*"
 		case 2:
@@ -59,6 +73,8 @@ func randomExpr(r *rand.Rand) string {
 			f = val() + "," + val() + "," + rng()
 		case 7:
 			f = fmt.Sprint(sp.min+r.Intn(sp.max-sp.min+1)) + "/" + step()
+		case 8:
+			f = val() + ",*"
 		}
 		fields = append(fields, f)
 	}
@@ -66,7 +82,8 @@ func randomExpr(r *rand.Rand) string {
 }
 
 // TestCronMatchesOracleUTC compares Cron.Next in UTC, for random
-// expressions and instants, with the naive oracle.
+// expressions and instants under each day-of-month/day-of-week rule, with
+// the naive oracle.
 func TestCronMatchesOracleUTC(t *testing.T) {
 	r := rand.New(rand.NewSource(42))
 	n := 3000
@@ -76,19 +93,20 @@ func TestCronMatchesOracleUTC(t *testing.T) {
 	checked := 0
 	for i := 0; i < n; i++ {
 		expr := randomExpr(r)
-		c, err := ParseCron(expr, nil)
+		rule := DomDow(i % 3)
+		c, err := NewCron(expr, Options{DomDow: rule})
 		if err != nil {
 			if pe, ok := err.(*ParseError); !ok || pe.Field != "cron" {
-				t.Fatalf("ParseCron(%q) rejected a valid expression: %v", expr, err)
+				t.Fatalf("NewCron(%q, dom_dow %s) rejected a valid expression: %v", expr, rule, err)
 			}
 			continue // never fires
 		}
-		o := newOracle(expr)
+		o := newOracle(expr, rule)
 		after := time.Unix(946684800+r.Int63n(40*365*86400), r.Int63n(1e9)).UTC()
 		for j := 0; j < 3; j++ {
 			got, want := c.Next(after), o.nextUTC(after)
 			if !got.Equal(want) {
-				t.Fatalf("%q.Next(%v) = %v, oracle says %v", expr, after, got, want)
+				t.Fatalf("%q (dom_dow %s).Next(%v) = %v, oracle says %v", expr, rule, after, got, want)
 			}
 			if got.IsZero() {
 				break
@@ -144,7 +162,7 @@ func TestCronBruteForceAroundDST(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := newOracle(expr)
+			o := newOracle(expr, DomDowCronie)
 			for i := 0; i < perCase; i++ {
 				after := nearTransition(r, loc)
 				got := c.Next(after)
@@ -181,7 +199,7 @@ func TestCronPropertiesInZones(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		o := newOracle(expr)
+		o := newOracle(expr, DomDowCronie)
 		after := nearTransition(r, loc)
 		got := c.Next(after)
 		if got.IsZero() {

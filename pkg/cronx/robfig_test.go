@@ -27,7 +27,7 @@ var diffBounds = [5][2]int{{0, 59}, {0, 23}, {1, 31}, {1, 12}, {0, 6}}
 
 // diffField returns a random field made only of numbers, ranges, steps,
 // lists and '*'. A '*' (alone or as "*/n") is always the whole field: the
-// three libraries read "*" inside a list differently, and cronx rejects it.
+// libraries read "*" inside a list differently.
 func diffField(r *rand.Rand, lo, hi int) string {
 	step := func() int { return 1 + r.IntN(hi-lo) }
 	switch r.IntN(10) {
@@ -107,20 +107,66 @@ func clip(t, horizon time.Time) time.Time {
 	return t.UTC()
 }
 
-// TestDifferentialRobfigCronexpr compares cronx with robfig/cron/v3 and
-// hashicorp/cronexpr on random 5-field expressions in UTC.
+// dayRuleLibs returns robfig and cronexpr schedules that, together with
+// andNext, answer an expression under a day-of-month/day-of-week rule, and
+// whether their answer is an intersection (andNext of the two pairs).
 //
-// The libraries agree with cronx's day rule except when a day field is a
-// star-step such as "*/2" and the other day field is restricted: cronx
-// (like Vixie cron) ANDs the two because the field starts with '*', while
-// robfig ("*/n", n > 1) and cronexpr ("*/n", any n) OR them. For those
-// expressions the libraries' answer is taken as the intersection of the
-// expression with day-of-week "*" and the expression with day-of-month
-// "*", which all three read the same way.
+// robfig ("*" and "*/1" unrestricted) and cronexpr ("*" unrestricted, any
+// "*/n" restricted) both OR two restricted fields. So:
+//   - cronie ANDs when a day field starts with '*' and neither is a bare
+//     "*": the answer is the intersection of the expression with
+//     day-of-week "*" and with day-of-month "*", which all three libraries
+//     read the same way;
+//   - posix is what they do, except that robfig reads "*/1" as "*": for
+//     robfig such a day field is written as its full range;
+//   - and is the intersection whenever neither day field is a bare "*".
+func dayRuleLibs(t *testing.T, fields []string, rule cronx.DomDow) (rob, cex nexter, robDays, cexDays [2]nexter, and bool) {
+	t.Helper()
+	dom, dow := fields[2], fields[4]
+	switch rule {
+	case cronx.DomDowCronie:
+		and = (strings.HasPrefix(dom, "*") || strings.HasPrefix(dow, "*")) && dom != "*" && dow != "*"
+	case cronx.DomDowAnd:
+		and = dom != "*" && dow != "*"
+	}
+	if and {
+		f1 := append([]string(nil), fields...)
+		f1[4] = "*"
+		f2 := append([]string(nil), fields...)
+		f2[2] = "*"
+		robDays[0], cexDays[0] = diffLibs(t, f1)
+		robDays[1], cexDays[1] = diffLibs(t, f2)
+		return nil, nil, robDays, cexDays, true
+	}
+	rf := append([]string(nil), fields...)
+	if rule == cronx.DomDowPOSIX {
+		if rf[2] == "*/1" {
+			rf[2] = "1-31"
+		}
+		if rf[4] == "*/1" {
+			rf[4] = "0-6"
+		}
+	}
+	rob, _ = diffLibs(t, rf)
+	_, cex = diffLibs(t, fields)
+	return rob, cex, robDays, cexDays, false
+}
+
+// TestDifferentialRobfigCronexpr compares cronx with robfig/cron/v3 and
+// hashicorp/cronexpr on random 5-field expressions in UTC, under each
+// day-of-month/day-of-week rule (see dayRuleLibs for how the libraries
+// answer each): where robfig and cronexpr agree, cronx must agree; where
+// they disagree, cronx must side with one of them.
 //
 // Horizons: robfig gives up five years after the start year and cronexpr
 // after 2099, so all results are compared up to the earlier horizon.
 func TestDifferentialRobfigCronexpr(t *testing.T) {
+	for _, rule := range []cronx.DomDow{cronx.DomDowCronie, cronx.DomDowPOSIX, cronx.DomDowAnd} {
+		t.Run(rule.String(), func(t *testing.T) { differential(t, rule) })
+	}
+}
+
+func differential(t *testing.T, rule cronx.DomDow) {
 	r := rand.New(rand.NewPCG(2026, 7))
 	n := 2000
 	if testing.Short() {
@@ -134,38 +180,29 @@ func TestDifferentialRobfigCronexpr(t *testing.T) {
 	for range n {
 		fields := diffExpr(r)
 		expr := strings.Join(fields, " ")
-		rob, cex := diffLibs(t, fields)
+		rob, cex, robDays, cexDays, and := dayRuleLibs(t, fields, rule)
+		if and {
+			leapfrog++
+		}
 		after := time.Unix(lo+r.Int64N(hi-lo), r.Int64N(1e9)).UTC()
 
-		dom, dow := fields[2], fields[4]
-		starAND := (strings.HasPrefix(dom, "*") || strings.HasPrefix(dow, "*")) && dom != "*" && dow != "*"
-		var robDays, cexDays [2]nexter // expression with DOW "*", with DOM "*"
-		if starAND {
-			leapfrog++
-			f1 := append([]string(nil), fields...)
-			f1[4] = "*"
-			f2 := append([]string(nil), fields...)
-			f2[2] = "*"
-			robDays[0], cexDays[0] = diffLibs(t, f1)
-			robDays[1], cexDays[1] = diffLibs(t, f2)
-		}
-		// libs returns robfig's and cronexpr's next fire time under
-		// cronx's day rule, and the horizon both were searched to: robfig
-		// stops at the end of the year five years after the first
-		// candidate second, cronexpr at the end of 2099.
+		// libs returns robfig's and cronexpr's next fire time under the
+		// rule, and the horizon both were searched to: robfig stops at
+		// the end of the year five years after the first candidate
+		// second, cronexpr at the end of 2099.
 		libs := func(after time.Time) (tr, te, horizon time.Time) {
 			first := after.Truncate(time.Second).Add(time.Second)
 			horizon = time.Date(first.Year()+6, 1, 1, 0, 0, 0, 0, time.UTC)
 			if lim := time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC); lim.Before(horizon) {
 				horizon = lim
 			}
-			if starAND {
+			if and {
 				return andNext(robDays[0], robDays[1], after, horizon), andNext(cexDays[0], cexDays[1], after, horizon), horizon
 			}
 			return clip(rob.Next(after), horizon), clip(cex.Next(after), horizon), horizon
 		}
 
-		c, err := cronx.ParseCron(expr, time.UTC)
+		c, err := cronx.NewCron(expr, cronx.Options{DomDow: rule})
 		if err != nil {
 			var pe *cronx.ParseError
 			if !errors.As(err, &pe) || pe.Field != "cron" {
@@ -173,7 +210,7 @@ func TestDifferentialRobfigCronexpr(t *testing.T) {
 			}
 			// "Never fires": neither library may fire either.
 			if tr, te, _ := libs(after); !tr.IsZero() || !te.IsZero() {
-				t.Fatalf("cronx says %q never fires (%v), but after %v robfig gives %v and cronexpr %v (star-AND: %v)", expr, err, after, fmtInstant(tr), fmtInstant(te), starAND)
+				t.Fatalf("cronx says %q never fires (%v), but after %v robfig gives %v and cronexpr %v (intersection: %v)", expr, err, after, fmtInstant(tr), fmtInstant(te), and)
 			}
 			never++
 			continue
@@ -187,7 +224,7 @@ func TestDifferentialRobfigCronexpr(t *testing.T) {
 			if tr.Equal(te) {
 				agreed++
 				if !tc.Equal(tr) {
-					t.Fatalf("%q after %v: cronx %v, robfig and cronexpr agree on %v (star-AND: %v)", expr, after, fmtInstant(got), fmtInstant(tr), starAND)
+					t.Fatalf("%q after %v: cronx %v, robfig and cronexpr agree on %v (intersection: %v)", expr, after, fmtInstant(got), fmtInstant(tr), and)
 				}
 			} else {
 				disagreed++
@@ -209,8 +246,8 @@ func TestDifferentialRobfigCronexpr(t *testing.T) {
 			after = got
 		}
 	}
-	t.Logf("%d expressions (%d never fire, %d compared by star-AND intersection), %d comparisons: %d with robfig and cronexpr agreeing, %d disagreeing (cronx sided with robfig %d, with cronexpr %d)",
-		n, never, leapfrog, compared, agreed, disagreed, withRobfig, withCronexpr)
+	t.Logf("dom_dow %s: %d expressions (%d never fire, %d compared by intersection), %d comparisons: %d with robfig and cronexpr agreeing, %d disagreeing (cronx sided with robfig %d, with cronexpr %d)",
+		rule, n, never, leapfrog, compared, agreed, disagreed, withRobfig, withCronexpr)
 	if example != "" {
 		t.Logf("example disagreement: %s", example)
 	}

@@ -195,6 +195,9 @@ func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cr
 	if o.Dialect, err = cronx.ParseDialect(s.Dialect); err != nil {
 		return o, wrapParse("dialect", s.Dialect, err)
 	}
+	if o.DomDow, err = cronx.ParseDomDow(s.DomDow); err != nil {
+		return o, wrapParse("dom_dow", s.DomDow, err)
+	}
 	if o.Gap, err = cronx.ParseGapPolicy(s.DSTGap); err != nil {
 		return o, wrapParse("dst_gap", s.DSTGap, err)
 	}
@@ -203,6 +206,9 @@ func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cr
 	}
 	if s.Cron == "" && (s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "") {
 		return o, fieldErr("dialect", "", "dialect, dst_gap and dst_overlap apply to cron only")
+	}
+	if s.Cron == "" && s.DomDow != "" {
+		return o, fieldErr("dom_dow", s.DomDow, "applies to cron only")
 	}
 	return o, nil
 }
@@ -279,7 +285,8 @@ func (s Spec) location(zones *cronx.Zones) *time.Location {
 }
 
 // Plan is a canonical fingerprint of the spec's recurrence (kind,
-// expression, zone, anchor, policies, calendar name and handling, bounds).
+// expression, zone, anchor, dialect, day rule, DST policies, calendar name
+// and handling, bounds).
 // The scheduler keeps a schedule's cadence across spec updates whose Plan
 // is unchanged, and re-plans from now when it changes. Compiled.Plan adds
 // the calendar's content.
@@ -290,6 +297,9 @@ func (s Spec) Plan() string {
 		p = "cron " + s.Cron + " tz=" + s.TZ
 		if s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "" {
 			p += " dialect=" + s.Dialect + " gap=" + s.DSTGap + " overlap=" + s.DSTOverlap
+		}
+		if s.DomDow != "" { // only when set: existing plans stay as they were
+			p += " dom_dow=" + s.DomDow
 		}
 	case s.Every != "":
 		p = "every " + s.Every

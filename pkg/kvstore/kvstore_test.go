@@ -48,6 +48,15 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"bad gap", "a", `{"workflow":"wf","cron":"* * * * *","dst_gap":"later"}`, "dst_gap"},
 		{"bad overlap", "a", `{"workflow":"wf","cron":"* * * * *","dst_overlap":"x"}`, "dst_overlap"},
 		{"bad dialect", "a", `{"workflow":"wf","cron":"* * * * *","dialect":"x"}`, "dialect"},
+		{"dom_dow posix", "a", `{"workflow":"wf","cron":"0 0 */10 * SUN","dom_dow":"posix"}`, ""},
+		{"dom_dow and", "a", `{"workflow":"wf","cron":"0 0 13 * FRI","dom_dow":"and"}`, ""},
+		{"dom_dow cronie", "a", `{"workflow":"wf","cron":"0 0 13 * FRI","dom_dow":"cronie"}`, ""},
+		{"bad dom_dow", "a", `{"workflow":"wf","cron":"* * * * *","dom_dow":"or"}`, "dom_dow"},
+		{"dom_dow on an interval", "a", `{"workflow":"wf","every":"5s","dom_dow":"posix"}`, "dom_dow"},
+		{"peer forms", "a", `{"workflow":"wf","cron":"0 22-2/2 29-L,L-2W,W15 NOV-FEB friday-MON"}`, ""},
+		{"gronx alias", "a", `{"workflow":"wf","cron":"@15minutes"}`, ""},
+		{"ambiguous # list", "a", `{"workflow":"wf","cron":"0 0 * * 5,6#3"}`, "cron"},
+		{"ambiguous L list", "a", `{"workflow":"wf","cron":"0 0 12 ? * SAT,SUN,L","dialect":"quartz"}`, "cron"},
 		{"bad prefix zone", "a", `{"workflow":"wf","cron":"CRON_TZ=Nowhere/X * * * *"}`, "cron"},
 		{"bounded", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2027-01-01T00:00:00Z","limit":10}`, ""},
 		{"limit without start", "a", `{"workflow":"wf","every":"1h","limit":10}`, "limit"},
@@ -103,13 +112,40 @@ func TestPlanKeepsCadenceOnlyForTheSameRecurrence(t *testing.T) {
 	if base.Plan() != same.Plan() {
 		t.Error("input, description or workflow changes must not re-plan")
 	}
+	// A spec written before dom_dow existed keeps its plan (and so its
+	// cadence) across the upgrade.
+	if got, want := base.Plan(), "cron 0 9 * * * tz=Europe/Paris"; got != want {
+		t.Errorf("Plan() = %q, want %q", got, want)
+	}
 	for _, changed := range []kvstore.Spec{
 		{Workflow: "wf", Cron: "0 10 * * *", TZ: "Europe/Paris"},
 		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/London"},
 		{Workflow: "wf", Every: "1d"},
+		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris", DomDow: "posix"},
+		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris", DSTOverlap: "once"},
 	} {
 		if changed.Plan() == base.Plan() {
 			t.Errorf("%+v has the same plan as %+v", changed, base)
+		}
+	}
+}
+
+// TestCompileAppliesDomDow: the spec's dom_dow reaches the schedule.
+func TestCompileAppliesDomDow(t *testing.T) {
+	after := time.Date(2026, 2, 28, 0, 0, 0, 0, time.UTC)
+	for rule, want := range map[string]string{
+		"":       "2026-05-31T00:00:00Z", // cronie: "*/10" ANDs with Sunday
+		"cronie": "2026-05-31T00:00:00Z",
+		"and":    "2026-05-31T00:00:00Z",
+		"posix":  "2026-03-08T00:00:00Z", // the 1st, 11th, ... or Sundays
+	} {
+		c, err := kvstore.Spec{Workflow: "wf", Cron: "0 0 */10 * SUN", DomDow: rule}.Compile("a", nil)
+		if err != nil {
+			t.Fatalf("dom_dow %q: %v", rule, err)
+		}
+		first := c.Schedule.Next(after) // Sunday 2026-03-01 under every rule
+		if got := c.Schedule.Next(first).Format(time.RFC3339); got != want {
+			t.Errorf("dom_dow %q: second fire %s, want %s", rule, got, want)
 		}
 	}
 }

@@ -25,6 +25,12 @@ type Spec struct {
 	// Dialect reads the cron's day-of-week field: "standard" (default) or
 	// "quartz" (1=SUN ... 7=SAT, '?' in exactly one day field).
 	Dialect string `json:"dialect,omitempty"`
+	// DomDow combines the cron's day-of-month and day-of-week: "cronie"
+	// (default: as Linux cron, a field starting with '*' is unrestricted
+	// and both restricted fields OR), "posix" (only a bare '*' or '?' is
+	// unrestricted, as robfig/cron and croniter) or "and" (a day must
+	// match both).
+	DomDow string `json:"dom_dow,omitempty"`
 	// DSTGap is what a cron occurrence in a DST gap does: "natural"
 	// (default), "skip" or "shift".
 	DSTGap string `json:"dst_gap,omitempty"`
