@@ -130,6 +130,12 @@ func (w worker) applyDones(ctx context.Context, j job, r *result) {
 		case OutcomeFailed:
 			status = kvstore.TickFailed
 		}
+		if errors.Is(terr, kvstore.ErrNotFound) && time.Since(d.At) < w.e.cfg.ClaimTTL+kvstore.AckWait {
+			// The worker was faster than the slot's dispatched tick (it
+			// is sent after the publish is acknowledged): record the
+			// outcome once the tick is there. Running ends now.
+			r.requeue = append(r.requeue, d)
+		}
 		if terr == nil {
 			t.Status, t.Outcome, t.DoneAt = status, d.Error, d.At.UTC()
 			if d.Worker != "" {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -64,4 +66,38 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
 		return tick.Status == kvstore.TickFailed
 	})
+}
+
+// TestCompletionBeforeTheTickIsRecorded: a worker that reports before the
+// slot's dispatched tick is written (it is sent after the publish's
+// acknowledgement; a core subscriber sees the fire first) still gets its
+// outcome into the ledger.
+func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
+	h := setup(t)
+	nc := h.js.Conn()
+	slots := make(chan string, 64)
+	sub, err := nc.Subscribe("sched.fire.fast", func(m *nats.Msg) {
+		slot := m.Header.Get(fire.HeaderMsgID)
+		data, _ := json.Marshal(fire.DoneReport{SlotID: slot, Outcome: fire.OutcomeCompleted, Worker: "quick"})
+		_ = nc.Publish("sched.done.fast.quick", data) // at once: before the tick, as often as not
+		slots <- slot
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	h.engine(fire.Config{})
+	h.put("quick", kvstore.Spec{Workflow: "fast", Every: "1s"})
+	for range 3 {
+		var slot string
+		select {
+		case slot = <-slots:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no fire")
+		}
+		waitFor(t, 10*time.Second, func() bool {
+			tick, err := h.store.GetTick(context.Background(), slot)
+			return err == nil && tick.Status == kvstore.TickCompleted
+		})
+	}
 }

@@ -355,6 +355,9 @@ type result struct {
 	// absent: the worker found the state record deleted; state and
 	// stateRev are nil and 0, and the loop decides again from scratch.
 	absent bool
+	// requeue are completion reports whose slot had no tick yet: the loop
+	// hands them to a later job.
+	requeue []doneReport
 	// progress: the job wrote the state or settled a claim (see
 	// worker.process); only progress ends a run of failures.
 	progress bool

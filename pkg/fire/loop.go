@@ -298,6 +298,10 @@ func (l *loop) onResult(r result) {
 		return
 	}
 	en.busy = false
+	if len(r.requeue) > 0 {
+		l.waiting[r.id] = append(l.waiting[r.id], r.requeue...)
+		defer l.lookAgain(en, requeueDelay)
+	}
 	switch {
 	case r.removed || r.absent:
 		// The record is gone (deleted by the remove job, or found deleted
@@ -544,6 +548,21 @@ func (l *loop) onDone(d doneReport) {
 	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
 	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en.id, l.e.cfg.Clock.Now())
+	}
+}
+
+// requeueDelay is how soon a completion report whose tick was not written
+// yet is tried again.
+const requeueDelay = 100 * time.Millisecond
+
+// lookAgain makes sure en is looked at within d.
+func (l *loop) lookAgain(en *entry, d time.Duration) {
+	if en.busy || en.compiled.Schedule == nil {
+		return
+	}
+	at := l.e.cfg.Clock.Now().Add(d)
+	if due, ok := l.index.Due(en.id); !ok || due.After(at) {
+		l.index.Set(en.id, at)
 	}
 }
 
