@@ -119,6 +119,11 @@ type Decision struct {
 	Missed                  int
 	FirstMissed, LastMissed time.Time
 	MissedReason            string
+	// MissedThreshold and MissedNote are set when the slots were missed
+	// by the misfire policy: each slot's ledger reason then states its
+	// own lateness (see MisfireReason).
+	MissedThreshold time.Duration
+	MissedNote      string
 	// MissedAtLeast: there were too many missed slots to walk and the
 	// schedule cannot count them, so Missed is a lower bound.
 	MissedAtLeast bool
@@ -306,7 +311,7 @@ func decideRegular(in Input) Decision {
 	switch pol.Misfire {
 	case kvstore.MisfireFireAll:
 		if slot.Before(oldest) {
-			return skipThrough(in, slot, oldest.Add(-time.Nanosecond), misfireReason(in, slot, threshold, "older than the catch-up window "+pol.CatchupWindow.String()))
+			return misfire(in, slot, oldest.Add(-time.Nanosecond), threshold, "older than the catch-up window "+pol.CatchupWindow.String())
 		}
 		return claim(in, slot, ReasonCatchup)
 	case kvstore.MisfireFireOnce:
@@ -321,18 +326,32 @@ func decideRegular(in Input) Decision {
 		}
 		d := claim(in, last, ReasonCatchup)
 		if last.After(slot) {
-			before := skipThrough(in, slot, last.Add(-time.Nanosecond), misfireReason(in, slot, threshold, "fire_once catches up the latest only"))
+			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once catches up the latest only")
 			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
+			d.MissedThreshold, d.MissedNote, d.MissedAtLeast = before.MissedThreshold, before.MissedNote, before.MissedAtLeast
 		}
 		return d
 	}
-	return skipThrough(in, slot, in.Now, misfireReason(in, slot, threshold, ""))
+	// skip: the slots later than the threshold are missed; those within
+	// it (the one due as a scheduler comes back, say) fire as usual.
+	return misfire(in, slot, in.Now.Add(-threshold-time.Nanosecond), threshold, "")
 }
 
-func misfireReason(in Input, slot time.Time, threshold time.Duration, more string) string {
-	r := fmt.Sprintf("misfire: %s late, threshold %s", in.Now.Sub(slot).Round(time.Millisecond), threshold)
-	if more != "" {
-		r += "; " + more
+// misfire records the slots from slot through until as missed by the
+// misfire policy.
+func misfire(in Input, slot, until time.Time, threshold time.Duration, note string) Decision {
+	d := skipThrough(in, slot, until, MisfireReason(in.Now.Sub(slot), threshold, note))
+	d.MissedThreshold, d.MissedNote = threshold, note
+	return d
+}
+
+// MisfireReason is the ledger reason of a slot missed late by late: e.g.
+// "misfire: 3m0.5s late, threshold 1m0s; fire_once catches up the latest
+// only".
+func MisfireReason(late, threshold time.Duration, note string) string {
+	r := fmt.Sprintf("misfire: %s late, threshold %s", late.Round(time.Millisecond), threshold)
+	if note != "" {
+		r += "; " + note
 	}
 	return r
 }

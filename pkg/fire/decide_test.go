@@ -51,10 +51,16 @@ func TestDecide(t *testing.T) {
 			want: Decision{Action: ActClaim, Slot: at(1), Next: at(2)},
 		},
 		{
-			name: "later than the threshold: misfire skips to the first slot after now",
+			name: "later than the threshold: missed; the slots within it fire as usual",
 			now:  at(61.5), state: &kvstore.State{Next: at(1), Plan: plan},
-			want: Decision{Action: ActMisfire, Slot: at(1), FirstMissed: at(1), LastMissed: at(61), Missed: 61, Next: at(62),
-				MissedReason: "misfire: 1m0.5s late, threshold 1m0s"},
+			want: Decision{Action: ActMisfire, Slot: at(1), FirstMissed: at(1), LastMissed: at(1), Missed: 1, Next: at(2),
+				MissedReason: "misfire: 1m0.5s late, threshold 1m0s", MissedThreshold: time.Minute},
+		},
+		{
+			name: "an outage: every slot older than the threshold missed, the next is due",
+			now:  at(600.5), state: &kvstore.State{Next: at(1), Plan: plan},
+			want: Decision{Action: ActMisfire, Slot: at(1), FirstMissed: at(1), LastMissed: at(540), Missed: 540, Next: at(541),
+				MissedReason: "misfire: 9m59.5s late, threshold 1m0s", MissedThreshold: time.Minute},
 		},
 		{
 			name: "previous claim settled by us: claim the next slot",

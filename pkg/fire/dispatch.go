@@ -67,6 +67,9 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 	}
 	e.published(j, c, "", now)
 	e.step(StepAfterPublish)
+	if ack.Duplicate {
+		e.notifySettled(j.id, c.Token, true) // a fire counted that was none
+	}
 	if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
 		return false, err
 	}
@@ -347,8 +350,12 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
 	n, written := d.FirstMissed, 0
 	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
+		reason := d.MissedReason
+		if d.MissedThreshold > 0 {
+			reason = MisfireReason(now.Sub(n), d.MissedThreshold, d.MissedNote) // each slot its own lateness
+		}
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status,
-			Reason: d.MissedReason, Owner: e.cfg.Instance, At: now.UTC()}
+			Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record missed slot", "schedule", j.id, "err", err)
 			return
@@ -390,7 +397,7 @@ func (e *Engine) event(ev kvstore.Event) {
 	if err != nil {
 		return
 	}
-	subj := e.store.Layout().EventSubject(ev.Kind, ev.Schedule)
+	subj := e.store.Layout().EventSubject(ev.Kind, ev.SubjectID())
 	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
 		e.log.Debug("publish event", "subject", subj, "err", err)
 	}

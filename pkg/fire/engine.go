@@ -338,6 +338,8 @@ type job struct {
 	// removedAt is when the spec was deleted (a remove job).
 	removedAt time.Time
 	dones     []doneReport
+	// uncounted fires to take back from State.Fires (see settle).
+	uncounted uint64
 }
 
 // result is what a worker hands back.
@@ -355,6 +357,9 @@ type result struct {
 	// absent: the worker found the state record deleted; state and
 	// stateRev are nil and 0, and the loop decides again from scratch.
 	absent bool
+	// uncounted is what the job could not take back from State.Fires
+	// (it wrote no state): the loop keeps it for the next job.
+	uncounted uint64
 	// requeue are completion reports whose slot had no tick yet: the loop
 	// hands them to a later job.
 	requeue []doneReport

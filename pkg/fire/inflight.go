@@ -16,7 +16,13 @@ import (
 const settleQueue = 8192
 
 // settle: the claim with token on schedule id is published and recorded.
-type settle struct{ id, token string }
+// duplicate: the stream had the slot already (a repeated backfill, say):
+// the claim counted a fire that was none, which the next state write of the
+// schedule takes back (State.Fires counts fires the stream accepted).
+type settle struct {
+	id, token string
+	duplicate bool
+}
 
 // trackFire hands a fire sent without waiting (Engine.dispatch) to the
 // in-flight tracker. Acknowledged, it gets its observations and its ledger
@@ -31,7 +37,7 @@ func (e *Engine) trackFire(j job, c kvstore.Claim, msg *nats.Msg, now time.Time,
 		switch {
 		case permanent(err):
 			if ferr := e.failSlot(context.Background(), j, c, err); ferr == nil {
-				e.notifySettled(j.id, c.Token)
+				e.notifySettled(j.id, c.Token, false)
 			}
 		case err != nil:
 			e.log.Warn("fire not published before its claim expires; it will be taken over", "schedule", j.id, "slot", c.Slot, "err", err)
@@ -45,16 +51,16 @@ func (e *Engine) trackFire(j job, c kvstore.Claim, msg *nats.Msg, now time.Time,
 			return
 		}
 		e.step(StepAfterLedger)
-		e.notifySettled(j.id, c.Token)
+		e.notifySettled(j.id, c.Token, ack.Duplicate)
 	})
 }
 
 // notifySettled tells the loop that the claim with token on schedule id is
 // settled. A full queue drops the news: the loop then looks the tick up
 // when the claim matters.
-func (e *Engine) notifySettled(id, token string) {
+func (e *Engine) notifySettled(id, token string, duplicate bool) {
 	select {
-	case e.settles <- settle{id: id, token: token}:
+	case e.settles <- settle{id: id, token: token, duplicate: duplicate}:
 	default:
 	}
 }

@@ -202,7 +202,7 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 	l.held[shard] = heldLease{rev: rev, renewed: l.clock.Now()}
 	l.mu.Unlock()
 	l.log.Debug("lease gained", "shard", shard)
-	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Schedule: "shard-" + strconv.Itoa(shard), Owner: l.instance, At: l.clock.Now().UTC()})
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Shard: &shard, Owner: l.instance, At: l.clock.Now().UTC()})
 	l.notify()
 }
 
@@ -272,7 +272,7 @@ func (l *leases) drop(ctx context.Context, shard int, why string) {
 	}
 	_ = l.kv.Delete(ctx, shardKey(shard), jetstream.LastRevision(h.rev))
 	l.log.Debug("lease handed back", "shard", shard, "why", why)
-	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Schedule: "shard-" + strconv.Itoa(shard), Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
 	l.notify()
 }
 
@@ -281,7 +281,7 @@ func (l *leases) lost(shard int, why string) {
 	delete(l.held, shard)
 	l.mu.Unlock()
 	l.log.Info("lease lost", "shard", shard, "why", why)
-	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Schedule: "shard-" + strconv.Itoa(shard), Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
 	l.notify()
 }
 

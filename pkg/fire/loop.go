@@ -30,12 +30,15 @@ type loop struct {
 	entries   map[string]*entry
 	// waiting are completion reports for a worker to record, by schedule.
 	waiting map[string][]doneReport
-	index   Index
-	jobs    chan job
-	results chan result
-	settles <-chan settle // claims whose publish was acknowledged
-	busy    int
-	timer   *time.Timer
+	// uncounted are fires counted at their claim that the stream took for
+	// duplicates, by schedule, to take back at the next state write.
+	uncounted map[string]uint64
+	index     Index
+	jobs      chan job
+	results   chan result
+	settles   <-chan settle // claims whose publish was acknowledged
+	busy      int
+	timer     *time.Timer
 
 	specsLoaded, statesLoaded, calsLoaded bool
 }
@@ -51,6 +54,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		calendars: make(map[string]*calendar.Calendar),
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
+		uncounted: make(map[string]uint64),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),
 	}
@@ -298,6 +302,9 @@ func (l *loop) onResult(r result) {
 		return
 	}
 	en.busy = false
+	if r.uncounted > 0 {
+		l.uncounted[r.id] += r.uncounted // not written back yet
+	}
 	if len(r.requeue) > 0 {
 		l.waiting[r.id] = append(l.waiting[r.id], r.requeue...)
 		defer l.lookAgain(en, requeueDelay)
@@ -368,6 +375,12 @@ func (l *loop) onSettle(s settle) {
 	en := l.entries[s.id]
 	if en == nil {
 		return
+	}
+	if s.duplicate {
+		l.uncounted[s.id]++
+		if s.token == "" {
+			return
+		}
 	}
 	en.settled = s.token
 	if !en.busy {
@@ -442,8 +455,9 @@ func (l *loop) dispatch() {
 		}
 		en.busy = true
 		l.send(job{id: id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
-			planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[id]})
+			planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[id], uncounted: l.uncounted[id]})
 		delete(l.waiting, id)
+		delete(l.uncounted, id)
 	}
 }
 
@@ -503,7 +517,7 @@ func (l *loop) reportRecovery() {
 		}
 	}
 	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
-	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Schedule: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
+	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
 		Reason: fmt.Sprintf("%d schedules: %d overdue (misfire policies apply), %d recent claims of other instances to check, %d invalid", len(l.entries), overdue, unsettled, invalid),
 		Count:  uint64(overdue)})
 }

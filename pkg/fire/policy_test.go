@@ -40,7 +40,8 @@ func TestDecidePolicies(t *testing.T) {
 			}},
 		{"a spec's threshold wins over the scheduler's", at(12), with(func(p *kvstore.Policy) { p.MisfireThreshold = time.Second }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
-				want(t, d.Action == ActMisfire && d.Missed == 3 && d.Next.Equal(at(13)), d)
+				// 10 is 2 s late: missed; 11 is within the threshold: it fires next.
+				want(t, d.Action == ActMisfire && d.Missed == 1 && d.Next.Equal(at(11)) && d.MissedThreshold == time.Second, d)
 			}},
 		{"overlap skip while running", at(10), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapSkip }),
 			kvstore.State{Next: at(10), Running: running}, func(t *testing.T, d Decision) {

@@ -27,7 +27,7 @@ func (w worker) process(ctx context.Context, j job) result {
 
 // steps decides and acts for one job, a few steps at most.
 func (w worker) steps(ctx context.Context, j job) result {
-	r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+	r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked, uncounted: j.uncounted}
 	if j.remove {
 		w.removeState(ctx, j)
 		r.removed = true
@@ -331,6 +331,9 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) error {
 	var rev uint64
 	var err error
+	if r.uncounted > 0 {
+		st.Fires -= min(st.Fires, r.uncounted) // fires the stream took for duplicates (see settle)
+	}
 	if r.planned || r.state == nil {
 		// No record: create it, over the delete marker of an earlier one
 		// if there is one (whatever its revision).
@@ -344,7 +347,7 @@ func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) 
 	if err != nil {
 		return err
 	}
-	r.state, r.stateRev, r.planned = &st, rev, false
+	r.state, r.stateRev, r.planned, r.uncounted = &st, rev, false, 0
 	return nil
 }
 

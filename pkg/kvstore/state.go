@@ -3,6 +3,7 @@ package kvstore
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -270,7 +271,7 @@ const (
 // Event is the body of an observer event.
 type Event struct {
 	Kind     EventKind `json:"kind"`
-	Schedule string    `json:"schedule"`
+	Schedule string    `json:"schedule,omitempty"`
 	Slot     time.Time `json:"slot,omitzero"`
 	// Field and Reason describe an invalid spec or a policy decision.
 	Field  string `json:"field,omitempty"`
@@ -280,4 +281,20 @@ type Event struct {
 	CountAtLeast bool      `json:"count_at_least,omitempty"`
 	Owner        string    `json:"owner,omitempty"`
 	At           time.Time `json:"at"`
+	// Instance is the instance an instance event is about (recovered);
+	// Shard the shard a lease event is about. Schedule is empty then.
+	Instance string `json:"instance,omitempty"`
+	Shard    *int   `json:"shard,omitempty"`
+}
+
+// SubjectID is the last token of the event's subject: the schedule id,
+// else "shard-<n>" for a lease event, else the instance.
+func (ev Event) SubjectID() string {
+	switch {
+	case ev.Schedule != "":
+		return ev.Schedule
+	case ev.Shard != nil:
+		return "shard-" + strconv.Itoa(*ev.Shard)
+	}
+	return ev.Instance
 }
