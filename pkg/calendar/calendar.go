@@ -3,6 +3,7 @@ package calendar
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -22,15 +23,27 @@ type Calendar struct {
 	years map[int]map[date]hit // holiday dates per calendar year
 }
 
+// MaxJSONBytes caps a calendar's JSON form, and MaxNameBytes a holiday
+// rule's name (which can travel in a fire's Sched-Note header): both keep
+// records and headers well under NATS's limits.
+const (
+	MaxJSONBytes = 256 << 10
+	MaxNameBytes = 1 << 10
+)
+
 // Parse reads a calendar from its JSON form (see the package
 // documentation). Errors are *[Error] naming the JSON path of the
-// offending value; unknown and duplicate fields are errors.
+// offending value; unknown and duplicate fields are errors, and so is a
+// form longer than MaxJSONBytes.
 func Parse(data []byte) (*Calendar, error) { return ParseZones(data, nil) }
 
 // ParseZones is Parse with the calendar's zone resolved through zones,
 // which shares one *time.Location per name between calendars (nil loads
 // it anew).
 func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
+	if len(data) > MaxJSONBytes {
+		return nil, &Error{Reason: fmt.Sprintf("%d bytes is over the maximum of %d", len(data), MaxJSONBytes)}
+	}
 	var top json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil {
 		return nil, &Error{Reason: err.Error(), Err: err}

@@ -175,6 +175,9 @@ func (f *ruleFields) build(path string) (rule, error) {
 	if f.name == nil || strings.TrimSpace(*f.name) == "" {
 		return r, fieldError(joinPath(path, "name"), "", "required")
 	}
+	if len(*f.name) > MaxNameBytes {
+		return r, fieldError(joinPath(path, "name"), "", fmt.Sprintf("%d bytes is over the maximum of %d", len(*f.name), MaxNameBytes))
+	}
 	r.name = *f.name
 	var kinds []string
 	if f.date != nil {

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/strictjson"
 )
 
 // Spec is a schedule as its owner defined it: the value of key <id> in the
@@ -89,10 +91,13 @@ type Spec struct {
 	Description string `json:"description,omitempty"`
 }
 
-// DecodeSpec parses a sched_specs value strictly: unknown fields and
-// trailing data are errors, so a typo in a hand-written record is reported
-// instead of silently ignored.
+// DecodeSpec parses a sched_specs value strictly: unknown fields, keys
+// given twice and trailing data are errors, so a typo in a hand-written
+// record is reported instead of silently ignored.
 func DecodeSpec(data []byte) (Spec, error) {
+	if err := strictjson.Check(data); err != nil {
+		return Spec{}, duplicateKey(err)
+	}
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -118,6 +123,9 @@ func (s Spec) Validate(key string) error {
 		return fieldErr("id", s.ID, fmt.Sprintf("does not match the key %q", key))
 	}
 	if err := ValidateWorkflow(s.Workflow); err != nil {
+		return err
+	}
+	if err := checkSpecLimits(s); err != nil {
 		return err
 	}
 	if len(s.Input) > 0 && !json.Valid(s.Input) {

@@ -78,6 +78,12 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
+	if err := kvstore.CheckSize("payload", len(r.Payload), kvstore.MaxInputBytes); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	if err := kvstore.CheckNote("condition", r.Condition); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
 	if len(r.Payload) > 0 && !json.Valid(r.Payload) {
 		return kvstore.TimerEntry{}, field("payload", "", "not valid JSON")
 	}
