@@ -91,7 +91,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return err
 		}
 		if len(users) > 0 {
-			return fmt.Errorf("%w: calendar %q is used by %d schedule(s) %v; remove them first or force", ErrInUse, name, len(users), users)
+			return fmt.Errorf("%w: calendar %q is used by %d schedule(s) %s; remove them first or force", ErrInUse, name, len(users), firstFew(users))
 		}
 	}
 	if err := s.calendars.Delete(ctx, name); err != nil {
@@ -100,17 +100,20 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 	return s.Audit(ctx, "calendar.delete", name, map[string]bool{"force": force})
 }
 
-// CalendarUsers lists the ids of the specs that name calendar name.
+// CalendarUsers lists the ids of the specs that name calendar name. It
+// reads the specs one at a time and keeps only the ids of the users.
 func (s *Store) CalendarUsers(ctx context.Context, name string) ([]string, error) {
-	specs, _, err := s.ListSpecs(ctx)
-	if err != nil {
-		return nil, err
-	}
 	var users []string
-	for _, e := range specs {
-		if e.Spec.Calendar == name {
-			users = append(users, e.ID)
+	err := readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
+		var ref struct {
+			Calendar string `json:"calendar"`
 		}
+		if json.Unmarshal(e.Value(), &ref) == nil && ref.Calendar == name {
+			users = append(users, e.Key())
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: schedules using calendar %q: %w", name, err)
 	}
 	return users, nil
 }
@@ -153,4 +156,14 @@ func readAll(ctx context.Context, kv jetstream.KeyValue, filter string, fn func(
 			fn(e)
 		}
 	}
+}
+
+// firstFew renders ids for a message, at most ten of them, so that an
+// error reply stays small however many there are.
+func firstFew(ids []string) string {
+	const most = 10
+	if len(ids) <= most {
+		return fmt.Sprint(ids)
+	}
+	return fmt.Sprintf("%v and %d more", ids[:most], len(ids)-most)
 }

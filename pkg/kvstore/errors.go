@@ -11,6 +11,9 @@ var (
 	// ErrConflict is returned when a compare-and-swap lost: the record
 	// changed since it was read. Re-read and re-decide.
 	ErrConflict = errors.New("kvstore: revision conflict")
+	// ErrExists is returned when creating a record whose key is taken. It
+	// wraps ErrConflict.
+	ErrExists = fmt.Errorf("%w: already exists", ErrConflict)
 	// ErrInvalid is wrapped by every validation error (see *FieldError).
 	ErrInvalid = errors.New("kvstore: invalid")
 )

@@ -116,22 +116,12 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 }
 
 // PutSpec validates spec (including that a named calendar exists) and
-// writes it under id. Nothing is written when validation fails; the error
-// is a *FieldError.
+// writes it under id, creating or replacing the schedule. Nothing is
+// written when validation fails; the error is a *FieldError.
 func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
-	if err := spec.Validate(id); err != nil {
-		return 0, err
-	}
-	c, err := spec.Compile(id, s.CalendarSource(ctx))
+	data, err := s.prepareSpec(ctx, id, spec)
 	if err != nil {
 		return 0, err
-	}
-	if err := c.CheckFires(time.Now()); err != nil {
-		return 0, err
-	}
-	data, err := spec.Encode()
-	if err != nil {
-		return 0, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
 	}
 	rev, err := s.specs.Put(ctx, id, data)
 	if err != nil {
@@ -140,13 +130,101 @@ func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, erro
 	return rev, s.Audit(ctx, "schedule.put", id, spec)
 }
 
+// CreateSpec validates spec like PutSpec and writes it only if there is no
+// schedule id: ErrExists (an ErrConflict) when there is.
+func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
+	data, err := s.prepareSpec(ctx, id, spec)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := s.specs.Create(ctx, id, data)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return 0, fmt.Errorf("kvstore: create spec %q: %w", id, ErrExists)
+		}
+		return 0, fmt.Errorf("kvstore: create spec %q: %w", id, err)
+	}
+	return rev, s.Audit(ctx, "schedule.put", id, spec)
+}
+
+// maxUpdateAttempts bounds UpdateSpec's re-reads when the spec keeps
+// changing under a write without an expected revision.
+const maxUpdateAttempts = 10
+
+// UpdateSpec validates spec like PutSpec and replaces the schedule id,
+// which must exist (ErrNotFound otherwise). With rev > 0 the spec is
+// replaced only if it is still at revision rev: ErrConflict when it
+// changed (or was removed and added again) since.
+func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64) (uint64, error) {
+	data, err := s.prepareSpec(ctx, id, spec)
+	if err != nil {
+		return 0, err
+	}
+	for range maxUpdateAttempts {
+		e, err := get(ctx, s.specs, id)
+		if err != nil {
+			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
+		}
+		at := rev
+		if at == 0 {
+			at = e.Revision()
+		}
+		n, err := s.specs.Update(ctx, id, data, at)
+		if err == nil {
+			return n, s.Audit(ctx, "schedule.put", id, spec)
+		}
+		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
+		}
+		if rev != 0 {
+			return 0, fmt.Errorf("kvstore: update spec %q at revision %d (it is at %d): %w", id, rev, e.Revision(), ErrConflict)
+		}
+	}
+	return 0, fmt.Errorf("kvstore: update spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+}
+
+// prepareSpec validates spec for id, resolves its calendar, and encodes
+// it.
+func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec) ([]byte, error) {
+	if err := spec.Validate(id); err != nil {
+		return nil, err
+	}
+	c, err := spec.Compile(id, s.CalendarSource(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckFires(time.Now()); err != nil {
+		return nil, err
+	}
+	data, err := spec.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
+	}
+	return data, nil
+}
+
 // DeleteSpec removes the spec of id and its state. Removing an unknown id
 // returns ErrNotFound.
 func (s *Store) DeleteSpec(ctx context.Context, id string) error {
-	if _, err := get(ctx, s.specs, id); err != nil {
+	return s.DeleteSpecAt(ctx, id, 0)
+}
+
+// DeleteSpecAt removes the spec of id and its state like DeleteSpec; with
+// rev > 0, only if the spec is still at revision rev (ErrConflict when it
+// changed since).
+func (s *Store) DeleteSpecAt(ctx context.Context, id string, rev uint64) error {
+	e, err := get(ctx, s.specs, id)
+	if err != nil {
 		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 	}
-	if err := s.specs.Delete(ctx, id); err != nil {
+	var opts []jetstream.KVDeleteOpt
+	if rev != 0 {
+		opts = append(opts, jetstream.LastRevision(rev))
+	}
+	if err := s.specs.Delete(ctx, id, opts...); err != nil {
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("kvstore: delete spec %q at revision %d (it is at %d): %w", id, rev, e.Revision(), ErrConflict)
+		}
 		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 	}
 	if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
