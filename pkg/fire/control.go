@@ -14,11 +14,23 @@ import (
 // resume, skip the next slots, trigger an extra fire, backfill a range.
 // Each is a compare-and-swap on the state record, retried on conflict, so
 // it composes with running schedulers, which pick the change up from their
-// watch. The zero Clock is the system clock.
+// watch. The zero Clock is the system clock. Invalid requests are refused
+// with a *kvstore.FieldError naming the request field, before anything is
+// written.
 type Control struct {
 	Store *kvstore.Store
 	Clock clock.Clock
+	// MaxBackfillSlots caps the slots one backfill may replay. Default
+	// DefaultMaxBackfillSlots.
+	MaxBackfillSlots int
 }
+
+// DefaultMaxBackfillSlots is the most slots one backfill replays unless
+// Control.MaxBackfillSlots says otherwise.
+const DefaultMaxBackfillSlots = 10_000
+
+// MaxSkip is the most slots one skip request may skip.
+const MaxSkip = 1_000_000
 
 // maxControlAttempts bounds the CAS retries of one action.
 const maxControlAttempts = 20
@@ -78,7 +90,10 @@ func (c Control) audited(ctx context.Context, action, id string, detail any, st 
 func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (kvstore.State, error) {
 	now := c.Clock.Now()
 	if !until.IsZero() && !until.After(now) {
-		return kvstore.State{}, fmt.Errorf("%w: until %s is not in the future", kvstore.ErrInvalid, until.Format(time.RFC3339))
+		return kvstore.State{}, &kvstore.FieldError{Field: "until", Value: until.Format(time.RFC3339), Reason: "is not in the future"}
+	}
+	if err := kvstore.CheckNote("note", note); err != nil {
+		return kvstore.State{}, err
 	}
 	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		st.Paused = &kvstore.Pause{Note: note, At: now.UTC(), Until: until.UTC()}
@@ -107,8 +122,8 @@ func (c Control) Resume(ctx context.Context, id string) (kvstore.State, error) {
 // Skip skips the next n regular slots (recorded as skipped by an
 // operator).
 func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, error) {
-	if n < 1 || n > 1_000_000 {
-		return kvstore.State{}, fmt.Errorf("%w: skip count %d: must be 1 to 1000000", kvstore.ErrInvalid, n)
+	if n < 1 || n > MaxSkip {
+		return kvstore.State{}, &kvstore.FieldError{Field: "count", Value: fmt.Sprint(n), Reason: fmt.Sprintf("must be 1 to %d", MaxSkip)}
 	}
 	st, err := c.update(ctx, id, func(st *kvstore.State) error {
 		st.SkipNext += n
@@ -121,6 +136,9 @@ func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, err
 // ("<id>.trigger-<unix ms>") and Sched-Reason: trigger. It returns that
 // slot id.
 func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
+	if err := kvstore.CheckNote("note", note); err != nil {
+		return "", err
+	}
 	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
 	_, err := c.update(ctx, id, func(st *kvstore.State) error {
 		if len(st.Triggers) >= 100 {
@@ -143,20 +161,90 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 
 // Backfill replays the schedule's slots in [from, to] (each with its own
 // slot id "<id>.backfill-<unix ms>" and Sched-Reason: backfill) at most
-// rate per second. A second backfill replaces one in progress.
+// rate per second, across all schedulers: the pace is kept in the state
+// record. A range of more than MaxBackfillSlots slots is refused (field
+// "to") with the count it would make. A second backfill replaces one in
+// progress; CancelBackfill ends one.
 func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, rate float64, note string) (kvstore.State, error) {
 	now := c.Clock.Now()
 	switch {
+	case from.IsZero():
+		return kvstore.State{}, &kvstore.FieldError{Field: "from", Reason: "required"}
+	case to.IsZero():
+		return kvstore.State{}, &kvstore.FieldError{Field: "to", Reason: "required"}
 	case !from.Before(to):
-		return kvstore.State{}, fmt.Errorf("%w: backfill from %s is not before to %s", kvstore.ErrInvalid, from.Format(time.RFC3339), to.Format(time.RFC3339))
+		return kvstore.State{}, &kvstore.FieldError{Field: "to", Value: to.Format(time.RFC3339), Reason: "is not after from " + from.Format(time.RFC3339)}
 	case to.After(now):
-		return kvstore.State{}, fmt.Errorf("%w: backfill to %s is in the future; a backfill replays the past", kvstore.ErrInvalid, to.Format(time.RFC3339))
-	case rate <= 0 || rate > 10_000:
-		return kvstore.State{}, fmt.Errorf("%w: backfill rate %v: must be above 0 and at most 10000 per second", kvstore.ErrInvalid, rate)
+		return kvstore.State{}, &kvstore.FieldError{Field: "to", Value: to.Format(time.RFC3339), Reason: "is in the future; a backfill replays the past"}
+	case !(rate > 0 && rate <= 10_000): // also refuses NaN
+		return kvstore.State{}, &kvstore.FieldError{Field: "rate", Value: fmt.Sprint(rate), Reason: "must be above 0 and at most 10000 per second"}
+	}
+	if err := kvstore.CheckNote("note", note); err != nil {
+		return kvstore.State{}, err
+	}
+	e, err := c.Store.GetSpec(ctx, id)
+	if err != nil {
+		return kvstore.State{}, err
+	}
+	compiled, err := e.Spec.Compile(id, c.Store.CalendarSource(ctx))
+	if err != nil {
+		return kvstore.State{}, fmt.Errorf("schedule %s cannot be backfilled: %w", id, err)
+	}
+	total, err := c.countSlots(compiled.Schedule, from, to)
+	if err != nil {
+		return kvstore.State{}, err
 	}
 	st, err := c.update(ctx, id, func(st *kvstore.State) error {
-		st.Backfill = &kvstore.Backfill{From: from.UTC(), To: to.UTC(), Rate: rate, Note: note}
+		st.Backfill = &kvstore.Backfill{From: from.UTC(), To: to.UTC(), Rate: rate, Note: note, Total: total}
 		return nil
 	})
 	return c.audited(ctx, "schedule.backfill", id, st.Backfill, st, err)
+}
+
+// countSlots counts the slots of sched in [from, to], refusing a range
+// with none or with more than the maximum. Beyond the maximum it stops
+// counting and estimates the count from the pace of the slots it saw.
+func (c Control) countSlots(sched interface{ Next(time.Time) time.Time }, from, to time.Time) (int, error) {
+	limit := c.MaxBackfillSlots
+	if limit <= 0 {
+		limit = DefaultMaxBackfillSlots
+	}
+	n, first, last := 0, time.Time{}, time.Time{}
+	for t := sched.Next(from.Add(-time.Nanosecond)); !t.IsZero() && !t.After(to); t = sched.Next(t) {
+		if n == 0 {
+			first = t
+		}
+		n, last = n+1, t
+		if n > limit {
+			about := float64(n)
+			if gap := last.Sub(first); gap > 0 {
+				about = 1 + float64(to.Sub(first))/(float64(gap)/float64(n-1))
+			}
+			return 0, &kvstore.FieldError{Field: "to", Value: to.Format(time.RFC3339), Reason: fmt.Sprintf(
+				"the range from %s would make about %.0f slots, more than the maximum of %d per backfill; narrow the range or split it",
+				from.Format(time.RFC3339), about, limit)}
+		}
+	}
+	if n == 0 {
+		return 0, &kvstore.FieldError{Field: "from", Value: from.Format(time.RFC3339), Reason: "the range to " + to.Format(time.RFC3339) + " holds no slot of the schedule"}
+	}
+	return n, nil
+}
+
+// CancelBackfill ends the backfill in progress: no further slot of it is
+// replayed (a slot already claimed still completes). It returns the
+// backfill as it stood; kvstore.ErrNotFound when none is in progress.
+func (c Control) CancelBackfill(ctx context.Context, id string) (kvstore.Backfill, error) {
+	var was kvstore.Backfill
+	_, err := c.update(ctx, id, func(st *kvstore.State) error {
+		if st.Backfill == nil {
+			return fmt.Errorf("%w: schedule %s has no backfill in progress", kvstore.ErrNotFound, id)
+		}
+		was, st.Backfill = *st.Backfill, nil
+		return nil
+	})
+	if err != nil {
+		return kvstore.Backfill{}, err
+	}
+	return was, c.Store.Audit(ctx, "schedule.backfill.cancel", id, map[string]int{"done": was.Done, "total": was.Total})
 }

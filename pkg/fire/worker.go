@@ -236,7 +236,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 			w.e.log.Info("backfill finished", "schedule", j.id, "from", b.From, "to", b.To)
 			return nil
 		}
-		b.Cursor = d.Slot.UTC()
+		b.Cursor, b.Done = d.Slot.UTC(), b.Done+1
 		b.NotBefore = now.Add(time.Duration(float64(time.Second) / b.Rate)).UTC()
 		st.Backfill = &b
 		c := w.newClaim(d.Slot, now)

@@ -88,6 +88,10 @@ type Backfill struct {
 	// NotBefore is the earliest time of the next replayed fire.
 	NotBefore time.Time `json:"not_before,omitzero"`
 	Note      string    `json:"note,omitempty"`
+	// Total is how many slots the range holds, counted when the backfill
+	// was requested; Done how many have been replayed.
+	Total int `json:"total,omitempty"`
+	Done  int `json:"done,omitempty"`
 }
 
 // Running is a dispatched slot whose worker has not reported completion.
