@@ -18,9 +18,10 @@ export JETSCHED_FAULT_SUMMARY="$(mktemp)"
 trap 'rm -f "$JETSCHED_FAULT_SUMMARY"' EXIT
 status=0
 go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
-# Fuzz the decoders of what anyone can write into the buckets, a short
-# budget each (the seed corpora also run as plain tests above).
-for target in "FuzzDecodeSpec ./pkg/kvstore" "FuzzDecodeState ./pkg/kvstore" "FuzzParse ./pkg/calendar"; do
+# Fuzz the decoders of what anyone can write into the buckets, and the
+# admin API's handlers, a short budget each (one target per invocation;
+# the seed corpora also run as plain tests above).
+for target in "FuzzDecodeSpec ./pkg/kvstore" "FuzzDecodeState ./pkg/kvstore" "FuzzParse ./pkg/calendar" "FuzzAPI ./pkg/admin"; do
   set -- $target
   go test -run '^$' -fuzz "^$1\$" -fuzztime 10s "$2" || status=$?
 done

@@ -67,6 +67,9 @@ type Config struct {
 	// DeadManTolerance is how late a schedule's slot may be before
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
+	// MaxBackfillSlots caps the slots one backfill request may replay.
+	// Default fire.DefaultMaxBackfillSlots.
+	MaxBackfillSlots int
 }
 
 // Daemon is a running scheduler.
@@ -154,7 +157,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if cfg.AuditKey != nil {
 		d.store.SetAuditor(audit.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance()))
 	}
-	if d.api, err = admin.Start(d.nc, d.store, log, 0); err != nil {
+	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots}); err != nil {
 		return err
 	}
 	if m != nil {

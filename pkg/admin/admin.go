@@ -3,14 +3,18 @@
 // scheduler process runs, so that a remote fleet is operated with a NATS
 // connection and the rights on sched.api.> alone. Requests and responses
 // are JSON (docs/api.md); errors carry a code and, for invalid input, the
-// field.
+// field. Listings are paginated and served from a catalogue of schedule
+// ids and timer keys that the service keeps sorted in memory from KV
+// watches, so that a page costs the same at a million schedules as at ten.
 package admin
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"time"
@@ -18,55 +22,84 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.0.0"
+const Version = "1.1.0"
+
+// Error codes.
+const (
+	CodeInvalid     = "invalid"     // the request or a spec field is wrong; Field names it
+	CodeNotFound    = "not_found"   // no such schedule, calendar, timer, backfill or verb
+	CodeConflict    = "conflict"    // a stale if_revision, or create of an existing id
+	CodeInUse       = "in_use"      // a calendar that schedules use
+	CodeUnavailable = "unavailable" // the listing catalogue is still loading
+	CodeInternal    = "internal"    // anything else
+)
 
 // Error is the body of an error response (also in the Nats-Service-Error
 // headers): a code, a message, and the field for invalid input.
 type Error struct {
-	Code    string `json:"code"` // "invalid", "not_found", "in_use", "internal"
+	Code    string `json:"code"`
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
 }
 
-// Service is a running admin API.
-type Service struct {
-	svc micro.Service
+// Config configures the admin service.
+type Config struct {
+	// Conn is the NATS connection the service answers on. Required.
+	Conn *nats.Conn
+	// Store is where the records live. Required.
+	Store *kvstore.Store
+	// Logger receives failures. Default: discard.
+	Logger *slog.Logger
+	// Timeout bounds each request. Default 30s.
+	Timeout time.Duration
+	// MaxBackfillSlots caps the slots one backfill request may replay.
+	// Default fire.DefaultMaxBackfillSlots.
+	MaxBackfillSlots int
 }
 
-// Start registers the service on nc. timeout bounds each request.
-func Start(nc *nats.Conn, store *kvstore.Store, log *slog.Logger, timeout time.Duration) (*Service, error) {
-	if timeout <= 0 {
-		timeout = 30 * time.Second
+// Service is a running admin API.
+type Service struct {
+	svc     micro.Service
+	unknown *nats.Subscription
+	cat     *catalog
+}
+
+// Start registers the service on cfg.Conn and starts loading its listing
+// catalogue in the background; listings wait for it (or answer
+// "unavailable" while a large one loads). Stop ends both.
+func Start(ctx context.Context, cfg Config) (*Service, error) {
+	if cfg.Conn == nil || cfg.Store == nil {
+		return nil, errors.New("admin: Config.Conn and Config.Store are required")
 	}
-	svc, err := micro.AddService(nc, micro.Config{
+	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	timeout := cmp.Or(cfg.Timeout, 30*time.Second)
+	cat := newCatalog(cfg.Store, log)
+	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)
+	svc, err := micro.AddService(cfg.Conn, micro.Config{
 		Name: "jetsched", Version: Version,
 		Description: "jetsched admin API: schedules, calendars, timers, status, history",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("admin: add service: %w", err)
 	}
-	h := handlers{store: store, control: fire.Control{Store: store}, timers: wakeup.Client{Store: store}}
-	g := svc.AddGroup(store.Layout().Prefix + ".api")
-	for name, fn := range h.table() {
+	s := &Service{svc: svc, cat: cat}
+	prefix := cfg.Store.Layout().Prefix + ".api"
+	g := svc.AddGroup(prefix)
+	table := h.table()
+	for name, fn := range table {
 		handler := micro.HandlerFunc(func(req micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
 			ctx = audit.WithActor(ctx, req.Headers().Get("Sched-Actor"))
 			out, err := fn(ctx, req.Data())
 			if err != nil {
-				e := toError(err)
-				body, _ := json.Marshal(e)
-				_ = req.Error(e.Code, e.Message, body)
-				if log != nil && e.Code == "internal" {
-					log.Warn("admin request failed", "endpoint", name, "err", err)
-				}
+				respondError(req, toError(err), log, name, err)
 				return
 			}
 			_ = req.RespondJSON(out)
@@ -76,46 +109,110 @@ func Start(nc *nats.Conn, store *kvstore.Store, log *slog.Logger, timeout time.D
 			return nil, fmt.Errorf("admin: endpoint %s: %w", name, err)
 		}
 	}
+	// Requests to a verb that does not exist get an answer too, instead of
+	// "no responders". The subscription sees every request and answers
+	// only those no endpoint serves; its queue group is its own, so that
+	// the endpoints' group still gets every request.
+	s.unknown, err = cfg.Conn.QueueSubscribe(prefix+".>", "jetsched-unknown-verb", func(m *nats.Msg) {
+		verb := strings.TrimPrefix(m.Subject, prefix+".")
+		if _, ok := table[verb]; ok || m.Reply == "" {
+			return
+		}
+		e := Error{Code: CodeNotFound, Field: "verb", Message: fmt.Sprintf("admin: no verb %q on %s.>; the verbs are in docs/api.md (or `nats micro info jetsched`)", verb, prefix)}
+		reply := nats.NewMsg(m.Reply)
+		reply.Header.Set(micro.ErrorCodeHeader, e.Code)
+		reply.Header.Set(micro.ErrorHeader, e.Message)
+		reply.Data, _ = json.Marshal(e)
+		_ = m.RespondMsg(reply)
+	})
+	if err != nil {
+		_ = svc.Stop()
+		return nil, fmt.Errorf("admin: subscribe for unknown verbs: %w", err)
+	}
 	// The endpoints' subscriptions reach the server before Start returns,
 	// so a request right after it finds a responder.
-	if err := nc.Flush(); err != nil {
-		_ = svc.Stop()
+	if err := cfg.Conn.Flush(); err != nil {
+		_ = s.Stop()
 		return nil, fmt.Errorf("admin: flush: %w", err)
 	}
-	return &Service{svc: svc}, nil
+	cat.start(ctx)
+	return s, nil
 }
 
-// Stop unregisters the service (in-flight requests finish).
-func (s *Service) Stop() error { return s.svc.Stop() }
+// Stop unregisters the service (in-flight requests finish) and stops the
+// catalogue's watches, waiting for them to end.
+func (s *Service) Stop() error {
+	err := s.svc.Stop()
+	if s.unknown != nil {
+		_ = s.unknown.Unsubscribe()
+	}
+	s.cat.stop()
+	return err
+}
+
+// respondError sends an error reply and logs internal failures.
+func respondError(req micro.Request, e Error, log *slog.Logger, verb string, err error) {
+	body, _ := json.Marshal(e)
+	_ = req.Error(e.Code, e.Message, body)
+	if e.Code == CodeInternal {
+		log.Warn("admin request failed", "endpoint", verb, "err", err)
+	}
+}
 
 // toError classifies an error for the wire.
 func toError(err error) Error {
 	var fe *kvstore.FieldError
 	switch {
 	case errors.As(err, &fe):
-		return Error{Code: "invalid", Field: fe.Field, Message: err.Error()}
+		return Error{Code: CodeInvalid, Field: fe.Field, Message: err.Error()}
 	case errors.Is(err, errBadRequest), errors.Is(err, kvstore.ErrInvalid):
-		return Error{Code: "invalid", Message: err.Error()}
+		return Error{Code: CodeInvalid, Message: err.Error()}
 	case errors.Is(err, kvstore.ErrNotFound):
-		return Error{Code: "not_found", Message: err.Error()}
+		return Error{Code: CodeNotFound, Message: err.Error()}
+	case errors.Is(err, kvstore.ErrConflict):
+		return Error{Code: CodeConflict, Message: err.Error()}
 	case errors.Is(err, kvstore.ErrInUse):
-		return Error{Code: "in_use", Message: err.Error()}
+		return Error{Code: CodeInUse, Message: err.Error()}
+	case errors.Is(err, errUnavailable):
+		return Error{Code: CodeUnavailable, Message: err.Error()}
 	}
-	return Error{Code: "internal", Message: err.Error()}
+	return Error{Code: CodeInternal, Message: err.Error()}
 }
 
-var errBadRequest = errors.New("admin: bad request")
+var (
+	errBadRequest  = errors.New("admin: bad request")
+	errUnavailable = errors.New("admin: unavailable")
+)
 
-// decode reads a request body strictly.
+// decode reads a request body strictly: a key given twice, an unknown
+// field, a value of the wrong type or trailing data is refused, naming the
+// field where there is one.
 func decode[T any](data []byte) (T, error) {
 	var v T
 	if len(data) == 0 {
 		return v, nil
 	}
+	if err := strictjson.Check(data); err != nil {
+		var dup *strictjson.DuplicateKeyError
+		if errors.As(err, &dup) {
+			return v, &kvstore.FieldError{Field: dup.Field(), Err: dup}
+		}
+		return v, fmt.Errorf("%w: %v", errBadRequest, err)
+	}
 	dec := json.NewDecoder(bytesReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return v, &kvstore.FieldError{Field: te.Field, Reason: "want a JSON " + te.Type.Kind().String() + ", not " + te.Value}
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return v, &kvstore.FieldError{Field: strings.Trim(name, `"`), Reason: "unknown field"}
+		}
 		return v, fmt.Errorf("%w: %v", errBadRequest, err)
+	}
+	if dec.More() {
+		return v, fmt.Errorf("%w: trailing data after the JSON object", errBadRequest)
 	}
 	return v, nil
 }

@@ -6,8 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
 	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -18,8 +19,22 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 type handlers struct {
 	store   *kvstore.Store
+	cat     *catalog
 	control fire.Control
 	timers  wakeup.Client
+	// replyBudget bounds the bytes of a listing's items, well under the
+	// connection's max payload.
+	replyBudget int
+}
+
+func newHandlers(store *kvstore.Store, cat *catalog, nc *nats.Conn, maxBackfill int) handlers {
+	budget := maxReplyBytes
+	if mp := int(nc.MaxPayload()); mp > 0 {
+		budget = min(budget, mp/2)
+	}
+	return handlers{store: store, cat: cat, replyBudget: budget,
+		control: fire.Control{Store: store, MaxBackfillSlots: maxBackfill},
+		timers:  wakeup.Client{Store: store}}
 }
 
 type endpoint func(ctx context.Context, body []byte) (any, error)
@@ -30,10 +45,22 @@ type (
 	IDRequest struct {
 		ID string `json:"id"`
 	}
-	// PutRequest creates or updates a schedule.
+	// PutRequest carries a schedule for schedule.create and
+	// schedule.update. create refuses an id that exists (code conflict)
+	// unless Upsert is set; update refuses an id that does not exist
+	// (not_found) and, with IfRevision, a spec no longer at that revision
+	// (conflict).
 	PutRequest struct {
-		ID   string          `json:"id"`
-		Spec json.RawMessage `json:"spec"`
+		ID         string          `json:"id"`
+		Spec       json.RawMessage `json:"spec"`
+		Upsert     bool            `json:"upsert,omitempty"`
+		IfRevision uint64          `json:"if_revision,omitempty"`
+	}
+	// DeleteRequest removes a schedule; with IfRevision only if its spec
+	// is still at that revision.
+	DeleteRequest struct {
+		ID         string `json:"id"`
+		IfRevision uint64 `json:"if_revision,omitempty"`
 	}
 	// PauseRequest pauses a schedule.
 	PauseRequest struct {
@@ -46,10 +73,10 @@ type (
 		ID   string `json:"id"`
 		Note string `json:"note,omitempty"`
 	}
-	// SkipRequest skips the next Count slots.
+	// SkipRequest skips the next Count slots (default 1).
 	SkipRequest struct {
 		ID    string `json:"id"`
-		Count int    `json:"count"`
+		Count *int   `json:"count,omitempty"`
 	}
 	// BackfillRequest replays a past range.
 	BackfillRequest struct {
@@ -58,11 +85,6 @@ type (
 		To   time.Time `json:"to"`
 		Rate float64   `json:"rate,omitempty"`
 		Note string    `json:"note,omitempty"`
-	}
-	// HistoryRequest lists a schedule's ledger.
-	HistoryRequest struct {
-		ID    string `json:"id"`
-		Limit int    `json:"limit,omitempty"`
 	}
 	// CalendarRequest names a calendar; Calendar carries its JSON form for
 	// calendar.put, Force removes one in use for calendar.delete.
@@ -89,55 +111,88 @@ type (
 		Run  string `json:"run"`
 		Step string `json:"step,omitempty"`
 	}
-	// WakeupListRequest filters pending timers.
-	WakeupListRequest struct {
-		Run      string `json:"run,omitempty"`
-		Workflow string `json:"workflow,omitempty"`
-	}
 )
 
 func (h handlers) table() map[string]endpoint {
 	return map[string]endpoint{
-		"schedule.create":   h.schedulePut,
-		"schedule.update":   h.schedulePut,
-		"schedule.get":      h.scheduleGet,
-		"schedule.list":     h.scheduleList,
-		"schedule.delete":   h.scheduleDelete,
-		"schedule.pause":    h.schedulePause,
-		"schedule.resume":   h.scheduleResume,
-		"schedule.trigger":  h.scheduleTrigger,
-		"schedule.skip":     h.scheduleSkip,
-		"schedule.backfill": h.scheduleBackfill,
-		"schedule.history":  h.scheduleHistory,
-		"status":            h.status,
-		"calendar.put":      h.calendarPut,
-		"calendar.get":      h.calendarGet,
-		"calendar.list":     h.calendarList,
-		"calendar.delete":   h.calendarDelete,
-		"wakeup.add":        h.wakeupAdd,
-		"wakeup.cancel":     h.wakeupCancel,
-		"wakeup.list":       h.wakeupList,
+		"schedule.create":          h.scheduleCreate,
+		"schedule.update":          h.scheduleUpdate,
+		"schedule.get":             h.scheduleGet,
+		"schedule.list":            h.scheduleList,
+		"schedule.delete":          h.scheduleDelete,
+		"schedule.pause":           h.schedulePause,
+		"schedule.resume":          h.scheduleResume,
+		"schedule.trigger":         h.scheduleTrigger,
+		"schedule.skip":            h.scheduleSkip,
+		"schedule.backfill":        h.scheduleBackfill,
+		"schedule.backfill.cancel": h.scheduleBackfillCancel,
+		"schedule.history":         h.scheduleHistory,
+		"status":                   h.status,
+		"calendar.put":             h.calendarPut,
+		"calendar.get":             h.calendarGet,
+		"calendar.list":            h.calendarList,
+		"calendar.delete":          h.calendarDelete,
+		"wakeup.add":               h.wakeupAdd,
+		"wakeup.cancel":            h.wakeupCancel,
+		"wakeup.list":              h.wakeupList,
 	}
 }
 
-func (h handlers) schedulePut(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[PutRequest](body)
+// decodeID decodes a request that names a schedule and checks the id.
+func decodeID[T any](body []byte, id func(T) string) (T, error) {
+	r, err := decode[T](body)
+	if err != nil {
+		return r, err
+	}
+	return r, kvstore.ValidateID(id(r))
+}
+
+func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) {
+	r, spec, err := decodePut(body)
 	if err != nil {
 		return nil, err
 	}
-	spec, err := kvstore.DecodeSpec(r.Spec)
-	if err != nil {
-		return nil, err
+	if r.IfRevision != 0 {
+		return nil, &kvstore.FieldError{Field: "if_revision", Reason: "applies to schedule.update and schedule.delete, not to create"}
 	}
-	rev, err := h.store.PutSpec(ctx, r.ID, spec)
+	var rev uint64
+	if r.Upsert {
+		rev, err = h.store.PutSpec(ctx, r.ID, spec)
+	} else {
+		rev, err = h.store.CreateSpec(ctx, r.ID, spec)
+	}
 	if err != nil {
 		return nil, err
 	}
 	return map[string]any{"id": r.ID, "revision": rev}, nil
 }
 
+func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) {
+	r, spec, err := decodePut(body)
+	if err != nil {
+		return nil, err
+	}
+	if r.Upsert {
+		return nil, &kvstore.FieldError{Field: "upsert", Reason: "applies to schedule.create; update replaces an existing schedule only"}
+	}
+	rev, err := h.store.UpdateSpec(ctx, r.ID, spec, r.IfRevision)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"id": r.ID, "revision": rev}, nil
+}
+
+func decodePut(body []byte) (PutRequest, kvstore.Spec, error) {
+	r, err := decodeID(body, func(r PutRequest) string { return r.ID })
+	if err != nil {
+		return r, kvstore.Spec{}, err
+	}
+	spec, err := kvstore.DecodeSpec(r.Spec)
+	return r, spec, err
+}
+
 func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[IDRequest](body)
+	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -148,45 +203,27 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 	return Info(ctx, h.store, e, err), nil
 }
 
-func (h handlers) scheduleList(ctx context.Context, _ []byte) (any, error) {
-	specs, bad, err := h.store.ListSpecs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	sort.Slice(specs, func(i, j int) bool { return specs[i].ID < specs[j].ID })
-	out := make([]ScheduleInfo, 0, len(specs))
-	for _, e := range specs {
-		out = append(out, Info(ctx, h.store, e, bad[e.ID]))
-	}
-	return out, nil
-}
-
-func (h handlers) status(ctx context.Context, _ []byte) (any, error) {
-	return Status(ctx, h.store)
-}
-
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[IDRequest](body)
+	r, err := decodeID(body, func(r DeleteRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
-	if err := h.store.DeleteSpec(ctx, r.ID); err != nil {
+	if err := h.store.DeleteSpecAt(ctx, r.ID, r.IfRevision); err != nil {
 		return nil, err
 	}
 	return map[string]any{"id": r.ID, "removed": true}, nil
 }
 
 func (h handlers) schedulePause(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[PauseRequest](body)
+	r, err := decodeID(body, func(r PauseRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
-	st, err := h.control.Pause(ctx, r.ID, r.Note, r.Until)
-	return st, err
+	return h.control.Pause(ctx, r.ID, r.Note, r.Until)
 }
 
 func (h handlers) scheduleResume(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[IDRequest](body)
+	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -194,7 +231,7 @@ func (h handlers) scheduleResume(ctx context.Context, body []byte) (any, error) 
 }
 
 func (h handlers) scheduleTrigger(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[TriggerRequest](body)
+	r, err := decodeID(body, func(r TriggerRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -206,15 +243,19 @@ func (h handlers) scheduleTrigger(ctx context.Context, body []byte) (any, error)
 }
 
 func (h handlers) scheduleSkip(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[SkipRequest](body)
+	r, err := decodeID(body, func(r SkipRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
-	return h.control.Skip(ctx, r.ID, max(r.Count, 1))
+	n := 1
+	if r.Count != nil {
+		n = *r.Count
+	}
+	return h.control.Skip(ctx, r.ID, n)
 }
 
 func (h handlers) scheduleBackfill(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[BackfillRequest](body)
+	r, err := decodeID(body, func(r BackfillRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -224,22 +265,16 @@ func (h handlers) scheduleBackfill(ctx context.Context, body []byte) (any, error
 	return h.control.Backfill(ctx, r.ID, r.From, r.To, r.Rate, r.Note)
 }
 
-func (h handlers) scheduleHistory(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[HistoryRequest](body)
+func (h handlers) scheduleBackfillCancel(ctx context.Context, body []byte) (any, error) {
+	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
-	if err := kvstore.ValidateID(r.ID); err != nil {
-		return nil, err
-	}
-	ticks, err := h.store.History(ctx, r.ID)
+	b, err := h.control.CancelBackfill(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	if r.Limit > 0 && len(ticks) > r.Limit {
-		ticks = ticks[len(ticks)-r.Limit:]
-	}
-	return ticks, nil
+	return map[string]any{"id": r.ID, "cancelled": true, "done": b.Done, "total": b.Total}, nil
 }
 
 func (h handlers) calendarPut(ctx context.Context, body []byte) (any, error) {
@@ -255,7 +290,7 @@ func (h handlers) calendarPut(ctx context.Context, body []byte) (any, error) {
 }
 
 func (h handlers) calendarGet(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[CalendarRequest](body)
+	r, err := decodeCalendar(body)
 	if err != nil {
 		return nil, err
 	}
@@ -266,33 +301,8 @@ func (h handlers) calendarGet(ctx context.Context, body []byte) (any, error) {
 	return e.Calendar, nil
 }
 
-func (h handlers) calendarList(ctx context.Context, _ []byte) (any, error) {
-	cals, bad, err := h.store.ListCalendars(ctx)
-	if err != nil {
-		return nil, err
-	}
-	type row struct {
-		Name     string `json:"name"`
-		Zone     string `json:"zone,omitempty"`
-		Revision uint64 `json:"revision"`
-		Invalid  string `json:"invalid,omitempty"`
-	}
-	out := make([]row, 0, len(cals))
-	for _, c := range cals {
-		r := row{Name: c.Name, Revision: c.Revision}
-		if c.Calendar != nil {
-			r.Zone = c.Calendar.Location().String()
-		}
-		if err := bad[c.Name]; err != nil {
-			r.Invalid = err.Error()
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
 func (h handlers) calendarDelete(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[CalendarRequest](body)
+	r, err := decodeCalendar(body)
 	if err != nil {
 		return nil, err
 	}
@@ -300,6 +310,15 @@ func (h handlers) calendarDelete(ctx context.Context, body []byte) (any, error) 
 		return nil, err
 	}
 	return map[string]any{"name": r.Name, "removed": true}, nil
+}
+
+// decodeCalendar decodes a request that names a stored calendar.
+func decodeCalendar(body []byte) (CalendarRequest, error) {
+	r, err := decode[CalendarRequest](body)
+	if err != nil {
+		return r, err
+	}
+	return r, kvstore.ValidateCalendarName(r.Name)
 }
 
 func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
@@ -330,27 +349,14 @@ func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
 	}
 	if r.Step == "" {
 		n, err := h.timers.CancelRun(ctx, r.Run)
-		return map[string]any{"run": r.Run, "cancelled": n}, err
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"run": r.Run, "cancelled": n}, nil
 	}
 	out, err := h.timers.Cancel(ctx, r.Run, r.Step)
 	if err != nil {
 		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)
 	}
 	return map[string]any{"run": r.Run, "step": r.Step, "outcome": out}, nil
-}
-
-func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[WakeupListRequest](body)
-	if err != nil {
-		return nil, err
-	}
-	timers, err := h.timers.List(ctx, wakeup.Filter{Run: r.Run, Workflow: r.Workflow})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]kvstore.Timer, 0, len(timers))
-	for _, e := range timers {
-		out = append(out, e.Timer)
-	}
-	return out, nil
 }

@@ -2,8 +2,6 @@ package admin
 
 import (
 	"context"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/fire"
@@ -11,7 +9,8 @@ import (
 )
 
 // ScheduleInfo is a schedule as schedule.get and schedule.list show it:
-// its spec, its state, and its last slot's ledger status.
+// its spec, its state, and its last slot's ledger status. Revision is the
+// spec's revision, the value if_revision compares with.
 type ScheduleInfo struct {
 	ID       string         `json:"id"`
 	Revision uint64         `json:"revision"`
@@ -23,6 +22,10 @@ type ScheduleInfo struct {
 	Planned    bool       `json:"planned,omitempty"`
 	LastStatus string     `json:"last_status,omitempty"`
 	LastSlot   *time.Time `json:"last_slot,omitempty"`
+	// Omitted names the spec fields a listing left out because they are
+	// larger than 1 KiB ("input", "calendar_inline"); schedule.get returns
+	// them whole.
+	Omitted []string `json:"omitted,omitempty"`
 }
 
 // Info reads the state and the last slot's ledger entry of a spec.
@@ -50,10 +53,29 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 	return v
 }
 
+// StateName is the listing state of a schedule (one of States).
+func (v ScheduleInfo) StateName() string {
+	var flags uint8
+	if v.Invalid != "" {
+		flags |= flagInvalid
+	}
+	if st := v.State; st != nil && !v.Planned {
+		flags |= flagState
+		if st.Paused != nil {
+			flags |= flagPaused
+		}
+		if st.Ended {
+			flags |= flagEnded
+		}
+	}
+	return stateOf(flags)
+}
+
 // StatusRow is one schedule in the status listing.
 type StatusRow struct {
 	ID         string     `json:"id"`
 	Workflow   string     `json:"workflow"`
+	State      string     `json:"state"`
 	Next       *time.Time `json:"next,omitempty"`
 	LastSlot   *time.Time `json:"last_slot,omitempty"`
 	LastStatus string     `json:"last_status,omitempty"`
@@ -61,49 +83,41 @@ type StatusRow struct {
 	Missed     uint64     `json:"missed"`
 	Paused     string     `json:"paused,omitempty"`
 	Running    string     `json:"running,omitempty"`
-	Shard      int        `json:"shard"`
-	Owner      string     `json:"owner,omitempty"`
-	Invalid    string     `json:"invalid,omitempty"`
+	// Backfill is the backfill in progress: its range, cursor, rate, and
+	// done of total slots.
+	Backfill *kvstore.Backfill `json:"backfill,omitempty"`
+	Shard    int               `json:"shard"`
+	Owner    string            `json:"owner,omitempty"`
+	Invalid  string            `json:"invalid,omitempty"`
 }
 
-// Status lists every schedule with its next fire, last slot and status,
-// misfire count, pause note and the instance owning its shard.
-func Status(ctx context.Context, store *kvstore.Store) ([]StatusRow, error) {
-	specs, bad, err := store.ListSpecs(ctx)
-	if err != nil {
-		return nil, err
+// statusRow is a schedule's status line: its next fire, last slot and
+// status, misfire count, pause note, backfill progress and the instance
+// owning its shard.
+func statusRow(v ScheduleInfo, shards int, owners map[int]string) StatusRow {
+	r := StatusRow{ID: v.ID, Workflow: v.Spec.Workflow, State: v.StateName(), Invalid: v.Invalid,
+		Shard: fire.ShardOf(v.ID, shards), LastStatus: v.LastStatus, LastSlot: v.LastSlot}
+	r.Owner = owners[r.Shard]
+	st := v.State
+	if st == nil {
+		return r
 	}
-	shards, err := store.Shards(ctx)
-	if err != nil {
-		return nil, err
+	if !st.Ended && !st.Next.IsZero() {
+		n := st.Next
+		r.Next = &n
 	}
-	owners := store.LeaseOwners(ctx)
-	slices.SortFunc(specs, func(x, y kvstore.SpecEntry) int { return strings.Compare(x.ID, y.ID) })
-	rows := make([]StatusRow, 0, len(specs))
-	for _, e := range specs {
-		v := Info(ctx, store, e, bad[e.ID])
-		r := StatusRow{ID: e.ID, Workflow: e.Spec.Workflow, Invalid: v.Invalid, Shard: fire.ShardOf(e.ID, shards), LastStatus: v.LastStatus, LastSlot: v.LastSlot}
-		r.Owner = owners[r.Shard]
-		if st := v.State; st != nil {
-			if !st.Ended && !st.Next.IsZero() {
-				n := st.Next
-				r.Next = &n
-			}
-			r.Fires, r.Missed = st.Fires, st.Missed
-			if p := st.Paused; p != nil {
-				r.Paused = "yes"
-				if p.Note != "" {
-					r.Paused += ": " + p.Note
-				}
-				if !p.Until.IsZero() {
-					r.Paused += " (until " + p.Until.UTC().Format(time.RFC3339) + ")"
-				}
-			}
-			if st.Running != nil {
-				r.Running = st.Running.SlotID
-			}
+	r.Fires, r.Missed, r.Backfill = st.Fires, st.Missed, st.Backfill
+	if p := st.Paused; p != nil {
+		r.Paused = "yes"
+		if p.Note != "" {
+			r.Paused += ": " + p.Note
 		}
-		rows = append(rows, r)
+		if !p.Until.IsZero() {
+			r.Paused += " (until " + p.Until.UTC().Format(time.RFC3339) + ")"
+		}
 	}
-	return rows, nil
+	if st.Running != nil {
+		r.Running = st.Running.SlotID
+	}
+	return r
 }

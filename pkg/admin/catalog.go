@@ -1,0 +1,512 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Schedule flags in a catalogue row.
+const (
+	flagInvalid uint8 = 1 << iota // the spec does not decode or validate
+	flagState                     // a state record exists
+	flagPaused                    // the state record says paused
+	flagEnded                     // the state record says ended
+)
+
+// The states a schedule listing filters on. Every schedule is in exactly
+// one: invalid (its spec does not decode or validate), ended, paused,
+// planned (valid, no state record yet: it has not fired), or active.
+const (
+	StateActive  = "active"
+	StatePaused  = "paused"
+	StateEnded   = "ended"
+	StateInvalid = "invalid"
+	StatePlanned = "planned"
+)
+
+// States lists the state filter's values.
+var States = []string{StateActive, StatePaused, StateEnded, StateInvalid, StatePlanned}
+
+// stateOf is the state of a schedule row.
+func stateOf(flags uint8) string {
+	switch {
+	case flags&flagInvalid != 0:
+		return StateInvalid
+	case flags&flagEnded != 0:
+		return StateEnded
+	case flags&flagPaused != 0:
+		return StatePaused
+	case flags&flagState == 0:
+		return StatePlanned
+	}
+	return StateActive
+}
+
+// The catalogue's watches.
+const (
+	watchSpecs = iota
+	watchState
+	watchTimers
+	watches
+)
+
+var watchBuckets = [watches]kvstore.Bucket{kvstore.BucketSpecs, kvstore.BucketState, kvstore.BucketWakeups}
+
+const (
+	// loadWait is how long a listing waits for the catalogue's first load
+	// before answering "unavailable".
+	loadWait = 5 * time.Second
+	// syncWait bounds how long a listing waits for the catalogue to catch
+	// up with writes made before it.
+	syncWait = 2 * time.Second
+	// rewatchDelay is the pause before a failed watch is opened again.
+	rewatchDelay = time.Second
+)
+
+// catalog is the admin service's sorted view of every schedule id and
+// timer key, with what listings filter on: the workflow and, for
+// schedules, the state (invalid, paused, ended, planned, active). It
+// follows the specs, state and wakeups buckets with KV watches, so a page
+// starts at its cursor with a binary search, and a count is a walk over
+// small rows instead of a read of every value. Rows cost about 60 bytes
+// per schedule or timer (docs/operations.md).
+type catalog struct {
+	store *kvstore.Store
+	log   *slog.Logger
+
+	mu        sync.RWMutex
+	schedules sortedIndex
+	timers    sortedIndex
+	workflows interner
+	// orphans holds the state flags of ids whose spec has not been seen
+	// (the state watch ran ahead, or a state record outlived its spec).
+	orphans map[string]uint8
+	applied [watches]uint64 // the last revision each watch applied
+	loaded  [watches]bool
+	ready   chan struct{} // closed once every watch delivered its backlog
+	waiters []waiter
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// waiter is a listing waiting for watch w to apply revision rev.
+type waiter struct {
+	w   int
+	rev uint64
+	ch  chan struct{}
+}
+
+func newCatalog(store *kvstore.Store, log *slog.Logger) *catalog {
+	return &catalog{store: store, log: log, orphans: map[string]uint8{}, ready: make(chan struct{})}
+}
+
+// start runs the watches until stop.
+func (c *catalog) start(ctx context.Context) {
+	ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	c.done = make(chan struct{})
+	go c.run(ctx)
+}
+
+// stop ends the watches and waits for them. Stop before start is a no-op.
+func (c *catalog) stop() {
+	if c.cancel == nil {
+		return
+	}
+	c.cancel()
+	<-c.done
+}
+
+func (c *catalog) run(ctx context.Context) {
+	defer close(c.done)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		err := c.follow(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Warn("admin: listing catalogue lost its watch; reloading", "err", err)
+		t.Reset(rewatchDelay)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// follow loads the catalogue and keeps it current until a watch fails or
+// ctx ends.
+func (c *catalog) follow(ctx context.Context) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var floor [watches]uint64
+	var ws [watches]jetstream.KeyWatcher
+	for w := range watches {
+		// Every revision up to floor is delivered by the time the watch
+		// reports its backlog done.
+		rev, err := c.store.LastRevision(ctx, watchBuckets[w])
+		if err != nil {
+			return err
+		}
+		floor[w] = rev
+		var kw jetstream.KeyWatcher
+		switch w {
+		case watchSpecs:
+			kw, err = c.store.WatchSpecs(ctx)
+		case watchState:
+			kw, err = c.store.WatchState(ctx)
+		default:
+			kw, err = c.store.WatchTimers(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("admin: watch for listings: %w", err)
+		}
+		defer func() { _ = kw.Stop() }()
+		ws[w] = kw
+	}
+	c.reset()
+	for {
+		var (
+			e  jetstream.KeyValueEntry
+			ok bool
+			w  int
+		)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e, ok = <-ws[watchSpecs].Updates():
+			w = watchSpecs
+		case e, ok = <-ws[watchState].Updates():
+			w = watchState
+		case e, ok = <-ws[watchTimers].Updates():
+			w = watchTimers
+		}
+		if !ok {
+			return errors.New("admin: a listing watch closed")
+		}
+		c.apply(w, e, floor[w])
+	}
+}
+
+// reset empties the catalogue for a (re)load.
+func (c *catalog) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.schedules, c.timers = sortedIndex{}, sortedIndex{}
+	c.orphans = map[string]uint8{}
+	c.applied, c.loaded = [watches]uint64{}, [watches]bool{}
+	select {
+	case <-c.ready:
+		c.ready = make(chan struct{})
+	default:
+	}
+}
+
+// apply folds one watched entry (nil: the backlog is done) into the
+// catalogue. Values are decoded before the lock is taken.
+func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
+	if e == nil {
+		c.mu.Lock()
+		c.loaded[w] = true
+		c.applied[w] = max(c.applied[w], floor)
+		if c.loaded[watchSpecs] && c.loaded[watchState] && c.loaded[watchTimers] {
+			select {
+			case <-c.ready:
+			default:
+				close(c.ready)
+			}
+		}
+		c.wake()
+		c.mu.Unlock()
+		return
+	}
+	del := e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge
+	key := e.Key()
+	switch w {
+	case watchSpecs:
+		var group string
+		var invalid uint8
+		if !del {
+			spec, err := kvstore.DecodeSpec(e.Value())
+			if err == nil {
+				err = spec.Validate(key)
+			}
+			if err != nil {
+				invalid = flagInvalid
+			}
+			group = spec.Workflow
+		}
+		c.mu.Lock()
+		c.applySpec(key, del, group, invalid)
+	case watchState:
+		var flags uint8
+		if !del {
+			flags = stateFlags(e.Value())
+		}
+		c.mu.Lock()
+		c.applyState(key, del, flags)
+	default:
+		var t struct {
+			Workflow string `json:"workflow"`
+		}
+		if !del {
+			_ = json.Unmarshal(e.Value(), &t)
+		}
+		c.mu.Lock()
+		if del {
+			c.timers.remove(key)
+		} else {
+			c.timers.put(row{key: key, group: c.workflows.id(t.Workflow)})
+		}
+	}
+	c.applied[w] = max(c.applied[w], e.Revision())
+	c.wake()
+	c.mu.Unlock()
+}
+
+// applySpec adds, changes or removes a schedule row. Called with mu held.
+func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8) {
+	if del {
+		c.schedules.remove(id)
+		return
+	}
+	r := row{key: id, group: c.workflows.id(workflow)}
+	if old, ok := c.schedules.get(id); ok {
+		r.flags = old.flags &^ flagInvalid
+	} else if f, ok := c.orphans[id]; ok {
+		r.flags = f
+		delete(c.orphans, id)
+	}
+	r.flags |= invalid
+	c.schedules.put(r)
+}
+
+// applyState sets or clears a schedule's state flags. Called with mu
+// held.
+func (c *catalog) applyState(id string, del bool, flags uint8) {
+	const stateBits = flagState | flagPaused | flagEnded
+	r, ok := c.schedules.get(id)
+	switch {
+	case ok:
+		r.flags = r.flags&^stateBits | flags
+	case del:
+		delete(c.orphans, id)
+	default:
+		c.orphans[id] = flags
+	}
+}
+
+// stateFlags reads what a listing needs from a state record.
+func stateFlags(value []byte) uint8 {
+	var st struct {
+		Paused *json.RawMessage `json:"paused"`
+		Ended  bool             `json:"ended"`
+	}
+	flags := flagState
+	if json.Unmarshal(value, &st) != nil {
+		return flags
+	}
+	if st.Paused != nil {
+		flags |= flagPaused
+	}
+	if st.Ended {
+		flags |= flagEnded
+	}
+	return flags
+}
+
+// wake releases the waiters whose revision has been applied. Called with
+// mu held.
+func (c *catalog) wake() {
+	if len(c.waiters) == 0 {
+		return
+	}
+	kept := c.waiters[:0]
+	for _, wt := range c.waiters {
+		if c.applied[wt.w] >= wt.rev {
+			close(wt.ch)
+		} else {
+			kept = append(kept, wt)
+		}
+	}
+	c.waiters = kept
+}
+
+// sync waits until the catalogue is loaded and has applied every write
+// made to the buckets of ws before the call, so that a listing shows what
+// the caller just wrote. Loading longer than loadWait gives
+// errUnavailable; catching up longer than syncWait gives up the wait and
+// lists what is there.
+func (c *catalog) sync(ctx context.Context, ws ...int) error {
+	c.mu.RLock()
+	ready := c.ready
+	c.mu.RUnlock()
+	t := time.NewTimer(loadWait)
+	defer t.Stop()
+	select {
+	case <-ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		c.mu.RLock()
+		n := c.schedules.Len()
+		c.mu.RUnlock()
+		return fmt.Errorf("%w: the listing catalogue is still loading (%d schedules so far); try again shortly", errUnavailable, n)
+	}
+	t.Reset(syncWait)
+	for _, w := range ws {
+		rev, err := c.store.LastRevision(ctx, watchBuckets[w])
+		if err != nil {
+			return err
+		}
+		c.mu.Lock()
+		if c.applied[w] >= rev {
+			c.mu.Unlock()
+			continue
+		}
+		ch := make(chan struct{})
+		c.waiters = append(c.waiters, waiter{w: w, rev: rev, ch: ch})
+		c.mu.Unlock()
+		select {
+		case <-ch:
+			continue
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		c.dropWaiter(ch)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return nil // late: list what there is
+	}
+	return nil
+}
+
+func (c *catalog) dropWaiter(ch chan struct{}) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, wt := range c.waiters {
+		if wt.ch == ch {
+			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)
+			return
+		}
+	}
+}
+
+// query selects rows of an index.
+type query struct {
+	prefix, after string
+	// workflow, when set, keeps the rows of that workflow only.
+	workflow string
+	// state, when set, keeps the schedules in that state only.
+	state string
+	limit int
+}
+
+// page is what a query found: up to limit keys after the cursor, the
+// count of every matching row, and whether rows follow the page.
+type page struct {
+	keys  []string
+	total int
+	more  bool
+}
+
+// find runs q over the schedules or the timers.
+func (c *catalog) find(timers bool, q query) page {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	x := &c.schedules
+	if timers {
+		x = &c.timers
+	}
+	var group uint32
+	if q.workflow != "" {
+		var ok bool
+		if group, ok = c.workflows.lookup(q.workflow); !ok {
+			return page{}
+		}
+	}
+	match := func(r *row) bool {
+		return (q.workflow == "" || r.group == group) && (q.state == "" || stateOf(r.flags) == q.state)
+	}
+	var p page
+	if q.prefix == "" && q.workflow == "" && q.state == "" {
+		// Nothing to filter: the count is known, and the walk stops after
+		// the page.
+		p.total = x.Len()
+		x.ascend("", q.after, func(r *row) bool {
+			if len(p.keys) == q.limit {
+				p.more = true
+				return false
+			}
+			p.keys = append(p.keys, r.key)
+			return true
+		})
+		return p
+	}
+	x.ascend(q.prefix, "", func(r *row) bool {
+		if !match(r) {
+			return true
+		}
+		p.total++
+		if q.after != "" && r.key <= q.after {
+			return true
+		}
+		if len(p.keys) < q.limit {
+			p.keys = append(p.keys, r.key)
+		} else {
+			p.more = true
+		}
+		return true
+	})
+	return p
+}
+
+// Summary counts the schedules by state, and the timers.
+type Summary struct {
+	Schedules int `json:"schedules"`
+	Active    int `json:"active"`
+	Paused    int `json:"paused"`
+	Ended     int `json:"ended"`
+	Invalid   int `json:"invalid"`
+	Planned   int `json:"planned"`
+	Timers    int `json:"timers"`
+	// Shards is the number of shards; Instances how many each scheduler
+	// instance holds the lease of.
+	Shards    int            `json:"shards"`
+	Instances map[string]int `json:"instances,omitempty"`
+}
+
+// summary counts the catalogue's schedules by state.
+func (c *catalog) summary() Summary {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	s := Summary{Schedules: c.schedules.Len(), Timers: c.timers.Len()}
+	c.schedules.ascend("", "", func(r *row) bool {
+		switch stateOf(r.flags) {
+		case StateActive:
+			s.Active++
+		case StatePaused:
+			s.Paused++
+		case StateEnded:
+			s.Ended++
+		case StateInvalid:
+			s.Invalid++
+		case StatePlanned:
+			s.Planned++
+		}
+		return true
+	})
+	return s
+}

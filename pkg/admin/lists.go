@@ -1,0 +1,468 @@
+package admin
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// Page sizes and reply bounds of the listings.
+const (
+	// DefaultLimit is a page's size when the request gives none.
+	DefaultLimit = 100
+	// MaxLimit is the largest page a request may ask for.
+	MaxLimit = 1000
+	// maxReplyBytes bounds the items of one reply (half the default max
+	// payload, and at most half the connection's): a page whose items
+	// would pass it ends early, with next_cursor at its last item.
+	maxReplyBytes = 512 << 10
+	// maxListedBytes is the largest input, payload or inline calendar a
+	// listing item carries; larger ones are omitted from the item (get
+	// returns them) and named in its "omitted" list.
+	maxListedBytes = 1 << 10
+	// maxItemBytes bounds one listing item; a record larger than this
+	// even without its omitted fields (only a record written straight into
+	// a bucket can be) is listed as a stub.
+	maxItemBytes = 64 << 10
+	// fetchers is how many records a page reads at once.
+	fetchers = 16
+)
+
+// Page is one page of a listing: the items, the count of every item that
+// matches the request's filters (on every page), and the cursor of the
+// next page ("" on the last).
+type Page[T any] struct {
+	Items      []T    `json:"items"`
+	Total      int    `json:"total"`
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+// ListRequest pages through schedules (schedule.list and status). Cursor
+// is a previous page's next_cursor; Limit the page size (default
+// DefaultLimit, at most MaxLimit). Workflow, State (one of States) and
+// Prefix (of the id) filter. Schedules come in id order.
+type ListRequest struct {
+	Cursor   string `json:"cursor,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+	Workflow string `json:"workflow,omitempty"`
+	State    string `json:"state,omitempty"`
+	Prefix   string `json:"prefix,omitempty"`
+}
+
+// StatusPage is the reply of status: a summary of every schedule and a
+// page of rows.
+type StatusPage struct {
+	Summary    Summary     `json:"summary"`
+	Items      []StatusRow `json:"items"`
+	Total      int         `json:"total"`
+	NextCursor string      `json:"next_cursor,omitempty"`
+}
+
+// HistoryRequest pages through a schedule's ledger, newest slot first
+// unless Order is "oldest".
+type HistoryRequest struct {
+	ID     string `json:"id"`
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+	Order  string `json:"order,omitempty"`
+}
+
+// HistoryItem is one slot of a schedule's ledger. Clipped names text
+// fields cut to 1 KiB in the listing.
+type HistoryItem struct {
+	kvstore.Tick
+	Clipped []string `json:"clipped,omitempty"`
+}
+
+// WakeupListRequest pages through pending timers, in key order, of a run
+// or a workflow or all.
+type WakeupListRequest struct {
+	Run      string `json:"run,omitempty"`
+	Workflow string `json:"workflow,omitempty"`
+	Cursor   string `json:"cursor,omitempty"`
+	Limit    int    `json:"limit,omitempty"`
+}
+
+// TimerItem is one pending timer in a listing. Omitted names fields left
+// out because they are larger than 1 KiB (wakeup get... the record in the
+// bucket holds them).
+type TimerItem struct {
+	Key string `json:"key"`
+	kvstore.Timer
+	Omitted []string `json:"omitted,omitempty"`
+}
+
+// CalendarListRequest pages through calendars, in name order.
+type CalendarListRequest struct {
+	Cursor string `json:"cursor,omitempty"`
+	Limit  int    `json:"limit,omitempty"`
+}
+
+// CalendarRow is one calendar in a listing.
+type CalendarRow struct {
+	Name     string `json:"name"`
+	Zone     string `json:"zone,omitempty"`
+	Revision uint64 `json:"revision"`
+	Invalid  string `json:"invalid,omitempty"`
+}
+
+// limitOf checks a request's limit and applies the default.
+func limitOf(n int) (int, error) {
+	switch {
+	case n == 0:
+		return DefaultLimit, nil
+	case n < 0 || n > MaxLimit:
+		return 0, &kvstore.FieldError{Field: "limit", Value: strconv.Itoa(n), Reason: fmt.Sprintf("must be 1 to %d", MaxLimit)}
+	}
+	return n, nil
+}
+
+// scheduleQuery checks a ListRequest.
+func scheduleQuery(r ListRequest) (query, error) {
+	q := query{prefix: r.Prefix, after: r.Cursor, workflow: r.Workflow, state: r.State}
+	var err error
+	if q.limit, err = limitOf(r.Limit); err != nil {
+		return q, err
+	}
+	if r.Cursor != "" {
+		if err := kvstore.ValidateID(r.Cursor); err != nil {
+			return q, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
+		}
+	}
+	if r.Prefix != "" {
+		if err := kvstore.ValidateID(r.Prefix); err != nil {
+			return q, &kvstore.FieldError{Field: "prefix", Value: r.Prefix, Reason: "an id prefix has the characters of an id", Err: err}
+		}
+	}
+	if r.Workflow != "" {
+		if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
+			return q, err
+		}
+	}
+	if r.State != "" && !slices.Contains(States, r.State) {
+		return q, &kvstore.FieldError{Field: "state", Value: r.State, Reason: "want one of " + strings.Join(States, ", ")}
+	}
+	return q, nil
+}
+
+func (h handlers) scheduleList(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[ListRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	q, err := scheduleQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.cat.sync(ctx, watchSpecs, watchState); err != nil {
+		return nil, err
+	}
+	p := h.cat.find(false, q)
+	infos := fetch(ctx, p.keys, func(ctx context.Context, id string) (ScheduleInfo, bool) {
+		e, err := h.store.GetSpec(ctx, id)
+		if err != nil && e.ID == "" {
+			return ScheduleInfo{}, false // removed since the page was cut
+		}
+		return listed(Info(ctx, h.store, e, err)), true
+	})
+	return cutPage(infos, p, h.replyBudget, func(v ScheduleInfo) ScheduleInfo {
+		return ScheduleInfo{ID: v.ID, Revision: v.Revision, Invalid: "record too large to list; get it by id", Omitted: []string{"spec", "state"}}
+	})
+}
+
+// listed is a schedule as a listing shows it: large fields omitted.
+func listed(v ScheduleInfo) ScheduleInfo {
+	if len(v.Spec.Input) > maxListedBytes {
+		v.Spec.Input, v.Omitted = nil, append(v.Omitted, "input")
+	}
+	if len(v.Spec.CalendarInline) > maxListedBytes {
+		v.Spec.CalendarInline, v.Omitted = nil, append(v.Omitted, "calendar_inline")
+	}
+	return v
+}
+
+func (h handlers) status(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[ListRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	q, err := scheduleQuery(r)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.cat.sync(ctx, watchSpecs, watchState, watchTimers); err != nil {
+		return nil, err
+	}
+	shards, err := h.store.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	owners := h.store.LeaseOwners(ctx)
+	sum := h.cat.summary()
+	sum.Shards, sum.Instances = shards, map[string]int{}
+	for _, o := range owners {
+		sum.Instances[o]++
+	}
+	p := h.cat.find(false, q)
+	rows := fetch(ctx, p.keys, func(ctx context.Context, id string) (StatusRow, bool) {
+		e, err := h.store.GetSpec(ctx, id)
+		if err != nil && e.ID == "" {
+			return StatusRow{}, false
+		}
+		return statusRow(Info(ctx, h.store, e, err), shards, owners), true
+	})
+	pg, err := cutPage(rows, p, h.replyBudget-summaryBudget, func(v StatusRow) StatusRow {
+		return StatusRow{ID: v.ID, Workflow: v.Workflow, Shard: v.Shard, Owner: v.Owner, Invalid: "record too large to list; get it by id"}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return StatusPage{Summary: sum, Items: pg.Items, Total: pg.Total, NextCursor: pg.NextCursor}, nil
+}
+
+// summaryBudget is what status keeps of the reply budget for its summary
+// (one line per scheduler instance, at most one per shard).
+const summaryBudget = 64 << 10
+
+func (h handlers) scheduleHistory(ctx context.Context, body []byte) (any, error) {
+	r, err := decodeID(body, func(r HistoryRequest) string { return r.ID })
+	if err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(r.Limit)
+	if err != nil {
+		return nil, err
+	}
+	order := func(x, y string) int { return compareSlots(x, y) }
+	switch r.Order {
+	case "", "newest":
+		order = func(x, y string) int { return compareSlots(y, x) }
+	case "oldest":
+	default:
+		return nil, &kvstore.FieldError{Field: "order", Value: r.Order, Reason: "want newest or oldest"}
+	}
+	prefix := r.ID + "."
+	if r.Cursor != "" {
+		if _, ok := slotMillis(strings.TrimPrefix(r.Cursor, prefix)); !ok || !strings.HasPrefix(r.Cursor, prefix) {
+			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page of this schedule's history"}
+		}
+	}
+	keys, err := h.store.PageKeys(ctx, kvstore.BucketTicks, prefix+"*", order, r.Cursor, limit, func(k string) bool {
+		_, ok := slotMillis(k[len(prefix):])
+		return ok
+	})
+	if err != nil {
+		return nil, err
+	}
+	items := fetch(ctx, keys.Keys, func(ctx context.Context, key string) (HistoryItem, bool) {
+		t, err := h.store.GetTick(ctx, key)
+		if err != nil {
+			return HistoryItem{}, false // expired since the page was cut
+		}
+		it := HistoryItem{Tick: t}
+		var cut bool
+		if t.Outcome, cut = clip(t.Outcome); cut {
+			it.Clipped = append(it.Clipped, "outcome")
+		}
+		if t.Reason, cut = clip(t.Reason); cut {
+			it.Clipped = append(it.Clipped, "reason")
+		}
+		it.Tick = t
+		return it, true
+	})
+	return cutPage(items, page{keys: keys.Keys, total: keys.Total, more: keys.More}, h.replyBudget, func(v HistoryItem) HistoryItem {
+		return HistoryItem{Tick: kvstore.Tick{Schedule: v.Schedule, Slot: v.Slot, SlotID: v.SlotID, Status: v.Status}, Clipped: []string{"record"}}
+	})
+}
+
+// slotMillis reads the unix milliseconds of a slot id's last part: "<ms>"
+// for a regular slot, "<kind>-<ms>" for an extra one.
+func slotMillis(suffix string) (int64, bool) {
+	if i := strings.LastIndexByte(suffix, '-'); i >= 0 {
+		suffix = suffix[i+1:]
+	}
+	ms, err := strconv.ParseInt(suffix, 10, 64)
+	return ms, err == nil
+}
+
+// compareSlots orders tick keys of one schedule by slot time, then key.
+func compareSlots(x, y string) int {
+	mx, _ := slotMillis(x[strings.IndexByte(x, '.')+1:])
+	my, _ := slotMillis(y[strings.IndexByte(y, '.')+1:])
+	return cmp.Or(cmp.Compare(mx, my), strings.Compare(x, y))
+}
+
+// clip cuts text longer than maxListedBytes.
+func clip(s string) (string, bool) {
+	if len(s) <= maxListedBytes {
+		return s, false
+	}
+	return strings.ToValidUTF8(s[:maxListedBytes], "") + "…", true
+}
+
+func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[WakeupListRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	q := query{after: r.Cursor, workflow: r.Workflow}
+	if q.limit, err = limitOf(r.Limit); err != nil {
+		return nil, err
+	}
+	if r.Run != "" {
+		if err := wakeup.ValidateID("run", r.Run); err != nil {
+			return nil, &kvstore.FieldError{Field: "run", Err: err}
+		}
+		q.prefix = wakeup.Escape(r.Run) + "."
+	}
+	if r.Workflow != "" {
+		if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
+			return nil, err
+		}
+	}
+	if r.Cursor != "" && !timerKey(r.Cursor) {
+		return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
+	}
+	if err := h.cat.sync(ctx, watchTimers); err != nil {
+		return nil, err
+	}
+	p := h.cat.find(true, q)
+	items := fetch(ctx, p.keys, func(ctx context.Context, key string) (TimerItem, bool) {
+		e, err := h.store.GetTimer(ctx, key)
+		if err != nil {
+			return TimerItem{}, false // fired or cancelled since the page was cut
+		}
+		it := TimerItem{Key: key, Timer: e.Timer}
+		if len(it.Payload) > maxListedBytes {
+			it.Payload, it.Omitted = nil, []string{"payload"}
+		}
+		return it, true
+	})
+	return cutPage(items, p, h.replyBudget, func(v TimerItem) TimerItem {
+		return TimerItem{Key: v.Key, Timer: kvstore.Timer{Run: v.Run, Step: v.Step, Workflow: v.Workflow, Due: v.Due}, Omitted: []string{"record"}}
+	})
+}
+
+func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[CalendarListRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	limit, err := limitOf(r.Limit)
+	if err != nil {
+		return nil, err
+	}
+	if r.Cursor != "" {
+		if err := kvstore.ValidateCalendarName(r.Cursor); err != nil {
+			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
+		}
+	}
+	keys, err := h.store.PageKeys(ctx, kvstore.BucketCalendars, ">", strings.Compare, r.Cursor, limit, nil)
+	if err != nil {
+		return nil, err
+	}
+	rows := fetch(ctx, keys.Keys, func(ctx context.Context, name string) (CalendarRow, bool) {
+		e, err := h.store.GetCalendar(ctx, name)
+		if errors.Is(err, kvstore.ErrNotFound) {
+			return CalendarRow{}, false
+		}
+		row := CalendarRow{Name: name, Revision: e.Revision}
+		if e.Calendar != nil {
+			row.Zone = e.Calendar.Location().String()
+		}
+		if err != nil {
+			row.Invalid, _ = clip(err.Error())
+		}
+		return row, true
+	})
+	return cutPage(rows, page{keys: keys.Keys, total: keys.Total, more: keys.More}, h.replyBudget, func(v CalendarRow) CalendarRow { return v })
+}
+
+// keyed is a record read for a page, with its key.
+type keyed[T any] struct {
+	key string
+	v   T
+}
+
+// fetch reads the records of keys, fetchers at a time, and returns those
+// read (ok) in the order of keys.
+func fetch[T any](ctx context.Context, keys []string, read func(context.Context, string) (T, bool)) []keyed[T] {
+	out := make([]keyed[T], len(keys))
+	ok := make([]bool, len(keys))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(fetchers, len(keys)) {
+		wg.Go(func() {
+			for i := range next {
+				out[i].key = keys[i]
+				out[i].v, ok[i] = read(ctx, keys[i])
+			}
+		})
+	}
+	for i := range keys {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	kept := out[:0]
+	for i, v := range out {
+		if ok[i] {
+			kept = append(kept, v)
+		}
+	}
+	return kept
+}
+
+// cutPage makes the reply of a page: its items up to budget bytes of
+// JSON (a page cut short continues after its last item), an item above
+// maxItemBytes replaced by stub(item), the total, and the next cursor.
+func cutPage[T any](items []keyed[T], p page, budget int, stub func(T) T) (Page[T], error) {
+	out := Page[T]{Items: make([]T, 0, len(items)), Total: p.total}
+	used := 0
+	for i, it := range items {
+		b, err := json.Marshal(it.v)
+		if err != nil {
+			return Page[T]{}, fmt.Errorf("admin: encode a listing item: %w", err)
+		}
+		if len(b) > maxItemBytes {
+			it.v = stub(it.v)
+			if b, err = json.Marshal(it.v); err != nil {
+				return Page[T]{}, fmt.Errorf("admin: encode a listing item: %w", err)
+			}
+		}
+		if used+len(b) > budget && i > 0 {
+			out.NextCursor = items[i-1].key
+			return out, nil
+		}
+		used += len(b) + 1
+		out.Items = append(out.Items, it.v)
+	}
+	if p.more {
+		out.NextCursor = p.keys[len(p.keys)-1]
+	}
+	return out, nil
+}
+
+// timerKey reports whether s can be a timer's key: escaped run and step
+// (letters, digits, '-', '_', '=') joined by a dot.
+func timerKey(s string) bool {
+	run, step, ok := strings.Cut(s, ".")
+	if !ok || run == "" || step == "" || len(s) > 2*3*wakeup.MaxIDLen+1 {
+		return false
+	}
+	for _, c := range run + step {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '=') {
+			return false
+		}
+	}
+	return true
+}

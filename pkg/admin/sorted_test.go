@@ -1,0 +1,72 @@
+package admin
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestSortedIndexMatchesAMap drives a sortedIndex and a map with the same
+// random puts and removes (enough to split and empty many blocks) and
+// checks that walks from random cursors and prefixes agree.
+func TestSortedIndexMatchesAMap(t *testing.T) {
+	seed := rand.Uint64()
+	rng := rand.New(rand.NewPCG(seed, 0))
+	var x sortedIndex
+	ref := map[string]uint8{}
+	key := func() string { return fmt.Sprintf("k%d", rng.IntN(5000)) }
+	for step := range 40_000 {
+		k := key()
+		if rng.IntN(3) == 0 {
+			_, had := ref[k]
+			if x.remove(k) != had {
+				t.Fatalf("seed %d step %d: remove(%s) disagrees", seed, step, k)
+			}
+			delete(ref, k)
+		} else {
+			f := uint8(rng.IntN(16))
+			x.put(row{key: k, flags: f})
+			ref[k] = f
+		}
+		if step%4000 != 0 {
+			continue
+		}
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range ref {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		if x.Len() != len(keys) {
+			t.Fatalf("seed %d step %d: Len %d, want %d", seed, step, x.Len(), len(keys))
+		}
+		for range 20 {
+			prefix := []string{"", "k1", "k23", "k4999", "z"}[rng.IntN(5)]
+			after := []string{"", key(), "k", "zz"}[rng.IntN(4)]
+			var got, want []string
+			x.ascend(prefix, after, func(r *row) bool {
+				if ref[r.key] != r.flags {
+					t.Fatalf("seed %d: %s has flags %d, want %d", seed, r.key, r.flags, ref[r.key])
+				}
+				got = append(got, r.key)
+				return true
+			})
+			for _, k := range keys {
+				if strings.HasPrefix(k, prefix) && k > after {
+					want = append(want, k)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("seed %d step %d: ascend(%q, %q) = %d keys, want %d", seed, step, prefix, after, len(got), len(want))
+			}
+		}
+	}
+	for _, blk := range x.blocks {
+		if len(blk) == 0 || len(blk) > blockMax {
+			t.Fatalf("seed %d: a block of %d rows", seed, len(blk))
+		}
+	}
+}
