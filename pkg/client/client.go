@@ -2,7 +2,9 @@
 // schedules in code and register them at every start, on every instance;
 // operators pause, resume, trigger and backfill them; workflows set and
 // cancel timers. It talks to the JetStream buckets directly, with the same
-// validation and compare-and-swap as the scheduler CLI.
+// validation and compare-and-swap as the scheduler CLI; listings (List,
+// Schedules) ask the admin API of a running scheduler, which keeps the
+// sorted catalogue that makes a page cheap at a million schedules.
 package client
 
 import (
@@ -15,6 +17,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/fire"
@@ -25,9 +28,14 @@ import (
 // ErrNotFound is returned for a schedule or timer that does not exist.
 var ErrNotFound = kvstore.ErrNotFound
 
+// ErrConflict is returned when a schedule is not at the revision an
+// IfRevision option expects, or when CreateOnly finds its key taken.
+var ErrConflict = kvstore.ErrConflict
+
 // Client registers and operates schedules and timers.
 type Client struct {
 	store *kvstore.Store
+	nc    *nats.Conn
 }
 
 // New binds to the buckets of a NATS system where `scheduler run` (or
@@ -37,7 +45,7 @@ func New(ctx context.Context, js jetstream.JetStream) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{store: store}, nil
+	return &Client{store: store, nc: js.Conn()}, nil
 }
 
 // Recurrence says when a schedule fires: Cron, Every, At or BusinessDay.
@@ -74,8 +82,10 @@ func BusinessDay(n int, clock string) Recurrence {
 type Option func(*options)
 
 type options struct {
-	key  string
-	spec func(*kvstore.Spec)
+	key        string
+	spec       func(*kvstore.Spec)
+	ifRevision uint64
+	createOnly bool
 }
 
 func specOption(f func(*kvstore.Spec)) Option {
@@ -92,6 +102,15 @@ func specOption(f func(*kvstore.Spec)) Option {
 
 // WithKey chooses the schedule's key (its id) instead of the default hash.
 func WithKey(key string) Option { return func(o *options) { o.key = key } }
+
+// IfRevision makes Schedule and Unschedule act only if the schedule is
+// still at revision rev (Info.Revision): ErrConflict when another writer
+// changed it since, ErrNotFound when it is gone.
+func IfRevision(rev uint64) Option { return func(o *options) { o.ifRevision = rev } }
+
+// CreateOnly makes Schedule refuse a key that is taken (ErrConflict)
+// instead of updating that schedule.
+func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 
 // InZone reads the recurrence in an IANA zone.
 func InZone(tz string) Option { return specOption(func(s *kvstore.Spec) { s.TZ = tz }) }
@@ -149,7 +168,8 @@ func WithDescription(text string) Option {
 // of the input, so every instance of a service computes the same key
 // without configuration. Registering the same key again updates the
 // schedule in place and keeps its cadence unless the recurrence changed:
-// call it at every start, on every instance.
+// call it at every start, on every instance. CreateOnly and IfRevision
+// make it refuse to overwrite what it does not expect.
 func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Recurrence, opts ...Option) (string, error) {
 	if r.apply == nil {
 		return "", &kvstore.FieldError{Field: "cron", Reason: "no recurrence: use Cron, Every, At or BusinessDay"}
@@ -170,6 +190,16 @@ func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Rec
 	key := o.key
 	if key == "" {
 		key = DefaultKey(workflow, r, raw)
+	}
+	switch {
+	case o.createOnly && o.ifRevision != 0:
+		return "", &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision exclude each other"}
+	case o.createOnly:
+		_, err = c.store.CreateSpec(ctx, key, spec)
+		return key, err
+	case o.ifRevision != 0:
+		_, err = c.store.UpdateSpec(ctx, key, spec, o.ifRevision)
+		return key, err
 	}
 	// Unchanged: do not write (no new revision for every start).
 	if cur, err := c.store.GetSpec(ctx, key); err == nil {
@@ -218,20 +248,33 @@ func canonicalJSON(v any) (json.RawMessage, error) {
 }
 
 // Unschedule removes the schedule for the whole fleet. ErrNotFound when
-// there is none.
-func (c *Client) Unschedule(ctx context.Context, key string) error {
-	return c.store.DeleteSpec(ctx, key)
+// there is none; with IfRevision (the only option it reads), ErrConflict
+// when the schedule changed since that revision.
+func (c *Client) Unschedule(ctx context.Context, key string, opts ...Option) error {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return c.store.DeleteSpecAt(ctx, key, o.ifRevision)
 }
 
 // Info is a schedule as registered, with the scheduler's state (nil before
 // a scheduler planned it).
 type Info struct {
-	Key   string
-	Spec  kvstore.Spec
-	State *kvstore.State
+	Key  string
+	Spec kvstore.Spec
+	// Revision is the spec's revision, for IfRevision.
+	Revision uint64
+	State    *kvstore.State
 	// Planned: State is the plan schedulers keep in memory for a schedule
 	// that has not fired yet; the record is written with the first fire.
 	Planned bool
+	// Invalid says why a spec written straight into the bucket does not
+	// validate ("" when it does).
+	Invalid string
+	// Omitted names the spec fields a listing left out because they are
+	// larger than 1 KiB ("input", "calendar_inline"); Get returns them.
+	Omitted []string
 }
 
 // Get returns one schedule.
@@ -240,7 +283,7 @@ func (c *Client) Get(ctx context.Context, key string) (Info, error) {
 	if err != nil {
 		return Info{}, err
 	}
-	info := Info{Key: key, Spec: e.Spec}
+	info := Info{Key: key, Spec: e.Spec, Revision: e.Revision}
 	st, planned, err := fire.StoredState(ctx, c.store, e, time.Now())
 	switch {
 	case err == nil:
@@ -250,23 +293,6 @@ func (c *Client) Get(ctx context.Context, key string) (Info, error) {
 		return info, err
 	}
 	return info, nil
-}
-
-// List returns every schedule.
-func (c *Client) List(ctx context.Context) ([]Info, error) {
-	specs, _, err := c.store.ListSpecs(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Info, 0, len(specs))
-	for _, e := range specs {
-		info := Info{Key: e.ID, Spec: e.Spec}
-		if st, planned, err := fire.StoredState(ctx, c.store, e, time.Now()); err == nil {
-			info.State, info.Planned = &st, planned
-		}
-		out = append(out, info)
-	}
-	return out, nil
 }
 
 func (c *Client) control() fire.Control { return fire.Control{Store: c.store} }

@@ -2,6 +2,7 @@ package client_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -33,8 +35,10 @@ func example() (c *client.Client, js jetstream.JetStream, stop func()) {
 	_ = fe.Start(ctx)
 	we, _ := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "example"})
 	_ = we.Start(ctx)
+	api, _ := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
 	c, _ = client.New(ctx, js)
 	return c, js, func() {
+		_ = api.Stop()
 		we.Stop()
 		fe.Stop()
 		nc.Close()
@@ -78,19 +82,60 @@ func ExampleClient_Schedule() {
 	// invalid cron "0 0 30 2 *": cronx: cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches
 }
 
-// Get and List show what is registered and when it fires next.
+// Get and List show what is registered and when it fires next. List
+// returns a page in key order, with the total and the next page's cursor.
 func ExampleClient_List() {
 	c, _, stop := example()
 	defer stop()
 	ctx := context.Background()
 	_, _ = c.Schedule(ctx, "backup", nil, client.Cron("@daily"), client.WithKey("nightly-backup"))
+	_, _ = c.Schedule(ctx, "backup", nil, client.Cron("@weekly"), client.WithKey("weekly-backup"))
+	_, _ = c.Schedule(ctx, "report", nil, client.Cron("@monthly"), client.WithKey("monthly-report"))
 	info := waitPlanned(c, "nightly-backup")
 	fmt.Println(info.Key, info.Spec.Workflow, info.State.Next.Hour(), info.State.Next.Minute())
-	all, _ := c.List(ctx)
-	fmt.Println(len(all))
+	pg, _ := c.List(ctx, client.ListOptions{Workflow: "backup", Limit: 1})
+	fmt.Println(pg.Items[0].Key, pg.Total, pg.NextCursor)
 	// Output:
 	// nightly-backup backup 0 0
-	// 1
+	// nightly-backup 2 nightly-backup
+}
+
+// Schedules walks every schedule a page at a time.
+func ExampleClient_Schedules() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	for i := range 5 {
+		_, _ = c.Schedule(ctx, "sync", nil, client.Every(time.Hour), client.WithKey(fmt.Sprintf("sync-%d", i)))
+	}
+	for info, err := range c.Schedules(ctx, client.ListOptions{Prefix: "sync-", Limit: 2}) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Print(info.Key, " ")
+	}
+	fmt.Println()
+	// Output: sync-0 sync-1 sync-2 sync-3 sync-4
+}
+
+// IfRevision refuses to overwrite a schedule someone else changed.
+func ExampleIfRevision() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	key, _ := c.Schedule(ctx, "report", nil, client.Cron("@daily"), client.WithKey("report"))
+	info, _ := c.Get(ctx, key)
+	_, _ = c.Schedule(ctx, "report", nil, client.Cron("@hourly"), client.WithKey("report")) // another writer
+	_, err := c.Schedule(ctx, "report", nil, client.Cron("@weekly"), client.WithKey("report"), client.IfRevision(info.Revision))
+	fmt.Println(errors.Is(err, client.ErrConflict))
+	_, err = c.Schedule(ctx, "report", nil, client.Cron("@weekly"), client.WithKey("report"), client.CreateOnly())
+	fmt.Println(errors.Is(err, client.ErrConflict))
+	fmt.Println(errors.Is(c.Unschedule(ctx, key, client.IfRevision(info.Revision)), client.ErrConflict))
+	// Output:
+	// true
+	// true
+	// true
 }
 
 // Unschedule removes a schedule for the whole fleet.
