@@ -45,6 +45,9 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 			return err
 		}
 	}
+	if max := nc.MaxPayload(); max > 0 && int64(len(data)) > max {
+		return usageError{fmt.Errorf("the request is %d bytes, over the NATS server's max payload of %d: a value is too large", len(data), max)}
+	}
 	msg := nats.NewMsg(a.namePrefix + ".api." + endpoint)
 	msg.Data = data
 	msg.Header.Set(HeaderActor, cliActor())
@@ -73,8 +76,12 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 	return nil
 }
 
-// errNotFound marks an admin API not_found answer.
-var errNotFound = errors.New("not found")
+var (
+	// errNotFound marks an admin API not_found answer.
+	errNotFound = errors.New("not found")
+	// errConflict marks an admin API conflict answer (exit status 3).
+	errConflict = errors.New("conflict")
+)
 
 // notFound rewords a not_found error for the thing the user named.
 func notFound(err error, what string) error {
@@ -88,9 +95,11 @@ func notFound(err error, what string) error {
 // its flag and exits 2.
 func apiError(e admin.Error) error {
 	switch e.Code {
-	case "not_found":
+	case admin.CodeNotFound:
 		return fmt.Errorf("%w: %s", errNotFound, e.Message)
-	case "invalid":
+	case admin.CodeConflict:
+		return fmt.Errorf("%w: %s", errConflict, e.Message)
+	case admin.CodeInvalid:
 		if e.Field != "" && e.Field != "spec" {
 			return usageError{fmt.Errorf("--%s: %s", strings.ReplaceAll(e.Field, "_", "-"), e.Message)}
 		}

@@ -1,13 +1,12 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -92,44 +91,31 @@ func (a *app) calendarGet() *cobra.Command {
 }
 
 func (a *app) calendarList() *cobra.Command {
-	return &cobra.Command{
-		Use:     "ls",
+	var p pageFlags
+	cmd := &cobra.Command{
+		Use:     "ls [--limit N] [--cursor C | --all]",
 		Aliases: []string{"list"},
-		Short:   "List calendars",
+		Short:   "List calendars in name order, a page at a time",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var rows []struct {
-				Name     string `json:"name"`
-				Zone     string `json:"zone,omitempty"`
-				Revision uint64 `json:"revision"`
-				Invalid  string `json:"invalid,omitempty"`
-			}
-			if err := a.call(cmd.Context(), "calendar.list", nil, &rows); err != nil {
-				return err
-			}
-			slices.SortFunc(rows, func(x, y struct {
-				Name     string `json:"name"`
-				Zone     string `json:"zone,omitempty"`
-				Revision uint64 `json:"revision"`
-				Invalid  string `json:"invalid,omitempty"`
-			}) int {
-				return strings.Compare(x.Name, y.Name)
-			})
-			if a.jsonOut {
-				return writeJSON(a.stdout, rows)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tZONE\tREVISION\tSTATUS")
-			for _, r := range rows {
-				status := "ok"
-				if r.Invalid != "" {
-					status = "INVALID: " + r.Invalid
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%s\n", r.Name, r.Zone, r.Revision, status)
-			}
-			return tw.Flush()
+			return listing[admin.CalendarRow]{a: a, flags: p, what: "calendars",
+				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.CalendarRow], error) {
+					var pg admin.Page[admin.CalendarRow]
+					return pg, a.call(ctx, "calendar.list", admin.CalendarListRequest{Cursor: cursor, Limit: limit}, &pg)
+				},
+				header: "NAME\tZONE\tREVISION\tSTATUS",
+				row: func(r admin.CalendarRow) string {
+					status := "ok"
+					if r.Invalid != "" {
+						status = "INVALID: " + r.Invalid
+					}
+					return fmt.Sprintf("%s\t%s\t%d\t%s", r.Name, r.Zone, r.Revision, status)
+				},
+			}.run(cmd.Context())
 		},
 	}
+	p.register(cmd.Flags(), admin.DefaultLimit, "calendars")
+	return cmd
 }
 
 func (a *app) calendarRemove() *cobra.Command {

@@ -24,6 +24,10 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1
 	ExitInvalid = 2 // invalid input: flags, arguments, spec fields
+	// ExitConflict: the record changed since the caller read it (a stale
+	// --if-revision), or an id given to add --create-only exists. Re-read
+	// and decide again.
+	ExitConflict = 3
 )
 
 // usageError marks an error as the caller's input (exit status 2).
@@ -60,7 +64,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "scheduler: %s\n", describe(err))
 	var ue usageError
-	if errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || isFlagError(err) {
+	switch {
+	case errors.Is(err, errConflict):
+		return ExitConflict
+	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || isFlagError(err):
 		return ExitInvalid
 	}
 	return ExitFailure
@@ -155,7 +162,8 @@ func describe(err error) string {
 		switch fe.Field {
 		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
 			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time",
-			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout":
+			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
+			"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until":
 			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()
 		}
 	}

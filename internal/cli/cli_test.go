@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	// The CLI talks to the admin API, which every scheduler serves.
-	api, err := admin.Start(js.Conn(), store, nil, 0)
+	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,8 +161,8 @@ func TestScheduleLifecycle(t *testing.T) {
 		t.Fatalf("ls: exit %d\n%s", code, out)
 	}
 	code, out, _ = e.run("schedule", "ls", "--json")
-	var views []scheduleView
-	if code != ExitOK || json.Unmarshal([]byte(out), &views) != nil || len(views) != 1 {
+	var pg admin.Page[scheduleView]
+	if code != ExitOK || json.Unmarshal([]byte(out), &pg) != nil || len(pg.Items) != 1 || pg.Total != 1 || pg.NextCursor != "" {
 		t.Fatalf("ls --json: exit %d\n%s", code, out)
 	}
 

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -51,6 +51,9 @@ func (a *app) schedulePause() *cobra.Command {
 		Short: "Pause a schedule's regular fires (slots due meanwhile are skipped and recorded)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := kvstore.CheckNote("note", note); err != nil {
+				return err
+			}
 			u, err := parseTimeFlag("until", until)
 			if err != nil {
 				return err
@@ -96,7 +99,10 @@ func (a *app) scheduleSkip() *cobra.Command {
 		Short: "Skip the next COUNT regular slots (default 1)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.control(cmd.Context(), args[0], "schedule.skip", admin.SkipRequest{ID: args[0], Count: n}, func(out json.RawMessage) string {
+			if n < 1 || n > fire.MaxSkip {
+				return invalidf("--count %d: must be 1 to %d", n, fire.MaxSkip)
+			}
+			return a.control(cmd.Context(), args[0], "schedule.skip", admin.SkipRequest{ID: args[0], Count: &n}, func(out json.RawMessage) string {
 				var st kvstore.State
 				_ = json.Unmarshal(out, &st)
 				return fmt.Sprintf("schedule %s: the next %d slot(s) will be skipped", args[0], st.SkipNext)
@@ -114,6 +120,9 @@ func (a *app) scheduleTrigger() *cobra.Command {
 		Short: "Fire once now, as an extra slot with its own id",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := kvstore.CheckNote("note", note); err != nil {
+				return err
+			}
 			return a.control(cmd.Context(), args[0], "schedule.trigger", admin.TriggerRequest{ID: args[0], Note: note}, func(out json.RawMessage) string {
 				var r struct {
 					SlotID string `json:"slot_id"`
@@ -130,12 +139,30 @@ func (a *app) scheduleTrigger() *cobra.Command {
 func (a *app) scheduleBackfill() *cobra.Command {
 	var from, to, note string
 	var rate float64
-	var wait bool
+	var wait, cancel bool
 	cmd := &cobra.Command{
-		Use:   "backfill ID --from RFC3339 --to RFC3339 [--rate N] [--wait]",
-		Short: "Replay the schedule's slots of a past range, at most --rate per second",
-		Args:  exactArgs(1),
+		Use:   "backfill ID (--from RFC3339 --to RFC3339 [--rate N] [--wait] | --cancel)",
+		Short: "Replay the schedule's slots of a past range, at most --rate per second; --cancel stops one",
+		Long: `Replay the schedule's slots of a past range, at most --rate per second
+across all schedulers, each with Sched-Reason: backfill. A range of more
+slots than the scheduler's --max-backfill-slots (default 10000) is refused
+with the count it would make. Progress (done/total, rate, cursor) shows in
+schedule get and status; --wait follows it. --cancel ends the backfill in
+progress (a slot already claimed still completes).`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			if cancel {
+				if from != "" || to != "" || wait {
+					return invalidf("--cancel takes no --from, --to or --wait")
+				}
+				return a.cancelBackfill(cmd.Context(), args[0])
+			}
+			if err := kvstore.CheckNote("note", note); err != nil {
+				return err
+			}
 			f, err := parseTimeFlag("from", from)
 			if err != nil {
 				return err
@@ -147,20 +174,22 @@ func (a *app) scheduleBackfill() *cobra.Command {
 			if f.IsZero() || t.IsZero() {
 				return invalidf("--from and --to are required")
 			}
-			if err := kvstore.ValidateID(args[0]); err != nil {
-				return err
+			var st kvstore.State
+			if err := a.call(cmd.Context(), "schedule.backfill", admin.BackfillRequest{ID: args[0], From: f, To: t, Rate: rate, Note: note}, &st); err != nil {
+				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
 			}
-			if err := a.call(cmd.Context(), "schedule.backfill", admin.BackfillRequest{ID: args[0], From: f, To: t, Rate: rate, Note: note}, nil); err != nil {
-				return err
+			total := 0
+			if st.Backfill != nil {
+				total = st.Backfill.Total
 			}
 			if !wait {
 				if a.jsonOut {
-					return writeJSON(a.stdout, map[string]any{"id": args[0], "from": f, "to": t, "rate": rate})
+					return writeJSON(a.stdout, map[string]any{"id": args[0], "from": f, "to": t, "rate": rate, "total": total})
 				}
-				fmt.Fprintf(a.stdout, "schedule %s: backfill of %s to %s started at %v/s\n", args[0], f.Format(time.RFC3339), t.Format(time.RFC3339), rate)
+				fmt.Fprintf(a.stdout, "schedule %s: backfill of %d slots from %s to %s started at %v/s\n", args[0], total, f.Format(time.RFC3339), t.Format(time.RFC3339), rate)
 				return nil
 			}
-			return a.followBackfill(cmd.Context(), args[0], f, t)
+			return a.followBackfill(cmd.Context(), args[0])
 		},
 	}
 	cmd.Flags().StringVar(&from, "from", "", "first time of the range (RFC 3339)")
@@ -168,14 +197,29 @@ func (a *app) scheduleBackfill() *cobra.Command {
 	cmd.Flags().Float64Var(&rate, "rate", 10, "fires per second at most")
 	cmd.Flags().StringVar(&note, "note", "", "why (in each fire's Sched-Note header)")
 	cmd.Flags().BoolVar(&wait, "wait", false, "show progress until the backfill is done")
+	cmd.Flags().BoolVar(&cancel, "cancel", false, "end the backfill in progress")
 	return cmd
 }
 
+func (a *app) cancelBackfill(ctx context.Context, id string) error {
+	var out struct {
+		Done  int `json:"done"`
+		Total int `json:"total"`
+	}
+	if err := a.call(ctx, "schedule.backfill.cancel", admin.IDRequest{ID: id}, &out); err != nil {
+		return notFound(err, fmt.Sprintf("backfill in progress for schedule %q", id))
+	}
+	if a.jsonOut {
+		return writeJSON(a.stdout, map[string]any{"id": id, "cancelled": true, "done": out.Done, "total": out.Total})
+	}
+	fmt.Fprintf(a.stdout, "schedule %s: backfill cancelled after %d of %d slots\n", id, out.Done, out.Total)
+	return nil
+}
+
 // followBackfill prints a progress line until the backfill is done.
-func (a *app) followBackfill(ctx context.Context, id string, from, to time.Time) error {
+func (a *app) followBackfill(ctx context.Context, id string) error {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	total := to.Sub(from)
 	for {
 		var v scheduleView
 		if err := a.call(ctx, "schedule.get", admin.IDRequest{ID: id}, &v); err != nil {
@@ -184,16 +228,12 @@ func (a *app) followBackfill(ctx context.Context, id string, from, to time.Time)
 		if v.State == nil {
 			return fmt.Errorf("schedule %s has no state", id)
 		}
-		st := *v.State
-		if st.Backfill == nil {
-			fmt.Fprintf(a.stderr, "\rbackfill of %s: done%s\n", id, strings.Repeat(" ", 30))
+		b := v.State.Backfill
+		if b == nil {
+			fmt.Fprintf(a.stderr, "\rbackfill of %s: done%s\n", id, strings.Repeat(" ", 40))
 			return nil
 		}
-		done := 0.0
-		if !st.Backfill.Cursor.IsZero() && total > 0 {
-			done = float64(st.Backfill.Cursor.Sub(from)) / float64(total) * 100
-		}
-		fmt.Fprintf(a.stderr, "\rbackfill of %s: %5.1f%% (at %s)", id, done, st.Backfill.Cursor.Format(time.RFC3339))
+		fmt.Fprintf(a.stderr, "\rbackfill of %s: %s", id, backfillProgress(b))
 		select {
 		case <-ctx.Done():
 			fmt.Fprintln(a.stderr)
@@ -204,40 +244,46 @@ func (a *app) followBackfill(ctx context.Context, id string, from, to time.Time)
 }
 
 func (a *app) scheduleHistory() *cobra.Command {
-	var limit int
+	var p pageFlags
+	var oldest bool
 	cmd := &cobra.Command{
-		Use:   "history ID [--limit N]",
-		Short: "List a schedule's ledger: each slot's status and why",
-		Args:  exactArgs(1),
+		Use:   "history ID [--limit N] [--cursor C | --all] [--oldest-first]",
+		Short: "List a schedule's ledger, newest slot first: each slot's status and why",
+		Long: `List a schedule's ledger (kept for the scheduler's --tick-retention),
+newest slot first (--oldest-first for the other way), a page at a time
+like schedule ls. Worker outcomes and reasons longer than 1 KiB are cut
+(named in the item's "clipped" field).`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := kvstore.ValidateID(args[0]); err != nil {
+			id := args[0]
+			if err := kvstore.ValidateID(id); err != nil {
 				return err
 			}
-			var ticks []kvstore.Tick
-			if err := a.call(cmd.Context(), "schedule.history", admin.HistoryRequest{ID: args[0], Limit: limit}, &ticks); err != nil {
-				return err
+			order := "newest"
+			if oldest {
+				order = "oldest"
 			}
-			{
-				if a.jsonOut {
-					return writeJSON(a.stdout, ticks)
-				}
-				tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "SLOT\tSTATUS\tBY\tSEQ\tREASON")
-				for _, t := range ticks {
+			return listing[admin.HistoryItem]{a: a, flags: p, what: "slots",
+				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.HistoryItem], error) {
+					var pg admin.Page[admin.HistoryItem]
+					return pg, a.call(ctx, "schedule.history", admin.HistoryRequest{ID: id, Cursor: cursor, Limit: limit, Order: order}, &pg)
+				},
+				header: "SLOT\tSTATUS\tBY\tSEQ\tREASON",
+				row: func(t admin.HistoryItem) string {
 					seq := "-"
 					if t.Seq > 0 {
 						seq = fmt.Sprint(t.Seq)
 					}
 					slot := t.Slot.UTC().Format("2006-01-02T15:04:05.000Z")
 					if t.SlotID != "" {
-						slot += " (" + t.SlotID[len(args[0])+1:] + ")"
+						slot += " (" + strings.TrimPrefix(t.SlotID, id+".") + ")"
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", slot, t.Status, t.Owner, seq, strings.TrimSpace(t.Reason+" "+t.Outcome))
-				}
-				return tw.Flush()
-			}
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", slot, t.Status, t.Owner, seq, strings.TrimSpace(t.Reason+" "+t.Outcome))
+				},
+			}.run(cmd.Context())
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 50, "show the last N slots (0: all)")
+	p.register(cmd.Flags(), 50, "slots")
+	cmd.Flags().BoolVar(&oldest, "oldest-first", false, "list the oldest slot first")
 	return cmd
 }

@@ -49,7 +49,7 @@ line shows on standard error.`,
 			}
 			done, failed := 0, 0
 			for i, it := range items {
-				if err := a.call(cmd.Context(), "schedule.create", admin.PutRequest{ID: it.ID, Spec: it.Spec}, nil); err != nil {
+				if err := a.call(cmd.Context(), "schedule.create", admin.PutRequest{ID: it.ID, Spec: it.Spec, Upsert: true}, nil); err != nil {
 					failed++
 					fmt.Fprintf(a.stderr, "\ritem %d (id %q): %v\n", i+1, it.ID, err)
 					if !keepGoing {

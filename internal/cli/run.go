@@ -37,6 +37,7 @@ type daemonFlags struct {
 	shards       int
 	metrics      string
 	deadMan      time.Duration
+	backfill     int
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
@@ -57,6 +58,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
+	fl.IntVar(&f.backfill, "max-backfill-slots", fire.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 }
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
@@ -72,6 +74,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	}
 	if f.replicas < 1 || f.replicas > 5 {
 		return daemon.Config{}, invalidf("--replicas %d: must be 1 to 5", f.replicas)
+	}
+	if f.backfill < 1 {
+		return daemon.Config{}, invalidf("--max-backfill-slots %d: must be at least 1", f.backfill)
 	}
 	if f.instance != "" {
 		if err := kvstore.ValidateID(f.instance); err != nil {
@@ -97,6 +102,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 
 		MetricsListen:    f.metrics,
 		DeadManTolerance: f.deadMan,
+		MaxBackfillSlots: f.backfill,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -35,6 +36,8 @@ type addFlags struct {
 	misfire, catchup, threshold, overlap, completionTimeout       string
 	limit, businessDay                                            int
 	businessHoursOnly                                             bool
+	upsert, createOnly                                            bool
+	ifRevision                                                    uint64
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
@@ -42,18 +45,28 @@ func (a *app) scheduleAdd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME] [--input JSON|@FILE]",
 		Short: "Create or update a schedule",
-		Long: `Create a schedule, or update the schedule with that id. Updating keeps the
-cadence when the recurrence is unchanged, so services may register their
-schedules at every start.
+		Long: `Create a schedule, or update the schedule with that id (--upsert, the
+default). Updating keeps the cadence when the recurrence is unchanged, so
+services may register their schedules at every start.
+
+--create-only refuses an id that exists, and --if-revision N updates the
+schedule only if it is still at revision N (schedule get shows it): both
+exit with status 3 (conflict) when the schedule is not as expected, and
+write nothing.
 
 The input is validated before anything is written: a malformed cron, a cron
-that never fires, an unknown zone, invalid JSON or an id that cannot be a
-KV key is refused with exit status 2 and nothing is stored.`,
+that never fires, an unknown zone, invalid JSON, an input over 256 KiB or
+an id that cannot be a KV key is refused with exit status 2 and nothing is
+stored.`,
 		Example: `  scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
   scheduler schedule add --id heartbeat --workflow ping --every 30s --input '{"target":"db"}'
   scheduler schedule add --id launch --workflow notify --at 2026-12-31T23:59:00Z --input @payload.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			verb, upsert, err := f.mode(cmd.Flags().Changed("upsert"))
+			if err != nil {
+				return err
+			}
 			spec, err := f.spec(time.Now())
 			if err != nil {
 				return err
@@ -68,8 +81,9 @@ KV key is refused with exit status 2 and nothing is stored.`,
 			var out struct {
 				Revision uint64 `json:"revision"`
 			}
-			if err := a.call(cmd.Context(), "schedule.create", admin.PutRequest{ID: f.id, Spec: raw}, &out); err != nil {
-				return err
+			req := admin.PutRequest{ID: f.id, Spec: raw, Upsert: upsert, IfRevision: f.ifRevision}
+			if err := a.call(cmd.Context(), verb, req, &out); err != nil {
+				return notFound(err, fmt.Sprintf("schedule %q (--if-revision updates an existing schedule)", f.id))
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": out.Revision, "spec": spec})
@@ -106,9 +120,28 @@ KV key is refused with exit status 2 and nothing is stored.`,
 	fl.StringVar(&f.domDow, "dom-dow", "", "cron day-of-month/day-of-week rule: cronie (default), posix or and")
 	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
 	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
+	fl.BoolVar(&f.upsert, "upsert", true, "create the schedule, or replace the one with this id")
+	fl.BoolVar(&f.createOnly, "create-only", false, "refuse an id that exists (exit status 3)")
+	fl.Uint64Var(&f.ifRevision, "if-revision", 0, "update the existing schedule only if it is at this revision (exit status 3 if not)")
 	// --id, --workflow and exactly one recurrence are required; Validate
 	// says so naming the flag, with exit status 2.
 	return cmd
+}
+
+// mode chooses the API verb from --upsert, --create-only and
+// --if-revision; upsertSet says whether --upsert was given.
+func (f addFlags) mode(upsertSet bool) (verb string, upsert bool, err error) {
+	switch {
+	case f.createOnly && upsertSet && f.upsert:
+		return "", false, invalidf("--create-only and --upsert are mutually exclusive")
+	case f.ifRevision != 0 && (f.createOnly || upsertSet && !f.upsert):
+		return "", false, invalidf("--if-revision updates an existing schedule; it does not go with --create-only")
+	case f.ifRevision != 0:
+		return "schedule.update", false, nil
+	case f.createOnly || !f.upsert:
+		return "schedule.create", false, nil
+	}
+	return "schedule.create", true, nil
 }
 
 // spec builds the spec from the flags; errors name the flag's field.
@@ -143,10 +176,16 @@ func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 			}
 			raw = b
 		}
+		if err := kvstore.CheckSize("input", len(raw), kvstore.MaxInputBytes); err != nil {
+			return s, err
+		}
 		if !json.Valid(raw) {
 			var v any
 			err := json.Unmarshal(raw, &v)
 			return s, &kvstore.FieldError{Field: "input", Reason: "not valid JSON", Err: err}
+		}
+		if err := strictjson.Check(raw); err != nil {
+			return s, &kvstore.FieldError{Field: "input", Err: err}
 		}
 		s.Input = json.RawMessage(compactJSON(raw))
 	}

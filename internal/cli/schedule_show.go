@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -67,11 +69,25 @@ func printView(w io.Writer, v scheduleView) {
 		if c := st.Claim; c != nil {
 			row("last slot", c.Slot.In(loc).Format(time.RFC3339)+" ("+v.LastStatus+", by "+c.Owner+")")
 		}
+		if b := st.Backfill; b != nil {
+			row("backfill", backfillProgress(b))
+		}
 	} else if v.Invalid == "" {
 		row("next", "none (the spec does not compile)")
 	}
-	row("spec revision", fmt.Sprint(v.Revision))
+	row("revision", fmt.Sprint(v.Revision))
 	_ = tw.Flush()
+}
+
+// backfillProgress renders a backfill's progress: "120/1000 slots at
+// 10/s, at 2026-01-05T00:00:00Z (from ... to ...)".
+func backfillProgress(b *kvstore.Backfill) string {
+	at := "not started"
+	if !b.Cursor.IsZero() {
+		at = "at " + b.Cursor.UTC().Format(time.RFC3339)
+	}
+	return fmt.Sprintf("%d/%d slots at %v/s, %s (from %s to %s)", b.Done, b.Total, b.Rate, at,
+		b.From.UTC().Format(time.RFC3339), b.To.UTC().Format(time.RFC3339))
 }
 
 func nextString(st *kvstore.State, loc *time.Location) string {
@@ -81,63 +97,90 @@ func nextString(st *kvstore.State, loc *time.Location) string {
 	return st.Next.In(loc).Format(time.RFC3339) + "  (" + st.Next.UTC().Format(time.RFC3339) + ")"
 }
 
-func (a *app) scheduleList() *cobra.Command {
-	return &cobra.Command{
-		Use:     "ls",
-		Aliases: []string{"list"},
-		Short:   "List schedules with their next fire and last status",
-		Args:    noArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			var views []scheduleView
-			if err := a.call(cmd.Context(), "schedule.list", nil, &views); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.stdout, views)
-			}
-			printTable(a.stdout, views)
-			return nil
-		},
-	}
+// listFlags are the filters of schedule ls and status.
+type listFlags struct {
+	pageFlags
+	workflow, state, prefix string
 }
 
-func printTable(w io.Writer, views []scheduleView) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tWORKFLOW\tRECURRENCE\tNEXT (ZONE)\tNEXT (UTC)\tLAST")
-	for _, v := range views {
-		next, nextUTC, last := "-", "-", "-"
-		if v.Invalid != "" {
-			next = "INVALID"
-			last = v.Invalid
-		} else if st := v.State; st != nil {
-			if st.Ended || st.Next.IsZero() {
-				next, nextUTC = "ended", "ended"
-			} else {
-				next = st.Next.In(v.Spec.Location()).Format("2006-01-02 15:04:05 MST")
-				nextUTC = st.Next.UTC().Format("2006-01-02 15:04:05Z")
-			}
-			if v.LastSlot != nil {
-				last = v.LastStatus + " " + v.LastSlot.In(v.Spec.Location()).Format("15:04:05")
-			}
-		} else {
-			next = "not planned"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.ID, v.Spec.Workflow, v.Spec.RecurrenceString(), next, nextUTC, last)
+func (f *listFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	f.pageFlags.register(fl, admin.DefaultLimit, "schedules")
+	fl.StringVar(&f.workflow, "workflow", "", "only the schedules of this workflow")
+	fl.StringVar(&f.state, "state", "", "only the schedules in this state: "+strings.Join(admin.States, ", "))
+	fl.StringVar(&f.prefix, "prefix", "", "only the schedules whose id starts with this")
+}
+
+func (f listFlags) request(cursor string, limit int) admin.ListRequest {
+	return admin.ListRequest{Cursor: cursor, Limit: limit, Workflow: f.workflow, State: f.state, Prefix: f.prefix}
+}
+
+func (a *app) scheduleList() *cobra.Command {
+	var f listFlags
+	cmd := &cobra.Command{
+		Use:     "ls [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all]",
+		Aliases: []string{"list"},
+		Short:   "List schedules in id order, a page at a time, with their next fire and last status",
+		Long: `List schedules in id order, a page at a time (--limit, default 100). A page
+that is not the last ends with a line on stderr giving the --cursor of the
+next; --all prints every page in turn, holding one page in memory at a
+time. --json prints one page as {"items", "total", "next_cursor"}; with
+--all it prints JSON lines, one schedule per line. An input larger than
+1 KiB is left out of a listed schedule (named in its "omitted" field);
+schedule get shows it.`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules",
+				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[scheduleView], error) {
+					var pg admin.Page[scheduleView]
+					return pg, a.call(ctx, "schedule.list", f.request(cursor, limit), &pg)
+				},
+				header: "ID\tWORKFLOW\tRECURRENCE\tNEXT (ZONE)\tNEXT (UTC)\tLAST",
+				row:    tableRow,
+			}.run(cmd.Context())
+		},
 	}
-	_ = tw.Flush()
+	f.register(cmd)
+	return cmd
+}
+
+// tableRow is a schedule's line in schedule ls.
+func tableRow(v scheduleView) string {
+	next, nextUTC, last := "-", "-", "-"
+	if v.Invalid != "" {
+		next = "INVALID"
+		last = v.Invalid
+	} else if st := v.State; st != nil {
+		if st.Ended || st.Next.IsZero() {
+			next, nextUTC = "ended", "ended"
+		} else {
+			next = st.Next.In(v.Spec.Location()).Format("2006-01-02 15:04:05 MST")
+			nextUTC = st.Next.UTC().Format("2006-01-02 15:04:05Z")
+		}
+		if v.LastSlot != nil {
+			last = v.LastStatus + " " + v.LastSlot.In(v.Spec.Location()).Format("15:04:05")
+		}
+	} else {
+		next = "not planned"
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", v.ID, v.Spec.Workflow, v.Spec.RecurrenceString(), next, nextUTC, last)
 }
 
 func (a *app) scheduleRemove() *cobra.Command {
-	return &cobra.Command{
-		Use:     "rm ID",
+	var ifRevision uint64
+	cmd := &cobra.Command{
+		Use:     "rm ID [--if-revision N]",
 		Aliases: []string{"remove", "delete"},
 		Short:   "Remove a schedule for the whole fleet",
-		Args:    exactArgs(1),
+		Long: `Remove a schedule for the whole fleet. With --if-revision N only if it is
+still at revision N (schedule get shows it); otherwise nothing is removed
+and the exit status is 3 (conflict).`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := kvstore.ValidateID(args[0]); err != nil {
 				return err
 			}
-			if err := a.call(cmd.Context(), "schedule.delete", admin.IDRequest{ID: args[0]}, nil); err != nil {
+			if err := a.call(cmd.Context(), "schedule.delete", admin.DeleteRequest{ID: args[0], IfRevision: ifRevision}, nil); err != nil {
 				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
 			}
 			if a.jsonOut {
@@ -147,6 +190,8 @@ func (a *app) scheduleRemove() *cobra.Command {
 			return nil
 		},
 	}
+	cmd.Flags().Uint64Var(&ifRevision, "if-revision", 0, "remove only if the schedule is at this revision (exit status 3 if not)")
+	return cmd
 }
 
 func writeJSON(w io.Writer, v any) error {

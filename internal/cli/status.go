@@ -1,8 +1,12 @@
 package cli
 
 import (
+	"context"
 	"fmt"
-	"text/tabwriter"
+	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -10,39 +14,68 @@ import (
 )
 
 func (a *app) statusCommand() *cobra.Command {
+	var f listFlags
 	cmd := &cobra.Command{
-		Use:   "status",
-		Short: "Per schedule: next fire, last slot and status, misfires, pause, owning instance",
-		Args:  noArgs,
+		Use:   "status [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all]",
+		Short: "A summary of every schedule, then per schedule: next fire, last slot and status, misfires, pause, backfill, owning instance",
+		Long: `Print a summary of every schedule (counts by state, timers, shards held per
+instance), then one row per schedule in id order, a page at a time like
+schedule ls. --json prints {"summary", "items", "total", "next_cursor"};
+with --all it prints JSON lines, one row per line (the summary is in
+status --json).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var rows []admin.StatusRow
-			if err := a.call(cmd.Context(), "status", nil, &rows); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.stdout, rows)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNEXT (UTC)\tLAST SLOT\tLAST STATUS\tFIRES\tMISSED\tPAUSED\tOWNER")
-			for _, r := range rows {
-				next, last := "-", "-"
-				if r.Next != nil {
-					next = r.Next.UTC().Format("2006-01-02 15:04:05")
-				}
-				if r.LastSlot != nil {
-					last = r.LastSlot.UTC().Format("2006-01-02 15:04:05")
-				}
-				status := r.LastStatus
-				if r.Invalid != "" {
-					status = "INVALID: " + r.Invalid
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.ID, next, last, orDash(status), r.Fires, r.Missed, orDash(r.Paused), orDash(r.Owner))
-			}
-			return tw.Flush()
+			var sum admin.Summary
+			return listing[admin.StatusRow]{a: a, flags: f.pageFlags, what: "schedules",
+				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.StatusRow], error) {
+					var sp admin.StatusPage
+					if err := a.call(ctx, "status", f.request(cursor, limit), &sp); err != nil {
+						return admin.Page[admin.StatusRow]{}, err
+					}
+					sum = sp.Summary
+					return admin.Page[admin.StatusRow]{Items: sp.Items, Total: sp.Total, NextCursor: sp.NextCursor}, nil
+				},
+				pageJSON: func(pg admin.Page[admin.StatusRow]) any {
+					return admin.StatusPage{Summary: sum, Items: pg.Items, Total: pg.Total, NextCursor: pg.NextCursor}
+				},
+				head:   func(w io.Writer) { printSummary(w, sum) },
+				header: "ID\tSTATE\tNEXT (UTC)\tLAST SLOT\tLAST STATUS\tFIRES\tMISSED\tPAUSED\tBACKFILL\tOWNER",
+				row:    statusLine,
+			}.run(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
+	f.register(cmd)
 	return cmd
+}
+
+func printSummary(w io.Writer, s admin.Summary) {
+	fmt.Fprintf(w, "%d schedules: %d active, %d planned, %d paused, %d ended, %d invalid; %d timers pending\n",
+		s.Schedules, s.Active, s.Planned, s.Paused, s.Ended, s.Invalid, s.Timers)
+	var held []string
+	for _, inst := range slices.Sorted(maps.Keys(s.Instances)) {
+		held = append(held, fmt.Sprintf("%s %d", inst, s.Instances[inst]))
+	}
+	fmt.Fprintf(w, "%d shards; leases held: %s\n\n", s.Shards, orDash(strings.Join(held, ", ")))
+}
+
+func statusLine(r admin.StatusRow) string {
+	next, last := "-", "-"
+	if r.Next != nil {
+		next = r.Next.UTC().Format("2006-01-02 15:04:05")
+	}
+	if r.LastSlot != nil {
+		last = r.LastSlot.UTC().Format("2006-01-02 15:04:05")
+	}
+	status := r.LastStatus
+	if r.Invalid != "" {
+		status = "INVALID: " + r.Invalid
+	}
+	backfill := "-"
+	if b := r.Backfill; b != nil {
+		backfill = fmt.Sprintf("%d/%d @%v/s", b.Done, b.Total, b.Rate)
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s", r.ID, r.State, next, last, orDash(status), r.Fires, r.Missed, orDash(r.Paused), backfill, orDash(r.Owner))
 }
 
 func orDash(s string) string {

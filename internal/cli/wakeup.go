@@ -1,15 +1,16 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -57,12 +58,24 @@ func (a *app) wakeupAdd() *cobra.Command {
 					}
 					raw = b
 				}
+				if err := kvstore.CheckSize("payload", len(raw), kvstore.MaxInputBytes); err != nil {
+					return err
+				}
 				if !json.Valid(raw) {
 					return invalidf("--payload: not valid JSON")
 				}
+				if err := strictjson.Check(raw); err != nil {
+					return invalidf("--payload: %v", err)
+				}
 				r.Payload = compactJSON(raw)
 			}
-			if expire > 0 {
+			if err := kvstore.CheckNote("condition", r.Condition); err != nil {
+				return err
+			}
+			switch {
+			case expire < 0:
+				return invalidf("--expire-after %s: must not be negative", expire)
+			case expire > 0:
 				r.ExpireAfter = expire.String()
 			}
 			var out struct {
@@ -136,28 +149,32 @@ func (a *app) wakeupCancel() *cobra.Command {
 
 func (a *app) wakeupList() *cobra.Command {
 	var f admin.WakeupListRequest
+	var p pageFlags
 	cmd := &cobra.Command{
-		Use:     "ls [--run RUN] [--workflow WF]",
+		Use:     "ls [--run RUN] [--workflow WF] [--limit N] [--cursor C | --all]",
 		Aliases: []string{"list"},
-		Short:   "List pending timers",
-		Args:    noArgs,
+		Short:   "List pending timers in key order, a page at a time",
+		Long: `List pending timers in key order (run, then step), a page at a time like
+schedule ls. A payload larger than 1 KiB is left out of a listed timer
+(named in its "omitted" field).`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var timers []kvstore.Timer
-			if err := a.call(cmd.Context(), "wakeup.list", f, &timers); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.stdout, timers)
-			}
-			tw := tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION")
-			for _, t := range timers {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
-			}
-			return tw.Flush()
+			return listing[admin.TimerItem]{a: a, flags: p, what: "timers",
+				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.TimerItem], error) {
+					req := f
+					req.Cursor, req.Limit = cursor, limit
+					var pg admin.Page[admin.TimerItem]
+					return pg, a.call(ctx, "wakeup.list", req, &pg)
+				},
+				header: "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION",
+				row: func(t admin.TimerItem) string {
+					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
+				},
+			}.run(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
 	cmd.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
+	p.register(cmd.Flags(), admin.DefaultLimit, "timers")
 	return cmd
 }
