@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 // TestOperatorCLI drives the operator commands against a running daemon:
@@ -33,9 +34,9 @@ func TestOperatorCLI(t *testing.T) {
 	if !strings.Contains(out, "ops") || !strings.Contains(out, "yes: deploy") {
 		t.Fatalf("status does not show the pause:\n%s", out)
 	}
-	var rows []map[string]any
-	if err := json.Unmarshal([]byte(must("status", "--json")), &rows); err != nil || len(rows) != 1 || rows[0]["owner"] == "" {
-		t.Fatalf("status --json: %v %v", rows, err)
+	var st admin.StatusPage
+	if err := json.Unmarshal([]byte(must("status", "--json")), &st); err != nil || len(st.Items) != 1 || st.Items[0].Owner == "" || st.Summary.Paused != 1 {
+		t.Fatalf("status --json: %+v %v", st, err)
 	}
 	must("schedule", "resume", "ops")
 	if code, _, errOut := run("schedule", "resume", "ops"); code != cli.ExitInvalid || !strings.Contains(errOut, "not paused") {
@@ -43,7 +44,7 @@ func TestOperatorCLI(t *testing.T) {
 	}
 	must("schedule", "skip", "ops", "-n", "1")
 	waitUntil(t, 10*time.Second, func() bool {
-		h := must("schedule", "history", "ops", "--limit", "0")
+		h := must("schedule", "history", "ops", "--all")
 		return strings.Contains(h, "trigger-") && strings.Contains(h, "skip-next") && strings.Contains(h, "dispatched")
 	})
 	if code, _, errOut := run("schedule", "backfill", "ops", "--from", "2030-01-01T00:00:00Z", "--to", "2030-01-01T00:00:10Z"); code != cli.ExitInvalid || !strings.Contains(errOut, "future") {
