@@ -76,12 +76,13 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 	return nil
 }
 
-var (
-	// errNotFound marks an admin API not_found answer.
-	errNotFound = errors.New("not found")
-	// errConflict marks an admin API conflict answer (exit status 3).
-	errConflict = errors.New("conflict")
-)
+// errNotFound marks an admin API not_found answer.
+var errNotFound = errors.New("not found")
+
+// conflictError is an admin API conflict answer (exit status 3).
+type conflictError struct{ msg string }
+
+func (e conflictError) Error() string { return e.msg }
 
 // notFound rewords a not_found error for the thing the user named.
 func notFound(err error, what string) error {
@@ -98,7 +99,7 @@ func apiError(e admin.Error) error {
 	case admin.CodeNotFound:
 		return fmt.Errorf("%w: %s", errNotFound, e.Message)
 	case admin.CodeConflict:
-		return fmt.Errorf("%w: %s", errConflict, e.Message)
+		return conflictError{e.Message}
 	case admin.CodeInvalid:
 		if e.Field != "" && e.Field != "spec" {
 			return usageError{fmt.Errorf("--%s: %s", strings.ReplaceAll(e.Field, "_", "-"), e.Message)}

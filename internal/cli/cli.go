@@ -65,7 +65,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stderr, "scheduler: %s\n", describe(err))
 	var ue usageError
 	switch {
-	case errors.Is(err, errConflict):
+	case errors.As(err, new(conflictError)):
 		return ExitConflict
 	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || isFlagError(err):
 		return ExitInvalid

@@ -102,6 +102,10 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 				respondError(req, toError(err), log, name, err)
 				return
 			}
+			if raw, ok := out.(rawJSON); ok {
+				_ = req.Respond(raw)
+				return
+			}
 			_ = req.RespondJSON(out)
 		})
 		if err := g.AddEndpoint(strings.ReplaceAll(name, ".", "_"), handler, micro.WithEndpointSubject(name)); err != nil {

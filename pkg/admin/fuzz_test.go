@@ -74,8 +74,11 @@ func FuzzAPI(f *testing.F) {
 			}
 			return
 		}
-		data, err := json.Marshal(out)
-		if err != nil || len(data) > maxReplyBytes+summaryBudget {
+		data, ok := out.(rawJSON)
+		if !ok {
+			data, err = json.Marshal(out)
+		}
+		if err != nil || !json.Valid(data) || len(data) > maxReplyBytes+summaryBudget {
 			t.Fatalf("%s %q: reply of %d bytes (%v)", name, body, len(data), err)
 		}
 	})

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -220,13 +221,9 @@ func (h handlers) status(ctx context.Context, body []byte) (any, error) {
 		}
 		return statusRow(Info(ctx, h.store, e, err), shards, owners), true
 	})
-	pg, err := cutPage(rows, p, h.replyBudget-summaryBudget, func(v StatusRow) StatusRow {
+	return cutPage(rows, p, h.replyBudget-summaryBudget, func(v StatusRow) StatusRow {
 		return StatusRow{ID: v.ID, Workflow: v.Workflow, Shard: v.Shard, Owner: v.Owner, Invalid: "record too large to list; get it by id"}
-	})
-	if err != nil {
-		return nil, err
-	}
-	return StatusPage{Summary: sum, Items: pg.Items, Total: pg.Total, NextCursor: pg.NextCursor}, nil
+	}, "summary", sum)
 }
 
 // summaryBudget is what status keeps of the reply budget for its summary
@@ -425,32 +422,55 @@ func fetch[T any](ctx context.Context, keys []string, read func(context.Context,
 // cutPage makes the reply of a page: its items up to budget bytes of
 // JSON (a page cut short continues after its last item), an item above
 // maxItemBytes replaced by stub(item), the total, and the next cursor.
-func cutPage[T any](items []keyed[T], p page, budget int, stub func(T) T) (Page[T], error) {
-	out := Page[T]{Items: make([]T, 0, len(items)), Total: p.total}
-	used := 0
-	for i, it := range items {
-		b, err := json.Marshal(it.v)
+// The reply is encoded here, once: each item is marshalled to measure it
+// anyway. head, when set, is a member put before "items" (status's
+// summary).
+func cutPage[T any](items []keyed[T], p page, budget int, stub func(T) T, head ...any) (rawJSON, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	if len(head) == 2 {
+		v, err := json.Marshal(head[1])
 		if err != nil {
-			return Page[T]{}, fmt.Errorf("admin: encode a listing item: %w", err)
+			return nil, fmt.Errorf("admin: encode a listing: %w", err)
 		}
-		if len(b) > maxItemBytes {
-			it.v = stub(it.v)
-			if b, err = json.Marshal(it.v); err != nil {
-				return Page[T]{}, fmt.Errorf("admin: encode a listing item: %w", err)
+		fmt.Fprintf(&b, "%q:%s,", head[0], v)
+	}
+	b.WriteString(`"items":[`)
+	used, next := 0, ""
+	for i, it := range items {
+		v, err := json.Marshal(it.v)
+		if err != nil {
+			return nil, fmt.Errorf("admin: encode a listing item: %w", err)
+		}
+		if len(v) > maxItemBytes {
+			if v, err = json.Marshal(stub(it.v)); err != nil {
+				return nil, fmt.Errorf("admin: encode a listing item: %w", err)
 			}
 		}
-		if used+len(b) > budget && i > 0 {
-			out.NextCursor = items[i-1].key
-			return out, nil
+		if used+len(v) > budget && i > 0 {
+			next = items[i-1].key
+			break
 		}
-		used += len(b) + 1
-		out.Items = append(out.Items, it.v)
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		used += len(v) + 1
+		b.Write(v)
 	}
-	if p.more {
-		out.NextCursor = p.keys[len(p.keys)-1]
+	if next == "" && p.more {
+		next = p.keys[len(p.keys)-1]
 	}
-	return out, nil
+	fmt.Fprintf(&b, `],"total":%d`, p.total)
+	if next != "" {
+		c, _ := json.Marshal(next)
+		fmt.Fprintf(&b, `,"next_cursor":%s`, c)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
 }
+
+// rawJSON is a reply already encoded.
+type rawJSON []byte
 
 // timerKey reports whether s can be a timer's key: escaped run and step
 // (letters, digits, '-', '_', '=') joined by a dot.

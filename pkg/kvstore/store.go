@@ -140,7 +140,7 @@ func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, e
 	rev, err := s.specs.Create(ctx, id, data)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("kvstore: create spec %q: %w", id, ErrExists)
+			return 0, fmt.Errorf("%w: schedule %q (update it, or create with upsert)", ErrExists, id)
 		}
 		return 0, fmt.Errorf("kvstore: create spec %q: %w", id, err)
 	}
@@ -177,7 +177,7 @@ func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64
 			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
 		}
 		if rev != 0 {
-			return 0, fmt.Errorf("kvstore: update spec %q at revision %d (it is at %d): %w", id, rev, e.Revision(), ErrConflict)
+			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, e.Revision(), rev)
 		}
 	}
 	return 0, fmt.Errorf("kvstore: update spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
@@ -223,7 +223,7 @@ func (s *Store) DeleteSpecAt(ctx context.Context, id string, rev uint64) error {
 	}
 	if err := s.specs.Delete(ctx, id, opts...); err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return fmt.Errorf("kvstore: delete spec %q at revision %d (it is at %d): %w", id, rev, e.Revision(), ErrConflict)
+			return fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was removed", ErrConflict, id, e.Revision(), rev)
 		}
 		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 	}
