@@ -192,20 +192,28 @@ func (s *scanner) object(depth int) error {
 		if err := s.value(depth + 1); err != nil {
 			return within(err, string(key), false)
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errMalformed
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return errMalformed
+		if end, err := s.after('}'); end || err != nil {
+			return err
 		}
 	}
+}
+
+// after reads what follows a member or element: a comma (more follow) or
+// the closing delimiter (end).
+func (s *scanner) after(closing byte) (end bool, err error) {
+	s.skipSpace()
+	if s.pos >= len(s.data) {
+		return false, errMalformed
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case closing:
+		s.pos++
+		return true, nil
+	}
+	return false, errMalformed
 }
 
 func seen(keys [][]byte, many map[string]struct{}, key []byte) bool {
@@ -235,18 +243,8 @@ func (s *scanner) array(depth int) error {
 		if err := s.value(depth + 1); err != nil {
 			return within(err, strconv.Itoa(i), true)
 		}
-		s.skipSpace()
-		if s.pos >= len(s.data) {
-			return errMalformed
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return errMalformed
+		if end, err := s.after(']'); end || err != nil {
+			return err
 		}
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	
+
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -155,26 +155,38 @@ func scheduleQuery(r ListRequest) (query, error) {
 	return q, nil
 }
 
-func (h handlers) scheduleList(ctx context.Context, body []byte) (any, error) {
+// schedulePage decodes and checks a ListRequest, waits for the catalogue
+// to catch up with the buckets of ws, finds the page and reads its
+// schedules, with conv applied to each.
+func schedulePage[T any](ctx context.Context, h handlers, body []byte, conv func(ScheduleInfo) T, ws ...int) ([]keyed[T], page, error) {
 	r, err := decode[ListRequest](body)
 	if err != nil {
-		return nil, err
+		return nil, page{}, err
 	}
 	q, err := scheduleQuery(r)
 	if err != nil {
-		return nil, err
+		return nil, page{}, err
 	}
-	if err := h.cat.sync(ctx, watchSpecs, watchState); err != nil {
-		return nil, err
+	if err := h.cat.sync(ctx, ws...); err != nil {
+		return nil, page{}, err
 	}
 	p := h.cat.find(false, q)
-	infos := fetch(ctx, p.keys, func(ctx context.Context, id string) (ScheduleInfo, bool) {
+	items := fetch(ctx, p.keys, func(ctx context.Context, id string) (T, bool) {
 		e, err := h.store.GetSpec(ctx, id)
 		if err != nil && e.ID == "" {
-			return ScheduleInfo{}, false // removed since the page was cut
+			var zero T
+			return zero, false // removed since the page was cut
 		}
-		return listed(Info(ctx, h.store, e, err)), true
+		return conv(Info(ctx, h.store, e, err)), true
 	})
+	return items, p, nil
+}
+
+func (h handlers) scheduleList(ctx context.Context, body []byte) (any, error) {
+	infos, p, err := schedulePage(ctx, h, body, listed, watchSpecs, watchState)
+	if err != nil {
+		return nil, err
+	}
 	return cutPage(infos, p, h.replyBudget, func(v ScheduleInfo) ScheduleInfo {
 		return ScheduleInfo{ID: v.ID, Revision: v.Revision, Invalid: "record too large to list; get it by id", Omitted: []string{"spec", "state"}}
 	})
@@ -192,35 +204,21 @@ func listed(v ScheduleInfo) ScheduleInfo {
 }
 
 func (h handlers) status(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[ListRequest](body)
-	if err != nil {
-		return nil, err
-	}
-	q, err := scheduleQuery(r)
-	if err != nil {
-		return nil, err
-	}
-	if err := h.cat.sync(ctx, watchSpecs, watchState, watchTimers); err != nil {
-		return nil, err
-	}
 	shards, err := h.store.Shards(ctx)
 	if err != nil {
 		return nil, err
 	}
 	owners := h.store.LeaseOwners(ctx)
+	rows, p, err := schedulePage(ctx, h, body, func(v ScheduleInfo) StatusRow { return statusRow(v, shards, owners) },
+		watchSpecs, watchState, watchTimers)
+	if err != nil {
+		return nil, err
+	}
 	sum := h.cat.summary()
 	sum.Shards, sum.Instances = shards, map[string]int{}
 	for _, o := range owners {
 		sum.Instances[o]++
 	}
-	p := h.cat.find(false, q)
-	rows := fetch(ctx, p.keys, func(ctx context.Context, id string) (StatusRow, bool) {
-		e, err := h.store.GetSpec(ctx, id)
-		if err != nil && e.ID == "" {
-			return StatusRow{}, false
-		}
-		return statusRow(Info(ctx, h.store, e, err), shards, owners), true
-	})
 	return cutPage(rows, p, h.replyBudget-summaryBudget, func(v StatusRow) StatusRow {
 		return StatusRow{ID: v.ID, Workflow: v.Workflow, Shard: v.Shard, Owner: v.Owner, Invalid: "record too large to list; get it by id"}
 	}, "summary", sum)
