@@ -77,7 +77,7 @@ const (
 // schedules, the state (invalid, paused, ended, planned, active). It
 // follows the specs, state and wakeups buckets with KV watches, so a page
 // starts at its cursor with a binary search, and a count is a walk over
-// small rows instead of a read of every value. Rows cost about 60 bytes
+// small rows instead of a read of every value. Rows cost about 65 bytes
 // per schedule or timer (docs/operations.md).
 type catalog struct {
 	store *kvstore.Store
