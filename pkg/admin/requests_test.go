@@ -92,6 +92,7 @@ func TestRefusals(t *testing.T) {
 		{"calendar.put", admin.CalendarRequest{Name: "big", Calendar: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"` + strings.Repeat("h", kvstore.MaxCalendarBytes) + `","date":"01-01"}]}`)}, admin.CodeInvalid, "calendar"},
 		{"calendar.put", admin.CalendarRequest{Name: "long", Calendar: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"` + note + `","date":"01-01"}]}`)}, admin.CodeInvalid, "calendar"},
 		{"calendar.get", admin.CalendarRequest{Name: "a.b"}, admin.CodeInvalid, "calendar"},
+		{"calendar.put", json.RawMessage(`{"name":"dup","calendar":{"zone":"UTC","holidays":[{"name":"a","date":"01-01","date":"01-02"}]}}`), admin.CodeInvalid, "calendar"},
 		{"wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", When: "1h", ExpireAfter: "-1s"}, admin.CodeInvalid, "expire_after"},
 		{"wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", When: "1h", Condition: note}, admin.CodeInvalid, "condition"},
 		{"schedule.list", admin.ListRequest{Limit: admin.MaxLimit + 1}, admin.CodeInvalid, "limit"},
