@@ -41,8 +41,11 @@ func TestRemoveDuringBackfillThenAddAgain(t *testing.T) {
 	ctx := context.Background()
 	h.put("h1", kvstore.Spec{Workflow: "wf", Every: "1s"})
 	h.waitFires("h1", 10*time.Second, atLeast(1))
-	c := fire.Control{Store: h.store}
-	from, to := time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC), time.Now().Add(-time.Hour).Truncate(time.Second)
+	// A long backfill (the ran from 1900; one request is now
+	// bounded, so this one is 50,000 slots under a raised bound).
+	c := fire.Control{Store: h.store, MaxBackfillSlots: 100_000}
+	to := time.Now().Add(-time.Hour).Truncate(time.Second)
+	from := to.Add(-50_000 * time.Second)
 	if _, err := c.Backfill(ctx, "h1", from, to, 10000, ""); err != nil {
 		t.Fatal(err)
 	}
