@@ -91,6 +91,8 @@ type catalog struct {
 	// (the state watch ran ahead, or a state record outlived its spec).
 	orphans map[string]uint8
 	applied [watches]uint64 // the last revision each watch applied
+	// check is used by the watch goroutine only.
+	check   validator
 	loaded  [watches]bool
 	ready   chan struct{} // closed once every watch delivered its backlog
 	waiters []waiter
@@ -239,10 +241,7 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		var invalid uint8
 		if !del {
 			spec, err := kvstore.DecodeSpec(e.Value())
-			if err == nil {
-				err = spec.Validate(key)
-			}
-			if err != nil {
+			if err != nil || c.check.invalid(key, spec) {
 				invalid = flagInvalid
 			}
 			group = spec.Workflow
