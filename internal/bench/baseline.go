@@ -8,6 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/pipelined"
 )
 
 // baseline measures the limit of the fire path on this NATS system: a KV
@@ -76,17 +78,18 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(revs[k], 10))
 		m.Data = []byte(strconv.Itoa(i))
 		var err error
-		if pending[k], err = r.js.PublishMsgAsync(m); err != nil {
+		if pending[k], err = pipelined.Publish(ctx, r.js, m); err != nil {
 			return Result{}, fmt.Errorf("CAS publish: %w", err)
 		}
 		fm := nats.NewMsg(fireSubj)
 		fm.Header.Set(jetstream.MsgIDHeader, what+"-"+strconv.Itoa(i))
 		fm.Data = []byte("{}")
-		if _, err := r.js.PublishMsgAsync(fm); err != nil {
+		if err := r.publishAsync(ctx, fm); err != nil {
 			return Result{}, fmt.Errorf("fire publish: %w", err)
 		}
 		if ledger {
-			if _, err := r.js.PublishAsync(tickSubj+"k"+strconv.Itoa(k)+"."+strconv.Itoa(i), []byte(`{"status":"dispatched"}`)); err != nil {
+			tm := &nats.Msg{Subject: tickSubj + "k" + strconv.Itoa(k) + "." + strconv.Itoa(i), Data: []byte(`{"status":"dispatched"}`)}
+			if err := r.publishAsync(ctx, tm); err != nil {
 				return Result{}, fmt.Errorf("ledger put: %w", err)
 			}
 		}
@@ -133,7 +136,7 @@ func (r *runner) publishLatency(ctx context.Context, s *scenario) (Result, error
 		}
 		m := nats.NewMsg(subj)
 		m.Header.Set("Bench-Sent", time.Now().Format(time.RFC3339Nano))
-		if _, err := r.js.PublishMsgAsync(m); err != nil {
+		if err := r.publishAsync(ctx, m); err != nil {
 			return Result{}, fmt.Errorf("latency publish: %w", err)
 		}
 		if i%500 == 0 {

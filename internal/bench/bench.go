@@ -23,7 +23,7 @@ import (
 )
 
 // Scenarios are the scenario names, in the order Run runs them.
-var Scenarios = []string{"baseline", "steady", "herd", "scale", "timers", "fleet"}
+var Scenarios = []string{"baseline", "steady", "herd", "native", "scale", "timers", "fleet"}
 
 // Config sizes a run. The zero value of a size is the documented default.
 type Config struct {
@@ -44,7 +44,9 @@ type Config struct {
 	// second. Default 1,000, 10,000, 20,000 and 50,000 (half the pair rate
 	// of a typical 2-core run: the largest finds the sustainable rate).
 	Steady []int
-	// Herd is how many schedules fall due in the same second. Default 100,000.
+	// Herd is how many schedules fall due in the same second. Default
+	// 100,000. The native scenario (the NATS server's own @at message
+	// schedules) uses the same count, and 100 a second for Duration.
 	Herd int
 	// Scale is how many schedules the scale scenario indexes. Default 1,000,000.
 	Scale int
@@ -190,7 +192,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.rep.BaselinePairsPerSec, r.rep.BaselineTriplesPerSec = base[0].PerSec, base[1].PerSec
 	r.add(base...)
 	steps := map[string]func(context.Context) ([]Result, error){
-		"steady": r.steady, "herd": r.herd, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
+		"steady": r.steady, "herd": r.herd, "native": r.native, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
 	}
 	for _, name := range Scenarios[1:] {
 		if !slices.Contains(cfg.Only, name) {

@@ -40,7 +40,7 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%s %s: %d duplicates, %d gaps", r.Scenario, r.Label, r.Duplicates, r.Gaps)
 		}
 		switch r.Scenario {
-		case "steady", "fleet", "herd", "timers":
+		case "steady", "fleet", "herd", "timers", "native":
 			if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
 				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
 			}
@@ -50,7 +50,7 @@ func TestRunSmall(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "scale": 1, "timers": 1, "fleet": 3}
+	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "native": 2, "scale": 1, "timers": 1, "fleet": 3}
 	for k, n := range want {
 		if seen[k] != n {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -148,7 +149,7 @@ func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i
 		if err != nil {
 			return fmt.Errorf("encode spec %s: %w", id, err)
 		}
-		if _, err := s.r.js.PublishAsync(subj+id, data); err != nil {
+		if err := s.r.publishAsync(ctx, &nats.Msg{Subject: subj + id, Data: data}); err != nil {
 			return fmt.Errorf("put spec %s: %w", id, err)
 		}
 		if i%10_000 == 0 {
@@ -156,6 +157,14 @@ func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i
 		}
 	}
 	return s.r.flush(ctx)
+}
+
+// publishAsync sends m without waiting for its acknowledgement; when the
+// window of unacknowledged publishes is full it waits for room (nats.go
+// fails such a publish after a short stall) until ctx ends.
+func (r *runner) publishAsync(ctx context.Context, m *nats.Msg) error {
+	_, err := pipelined.Publish(ctx, r.js, m)
+	return err
 }
 
 // flush waits until every pipelined publish is acknowledged.

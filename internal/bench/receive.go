@@ -49,7 +49,13 @@ func wakeupSlot(m jetstream.Msg) (string, time.Time, error) {
 // receive consumes stream from its start. Lateness is kept for slots
 // scheduled in [from, to); every slot counts for duplicates.
 func (s *scenario) receive(ctx context.Context, stream string, parse slotOf, from, to time.Time) (*receiver, error) {
-	cons, err := s.r.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{})
+	return s.r.receive(ctx, stream, nil, parse, from, to)
+}
+
+// receive consumes stream (only the subjects filter, when given) from its
+// start, as scenario.receive.
+func (r *runner) receive(ctx context.Context, stream string, filter []string, parse slotOf, from, to time.Time) (*receiver, error) {
+	cons, err := r.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filter})
 	if err != nil {
 		return nil, fmt.Errorf("consumer on %s: %w", stream, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -42,7 +44,7 @@ func (r *runner) timers(ctx context.Context) ([]Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode timer %s: %w", run, err)
 		}
-		if _, err := r.js.PublishAsync(subj+wakeup.Key(run, "wait"), data); err != nil {
+		if err := r.publishAsync(ctx, &nats.Msg{Subject: subj + wakeup.Key(run, "wait"), Data: data}); err != nil {
 			return nil, fmt.Errorf("put timer %s: %w", run, err)
 		}
 		if i%10_000 == 0 {

@@ -90,7 +90,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,scale,timers,fleet")
+	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,scale,timers,fleet (native: the NATS server's own @at message schedules, the peer to beat)")
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
 	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
 	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")

@@ -1,0 +1,118 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Headers the native scenario puts on its schedule messages; the server
+// copies them onto each message it generates (it strips only the
+// Nats-Schedule*, Nats-Msg-Id, Nats-TTL and Nats-Rollup headers), so the
+// receiver reads each generated message's slot and due time from them.
+const (
+	nativeSlotHeader = "Bench-Slot"
+	nativeAtHeader   = "Bench-At"
+)
+
+// native measures the peer jetsched must beat, in the same run: the NATS
+// server's own message schedules (ADR-51, `Nats-Schedule: @at <time>`) on
+// a file-backed stream of the same server. Two rows: a herd (Herd
+// schedules due at one instant, drained by a pull consumer) and lateness
+// (100 schedules a second for the steady duration). Each schedule is a
+// message on its own subject, as the server requires; the target subject
+// is in the same stream.
+func (r *runner) native(ctx context.Context) ([]Result, error) {
+	var out []Result
+	if n := r.cfg.Herd; n > 0 {
+		res, err := r.nativeRun(ctx, "herd", n, func(due time.Time, i int) time.Time { return due })
+		if err != nil {
+			return out, err
+		}
+		res.Label = fmt.Sprintf("%d due in the same second (NATS server @at)", n)
+		out = append(out, res)
+	}
+	if d := r.cfg.Duration; d > 0 {
+		n := int(d.Seconds() * 100)
+		// 100 due at each whole second: @at has whole seconds only.
+		res, err := r.nativeRun(ctx, "steady", n, func(start time.Time, i int) time.Time {
+			return start.Add(time.Duration(i/100) * time.Second)
+		})
+		if err != nil {
+			return out, err
+		}
+		res.Label = fmt.Sprintf("100/s for %s (NATS server @at)", d)
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// nativeRun writes n @at schedules, the i-th due at at(start, i), then
+// receives what the server generates.
+func (r *runner) nativeRun(ctx context.Context, kind string, n int, at func(time.Time, int) time.Time) (Result, error) {
+	res := Result{Scenario: "native", Count: n, Instances: 1}
+	r.seq++
+	name := fmt.Sprintf("BENCH%dNATIVE", r.seq)
+	prefix := fmt.Sprintf("bench%dnative", r.seq)
+	_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: name, Subjects: []string{prefix + ".>"}, Storage: jetstream.FileStorage,
+		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, AllowMsgSchedules: true,
+	})
+	if err != nil {
+		return res, fmt.Errorf("create stream %s with message schedules (needs nats-server 2.12+): %w", name, err)
+	}
+	defer func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = r.js.DeleteStream(dctx, name)
+	}()
+	target := prefix + ".fired"
+	// Leave time to write every schedule before the first is due (about
+	// 100 µs each on a 2-core machine, plus 3 s); @at takes whole seconds.
+	start := time.Now().Add(3*time.Second + time.Duration(n)*100*time.Microsecond).Truncate(time.Second).Add(time.Second)
+	for i := range n {
+		due := at(start, i)
+		m := nats.NewMsg(prefix + ".sched." + strconv.Itoa(i))
+		m.Header.Set("Nats-Schedule", "@at "+due.UTC().Format(time.RFC3339))
+		m.Header.Set("Nats-Schedule-Target", target)
+		m.Header.Set(nativeSlotHeader, strconv.Itoa(i))
+		m.Header.Set(nativeAtHeader, due.UTC().Format(time.RFC3339Nano))
+		if err := r.publishAsync(ctx, m); err != nil {
+			return res, fmt.Errorf("schedule %d: %w", i, err)
+		}
+		if i%10_000 == 0 {
+			r.progress("native %s: writing schedules %d/%d", kind, i, n)
+		}
+	}
+	if err := r.flush(ctx); err != nil {
+		return res, err
+	}
+	if time.Now().After(start) {
+		res.Note = "schedules were still being written when they fell due"
+	}
+	end := at(start, n-1).Add(time.Second)
+	rc, err := r.receive(ctx, name, []string{target}, nativeSlot, start, end)
+	if err != nil {
+		return res, err
+	}
+	defer rc.stop()
+	if err := sleepUntil(ctx, start); err != nil {
+		return res, err
+	}
+	r.drain(ctx, rc, &res, "native "+kind+": %d/%d messages received", start, end.Add(5*time.Minute))
+	return res, nil
+}
+
+// nativeSlot reads a generated message's slot and due time.
+func nativeSlot(m jetstream.Msg) (string, time.Time, error) {
+	h := m.Headers()
+	at, err := time.Parse(time.RFC3339Nano, h.Get(nativeAtHeader))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("%s: %w", nativeAtHeader, err)
+	}
+	return h.Get(nativeSlotHeader), at, nil
+}
