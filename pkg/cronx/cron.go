@@ -35,8 +35,8 @@ func ParseCron(expr string, loc *time.Location) (*Cron, error) {
 }
 
 // Parse reads a recurrence: a cron expression (see [NewCron]) or
-// "@every <duration>" (an [Interval] aligned to the Unix epoch, see
-// [ParseEvery]).
+// "@every <duration>" (an [Interval] aligned to the Unix epoch, in the
+// duration grammar of [ParseEvery]).
 func Parse(expr string, opts Options) (Schedule, error) {
 	if rest, ok := cutPrefixFold(strings.TrimSpace(expr), "@every"); ok && (rest == "" || unicode.IsSpace(rune(rest[0]))) {
 		d, err := ParseEvery(strings.TrimSpace(rest))

@@ -1,10 +1,8 @@
 package cronx
 
 import (
-	"fmt"
 	"math"
 	"math/big"
-	"strings"
 	"time"
 )
 
@@ -91,112 +89,14 @@ func nextIntervalBig(as, an, bs, bn, every int64) time.Time {
 
 // String describes the interval, e.g. "every 5s" or "every 1d12h", followed
 // by " from <anchor>" (RFC 3339, UTC) when Anchor is set. The duration is
-// written so that ParseEvery accepts it when it is valid input.
+// written by FormatDuration, so that ParseEvery accepts it when it is
+// valid input.
 func (i Interval) String() string {
-	s := "every " + formatEvery(i.Every)
+	s := "every " + FormatDuration(i.Every)
 	if !i.Anchor.IsZero() {
 		s += " from " + i.Anchor.UTC().Format(time.RFC3339Nano)
 	}
 	return s
-}
-
-// formatEvery writes d with the units of ParseEvery, largest first.
-func formatEvery(d time.Duration) string {
-	if d <= 0 || d%time.Millisecond != 0 {
-		return d.String()
-	}
-	units := [...]struct {
-		name string
-		size time.Duration
-	}{{"d", 24 * time.Hour}, {"h", time.Hour}, {"m", time.Minute}, {"s", time.Second}, {"ms", time.Millisecond}}
-	var b strings.Builder
-	for _, u := range units {
-		if n := d / u.size; n > 0 {
-			fmt.Fprintf(&b, "%d%s", n, u.name)
-			d -= n * u.size
-		}
-	}
-	return b.String()
-}
-
-// ParseEvery parses an interval length: Go duration syntax ("500ms", "30s",
-// "90m", "1h30m", "1.5h") plus the unit "d" for 24 hours ("7d", "1d12h").
-// Surrounding spaces are ignored. The result must be at least 100ms and a
-// whole number of milliseconds. Errors are *ParseError with Field "every".
-func ParseEvery(s string) (time.Duration, error) {
-	fail := func(reason string) (time.Duration, error) {
-		return 0, &ParseError{Field: "every", Value: s, Reason: reason}
-	}
-	rest := strings.TrimSpace(s)
-	switch {
-	case rest == "":
-		return fail("empty duration")
-	case rest[0] == '-':
-		return fail("duration must be positive")
-	}
-	var total time.Duration
-	for rest != "" {
-		n := strings.IndexFunc(rest, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-		if n < 0 {
-			return fail(fmt.Sprintf("missing unit after %q; want e.g. 30s, 1h30m or 7d", rest))
-		}
-		if n == 0 {
-			return fail(fmt.Sprintf("expected a number at %q; want e.g. 30s, 1h30m or 7d", rest))
-		}
-		num := rest[:n]
-		rest = rest[n:]
-		u := strings.IndexFunc(rest, func(r rune) bool { return r >= '0' && r <= '9' || r == '.' })
-		if u < 0 {
-			u = len(rest)
-		}
-		unit := rest[:u]
-		rest = rest[u:]
-		if !validNumber(num) {
-			return fail(fmt.Sprintf("malformed number %q; want e.g. 30s, 1h30m or 7d", num))
-		}
-		var d time.Duration
-		var err error
-		switch unit {
-		case "ns", "us", "µs", "μs", "ms", "s", "m", "h":
-			d, err = time.ParseDuration(num + unit)
-		case "d":
-			d, err = time.ParseDuration(num + "h")
-			if err == nil && d > math.MaxInt64/24 {
-				return fail("duration out of range")
-			}
-			d *= 24
-		default:
-			return fail(fmt.Sprintf("unknown unit %q; want ms, s, m, h or d", unit))
-		}
-		if err != nil || d > math.MaxInt64-total {
-			return fail("duration out of range")
-		}
-		total += d
-	}
-	switch {
-	case total < minEvery:
-		return fail("interval must be at least 100ms")
-	case total%time.Millisecond != 0:
-		return fail("interval must be a whole number of milliseconds")
-	}
-	return total, nil
-}
-
-// validNumber reports whether s is digits with at most one '.' and at least
-// one digit, the number syntax of time.ParseDuration.
-func validNumber(s string) bool {
-	digits, dots := 0, 0
-	for i := 0; i < len(s); i++ {
-		switch {
-		case s[i] == '.':
-			dots++
-		case s[i] >= '0' && s[i] <= '9':
-			digits++
-		default:
-			return false
-		}
-	}
-	return digits > 0 && dots <= 1
 }
 
 // Count returns how many fire times fall in (after, through], exactly,

@@ -85,7 +85,7 @@ func ExampleForm_Due() {
 	// 02:30: 2026-03-08 03:00 EDT
 	// 24h: 2026-03-08 13:00 EDT
 	// 2026-03-08 02:30: 2026-03-08 03:00 EDT
-	// wakeup: when "1 x": unknown unit "x" (want d, h, m, s, ms, whours, wdays, wmonth, wyears)
+	// wakeup: when "1 x": unknown unit "x" (want d, h, m, s, ms or days, hours, minutes, seconds; whours, wdays, wmonths, wyears)
 	// wakeup: when "48 whours": working time needs a calendar
 	// wakeup: when "2026-01-01": is in the past (2026-01-01T00:00:00-05:00, now 2026-03-07T12:00:00-05:00)
 }

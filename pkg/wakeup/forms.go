@@ -1,15 +1,16 @@
 package wakeup
 
 import (
+	"errors"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
 // The kinds of [Form], as in Form.Kind.
@@ -43,7 +44,7 @@ const (
 )
 
 // formUnknownUnit is the reason for a unit ParseWhen does not know.
-const formUnknownUnit = "unknown unit %q (want d, h, m, s, ms, whours, wdays, wmonth, wyears)"
+const formUnknownUnit = "unknown unit %q (want d, h, m, s, ms or days, hours, minutes, seconds; whours, wdays, wmonths, wyears)"
 
 // formUnrecognized is the reason for text that is no form at all.
 const formUnrecognized = `unrecognized form (want an interval such as "90m" or "1h30m", milliseconds such as "3600000", ` +
@@ -61,10 +62,12 @@ const formWantDate = `want a date "2026-12-31", a date and time "2026-12-31 23:5
 //
 //	"3600000"                        an interval in milliseconds (a bare number)
 //	"1 d 3 h", "90m", "1h30m", "2d",
-//	"1h 30m 10s", "500ms", "1.5h"    an interval in combined units d, h, m, s, ms (also us and ns:
-//	                                 Go duration syntax is accepted); spaces are allowed between a
-//	                                 number and its unit and between parts. A day is 24 hours of
-//	                                 elapsed time, also across a DST change
+//	"1h 30m 10s", "500ms", "1.5h",
+//	"2 hours", "1 day 3 hours"       an interval in the duration grammar of schedules' every
+//	                                 (cronx.ParseDuration): units d, h, m, s, ms, us, ns and the
+//	                                 words day, hour, minute, second, ... singular or plural; spaces
+//	                                 are allowed between a number and its unit and between parts.
+//	                                 A day is 24 hours of elapsed time, also across a DST change
 //	"02:00", "14:30:15"              a time of day in the zone: today if still ahead, else tomorrow
 //	"2026-12-31"                     a date: midnight in the zone
 //	"2026-12-31 23:59"               a date and time in the zone (seconds and a fraction allowed;
@@ -231,7 +234,7 @@ func (f Form) notPast(t, now time.Time) (time.Time, error) {
 func (f Form) String() string {
 	switch f.Kind {
 	case KindInterval:
-		return formSpanString(f.dur)
+		return cronx.FormatDuration(f.dur)
 	case KindTimeOfDay:
 		return formClockString(f.hour, f.minute, f.sec, 0)
 	case KindDate:
@@ -262,24 +265,6 @@ func (f Form) String() string {
 	return ""
 }
 
-// formSpanString writes a positive duration in units d, h, m, s, ms, us,
-// ns, leaving out zero units.
-func formSpanString(d time.Duration) string {
-	var b []byte
-	for _, u := range []struct {
-		d    time.Duration
-		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"},
-		{time.Millisecond, "ms"}, {time.Microsecond, "us"}, {time.Nanosecond, "ns"}} {
-		if v := d / u.d; v > 0 {
-			b = strconv.AppendInt(b, int64(v), 10)
-			b = append(b, u.name...)
-			d -= v * u.d
-		}
-	}
-	return string(b)
-}
-
 // formClockString writes "HH:MM", with ":SS" when there are seconds and
 // the fraction when there are nanoseconds.
 func formClockString(h, m, s, ns int) string {
@@ -302,15 +287,6 @@ func formParse(s string) (Form, string) {
 		return formParseDate(s)
 	case strings.IndexByte(s, ':') >= 0:
 		return formParseTimeOfDay(s)
-	case formDigits(s):
-		ms, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || ms > uint64(formMaxSpan/time.Millisecond) {
-			return Form{}, "interval longer than 100 years"
-		}
-		if ms == 0 {
-			return Form{}, "interval must be positive"
-		}
-		return Form{Kind: KindInterval, dur: time.Duration(ms) * time.Millisecond}, ""
 	}
 	return formParseSpan(s)
 }
@@ -326,27 +302,6 @@ func formDigits(s string) bool {
 		}
 	}
 	return true
-}
-
-// formSpanUnit is the length of an interval unit, or 0.
-func formSpanUnit(u string) time.Duration {
-	switch u {
-	case "d":
-		return 24 * time.Hour
-	case "h":
-		return time.Hour
-	case "m":
-		return time.Minute
-	case "s":
-		return time.Second
-	case "ms":
-		return time.Millisecond
-	case "us", "µs", "μs": // ASCII, micro sign U+00B5, Greek mu U+03BC
-		return time.Microsecond
-	case "ns":
-		return time.Nanosecond
-	}
-	return 0
 }
 
 // formWorkUnit is the canonical name of a working unit, or "".
@@ -366,126 +321,69 @@ func formWorkUnit(u string) string {
 	return ""
 }
 
-// formParseSpan parses an interval in combined units or a working form.
+// formParseSpan parses an interval in the duration grammar of
+// cronx.ParseDuration ("3600000", "1 d 3 h", "90 minutes") or a working
+// form ("48 whours"), which reads its number and unit with the same lexer.
 func formParseSpan(s string) (Form, string) {
-	neg := false
+	body, neg := s, false
 	if s[0] == '-' || s[0] == '+' {
 		neg = s[0] == '-'
-		s = strings.TrimLeftFunc(s[1:], unicode.IsSpace)
-		switch {
-		case s == "":
-			return Form{}, formUnrecognized
-		case formDigits(s) && neg:
-			return Form{}, "interval must be positive"
-		case formDigits(s):
-			return formParse(s) // "+3600000": milliseconds
-		}
+		body = strings.TrimLeftFunc(s[1:], unicode.IsSpace)
 	}
-	var total time.Duration
-	for parts := 0; s != ""; parts++ {
-		// The number: digits, optionally a '.' and more digits.
-		i := 0
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
+	if body == "" || body[0] != '.' && (body[0] < '0' || body[0] > '9') {
+		return Form{}, formUnrecognized
+	}
+	// Working units are wakeup's; the lexer is the duration grammar's.
+	for rest, part := body, 0; rest != ""; part++ {
+		num, unit, after, ok := cronx.CutQuantity(rest)
+		if !ok {
+			break
 		}
-		intPart, frac := s[:i], ""
-		if i < len(s) && s[i] == '.' {
-			j := i + 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			frac, i = s[i+1:j], j
-		}
-		num := s[:i]
-		if intPart == "" && frac == "" {
+		if w := formWorkUnit(strings.ToLower(unit)); w != "" {
 			switch {
-			case num == ".":
-				return Form{}, `invalid number "."`
-			case parts == 0:
-				return Form{}, formUnrecognized
-			}
-			return Form{}, fmt.Sprintf("want a number at %q", s)
-		}
-		s = strings.TrimLeftFunc(s[i:], unicode.IsSpace)
-		// The unit: everything up to the next space, digit or '.'.
-		j := strings.IndexFunc(s, func(r rune) bool { return unicode.IsSpace(r) || r >= '0' && r <= '9' || r == '.' })
-		if j < 0 {
-			j = len(s)
-		}
-		raw := s[:j]
-		unit := strings.ToLower(raw)
-		s = strings.TrimLeftFunc(s[j:], unicode.IsSpace)
-		if unit == "" {
-			return Form{}, fmt.Sprintf("missing unit after %q", num)
-		}
-		if w := formWorkUnit(unit); w != "" {
-			if parts > 0 || s != "" {
+			case part > 0 || after != "":
 				return Form{}, "working time cannot be combined with other parts"
-			}
-			if neg {
+			case neg:
 				return Form{}, "working time must be positive"
 			}
-			return formParseWorking(intPart, frac, num, w)
+			return formParseWorking(num, w)
 		}
-		u := formSpanUnit(unit)
-		if u == 0 {
-			return Form{}, fmt.Sprintf(formUnknownUnit, raw)
+		if _, known := cronx.DurationUnit(unit); !known {
+			return Form{}, fmt.Sprintf(formUnknownUnit, unit)
 		}
-		v, ok := formScale(intPart, frac, u)
-		if !ok || v > formMaxSpan-total {
-			return Form{}, "interval longer than 100 years"
-		}
-		total += v
+		rest = after
 	}
-	if neg || total <= 0 {
+	if neg {
 		return Form{}, "interval must be positive"
 	}
-	return Form{Kind: KindInterval, dur: total}, ""
-}
-
-// formScale is the decimal intPart.frac times unit, truncated to whole
-// nanoseconds; ok is false when it exceeds formMaxSpan.
-func formScale(intPart, frac string, unit time.Duration) (time.Duration, bool) {
-	var v uint64
-	if intPart != "" {
-		var err error
-		if v, err = strconv.ParseUint(intPart, 10, 64); err != nil {
-			return 0, false
+	d, err := cronx.ParseDuration(body)
+	if err != nil {
+		var pe *cronx.ParseError
+		if errors.As(err, &pe) {
+			return Form{}, pe.Reason
 		}
+		return Form{}, err.Error()
 	}
-	u := uint64(unit)
-	if v > uint64(formMaxSpan)/u {
-		return 0, false
+	switch {
+	case d <= 0:
+		return Form{}, "interval must be positive"
+	case d > formMaxSpan:
+		return Form{}, "interval longer than 100 years"
 	}
-	v *= u
-	if len(frac) > 18 {
-		frac = frac[:18] // further digits are worth less than a nanosecond
-	}
-	if frac != "" {
-		f, _ := strconv.ParseUint(frac, 10, 64)
-		scale := uint64(math.Pow10(len(frac)))
-		// f < scale, so the high word of f*u is below scale and Div64
-		// cannot overflow.
-		hi, lo := bits.Mul64(f, u)
-		q, _ := bits.Div64(hi, lo, scale)
-		v += q
-	}
-	if v > uint64(formMaxSpan) {
-		return 0, false
-	}
-	return time.Duration(v), true
+	return Form{Kind: KindInterval, dur: d}, ""
 }
 
 // formParseWorking builds a working form from its number and canonical
 // unit.
-func formParseWorking(intPart, frac, num, unit string) (Form, string) {
+func formParseWorking(num, unit string) (Form, string) {
+	intPart, frac, _ := strings.Cut(num, ".")
 	f := Form{Kind: KindWorking, unit: unit}
 	if unit == formWHours {
 		if len(frac) > 9 {
 			return Form{}, fmt.Sprintf("whours %q: at most 9 decimal places", num)
 		}
-		v, ok := formScale(intPart, frac, time.Hour)
-		if !ok {
+		v, err := cronx.ParseDuration(num + "h")
+		if err != nil || v > formMaxSpan {
 			return Form{}, "working time longer than 100 years"
 		}
 		if v <= 0 {
@@ -494,7 +392,7 @@ func formParseWorking(intPart, frac, num, unit string) (Form, string) {
 		f.dur = v
 		return f, ""
 	}
-	if frac != "" || intPart == "" {
+	if frac != "" || intPart == "" || strings.Contains(num, ".") {
 		return Form{}, fmt.Sprintf("%s needs a whole number, not %q", unit, num)
 	}
 	limit := map[string]uint64{formWMinutes: uint64(formMaxSpan / time.Minute), formWDays: 36525, formWMonths: 1200, formWYears: 100}[unit]

@@ -77,6 +77,12 @@ func TestFormParseKinds(t *testing.T) {
 		{"+10s", wakeup.KindInterval, "10s"},
 		{"+1500", wakeup.KindInterval, "1s500ms"},
 		{"36525d", wakeup.KindInterval, "36525d"},
+		// The duration grammar of schedules' every (issue 13, item 2).
+		{"2 hours", wakeup.KindInterval, "2h"},
+		{"1 day 3 hours", wakeup.KindInterval, "1d3h"},
+		{"90 minutes", wakeup.KindInterval, "1h30m"},
+		{"1d12h", wakeup.KindInterval, "1d12h"},
+		{"1 Hour 30 Mins", wakeup.KindInterval, "1h30m"},
 		{"02:00", wakeup.KindTimeOfDay, "02:00"},
 		{"2:00", wakeup.KindTimeOfDay, "02:00"},
 		{"14:30:15", wakeup.KindTimeOfDay, "14:30:15"},
@@ -327,19 +333,19 @@ func TestFormParseErrors(t *testing.T) {
 		{"-5m", "interval must be positive"},
 		{"- 5m", "interval must be positive"},
 		{"-3600000", "interval must be positive"},
-		{"1 x", `unknown unit "x" (want d, h, m, s, ms, whours, wdays, wmonth, wyears)`},
-		{"1 X", `unknown unit "X" (want d, h, m, s, ms, whours, wdays, wmonth, wyears)`},
-		{"5 minutes", `unknown unit "minutes"`},
+		{"1 x", `unknown unit "x" (want d, h, m, s, ms or days, hours, minutes, seconds; whours, wdays, wmonths, wyears)`},
+		{"1 X", `unknown unit "X" (want d, h`},
+		{"5 fortnights", `unknown unit "fortnights"`},
 		{"1h 30", `missing unit after "30"`},
-		{"1h x", `want a number at "x"`},
-		{". h", `invalid number "."`},
+		{"1h x", `expected a number at "x"`},
+		{". h", `expected a number at ". h"`},
 		{"tomorrow", "unrecognized form"},
 		{"+", "unrecognized form"},
 		{"36526d", "interval longer than 100 years"},
 		{"36525d 1ns", "interval longer than 100 years"},
-		{"99999999999999999999", "interval longer than 100 years"},
+		{"99999999999999999999", "out of range"},
 		{"3155760000001", "interval longer than 100 years"},
-		{"99999999999999999999h", "interval longer than 100 years"},
+		{"99999999999999999999h", "out of range"},
 		{"25:00", "hour 25 out of range 0-23"},
 		{"24:00", "hour 24 out of range 0-23"},
 		{"12:60", "minute 60 out of range 0-59"},
@@ -387,7 +393,7 @@ func TestFormParseErrors(t *testing.T) {
 		}
 	}
 	_, err := wakeup.ParseWhen("1 x")
-	if want := `wakeup: when "1 x": unknown unit "x" (want d, h, m, s, ms, whours, wdays, wmonth, wyears)`; err == nil || err.Error() != want {
+	if want := `wakeup: when "1 x": unknown unit "x" (want d, h, m, s, ms or days, hours, minutes, seconds; whours, wdays, wmonths, wyears)`; err == nil || err.Error() != want {
 		t.Errorf("ParseWhen(1 x) = %v, want %s", err, want)
 	}
 }
