@@ -15,7 +15,11 @@
 //     [Parse], [NewCron] or [ParseCron].
 //   - [Interval]: a continuous period from an anchor ("every 90m"), which,
 //     unlike a cron step, does not restart at hour, day or month
-//     boundaries. [ParseEvery] reads "500ms", "1d12h".
+//     boundaries. [ParseEvery] reads "500ms", "1d12h", "2 hours",
+//     "3600000" (milliseconds): the one duration grammar of
+//     [ParseDuration], which [FormatDuration] writes canonically.
+//   - [DayInterval]: every N days at the same wall-clock time in a zone,
+//     across DST changes ([DaysFrom], [DaysFromEpoch]).
 //   - [Every] and [DailyAt]: clock-aligned helpers built on Cron.
 //   - [Once] / [At]: a one-shot.
 //   - [Bounded]: start and end bounds and a run count around any of them.

@@ -278,7 +278,8 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			h := setup(t)
-			spec := kvstore.Spec{Workflow: "wf", Every: "1h"}
+			// Aligned to the epoch: the slots are whole hours.
+			spec := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}
 			h.put("hourly", spec)
 			// A dead instance claimed the 09:00 slot 40s ago and vanished.
 			now := time.Now().UTC()

@@ -174,8 +174,11 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*c
 				return cal.(*calendar.Calendar), nil
 			}
 		}
+		// The hours are explicit: weekends are not business days (a
+		// calendar without hours would be holidays only). The canonical
+		// form, and so the plan, is what it was when they were implied.
 		zone, _ := json.Marshal(loc.String())
-		cal, err := calendar.ParseZones([]byte(`{"zone":`+string(zone)+`}`), in.zones())
+		cal, err := calendar.ParseZones([]byte(`{"zone":`+string(zone)+`,"hours":{"mon-fri":["09:00-18:00"]}}`), in.zones())
 		if err != nil {
 			return nil, &FieldError{Field: "tz", Value: s.TZ, Err: err}
 		}
@@ -222,6 +225,9 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 	if s.Time != "" && s.BusinessDay == 0 {
 		return nil, fieldErr("time", s.Time, "time applies to business_day only")
 	}
+	if s.Every == "" && (s.Align != "" || s.Phase != "") {
+		return nil, fieldErr("align", s.Align, "align and phase apply to every only")
+	}
 	switch {
 	case s.Cron != "":
 		c, err := cronx.Parse(s.Cron, opts)
@@ -230,15 +236,7 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 		}
 		return c, nil
 	case s.Every != "":
-		d, err := cronx.ParseEvery(s.Every)
-		if err != nil {
-			return nil, wrapParse("every", s.Every, err)
-		}
-		iv := cronx.Interval{Every: d}
-		if s.Anchor != nil {
-			iv.Anchor = *s.Anchor
-		}
-		return iv, nil
+		return s.interval(loc)
 	case s.At != nil:
 		return cronx.Once{At: *s.At}, nil
 	}
@@ -306,6 +304,9 @@ func (s Spec) Plan() string {
 		if s.Anchor != nil {
 			p += " anchor=" + s.Anchor.UTC().Format(time.RFC3339Nano)
 		}
+		if s.Align != "" { // only when set: existing plans stay as they were
+			p += " align=" + s.Align + " phase=" + s.Phase + " tz=" + s.TZ
+		}
 	case s.At != nil:
 		p = "at " + s.At.UTC().Format(time.RFC3339Nano)
 	case s.BusinessDay != 0:
@@ -340,6 +341,15 @@ func (s Spec) RecurrenceString() string {
 		}
 	case s.Every != "":
 		r = "every " + s.Every
+		switch {
+		case s.Align == AlignEpoch && s.Phase != "":
+			r += " from the epoch + " + s.Phase
+		case s.Align == AlignEpoch:
+			r += " from the epoch"
+		}
+		if s.Align != "" && s.TZ != "" {
+			r += " (" + s.TZ + ")"
+		}
 	case s.At != nil:
 		r = "at " + s.At.Format(time.RFC3339)
 	case s.BusinessDay != 0:

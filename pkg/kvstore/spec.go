@@ -39,12 +39,29 @@ type Spec struct {
 	// DSTOverlap is what a cron occurrence in a DST overlap does:
 	// "natural" (default), "once" or "twice".
 	DSTOverlap string `json:"dst_overlap,omitempty"`
-	// Every is a fixed interval such as "5s", "90m" or "1d". Slots fall on
-	// Anchor + k*Every.
+	// Every is a fixed interval in the duration grammar of docs/cron.md:
+	// "5s", "90m", "2 hours", "1 day 3 hours", "7d", "3600000" (ms).
 	Every string `json:"every,omitempty"`
-	// Anchor aligns Every; the default is the Unix epoch, so "every 5s"
-	// fires at :00, :05, ... and "every 1d" at 00:00 UTC.
+	// Align says what Every counts from (docs/cron.md, "Intervals and
+	// anchors"):
+	//
+	//   - "anchor": from Anchor, which the store fills in with the time of
+	//     the first write when it is missing (registration); re-registering
+	//     the same interval keeps it;
+	//   - "epoch": from the Unix epoch plus Phase (Temporal's reading);
+	//   - "" (specs written before align existed): from Anchor, else the
+	//     Unix epoch, in elapsed time. A spec written without align and
+	//     without anchor is given align "anchor" at its first write.
+	//
+	// With "anchor" and "epoch", an Every of whole days follows the wall
+	// clock of TZ: "every 7d" fires on the anchor's weekday at the anchor's
+	// time of day, across DST changes.
+	Align string `json:"align,omitempty"`
+	// Anchor is the instant Every counts from (align "anchor" or "").
 	Anchor *time.Time `json:"anchor,omitempty"`
+	// Phase shifts the epoch of align "epoch" ("15m": slots at :15, :45
+	// for every 30m; "9h" with every 1d: 09:00 in TZ each day).
+	Phase string `json:"phase,omitempty"`
 	// At is a one-shot fire time (RFC 3339).
 	At *time.Time `json:"at,omitempty"`
 	// Start and End bound the fire times to [Start, End]; Limit caps the

@@ -1,6 +1,7 @@
 package kvstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -116,24 +117,49 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 }
 
 // PutSpec validates spec (including that a named calendar exists) and
-// writes it under id, creating or replacing the schedule. Nothing is
-// written when validation fails; the error is a *FieldError.
+// writes it under id, creating or replacing the schedule. An every spec is
+// first given its anchor ([Spec.WithAnchor]): the time of the first write,
+// kept when the same interval is registered again. A spec equal to the
+// stored one is not written again (no new revision, no audit entry); the
+// stored revision is returned. Nothing is written when validation fails;
+// the error is a *FieldError. The write is a compare-and-swap on the
+// revision read, so instances registering the same schedule at once agree
+// on one anchor and make one write.
 func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
-	data, err := s.prepareSpec(ctx, id, spec)
-	if err != nil {
-		return 0, err
+	const attempts = 5
+	for range attempts {
+		cur, err := s.readSpec(ctx, id)
+		if err != nil {
+			return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
+		}
+		written, data, err := s.prepareSpec(ctx, id, spec, cur)
+		switch {
+		case errors.Is(err, errUnchanged):
+			return cur.rev, nil
+		case err != nil:
+			return 0, err
+		}
+		var rev uint64
+		if cur == nil {
+			rev, err = s.specs.Create(ctx, id, data)
+		} else {
+			rev, err = s.specs.Update(ctx, id, data, cur.rev)
+		}
+		switch {
+		case errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+			continue // another writer got in between: read again
+		case err != nil:
+			return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
+		}
+		return rev, s.Audit(ctx, "schedule.put", id, written)
 	}
-	rev, err := s.specs.Put(ctx, id, data)
-	if err != nil {
-		return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
-	}
-	return rev, s.Audit(ctx, "schedule.put", id, spec)
+	return 0, fmt.Errorf("kvstore: put spec %q: %d writers raced: %w", id, attempts, ErrConflict)
 }
 
 // CreateSpec validates spec like PutSpec and writes it only if there is no
 // schedule id: ErrExists (an ErrConflict) when there is.
 func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
-	data, err := s.prepareSpec(ctx, id, spec)
+	written, data, err := s.prepareSpec(ctx, id, spec, nil)
 	if err != nil {
 		return 0, err
 	}
@@ -144,7 +170,7 @@ func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, e
 		}
 		return 0, fmt.Errorf("kvstore: create spec %q: %w", id, err)
 	}
-	return rev, s.Audit(ctx, "schedule.put", id, spec)
+	return rev, s.Audit(ctx, "schedule.put", id, written)
 }
 
 // maxUpdateAttempts bounds UpdateSpec's re-reads when the spec keeps
@@ -154,53 +180,102 @@ const maxUpdateAttempts = 10
 // UpdateSpec validates spec like PutSpec and replaces the schedule id,
 // which must exist (ErrNotFound otherwise). With rev > 0 the spec is
 // replaced only if it is still at revision rev: ErrConflict when it
-// changed (or was removed and added again) since.
+// changed (or was removed and added again) since. As with PutSpec, an
+// every spec keeps the stored anchor of the same interval, and a spec
+// equal to the stored one is not written again.
 func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64) (uint64, error) {
-	data, err := s.prepareSpec(ctx, id, spec)
-	if err != nil {
-		return 0, err
-	}
 	for range maxUpdateAttempts {
-		e, err := get(ctx, s.specs, id)
+		cur, err := s.readSpec(ctx, id)
+		if err == nil && cur == nil {
+			err = fmt.Errorf("%w: %s", ErrNotFound, id)
+		}
 		if err != nil {
 			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
 		}
+		written, data, err := s.prepareSpec(ctx, id, spec, cur)
+		switch {
+		case errors.Is(err, errUnchanged) && (rev == 0 || rev == cur.rev):
+			return cur.rev, nil
+		case errors.Is(err, errUnchanged):
+			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, cur.rev, rev)
+		case err != nil:
+			return 0, err
+		}
 		at := rev
 		if at == 0 {
-			at = e.Revision()
+			at = cur.rev
 		}
 		n, err := s.specs.Update(ctx, id, data, at)
 		if err == nil {
-			return n, s.Audit(ctx, "schedule.put", id, spec)
+			return n, s.Audit(ctx, "schedule.put", id, written)
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
 		}
 		if rev != 0 {
-			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, e.Revision(), rev)
+			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, cur.rev, rev)
 		}
 	}
 	return 0, fmt.Errorf("kvstore: update spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
 }
 
-// prepareSpec validates spec for id, resolves its calendar, and encodes
-// it.
-func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec) ([]byte, error) {
-	if err := spec.Validate(id); err != nil {
+// storedSpec is a spec record as read: its bytes, revision and (when it
+// decodes) the spec.
+type storedSpec struct {
+	data []byte
+	rev  uint64
+	spec *Spec
+}
+
+// readSpec reads the record of id; nil, nil when there is none.
+func (s *Store) readSpec(ctx context.Context, id string) (*storedSpec, error) {
+	e, err := get(ctx, s.specs, id)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil, nil
+	case err != nil:
 		return nil, err
+	}
+	cur := &storedSpec{data: e.Value(), rev: e.Revision()}
+	if spec, err := DecodeSpec(cur.data); err == nil {
+		cur.spec = &spec
+	}
+	return cur, nil
+}
+
+// errUnchanged: the spec to write equals the stored record.
+var errUnchanged = errors.New("kvstore: spec unchanged")
+
+// prepareSpec gives spec its anchor over the stored record cur (nil: none;
+// see Spec.WithAnchor), validates it for id, resolves its calendar, and
+// encodes it; it returns the spec as it will be written and its bytes, or
+// errUnchanged when they equal cur's (a one-shot that fired is then not
+// refused for being in the past: nothing changes).
+func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec, cur *storedSpec) (Spec, []byte, error) {
+	now := time.Now()
+	var stored *Spec
+	if cur != nil {
+		stored = cur.spec
+	}
+	spec = spec.WithAnchor(stored, now)
+	if err := spec.Validate(id); err != nil {
+		return spec, nil, err
 	}
 	c, err := spec.Compile(id, s.CalendarSource(ctx))
 	if err != nil {
-		return nil, err
-	}
-	if err := c.CheckFires(time.Now()); err != nil {
-		return nil, err
+		return spec, nil, err
 	}
 	data, err := spec.Encode()
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
+		return spec, nil, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
 	}
-	return data, nil
+	if cur != nil && bytes.Equal(data, cur.data) {
+		return spec, data, errUnchanged
+	}
+	if err := c.CheckFires(now); err != nil {
+		return spec, nil, err
+	}
+	return spec, data, nil
 }
 
 // DeleteSpec removes the spec of id and its state. Removing an unknown id
