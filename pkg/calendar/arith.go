@@ -49,8 +49,10 @@ func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
 	}
 }
 
-// AddWorkingDays returns the same wall-clock time n business days later.
-// Counting starts with the first business day after t's date in the
+// AddWorkingDays returns the same wall-clock time n working days later: a
+// working day has working hours and is no holiday (in a calendar of
+// holidays only, Monday to Friday). Counting starts with the first working
+// day after t's date in the
 // calendar's zone, so Friday 17:00 + 1 is Monday 17:00 and Saturday 10:00
 // + 1 is Monday 10:00. A wall-clock time in a DST gap becomes the instant
 // the gap ends; one in an overlap, its first occurrence. n == 0 returns t
@@ -66,7 +68,7 @@ func (c *Calendar) AddWorkingDays(t time.Time, n int) (time.Time, error) {
 	day, sec, nsec := c.local(t)
 	last := day
 	for n > 0 {
-		if day = day.add(1); c.isBusinessDate(day) {
+		if day = day.add(1); c.isWorkingDate(day) {
 			n--
 			last = day
 		} else if last.addYears(horizonYears).before(day) {
@@ -81,10 +83,11 @@ const maxMonths = 12 * 10000
 
 // AddWorkingMonths returns the same wall-clock time n calendar months
 // later (the day clamped to the month's end: 31 January + 1 is 28 or 29
-// February), rolled forward to the next business day when that date is not
-// one. With n == 0 only the roll applies; t is returned unchanged when its
-// own date is a business day. n < 0 or more than 10,000 years is an error,
-// and so (wrapping [ErrNoWorkingTime]) is no business day within 10 years.
+// February), rolled forward to the next working day (as in
+// [Calendar.AddWorkingDays]) when that date is not one. With n == 0 only
+// the roll applies; t is returned unchanged when its own date is a working
+// day. n < 0 or more than 10,000 years is an error, and so (wrapping
+// [ErrNoWorkingTime]) is no working day within 10 years.
 func (c *Calendar) AddWorkingMonths(t time.Time, n int) (time.Time, error) {
 	if n < 0 || n > maxMonths {
 		return time.Time{}, fmt.Errorf("calendar: AddWorkingMonths: count %d out of range 0-%d", n, maxMonths)
@@ -94,7 +97,7 @@ func (c *Calendar) AddWorkingMonths(t time.Time, n int) (time.Time, error) {
 	y := day.y + m/12
 	mon := time.Month(m%12 + 1)
 	target := date{y, mon, min(day.d, daysIn(y, mon))}
-	rolled, ok := c.businessDateFrom(target, 1)
+	rolled, ok := c.dateFrom(target, 1, c.isWorkingDate)
 	if !ok {
 		return time.Time{}, noWorkingTime(t)
 	}
@@ -117,12 +120,18 @@ func (c *Calendar) AddWorkingYears(t time.Time, n int) (time.Time, error) {
 // businessDateFrom returns d if it is a business day, else the nearest one
 // after it (dir 1) or before it (dir -1), searching 10 years.
 func (c *Calendar) businessDateFrom(d date, dir int) (date, bool) {
+	return c.dateFrom(d, dir, c.isBusinessDate)
+}
+
+// dateFrom returns d if ok(d), else the nearest date after it (dir 1) or
+// before it (dir -1) that is, searching 10 years.
+func (c *Calendar) dateFrom(d date, dir int, ok func(date) bool) (date, bool) {
 	if !c.hours.hasWork() {
 		return date{}, false
 	}
 	limit := d.addYears(dir * horizonYears)
 	for ; ; d = d.add(dir) {
-		if c.isBusinessDate(d) {
+		if ok(d) {
 			return d, true
 		}
 		if (dir > 0 && limit.before(d)) || (dir < 0 && d.before(limit)) {

@@ -17,7 +17,12 @@ type Calendar struct {
 	zone  string
 	loc   *time.Location
 	hours week
-	rules []rule
+	// ownHours: the calendar gives "hours" (or a "weekend"), so its days
+	// without hours are not business days. Without it every day but a
+	// holiday is a business day, and hours (the default Monday to Friday,
+	// 09:00-18:00) serve working-time questions only.
+	ownHours bool
+	rules    []rule
 
 	mu    sync.RWMutex
 	years map[int]map[date]hit // holiday dates per calendar year
@@ -54,6 +59,7 @@ func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 	}
 	c := &Calendar{hours: defaultWeek()}
 	hasZone := false
+	var hours, weekend bool
 	for _, m := range members {
 		switch m.key {
 		case "zone":
@@ -62,7 +68,13 @@ func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 				return nil, err
 			}
 		case "hours":
+			hours = true
 			if c.hours, err = parseHours(m.val, "hours"); err != nil {
+				return nil, err
+			}
+		case "weekend":
+			weekend = true
+			if c.hours, err = parseWeekend(m.val, "weekend"); err != nil {
 				return nil, err
 			}
 		case "holidays":
@@ -76,6 +88,10 @@ func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 	if !hasZone {
 		return nil, fieldError("zone", "", "required")
 	}
+	if hours && weekend {
+		return nil, fieldError("weekend", "", "give hours or weekend, not both: with hours, the days without hours are the weekend")
+	}
+	c.ownHours = hours || weekend
 	return c, nil
 }
 

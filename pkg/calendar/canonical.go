@@ -10,14 +10,18 @@ import (
 )
 
 // MarshalJSON writes the calendar's canonical JSON form, which [Parse]
-// accepts and which parses to an equal calendar: "hours" always explicit,
-// with each day's intervals sorted and touching ones merged, and runs of
+// accepts and which parses to an equal calendar: "hours" when the calendar
+// has its own (a "weekend" is written as the hours it stands for), with
+// each day's intervals sorted and touching ones merged, and runs of
 // consecutive days with the same hours written as ranges ("mon-fri");
 // holiday rules in the calendar's order (it decides which name a date
 // shared by two rules gets), with their dates sorted and empty options
 // left out.
 func (c *Calendar) MarshalJSON() ([]byte, error) {
-	doc := canonicalDoc{Zone: c.zone, Hours: c.hours}
+	doc := canonicalDoc{Zone: c.zone}
+	if c.ownHours {
+		doc.Hours = &c.hours
+	}
 	for i := range c.rules {
 		doc.Holidays = append(doc.Holidays, c.rules[i].canonical())
 	}
@@ -44,7 +48,7 @@ func (c *Calendar) Fingerprint() string {
 // canonicalDoc is the canonical JSON form, fields in output order.
 type canonicalDoc struct {
 	Zone     string          `json:"zone"`
-	Hours    week            `json:"hours"`
+	Hours    *week           `json:"hours,omitempty"`
 	Holidays []canonicalRule `json:"holidays,omitempty"`
 }
 

@@ -28,9 +28,15 @@
 //
 // "zone" is a required IANA zone name. "hours" maps day names ("mon" ..
 // "sun") or forward ranges ("mon-fri") to lists of "HH:MM-HH:MM" intervals
-// (seconds allowed, end may be "24:00"); when it is absent the calendar
-// works Monday to Friday, 09:00-18:00, and when it is present the days it
-// does not list do not work. Working hours are wall-clock times in the
+// (seconds allowed, end may be "24:00"); the days it does not list are not
+// business days. "weekend" instead lists the days that are not business
+// days (["sat", "sun"], ranges allowed) and stands for hours of
+// 09:00-18:00 on every other day; a calendar gives one or neither. A
+// calendar with neither is a calendar of holidays: every day that is not
+// a holiday is a business day, weekends included, and working-time
+// questions (business hours, [Calendar.AddWorking] and the other
+// arithmetic) use Monday to Friday, 09:00-18:00. Working hours are
+// wall-clock times in the
 // zone, also on DST days: "00:00-24:00" is 23 or 25 elapsed hours on the
 // days the clocks change, and an interval boundary that falls in a DST gap
 // is the instant the gap ends.
@@ -46,8 +52,9 @@
 // "sunday_to_monday"; both the actual and the observed date are holidays.
 // "years": [from, to] limits a rule to those years.
 //
-// [Calendar.MarshalJSON] writes the canonical form (hours always explicit,
-// intervals merged and sorted, days grouped into ranges, dates sorted), and
+// [Calendar.MarshalJSON] writes the canonical form (hours when the calendar
+// has its own, a weekend written as its hours, intervals merged and
+// sorted, days grouped into ranges, dates sorted), and
 // [Calendar.Fingerprint] hashes it, so two calendars that mean the same
 // thing have the same fingerprint.
 //

@@ -2,6 +2,7 @@ package calendar_test
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -57,7 +58,7 @@ func ExampleParse() {
 // occurrences, rolled to Monday, fire once at Monday 09:00; a holiday
 // rolls to the next business day.
 func ExampleSchedule() {
-	c, err := calendar.Parse([]byte(`{"zone": "America/New_York",
+	c, err := calendar.Parse([]byte(`{"zone": "America/New_York", "weekend": ["sat", "sun"],
 		"holidays": [{"name": "Martin Luther King Jr. Day", "month": 1, "weekday": "mon", "nth": 3}]}`))
 	if err != nil {
 		panic(err)
@@ -86,7 +87,7 @@ func ExampleSchedule() {
 }
 
 func ExampleBusinessDay() {
-	c, err := calendar.Parse([]byte(`{"zone": "Europe/London",
+	c, err := calendar.Parse([]byte(`{"zone": "Europe/London", "weekend": ["sat", "sun"],
 		"holidays": [{"name": "New Year's Day", "date": "01-01", "observed": "monday"}]}`))
 	if err != nil {
 		panic(err)
@@ -99,4 +100,32 @@ func ExampleBusinessDay() {
 	// Output:
 	// Tue 2027-01-05 10:00 GMT
 	// Thu 2026-12-31 16:00 GMT
+}
+
+// A calendar of holidays only (the tramai seed's skip calendar) skips its
+// holidays and nothing else: a daily schedule fires on the weekend.
+// Business hours, when asked for, are Monday to Friday, 09:00-18:00.
+func ExampleSchedule_holidaysOnly() {
+	c, err := calendar.Parse([]byte(`{"zone": "Europe/Paris",
+		"holidays": [{"name": "Labour Day", "date": "05-01"}]}`))
+	if err != nil {
+		panic(err)
+	}
+	daily, err := cronx.ParseCron("0 7 * * *", c.Location())
+	if err != nil {
+		panic(err)
+	}
+	after := time.Date(2026, 4, 29, 12, 0, 0, 0, c.Location()) // Wednesday
+	for _, bho := range []bool{false, true} {
+		s := calendar.Schedule{Base: daily, Calendar: c, BusinessHoursOnly: bho}
+		var fires []string
+		for t := after; len(fires) < 4; {
+			t = s.Next(t)
+			fires = append(fires, t.Format("Mon 02 15:04"))
+		}
+		fmt.Println(strings.Join(fires, "  "))
+	}
+	// Output:
+	// Thu 30 07:00  Sat 02 07:00  Sun 03 07:00  Mon 04 07:00
+	// Thu 30 09:00  Mon 04 09:00  Tue 05 09:00  Wed 06 09:00
 }

@@ -60,7 +60,8 @@ func FuzzParse(f *testing.F) {
 			h1, ok1 := c.Holiday(at)
 			h2, ok2 := again.Holiday(at)
 			if ok1 != ok2 || h1.Name != h2.Name || h1.Rule != h2.Rule || h1.Observed != h2.Observed ||
-				c.IsWorkingTime(at) != again.IsWorkingTime(at) || c.NonWorkingReason(at) != again.NonWorkingReason(at) {
+				c.IsWorkingTime(at) != again.IsWorkingTime(at) || c.NonWorkingReason(at) != again.NonWorkingReason(at) ||
+				c.IsBusinessDay(at) != again.IsBusinessDay(at) || c.IsWorkingDay(at) != again.IsWorkingDay(at) {
 				t.Fatalf("answers differ at %s for %s", at, canon)
 			}
 		}

@@ -24,9 +24,23 @@ const specExample = `{
   ]
 }`
 
-// usCalendar works the default hours (Monday to Friday, 09:00-18:00) in
-// New York with a few US holidays.
+// usCalendar has a weekend (Saturday and Sunday), so it works 09:00-18:00
+// Monday to Friday, in New York with a few US holidays.
 const usCalendar = `{
+  "zone": "America/New_York",
+  "weekend": ["sat", "sun"],
+  "holidays": [
+    {"name": "New Year's Day", "date": "01-01", "observed": "nearest"},
+    {"name": "Memorial Day", "month": 5, "weekday": "mon", "nth": -1},
+    {"name": "Independence Day", "date": "07-04", "observed": "nearest"},
+    {"name": "Christmas Day", "date": "12-25", "observed": "nearest"}
+  ]
+}`
+
+// usHolidays is usCalendar's holidays alone: every other day, weekends
+// included, is a business day; working time is Monday to Friday,
+// 09:00-18:00 by default.
+const usHolidays = `{
   "zone": "America/New_York",
   "holidays": [
     {"name": "New Year's Day", "date": "01-01", "observed": "nearest"},

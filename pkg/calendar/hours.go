@@ -36,9 +36,50 @@ func dayIndex(s string) (int, bool) {
 func defaultWeek() week {
 	var w week
 	for i := range 5 {
-		w[weekdayOf(i)] = []clockSpan{{9 * 3600, 18 * 3600}}
+		w[weekdayOf(i)] = defaultHours()
 	}
 	return w
+}
+
+// defaultHours are a default working day's hours: 09:00-18:00.
+func defaultHours() []clockSpan { return []clockSpan{{9 * 3600, 18 * 3600}} }
+
+// parseWeekend reads the "weekend" list of day names or ranges ("sat",
+// "sat-sun") and returns the week it stands for: 09:00-18:00 on every
+// other day.
+func parseWeekend(raw json.RawMessage, path string) (week, error) {
+	var w week
+	elems, err := arrayElems(raw, path)
+	if err != nil {
+		return w, err
+	}
+	var off [7]bool
+	for i, e := range elems {
+		epath := indexPath(path, i)
+		key, err := decodeString(e, epath)
+		if err != nil {
+			return w, err
+		}
+		lo, hi, err := parseDayKey(key, epath)
+		if err != nil {
+			return w, err
+		}
+		for d := lo; d <= hi; d++ {
+			if off[d] {
+				return w, fieldError(epath, key, fmt.Sprintf("%s is given twice", dayNames[d]))
+			}
+			off[d] = true
+		}
+	}
+	for i, isOff := range off {
+		if !isOff {
+			w[weekdayOf(i)] = defaultHours()
+		}
+	}
+	if !w.hasWork() {
+		return w, fieldError(path, "", "every day is a weekend day; leave at least one business day")
+	}
+	return w, nil
 }
 
 // parseDayKey reads "mon" or a forward range "mon-fri" into Monday-first

@@ -13,7 +13,10 @@ import (
 var validCalendars = []string{
 	specExample,
 	usCalendar,
+	usHolidays,
 	`{"zone": "UTC"}`,
+	`{"zone": "Asia/Dubai", "weekend": ["sat", "sun"], "holidays": [{"name": "Eid", "dates": ["2026-03-20"]}]}`,
+	`{"zone": "Asia/Jerusalem", "weekend": ["fri-sat"]}`,
 	`{"zone": "Europe/London", "hours": {}}`,
 	`{"zone": "Asia/Tokyo", "hours": {"mon-sun": ["00:00-24:00"]}}`,
 	`{"zone": "America/New_York", "hours": {"mon-fri": ["00:00-24:00"]}}`,
@@ -54,8 +57,12 @@ func TestCanonicalForm(t *testing.T) {
 			`{"name":"Good Friday","easter":-2},` +
 			`{"name":"Easter Monday","easter":1},` +
 			`{"name":"Company days","dates":["2026-12-28","2027-01-04"]}]}`},
-		// Default hours are written out.
-		{`{"zone": "UTC"}`, `{"zone":"UTC","hours":{"mon-fri":["09:00-18:00"]}}`},
+		// A calendar of holidays only has no hours; a weekend is written as
+		// the hours it stands for.
+		{`{"zone": "UTC"}`, `{"zone":"UTC"}`},
+		{`{"zone": "UTC", "weekend": ["sat", "sun"]}`, `{"zone":"UTC","hours":{"mon-fri":["09:00-18:00"]}}`},
+		{`{"zone": "UTC", "weekend": ["fri-sat"]}`, `{"zone":"UTC","hours":{"mon-thu":["09:00-18:00"],"sun":["09:00-18:00"]}}`},
+		{`{"zone": "UTC", "weekend": []}`, `{"zone":"UTC","hours":{"mon-sun":["09:00-18:00"]}}`},
 		{`{"zone": "UTC", "hours": {}}`, `{"zone":"UTC","hours":{}}`},
 		// Sorted, touching intervals merged, days grouped, empty days left out.
 		{`{"zone": "UTC", "hours": {"mon": ["13:00-18:00", "09:00-13:00"], "tue-fri": ["09:00-18:00"], "sun": []}}`,
@@ -64,10 +71,10 @@ func TestCanonicalForm(t *testing.T) {
 			`{"zone":"UTC","hours":{"mon-wed":["08:00-09:00"],"fri-sun":["08:00-09:00:01"]}}`},
 		// Dates sorted and unique; "observed": "" left out; "easter": 0 kept.
 		{`{"zone": "UTC", "holidays": [{"years": [2026, 2027], "dates": ["2027-01-04", "2026-12-28", "2027-01-04"], "observed": "", "name": "D"}, {"name": "E", "easter": 0}]}`,
-			`{"zone":"UTC","hours":{"mon-fri":["09:00-18:00"]},"holidays":[{"name":"D","dates":["2026-12-28","2027-01-04"],"years":[2026,2027]},{"name":"E","easter":0}]}`},
+			`{"zone":"UTC","holidays":[{"name":"D","dates":["2026-12-28","2027-01-04"],"years":[2026,2027]},{"name":"E","easter":0}]}`},
 		// No HTML escaping.
 		{`{"zone": "UTC", "holidays": [{"name": "R&D <day>", "date": "03-01"}]}`,
-			`{"zone":"UTC","hours":{"mon-fri":["09:00-18:00"]},"holidays":[{"name":"R&D <day>","date":"03-01"}]}`},
+			`{"zone":"UTC","holidays":[{"name":"R&D <day>","date":"03-01"}]}`},
 	}
 	for _, tt := range tests {
 		b, err := mustParse(t, tt.in).MarshalJSON()
@@ -81,7 +88,8 @@ func TestCanonicalForm(t *testing.T) {
 // changes it.
 func TestFingerprint(t *testing.T) {
 	same := []string{
-		`{"zone": "America/New_York"}`,
+		`{"zone": "America/New_York", "weekend": ["sat", "sun"]}`,
+		`{"zone": "America/New_York", "weekend": ["sun", "sat"]}`,
 		`{"zone": "America/New_York", "hours": {"mon-fri": ["09:00-18:00"]}}`,
 		`{"hours": {"fri": ["09:00-18:00"], "mon-thu": ["09:00-12:00", "12:00-18:00"], "sat": []}, "zone": "America/New_York", "holidays": []}`,
 		`{"zone": "America/New_York", "hours": {"mon-fri": ["09:00:00-18:00:00"]}}`,
@@ -93,6 +101,11 @@ func TestFingerprint(t *testing.T) {
 		}
 	}
 	different := []string{
+		// Holidays only: weekends are business days (issue 13), so the
+		// fingerprint differs from the Monday-to-Friday hours it once
+		// stood for, and schedules using it re-plan.
+		`{"zone": "America/New_York"}`,
+		`{"zone": "America/New_York", "weekend": ["sun"]}`,
 		`{"zone": "America/Chicago"}`,
 		`{"zone": "America/New_York", "hours": {"mon-fri": ["09:00-18:00:01"]}}`,
 		`{"zone": "America/New_York", "hours": {"mon-thu": ["09:00-18:00"]}}`,
@@ -160,6 +173,12 @@ func TestParseErrors(t *testing.T) {
 		{`{` + zone + `"hours": {"mon": ["12:00-09:00"]}}`, "hours.mon[0]", "12:00-09:00", "start must be before end"},
 		{`{` + zone + `"hours": {"mon": ["09:00-09:00"]}}`, "hours.mon[0]", "09:00-09:00", "start must be before end"},
 		{`{` + zone + `"hours": {"mon": ["24:00-24:00"]}}`, "hours.mon[0]", "24:00-24:00", "24:00 can only end an interval"},
+
+		{`{` + zone + `"weekend": ["sat"], "hours": {"mon-fri": ["09:00-18:00"]}}`, "weekend", "", "give hours or weekend, not both"},
+		{`{` + zone + `"weekend": "sat"}`, "weekend", `"sat"`, "want a JSON array"},
+		{`{` + zone + `"weekend": ["saturday"]}`, "weekend[0]", "saturday", "unknown day"},
+		{`{` + zone + `"weekend": ["sat", "fri-sun"]}`, "weekend[1]", "fri-sun", "sat is given twice"},
+		{`{` + zone + `"weekend": ["mon-sun"]}`, "weekend", "", "every day is a weekend day"},
 
 		{`{` + zone + `"holidays": {}}`, "holidays", "{}", "want a JSON array"},
 		{`{` + zone + `"holidays": [1]}`, "holidays[0]", "1", "want a JSON object"},

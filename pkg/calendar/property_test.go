@@ -11,6 +11,7 @@ import (
 var propertyCalendars = []string{
 	specExample,
 	usCalendar,
+	usHolidays,
 	`{"zone": "America/New_York", "hours": {"mon-fri": ["00:00-24:00"]}, "holidays": [{"name": "X", "date": "12-25", "observed": "nearest"}]}`,
 	`{"zone": "Australia/Lord_Howe", "hours": {"mon-sun": ["01:00-02:30", "02:45-03:00:01", "22:00-24:00"]}, "holidays": [{"name": "E", "easter": 0}, {"name": "R", "from": "12-20", "to": "01-05"}]}`,
 	`{"zone": "America/Santiago", "hours": {"mon-sat": ["00:00-00:30", "23:00-24:00"]}, "holidays": [{"name": "N", "month": 9, "weekday": "sat", "nth": 1}]}`,
@@ -129,13 +130,13 @@ func TestAddWorkingDaysProperties(t *testing.T) {
 			from := randomInstant(r).In(loc)
 			n := r.IntN(30) + 1
 			got, err := c.AddWorkingDays(from, n)
-			if err != nil || !got.After(from) || !c.IsBusinessDay(got) {
+			if err != nil || !got.After(from) || !c.IsWorkingDay(got) {
 				t.Fatalf("%s\nAddWorkingDays(%s, %d) = %s, %v", js, fmtT(from), n, fmtT(got), err)
 			}
 			// n business days later: the last of the days counted.
 			count := 0
 			for d := from.AddDate(0, 0, 1); ; d = d.AddDate(0, 0, 1) {
-				if c.IsBusinessDay(d) {
+				if c.IsWorkingDay(d) {
 					count++
 				}
 				if y, m, day := d.Date(); y == got.Year() && m == got.Month() && day == got.Day() {

@@ -39,15 +39,44 @@ func (c *Calendar) Holiday(t time.Time) (Holiday, bool) {
 	}, true
 }
 
-// IsBusinessDay reports whether t's date in the calendar's zone has working
-// hours and is not a holiday.
+// IsBusinessDay reports whether t's date in the calendar's zone is a
+// business day: not a holiday, and, when the calendar gives "hours" (or a
+// "weekend"), a day with working hours. A calendar of holidays only makes
+// every other day a business day, weekends included.
 func (c *Calendar) IsBusinessDay(t time.Time) bool {
 	d, _, _ := c.local(t)
 	return c.isBusinessDate(d)
 }
 
-// isBusinessDate reports whether d has working hours and is no holiday.
+// isBusinessDate is IsBusinessDay for a date: the days schedules skip and
+// roll over.
 func (c *Calendar) isBusinessDate(d date) bool {
+	if c.dayOff(d) {
+		return false
+	}
+	_, holiday := c.holidayOn(d)
+	return !holiday
+}
+
+// dayOff reports whether d is a weekend day of a calendar that has them.
+func (c *Calendar) dayOff(d date) bool {
+	return c.ownHours && len(c.hours[d.weekday()]) == 0
+}
+
+// IsWorkingDay reports whether t's date in the calendar's zone has working
+// hours and is not a holiday: the days [Calendar.AddWorkingDays] counts.
+// It differs from IsBusinessDay only in a calendar of holidays only, whose
+// working days are Monday to Friday (the default hours) while every day
+// but a holiday is a business day.
+func (c *Calendar) IsWorkingDay(t time.Time) bool {
+	d, _, _ := c.local(t)
+	return c.isWorkingDate(d)
+}
+
+// isWorkingDate reports whether d has working hours (the default Monday
+// to Friday in a calendar without its own) and is no holiday: the days
+// working-time arithmetic counts.
+func (c *Calendar) isWorkingDate(d date) bool {
 	if len(c.hours[d.weekday()]) == 0 {
 		return false
 	}
@@ -55,9 +84,9 @@ func (c *Calendar) isBusinessDate(d date) bool {
 	return !holiday
 }
 
-// NonWorkingReason explains why t's date is not a business day, for
-// example `holiday "Christmas Day" (fixed 12-25)` or `no working hours on
-// Saturday`; it is "" on a business day. A holiday is named even when its
+// NonWorkingReason explains why t's date is not a business day (see
+// [Calendar.IsBusinessDay]), for example `holiday "Christmas Day" (fixed
+// 12-25)` or `no working hours on Saturday`; it is "" on a business day. A holiday is named even when its
 // date has no working hours anyway.
 func (c *Calendar) NonWorkingReason(t time.Time) string {
 	d, _, _ := c.local(t)
@@ -74,8 +103,8 @@ func (c *Calendar) reasonFor(d date) string {
 		}
 		return s
 	}
-	if wd := d.weekday(); len(c.hours[wd]) == 0 {
-		return "no working hours on " + wd.String()
+	if c.dayOff(d) {
+		return "no working hours on " + d.weekday().String()
 	}
 	return ""
 }

@@ -22,12 +22,13 @@ const maxListedSkips = 100
 // Schedule applies a calendar to a recurrence. Each occurrence of Base is
 // adjusted in two steps:
 //
-//  1. on a non-business day (a holiday, or a day with no working hours)
-//     it is handled by Roll: dropped (RollSkip), or moved to the same
-//     wall-clock time on another business day. One exception: with
-//     RollSkip and BusinessHoursOnly, a day that merely has no working
-//     hours (a weekend, not a holiday) is left to step 2, so that a
-//     Saturday 02:00 fire moves to Monday 09:00 as the seed's
+//  1. on a non-business day (a holiday, or, in a calendar that gives
+//     hours or a weekend, a day with no working hours; see
+//     [Calendar.IsBusinessDay]) it is handled by Roll: dropped (RollSkip),
+//     or moved to the same wall-clock time on another business day. One
+//     exception: with RollSkip and BusinessHoursOnly, a day that merely
+//     has no working hours (a weekend, not a holiday) is left to step 2,
+//     so that a Saturday 02:00 fire moves to Monday 09:00 as the seed's
 //     business-hours mode does, while a holiday is still skipped;
 //  2. then, if BusinessHoursOnly, an occurrence outside working hours moves
 //     to [Calendar.NextWorkingStart] (02:00 to 09:00 the same day), without

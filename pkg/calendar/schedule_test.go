@@ -128,9 +128,9 @@ func TestScheduleMerges(t *testing.T) {
 	}
 }
 
-// TestScheduleRolls: each Roll on a holiday.
+// TestScheduleRolls: each Roll on a holiday and on a weekend day.
 func TestScheduleRolls(t *testing.T) {
-	c := mustParse(t, `{"zone": "America/New_York", "holidays": [
+	c := mustParse(t, `{"zone": "America/New_York", "weekend": ["sat", "sun"], "holidays": [
 		{"name": "Christmas Day", "date": "12-25", "observed": "nearest"},
 		{"name": "Company day", "dates": ["2026-07-31"]}
 	]}`)
@@ -265,4 +265,60 @@ func TestScheduleFrequentOverHoliday(t *testing.T) {
 			t.Fatalf("roll %s: %d skip entries, want one per day: %+v", roll, st.SkippedCount, st.Skipped)
 		}
 	}
+}
+
+// TestScheduleHolidaysOnly: a calendar without hours or weekend skips and
+// rolls on its holidays only (issue 13, item 4); business hours still
+// default to Monday to Friday, 09:00-18:00.
+func TestScheduleHolidaysOnly(t *testing.T) {
+	us := mustParse(t, usHolidays)
+	ny := us.Location()
+	const christmas = `holiday "Christmas Day" (fixed 12-25, observed nearest)`
+	for _, tt := range []struct {
+		name, expr string
+		roll       calendar.Roll
+		bho        bool
+		after      string
+		want       []string // fire|moved
+	}{
+		{"daily fires on weekends", "0 10 * * *", calendar.RollSkip, false, "2026-01-09T12:00:00-05:00",
+			[]string{"2026-01-10T10:00:00-05:00|", "2026-01-11T10:00:00-05:00|", "2026-01-12T10:00:00-05:00|"}},
+		{"a holiday is skipped", "0 10 * * *", calendar.RollSkip, false, "2026-12-24T12:00:00-05:00",
+			[]string{"2026-12-26T10:00:00-05:00|"}},
+		{"a holiday rolls to Saturday", "0 10 25 12 *", calendar.RollNext, false, "2026-12-01T00:00:00-05:00",
+			[]string{"2026-12-26T10:00:00-05:00|rolled to the next business day: " + christmas}},
+		{"the last day of the month stays on Saturday", "0 10 L * *", calendar.RollPrevious, false, "2026-01-15T00:00:00-05:00",
+			[]string{"2026-01-31T10:00:00-05:00|"}},
+		{"business hours: Monday to Friday by default", "0 2 * * *", calendar.RollSkip, true, "2026-01-09T12:00:00-05:00",
+			[]string{"2026-01-12T09:00:00-05:00|outside working hours: moved to the next working start",
+				"2026-01-13T09:00:00-05:00|outside working hours: moved to the next working start"}},
+	} {
+		s := calendar.Schedule{Base: mustCron(t, tt.expr, ny), Calendar: us, Roll: tt.roll, BusinessHoursOnly: tt.bho}
+		after := ts(t, tt.after)
+		for i, w := range tt.want {
+			at, moved, _ := strings.Cut(w, "|")
+			st := s.Plan(after)
+			if !st.At.Equal(ts(t, at)) || st.Moved != moved {
+				t.Errorf("%s: fire %d = %s %q, want %s %q", tt.name, i, fmtT(st.At), st.Moved, at, moved)
+				break
+			}
+			after = st.At
+		}
+	}
+	for day, want := range map[string]bool{"2026-01-10": true, "2026-01-11": true, "2026-12-25": false, "2026-05-25": false, "2026-01-12": true} {
+		d := local(t, ny, day+" 12:00")
+		if got := us.IsBusinessDay(d); got != want {
+			t.Errorf("IsBusinessDay(%s) = %v, want %v", day, got, want)
+		}
+		if got, work := us.IsWorkingDay(d), want && d.Weekday() != time.Saturday && d.Weekday() != time.Sunday; got != work {
+			t.Errorf("IsWorkingDay(%s) = %v, want %v", day, got, work)
+		}
+	}
+	if r := us.NonWorkingReason(local(t, ny, "2026-01-10 12:00")); r != "" {
+		t.Errorf("Saturday: NonWorkingReason %q, want none", r)
+	}
+	// Working-time arithmetic keeps the default hours: Friday + 1 working
+	// day is Monday.
+	got, err := us.AddWorkingDays(local(t, ny, "2026-01-09 10:00"), 1)
+	checkTime(t, "AddWorkingDays(Friday, 1)", got, err, "2026-01-12T10:00:00-05:00")
 }
