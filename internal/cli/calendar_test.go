@@ -47,15 +47,21 @@ func TestCalendarLifecycle(t *testing.T) {
 		t.Fatalf("ls: exit %d:\n%s", code, out)
 	}
 
-	// check prints the non-working days with their rule.
+	// check prints the non-business days with their rule: a calendar of
+	// holidays only has no weekend, one with a weekend has.
 	code, out, _ := e.run("calendar", "check", "us", "--from", "2026-12-23", "--days", "5")
-	want := "2026-12-25 Fri  holiday \"Christmas Day\" (fixed 12-25, observed nearest)\n" +
-		"2026-12-26 Sat  no working hours on Saturday\n" +
-		"2026-12-27 Sun  no working hours on Sunday\n"
+	want := "2026-12-25 Fri  holiday \"Christmas Day\" (fixed 12-25, observed nearest)\n"
 	if code != ExitOK || out != want {
 		t.Fatalf("check: exit %d:\n%s\nwant:\n%s", code, out, want)
 	}
-	code, out, _ = e.run("calendar", "check", file, "--from", "2027-07-01", "--days", "7", "--json")
+	weekend := writeFile(t, "us-weekend.json", strings.Replace(usCalendar, `"holidays"`, `"weekend": ["sat", "sun"], "holidays"`, 1))
+	code, out, _ = e.run("calendar", "check", weekend, "--from", "2026-12-23", "--days", "5")
+	want += "2026-12-26 Sat  no working hours on Saturday\n" +
+		"2026-12-27 Sun  no working hours on Sunday\n"
+	if code != ExitOK || out != want {
+		t.Fatalf("check with a weekend: exit %d:\n%s\nwant:\n%s", code, out, want)
+	}
+	code, out, _ = e.run("calendar", "check", weekend, "--from", "2027-07-01", "--days", "7", "--json")
 	var rows []map[string]string
 	if code != ExitOK || json.Unmarshal([]byte(out), &rows) != nil || len(rows) != 3 || !strings.Contains(rows[2]["reason"], "observed for Sunday 2027-07-04") {
 		t.Fatalf("check --json from a file: exit %d:\n%s", code, out)
@@ -119,8 +125,11 @@ func TestPreviewWithCalendar(t *testing.T) {
 			}
 		})
 	}
+	// Without --calendar, as schedule add: Monday to Friday, 09:00-18:00
+	// in --tz.
 	var out, errOut bytes.Buffer
-	if code := Main(context.Background(), []string{"preview", "--holiday-roll", "skip", "* * * * *"}, &out, &errOut); code != ExitInvalid {
-		t.Fatalf("--holiday-roll without --calendar: exit %d", code)
+	if code := Main(context.Background(), []string{"preview", "--business-hours-only", "--tz", "Europe/Paris", "--from", "2026-12-04T12:00:00+01:00", "-n", "2", "0 2 * * *"},
+		&out, &errOut); code != ExitOK || out.String() != "2026-12-07T09:00:00+01:00\n2026-12-08T09:00:00+01:00\n" {
+		t.Fatalf("--business-hours-only without --calendar: exit %d: %s%s", code, out.String(), errOut.String())
 	}
 }

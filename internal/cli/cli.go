@@ -160,6 +160,12 @@ func describe(err error) string {
 	var fe *kvstore.FieldError
 	if errors.As(err, &fe) {
 		switch fe.Field {
+		case "align", "phase":
+			return "--anchor: " + fe.Error()
+		case "calendar_inline":
+			return "--calendar: " + fe.Error()
+		case "daily_at":
+			return "--daily-at: " + fe.Error()
 		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
 			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time",
 			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",

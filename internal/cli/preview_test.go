@@ -49,6 +49,23 @@ func TestPreviewContract(t *testing.T) {
 		{"bad dialect", []string{"--dialect", "unix", "* * * * *"}, 2, "", "--dialect"},
 		{"negative count", []string{"-n", "-1", "* * * * *"}, 2, "", "-n"},
 		{"missing expression", nil, 2, "", "missing EXPR"},
+		// The recurrence flags of schedule add (issue 13, item 5).
+		{"every day from --from, on Paris time", []string{"--from", "2026-03-27T10:00:00+01:00", "-n", "3", "--every", "1 day", "--tz", "Europe/Paris"}, 0,
+			"2026-03-28T10:00:00+01:00\n2026-03-29T10:00:00+02:00\n2026-03-30T10:00:00+02:00\n", ""},
+		{"every 7d aligned to the epoch: Thursdays", []string{"--from", "2026-01-01T00:00:00Z", "-n", "2", "--every", "7d", "--anchor", "epoch", "--tz", "Europe/Paris"}, 0,
+			"2026-01-08T00:00:00+01:00\n2026-01-15T00:00:00+01:00\n", ""},
+		{"daily-at with explain", []string{"--from", "2026-03-07T12:00:00-05:00", "-n", "2", "--daily-at", "02:30", "--tz", "America/New_York", "--explain"}, 0,
+			"2026-03-08T03:00:00-04:00  moved: 02:30 does not exist on 2026-03-08 (DST gap); fires when the gap ends\n2026-03-09T02:30:00-04:00\n", ""},
+		{"business day without a calendar: Mon-Fri", []string{"--from", "2026-02-01T00:00:00Z", "-n", "2", "--business-day", "1", "--time", "09:00"}, 0,
+			"2026-02-02T09:00:00Z\n2026-03-02T09:00:00Z\n", ""},
+		{"at in the past prints nothing", []string{"--from", "2026-01-01T00:00:00Z", "--at", "2025-01-01T00:00:00Z"}, 0, "", ""},
+		{"limit", []string{"--from", "2026-01-01T00:00:00Z", "--every", "1h", "--anchor", "epoch", "--start", "2026-01-01T00:30:00Z", "--limit", "2"}, 0,
+			"2026-01-01T01:00:00Z\n2026-01-01T02:00:00Z\n", ""},
+		{"expression and --cron", []string{"--cron", "* * * * *", "0 9 * * *"}, 2, "", "not both"},
+		{"bad every", []string{"--every", "1 parsec"}, 2, "", `--every: invalid every "1 parsec"`},
+		{"bad anchor", []string{"--every", "1h", "--anchor", "later"}, 2, "", "--anchor"},
+		{"bad daily-at", []string{"--daily-at", "9h"}, 2, "", "--daily-at"},
+		{"two recurrences", []string{"--every", "1h", "--daily-at", "09:00"}, 2, "", "exactly one of"},
 		{"unknown flag", []string{"--frm", "x", "* * * * *"}, 2, "", "unknown flag"},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/admin"
-	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -29,25 +29,26 @@ func (a *app) scheduleCommand() *cobra.Command {
 	return cmd
 }
 
+// addFlags are schedule add's flags: the recurrence flags it shares with
+// preview, and what only a stored schedule has.
 type addFlags struct {
-	id, workflow, cron, every, at, tz, input, anchor, description string
-	dialect, domDow, dstGap, dstOverlap                           string
-	start, end, calendar, roll, bdTime                            string
-	misfire, catchup, threshold, overlap, completionTimeout       string
-	limit, businessDay                                            int
-	businessHoursOnly                                             bool
-	upsert, createOnly                                            bool
-	ifRevision                                                    uint64
+	rec                                                     recurrenceFlags
+	id, workflow, input, description                        string
+	misfire, catchup, threshold, overlap, completionTimeout string
+	upsert, createOnly                                      bool
+	ifRevision                                              uint64
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
-		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME] [--input JSON|@FILE]",
+		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR [--anchor A] | --daily-at HH:MM | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME|FILE.json] [--input JSON|@FILE]",
 		Short: "Create or update a schedule",
 		Long: `Create a schedule, or update the schedule with that id (--upsert, the
 default). Updating keeps the cadence when the recurrence is unchanged, so
-services may register their schedules at every start.
+services may register their schedules at every start: an --every interval
+counts from its first registration (or from --anchor), and registering it
+again keeps that anchor.
 
 --create-only refuses an id that exists, and --if-revision N updates the
 schedule only if it is still at revision N (schedule get shows it): both
@@ -57,9 +58,12 @@ write nothing.
 The input is validated before anything is written: a malformed cron, a cron
 that never fires, an unknown zone, invalid JSON, an input over 256 KiB or
 an id that cannot be a KV key is refused with exit status 2 and nothing is
-stored.`,
+stored. scheduler preview takes the same recurrence flags and prints the
+slots they fire.`,
 		Example: `  scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
   scheduler schedule add --id heartbeat --workflow ping --every 30s --input '{"target":"db"}'
+  scheduler schedule add --id cleanup --workflow cleanup --every '1 day' --tz Europe/Paris
+  scheduler schedule add --id standup --workflow remind --daily-at 09:30 --tz Europe/Paris --calendar ./fr-holidays.json
   scheduler schedule add --id launch --workflow notify --at 2026-12-31T23:59:00Z --input @payload.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -67,11 +71,13 @@ stored.`,
 			if err != nil {
 				return err
 			}
-			spec, err := f.spec(time.Now())
+			now := time.Now()
+			spec, err := f.spec(cmd.InOrStdin(), now)
 			if err != nil {
 				return err
 			}
-			if err := spec.Validate(f.id); err != nil {
+			// The store fills in the anchor; check the spec as it will be.
+			if err := spec.WithAnchor(nil, now).Validate(f.id); err != nil {
 				return err
 			}
 			raw, err := spec.Encode()
@@ -96,30 +102,14 @@ stored.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (required)")
 	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow> (required)")
-	fl.StringVar(&f.cron, "cron", "", "cron expression: 5 fields, 6 with seconds first, or @daily etc.")
-	fl.StringVar(&f.every, "every", "", "fixed interval, e.g. 30s, 90m, 1d; slots fall on multiples since the Unix epoch")
-	fl.StringVar(&f.at, "at", "", "one-shot time: RFC 3339, or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
-	fl.StringVar(&f.anchor, "anchor", "", "with --every: RFC 3339 time the interval is aligned to")
-	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the cron expression and of --at (default UTC)")
+	f.rec.register(fl)
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
 	fl.StringVar(&f.description, "description", "", "free text for operators")
-	fl.StringVar(&f.start, "start", "", "RFC 3339 time before which the schedule does not fire")
-	fl.StringVar(&f.end, "end", "", "RFC 3339 time after which the schedule does not fire")
-	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
 	fl.StringVar(&f.misfire, "misfire", "", "slots later than the misfire threshold: skip (default), fire_once, fire_all")
 	fl.StringVar(&f.catchup, "catchup-window", "", "how far back fire_once/fire_all catch up (default 24h)")
 	fl.StringVar(&f.threshold, "misfire-threshold", "", "how late a slot may be and still fire normally (default: the scheduler's, 1m)")
 	fl.StringVar(&f.overlap, "overlap", "", "a slot due while the previous fire runs: allow (default), skip, buffer_one, buffer_all, cancel_other")
 	fl.StringVar(&f.completionTimeout, "completion-timeout", "", "with an overlap policy: how long a fire may run without a completion report (default 1h)")
-	fl.StringVar(&f.calendar, "calendar", "", "business calendar in sched_calendars (scheduler calendar put)")
-	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a holiday: skip (default), next_business_day, previous_business_day, modified_following")
-	fl.BoolVar(&f.businessHoursOnly, "business-hours-only", false, "move occurrences outside working hours to the next working start")
-	fl.IntVar(&f.businessDay, "business-day", 0, "recurrence: the n-th business day of each month (-1 the last) of --calendar")
-	fl.StringVar(&f.bdTime, "time", "", "with --business-day: the time of day, HH:MM[:SS]")
-	fl.StringVar(&f.dialect, "dialect", "", "cron dialect: standard (default) or quartz")
-	fl.StringVar(&f.domDow, "dom-dow", "", "cron day-of-month/day-of-week rule: cronie (default), posix or and")
-	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
-	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
 	fl.BoolVar(&f.upsert, "upsert", true, "create the schedule, or replace the one with this id")
 	fl.BoolVar(&f.createOnly, "create-only", false, "refuse an id that exists (exit status 3)")
 	fl.Uint64Var(&f.ifRevision, "if-revision", 0, "update the existing schedule only if it is at this revision (exit status 3 if not)")
@@ -145,27 +135,14 @@ func (f addFlags) mode(upsertSet bool) (verb string, upsert bool, err error) {
 }
 
 // spec builds the spec from the flags; errors name the flag's field.
-func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
+func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
-		Workflow: f.workflow, Cron: f.cron, Every: f.every, TZ: f.tz, Description: f.description,
-		Dialect: f.dialect, DomDow: f.domDow, DSTGap: f.dstGap, DSTOverlap: f.dstOverlap, Limit: f.limit,
-		Calendar: f.calendar, HolidayRoll: f.roll, BusinessHoursOnly: f.businessHoursOnly,
-		BusinessDay: f.businessDay, Time: f.bdTime,
+		Workflow: f.workflow, Description: f.description,
 		Misfire: f.misfire, CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
 		Overlap: f.overlap, CompletionTimeout: f.completionTimeout,
 	}
-	for _, b := range []struct {
-		name, value string
-		dst         **time.Time
-	}{{"start", f.start, &s.Start}, {"end", f.end, &s.End}} {
-		if b.value == "" {
-			continue
-		}
-		t, err := time.Parse(time.RFC3339Nano, b.value)
-		if err != nil {
-			return s, &kvstore.FieldError{Field: b.name, Value: b.value, Reason: "want an RFC 3339 time"}
-		}
-		*b.dst = &t
+	if err := f.rec.apply(&s, stdin); err != nil {
+		return s, err
 	}
 	if f.input != "" {
 		raw := []byte(f.input)
@@ -189,29 +166,8 @@ func (f addFlags) spec(now time.Time) (kvstore.Spec, error) {
 		}
 		s.Input = json.RawMessage(compactJSON(raw))
 	}
-	if f.at != "" {
-		loc, err := cronx.LoadZone(f.tz)
-		if err != nil {
-			return s, &kvstore.FieldError{Field: "tz", Value: f.tz, Err: err}
-		}
-		t, err := parseAt(f.at, loc)
-		if err != nil {
-			return s, &kvstore.FieldError{Field: "at", Value: f.at, Reason: err.Error()}
-		}
-		if !t.After(now) {
-			return s, &kvstore.FieldError{Field: "at", Value: f.at, Reason: "is in the past; a one-shot must be in the future"}
-		}
-		s.At = &t
-	}
-	if f.anchor != "" {
-		if f.every == "" {
-			return s, &kvstore.FieldError{Field: "anchor", Value: f.anchor, Reason: "only applies to --every"}
-		}
-		t, err := time.Parse(time.RFC3339Nano, f.anchor)
-		if err != nil {
-			return s, &kvstore.FieldError{Field: "anchor", Value: f.anchor, Reason: "want an RFC 3339 time"}
-		}
-		s.Anchor = &t
+	if s.At != nil && !s.At.After(now) {
+		return s, &kvstore.FieldError{Field: "at", Value: f.rec.at, Reason: "is in the past; a one-shot must be in the future"}
 	}
 	return s, nil
 }

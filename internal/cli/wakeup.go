@@ -13,6 +13,7 @@ import (
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func (a *app) wakeupCommand() *cobra.Command {
@@ -42,6 +43,13 @@ func (a *app) wakeupAdd() *cobra.Command {
   scheduler wakeup add --run launch --step go --workflow notify --when "2026-12-31 23:59" --zone America/New_York`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if r.When != "" {
+				// The form is the server's to evaluate; its grammar is
+				// checked here, before connecting.
+				if _, err := wakeup.ParseWhen(r.When); err != nil {
+					return usageError{fmt.Errorf("--when: %w", err)}
+				}
+			}
 			if at != "" {
 				t, err := parseTimeFlag("at", at)
 				if err != nil {
