@@ -16,8 +16,9 @@ func TestFiresCountsWhatTheStreamAccepted(t *testing.T) {
 	h := setup(t)
 	ctx := context.Background()
 	h.engine(fire.Config{})
-	// A slot far enough ahead not to fire during the test.
-	h.put("bf", kvstore.Spec{Workflow: "wf", Every: "1h"})
+	// A slot far enough ahead not to fire during the test; aligned to the
+	// epoch, so that the backfill's whole hours are slots.
+	h.put("bf", kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch})
 	c := fire.Control{Store: h.store}
 	to := time.Now().Add(-time.Hour).Truncate(time.Hour)
 	from := to.Add(-5 * time.Hour)
