@@ -77,3 +77,35 @@ func BenchmarkNext(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIntervals walks an interval forward, one Next per iteration:
+// a 1d Interval (elapsed time) against the DayInterval it becomes with a
+// zone (wall clock), and the cron of the same daily time.
+func BenchmarkIntervals(b *testing.B) {
+	paris, err := cronx.LoadZone("Europe/Paris")
+	if err != nil {
+		b.Fatal(err)
+	}
+	anchor := time.Date(2026, 3, 2, 9, 0, 0, 0, paris)
+	days, err := cronx.DaysFrom(24*time.Hour, anchor, paris)
+	if err != nil {
+		b.Fatal(err)
+	}
+	daily, err := cronx.ParseCron("0 9 * * *", paris)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, s := range []struct {
+		name string
+		s    cronx.Schedule
+	}{{"Interval", cronx.Interval{Every: 24 * time.Hour, Anchor: anchor}}, {"DayInterval", days}, {"Cron", daily}} {
+		b.Run(s.name, func(b *testing.B) {
+			at := anchor
+			for b.Loop() {
+				if at = s.s.Next(at); at.IsZero() || at.Year() > 2200 {
+					at = anchor
+				}
+			}
+		})
+	}
+}
