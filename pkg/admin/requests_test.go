@@ -19,13 +19,19 @@ func TestRevisions(t *testing.T) {
 	a := newAPI(t)
 	spec := json.RawMessage(`{"workflow":"w","every":"1m"}`)
 	spec2 := json.RawMessage(`{"workflow":"w","every":"2m"}`)
+	spec3 := json.RawMessage(`{"workflow":"w","every":"3m"}`)
 	var out struct {
 		Revision uint64 `json:"revision"`
 	}
 	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec}, &out)
 	rev := out.Revision
 	a.refused("schedule.create", admin.PutRequest{ID: "x", Spec: spec2}, admin.CodeConflict, "")
+	// Upserting the same spec writes nothing; a different one replaces it.
 	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec, Upsert: true}, &out)
+	if out.Revision != rev {
+		t.Fatalf("upsert of the same spec: revision %d after %d", out.Revision, rev)
+	}
+	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec3, Upsert: true}, &out)
 	if out.Revision <= rev {
 		t.Fatalf("upsert: revision %d after %d", out.Revision, rev)
 	}
@@ -125,7 +131,8 @@ func TestRefusals(t *testing.T) {
 // it would make; progress (done/total) is in the state; cancel ends it.
 func TestBackfillBounds(t *testing.T) {
 	a := newAPI(t) // MaxBackfillSlots 100
-	a.ok("schedule.create", admin.PutRequest{ID: "b", Spec: json.RawMessage(`{"workflow":"w","every":"1m"}`)}, nil)
+	// Aligned to the epoch, so that whole minutes are slots.
+	a.ok("schedule.create", admin.PutRequest{ID: "b", Spec: json.RawMessage(`{"workflow":"w","every":"1m","align":"epoch"}`)}, nil)
 	to := time.Now().Add(-time.Hour).Truncate(time.Minute)
 	e := a.refused("schedule.backfill", admin.BackfillRequest{ID: "b", From: to.Add(-1000 * time.Minute), To: to}, admin.CodeInvalid, "to")
 	if !strings.Contains(e.Message, "about 1001 slots") || !strings.Contains(e.Message, "maximum of 100") {
