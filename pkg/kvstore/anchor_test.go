@@ -203,6 +203,24 @@ func TestPutSpecAnchorsAtTheFirstWrite(t *testing.T) {
 	if e2, _ := store.GetSpec(ctx, "weekly"); !e2.Spec.Anchor.Equal(*e.Spec.Anchor) {
 		t.Fatalf("anchor moved from %v to %v", e.Spec.Anchor, e2.Spec.Anchor)
 	}
+	// The update and create-only paths do the same.
+	if again, err := store.UpdateSpec(ctx, "weekly", spec, rev); err != nil || again != rev {
+		t.Fatalf("update with the same interval: revision %d, %v; want %d (nothing written)", again, err, rev)
+	}
+	changed := spec
+	changed.Description = "now described"
+	if _, err := store.UpdateSpec(ctx, "weekly", changed, rev); err != nil {
+		t.Fatal(err)
+	}
+	if e3, _ := store.GetSpec(ctx, "weekly"); e3.Spec.Description != changed.Description || !e3.Spec.Anchor.Equal(*e.Spec.Anchor) {
+		t.Fatalf("update: %+v, want the description and the anchor %v", e3.Spec, e.Spec.Anchor)
+	}
+	if _, err := store.CreateSpec(ctx, "created", spec); err != nil {
+		t.Fatal(err)
+	}
+	if c, _ := store.GetSpec(ctx, "created"); c.Spec.Align != kvstore.AlignAnchor || c.Spec.Anchor == nil {
+		t.Fatalf("create-only stored %+v, want an anchor", c.Spec)
+	}
 
 	// Five instances register a new schedule at once: one write.
 	var wg sync.WaitGroup
