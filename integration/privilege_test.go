@@ -83,7 +83,7 @@ func TestLeastPrivilege(t *testing.T) {
 
 	sched := connectAs(t, url, "scheduler", "scheduler-secret")
 	sjs, _ := jetstream.New(sched.nc)
-	if err := audit.Setup(ctx, sjs, 1); err != nil {
+	if err := audit.Setup(ctx, sjs, audit.Trail{}, 1); err != nil {
 		t.Fatalf("the scheduler may create and update SCHED_AUDIT, yet: %v", err)
 	}
 	forged, _ := json.Marshal(fire.DoneReport{SlotID: paySlot, Outcome: fire.OutcomeFailed, Error: "forged", Worker: "billing"})
