@@ -33,9 +33,9 @@ type DispatchReport struct {
 type Finding struct {
 	Stream string `json:"stream"`
 	Seq    uint64 `json:"seq"`
-	// Kind is "deleted", "altered", "injected", "removed_early" (gone
-	// before its retention ran out), "recreated" (the whole stream) or
-	// "forged_digest".
+	// Kind is "deleted" (also gone from the start of the stream before its
+	// retention ran out), "altered", "injected", "recreated" (the whole
+	// stream) or "forged_digest".
 	Kind   string `json:"kind"`
 	Detail string `json:"detail"`
 	// Entry is the audit entry (the digest) that vouched for the message.
@@ -177,16 +177,26 @@ func checkDigest(ctx context.Context, v *streamView, entry uint64, d Digest, rep
 		}
 		return nil
 	}
+	// Retention removes the oldest messages first, by age: the range's
+	// messages below the stream's first sequence are expired when even its
+	// last one is past the max age, removed otherwise (deleted, purged, or
+	// the stream's limits lowered). A range across the boundary cannot
+	// tell its messages apart and counts them as expired.
+	now := time.Now()
+	removedBelowFirst := d.MaxAge <= 0 || d.FirstAt.Add(d.MaxAge).After(now)
 	h := NewRangeHasher(d.First, d.BlockSize)
 	present := map[uint64]*jetstream.RawStreamMsg{}
 	var deleted []uint64
-	expired := 0
 	for seq := d.First; seq <= d.Last; seq++ {
 		if d.inGap(seq) {
 			continue
 		}
 		if seq < v.info.State.FirstSeq {
-			expired++
+			if removedBelowFirst {
+				deleted = append(deleted, seq)
+			} else {
+				rep.Expired++
+			}
 			continue
 		}
 		m, err := v.s.GetMsg(ctx, seq)
@@ -201,19 +211,8 @@ func checkDigest(ctx context.Context, v *streamView, entry uint64, d Digest, rep
 		h.Add(seq, m.Subject, m.Header.Get(jetstream.MsgIDHeader), m.Data, m.Time)
 		rep.Checked++
 	}
-	if expired > 0 {
-		// Retention removes the oldest first: gone while the first
-		// message of the range should still be kept means limits were
-		// lowered or the stream purged.
-		if d.MaxAge > 0 && d.FirstAt.Add(d.MaxAge).Before(time.Now()) {
-			rep.Expired += expired
-		} else {
-			find(d.First, "removed_early", "%d message(s) from sequence %d are gone before their retention (max age %s from %s) ran out: the stream's limits were lowered or it was purged",
-				expired, d.First, d.MaxAge, d.FirstAt.Format(time.RFC3339))
-		}
-	}
-	var now Digest
-	h.Finish(d.Last, &now)
+	var again Digest
+	h.Finish(d.Last, &again)
 	for _, seq := range deleted {
 		if c, ok := v.copies[seq]; ok {
 			v.paired[c.Seq] = true
@@ -221,7 +220,11 @@ func checkDigest(ctx context.Context, v *streamView, entry uint64, d Digest, rep
 				c.Seq, c.MsgID, compareCopy(ctx, v, d, present, seq, c))
 			continue
 		}
-		find(seq, "deleted", "the message is gone (the digest counted it; it was not expired by retention)")
+		if seq < v.info.State.FirstSeq {
+			find(seq, "deleted", "the message is gone before its retention (max age %s) ran out: deleted, purged, or the stream's limits lowered", d.MaxAge)
+		} else {
+			find(seq, "deleted", "the message is gone (deleted from the stream)")
+		}
 	}
 	for _, u := range d.Unrecorded {
 		if !v.paired[u.Seq] {
@@ -238,7 +241,7 @@ func checkDigest(ctx context.Context, v *streamView, entry uint64, d Digest, rep
 		if lo < v.info.State.FirstSeq || anyIn(deleted, lo, hi) {
 			continue
 		}
-		if !bytes.Equal(now.block(i), d.block(i)) {
+		if !bytes.Equal(again.block(i), d.block(i)) {
 			find(lo, "altered", "a message of sequences %d to %d differs from what was digested (none is missing: altered in the store)", lo, hi)
 		}
 	}

@@ -73,8 +73,8 @@ func TestRollbackIsCaught(t *testing.T) {
 	if r.Broken != "" || r.Entries != 20 {
 		t.Fatalf("the replayed chain itself should hold (that is the attack): %+v", r)
 	}
-	if r.Intact() || !strings.Contains(r.Rollback, "anchored head: ") || !strings.Contains(r.Rollback, anchored.String()) ||
-		!strings.Contains(r.Rollback, "created anew") || !strings.Contains(r.Rollback, "expected head: ") {
+	if r.Intact() || !strings.Contains(r.Rollback, "does not extend its anchored head ") || !strings.Contains(r.Rollback, anchored.String()) ||
+		!strings.Contains(r.Rollback, "created anew") || !strings.Contains(r.Rollback, "does not extend the expected head ") {
 		t.Fatalf("rollback not reported with the expected head %s: %q", anchored, r.Rollback)
 	}
 	t.Logf("reported: %s", r.Rollback)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -116,10 +117,25 @@ func checkHeads(ctx context.Context, js jetstream.JetStream, s jetstream.Stream,
 	}
 	r.ForgedAnchors = anchors.Forged
 	var reasons []string
+	check := func(what string, h Head) error {
+		err := Extends(ctx, s, info, h)
+		var rb *RollbackError
+		switch {
+		case errors.As(err, &rb):
+			created := ""
+			if !h.Created.IsZero() {
+				created = " (stream created " + h.Created.Format(time.RFC3339Nano) + ")"
+			}
+			reasons = append(reasons, fmt.Sprintf("the trail does not extend %s %s%s: %s", what, h, created, rb.Reason))
+		case err != nil:
+			return err
+		}
+		return nil
+	}
 	if h, ok := anchors.Last(); ok {
 		r.Anchored = &h
-		if err := Extends(ctx, s, info, h); err != nil {
-			reasons = append(reasons, "anchored head: "+err.Error())
+		if err := check("its anchored head", h); err != nil {
+			return err
 		}
 	} else if info.State.FirstSeq > 1 {
 		reasons = append(reasons, fmt.Sprintf("entries 1 to %d are gone (the stream starts at %d)", info.State.FirstSeq-1, info.State.FirstSeq))
@@ -127,8 +143,8 @@ func checkHeads(ctx context.Context, js jetstream.JetStream, s jetstream.Stream,
 	if expect != nil {
 		h := *expect
 		h.Stream = t.Stream
-		if err := Extends(ctx, s, info, h); err != nil {
-			reasons = append(reasons, "expected head: "+err.Error())
+		if err := check("the expected head", h); err != nil {
+			return err
 		}
 	}
 	for i, reason := range reasons {
