@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -241,27 +242,7 @@ func TestAuditOfEverything(t *testing.T) {
 	if head == nil {
 		t.Fatalf("no head line in %s", out)
 	}
-	trail, _ := js.Stream(ctx, audit.Stream)
-	var genuine [][]byte
-	for seq := uint64(1); seq <= 5; seq++ {
-		m, err := trail.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		genuine = append(genuine, m.Data)
-	}
-	cfg := trail.CachedInfo().Config
-	if err := js.DeleteStream(ctx, audit.Stream); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, data := range genuine {
-		if _, err := js.Publish(ctx, audit.Subject+".action", data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	natstest.Recreate(t, js, audit.Stream, 5)
 	code, out, errOut := run("audit", "verify", "--from", "1", "--expect-head", head[1])
 	if code != cli.ExitFailure || !strings.Contains(out, "intact: 5 entries") || !strings.Contains(errOut, "rolled back") ||
 		!strings.Contains(errOut, "expected head "+head[1]) {

@@ -264,27 +264,7 @@ func TestRollbackReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _ := b.js.Stream(ctx, audit.Stream)
-	var genuine [][]byte
-	for seq := uint64(1); seq <= 20; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		genuine = append(genuine, m.Data)
-	}
-	cfg := s.CachedInfo().Config
-	if err := b.js.DeleteStream(ctx, audit.Stream); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, data := range genuine {
-		if _, err := b.js.Publish(ctx, audit.Subject+".action", data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	natstest.Recreate(t, b.js, audit.Stream, 20)
 	m, err := events.NextMsg(10 * time.Second)
 	if err != nil {
 		t.Fatalf("no audit_rollback event: %v", err)

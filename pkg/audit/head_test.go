@@ -45,27 +45,7 @@ func trailOf(t *testing.T, n int) (jetstream.JetStream, *audit.Log, audit.Head) 
 func TestRollbackIsCaught(t *testing.T) {
 	js, l, anchored := trailOf(t, 79)
 	ctx := context.Background()
-	s, _ := js.Stream(ctx, audit.Stream)
-	var genuine [][]byte
-	for seq := uint64(1); seq <= 20; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if err != nil {
-			t.Fatal(err)
-		}
-		genuine = append(genuine, m.Data)
-	}
-	cfg := s.CachedInfo().Config
-	if err := js.DeleteStream(ctx, audit.Stream); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := js.CreateStream(ctx, cfg); err != nil {
-		t.Fatal(err)
-	}
-	for _, data := range genuine {
-		if _, err := js.Publish(ctx, audit.Subject+".action", data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	natstest.Recreate(t, js, audit.Stream, 20)
 	r, err := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 1, ExpectHead: &audit.Head{Seq: anchored.Seq, MAC: anchored.MAC}})
 	if err != nil {
 		t.Fatal(err)
