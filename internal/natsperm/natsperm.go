@@ -196,9 +196,13 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	p := l.Prefix
 	// Completion reports too: the scheduler writes the ledger itself, so
 	// this grants nothing new, and `scheduler demo` runs its demo worker on
-	// the scheduler's connection.
+	// the scheduler's connection. "_R_.>" are the replies to requests that
+	// crossed a service import (the operators' API calls): allow_responses
+	// alone is not enough, because a request the connection receives on
+	// two subscriptions (an endpoint and the unknown-verb catch-all) uses
+	// up its one allowed response before the endpoint answers.
 	u.PublishAllow = append(u.PublishAllow, kv,
-		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>"})
+		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>", "_R_.>"})
 	u.PublishDeny = Rights{{
 		"$JS.API.STREAM.DELETE." + audit.Stream, "$JS.API.STREAM.PURGE." + audit.Stream,
 		"$JS.API.STREAM.MSG.DELETE." + audit.Stream,
