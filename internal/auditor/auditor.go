@@ -97,8 +97,14 @@ func (c Config) validate() error {
 		return errors.New("auditor: Key is required")
 	case c.Instance == "":
 		return errors.New("auditor: Instance is required")
-	case c.Round < 0 || c.Settle < 0 || c.Grace < 0 || c.Monitor < 0 || c.LeaseTTL < 0:
-		return errors.New("auditor: durations must not be negative")
+	}
+	for name, d := range map[string]time.Duration{"Round": c.Round, "Settle": c.Settle, "Grace": c.Grace, "Monitor": c.Monitor} {
+		if d < 0 {
+			return fmt.Errorf("auditor: Config.%s %s: must not be negative", name, d)
+		}
+	}
+	if c.LeaseTTL < time.Second {
+		return fmt.Errorf("auditor: Config.LeaseTTL %s: must be at least 1s (per-key TTLs are whole seconds)", c.LeaseTTL)
 	}
 	return nil
 }

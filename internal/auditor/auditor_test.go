@@ -278,3 +278,31 @@ func TestRollbackReported(t *testing.T) {
 		t.Fatal("the rollback was not counted")
 	}
 }
+
+// TestConfigRefused: a bad config is refused naming the field.
+func TestConfigRefused(t *testing.T) {
+	srv := natstest.Start(t)
+	_, store := srv.Store(t)
+	log := audit.New(store.JetStream(), key, "scheduler:t")
+	ok := auditor.Config{Store: store, Log: log, Key: key, Instance: "t"}
+	for _, c := range []struct {
+		want string
+		edit func(*auditor.Config)
+	}{
+		{"Store", func(c *auditor.Config) { c.Store = nil }},
+		{"Log", func(c *auditor.Config) { c.Log = nil }},
+		{"Key", func(c *auditor.Config) { c.Key = nil }},
+		{"Instance", func(c *auditor.Config) { c.Instance = "" }},
+		{"Config.Grace", func(c *auditor.Config) { c.Grace = -time.Second }},
+		{"Config.LeaseTTL", func(c *auditor.Config) { c.LeaseTTL = 100 * time.Millisecond }},
+	} {
+		cfg := ok
+		c.edit(&cfg)
+		if _, err := auditor.New(cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v", c.want, err)
+		}
+	}
+	if _, err := auditor.New(ok); err != nil {
+		t.Fatal(err)
+	}
+}
