@@ -40,7 +40,7 @@ type bundle struct {
 
 // setup starts an auditor that holds the lease at once; rounds run when
 // the test calls Round, head checks every 50ms.
-func setup(t *testing.T, dupWindow time.Duration) *bundle {
+func setup(t testing.TB, dupWindow time.Duration) *bundle {
 	t.Helper()
 	srv := natstest.Start(t)
 	nc, js := srv.Connect(t)
@@ -70,7 +70,7 @@ func setup(t *testing.T, dupWindow time.Duration) *bundle {
 	return b
 }
 
-func (b *bundle) waitUntil(t *testing.T, what string, ok func() bool) {
+func (b *bundle) waitUntil(t testing.TB, what string, ok func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	for !ok() {
