@@ -84,26 +84,32 @@ func (m *monitor) check(ctx context.Context) {
 	m.mu.Unlock()
 }
 
-// anchored is the head anchored in the head bucket, when signed with the
-// key.
+// anchored is the newest head anchored in the head bucket and signed with
+// the key. The key's last value is usually it; a delete marker or a value
+// not signed with the key sends the monitor to the key's history (and a
+// forged value is reported).
 func (m *monitor) anchored(ctx context.Context) (audit.Head, bool) {
-	kv, err := m.a.js.KeyValue(ctx, m.a.trail.HeadBucket)
+	a := m.a
+	s, err := a.js.Stream(ctx, "KV_"+a.trail.HeadBucket)
 	if err != nil {
 		return audit.Head{}, false
 	}
-	e, err := kv.Get(ctx, m.a.trail.Stream)
+	last, err := s.GetLastMsgForSubject(ctx, "$KV."+a.trail.HeadBucket+"."+a.trail.Stream)
 	if err != nil {
 		return audit.Head{}, false
 	}
 	var h audit.Head
-	if json.Unmarshal(e.Value(), &h) != nil {
+	if json.Unmarshal(last.Data, &h) == nil && h.SignedBy(a.cfg.Key) {
+		return h, true
+	}
+	anchors, err := audit.ReadAnchors(ctx, a.js, a.cfg.Key, a.trail)
+	if err != nil {
 		return audit.Head{}, false
 	}
-	if !h.SignedBy(m.a.cfg.Key) {
-		m.report(fmt.Errorf("%w: revision %d of %s in %s", audit.ErrForgedAnchor, e.Revision(), m.a.trail.Stream, m.a.trail.HeadBucket))
-		return audit.Head{}, false
+	for _, rev := range anchors.Forged {
+		m.report(fmt.Errorf("%w: revision %d of %s in %s", audit.ErrForgedAnchor, rev, a.trail.Stream, a.trail.HeadBucket))
 	}
-	return h, true
+	return anchors.Last()
 }
 
 // report logs a rollback at error level, publishes the event

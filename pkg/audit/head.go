@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
 )
 
 // Head is the trail's head at a checkpoint: the checkpoint's sequence and
@@ -170,45 +172,46 @@ func (l *Log) Checkpoint(ctx context.Context) (Head, error) {
 	return h, nil
 }
 
-// anchor writes h to the head bucket if it extends the head anchored
-// there, by compare-and-swap on the key's revision.
+// anchor writes h to the head bucket if the trail extends the newest
+// head anchored there (read from the key's history, so that a delete
+// marker cannot hide it), by compare-and-swap on the key's last sequence.
 func (l *Log) anchor(ctx context.Context, stream jetstream.Stream, h Head) error {
-	kv, err := l.js.KeyValue(ctx, l.trail.HeadBucket)
+	hs, err := l.js.Stream(ctx, "KV_"+l.trail.HeadBucket)
 	if err != nil {
 		return fmt.Errorf("audit: head bucket %s: %w", l.trail.HeadBucket, err)
 	}
+	subject := "$KV." + l.trail.HeadBucket + "." + h.Stream
 	data, _ := json.Marshal(h)
 	for range 20 {
-		var rev uint64
-		prev, err := kv.Get(ctx, h.Stream)
-		switch {
-		case errors.Is(err, jetstream.ErrKeyNotFound):
-		case err != nil:
-			return fmt.Errorf("audit: read anchored head: %w", err)
-		default:
-			rev = prev.Revision()
-			if old, ok := l.decodeAnchor(prev.Value()); ok {
-				if old.Seq >= h.Seq && old.Created.Equal(h.Created) {
-					return nil // a newer head is anchored already
-				}
-				info, err := stream.Info(ctx)
-				if err != nil {
-					return fmt.Errorf("audit: stream info: %w", err)
-				}
-				if err := Extends(ctx, stream, info, old); err != nil {
-					return err
-				}
+		anchors, err := ReadAnchors(ctx, l.js, l.key, l.trail)
+		if err != nil {
+			return err
+		}
+		if old, ok := anchors.Last(); ok {
+			if old.Seq >= h.Seq && old.Created.Equal(h.Created) {
+				return nil // a newer head is anchored already
+			}
+			info, err := stream.Info(ctx)
+			if err != nil {
+				return fmt.Errorf("audit: stream info: %w", err)
+			}
+			if err := Extends(ctx, stream, info, old); err != nil {
+				return err
 			}
 		}
-		if rev == 0 {
-			_, err = kv.Create(ctx, h.Stream, data)
-		} else {
-			_, err = kv.Update(ctx, h.Stream, data, rev)
+		var last uint64
+		m, err := hs.GetLastMsgForSubject(ctx, subject)
+		switch {
+		case err == nil:
+			last = m.Sequence
+		case !errors.Is(err, jetstream.ErrMsgNotFound):
+			return fmt.Errorf("audit: read anchored head: %w", err)
 		}
+		_, err = l.js.Publish(ctx, subject, data, jetstream.WithExpectLastSequencePerSubject(last))
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, jetstream.ErrKeyExists) && !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		if !natserr.WrongLastSequence(err) {
 			return fmt.Errorf("audit: anchor head %s: %w", h, err)
 		}
 	}
@@ -216,10 +219,6 @@ func (l *Log) anchor(ctx context.Context, stream jetstream.Stream, h Head) error
 }
 
 // decodeAnchor decodes an anchored head and checks its signature.
-func (l *Log) decodeAnchor(data []byte) (Head, bool) {
-	return decodeAnchor(l.key, data)
-}
-
 func decodeAnchor(key, data []byte) (Head, bool) {
 	var h Head
 	if json.Unmarshal(data, &h) != nil || h.Seq == 0 {

@@ -134,8 +134,17 @@ func checkHeads(ctx context.Context, js jetstream.JetStream, s jetstream.Stream,
 	}
 	if h, ok := anchors.Last(); ok {
 		r.Anchored = &h
-		if err := check("its anchored head", h); err != nil {
-			return err
+		// Every head anchored must still hold, the newest first: an older
+		// one failing while the newest holds means the newest was anchored
+		// on a trail that had been rolled back (its predecessor hidden).
+		for i := len(anchors.Heads) - 1; i >= 0; i-- {
+			n := len(reasons)
+			if err := check("its anchored head", anchors.Heads[i]); err != nil {
+				return err
+			}
+			if len(reasons) > n {
+				break
+			}
 		}
 	} else if info.State.FirstSeq > 1 {
 		reasons = append(reasons, fmt.Sprintf("entries 1 to %d are gone (the stream starts at %d)", info.State.FirstSeq-1, info.State.FirstSeq))
