@@ -31,7 +31,8 @@ const testAuditKey = "a-secret-of-at-least-16-bytes"
 // billing worker): the scheduler works with its permissions, each worker
 // consumes and reports on its own workflow, and every attempt of issue 12
 // (item 2) and issue 14 (item 5) to step outside a role is refused, each
-// logged as "refused: ...".
+// logged as "refused: ...". The operator is in its own account (OPS) and
+// reaches only what it imports.
 func TestLeastPrivilege(t *testing.T) {
 	url := startNatsconfServer(t, extraWorker(t, "payroll", "payroll-secret"))
 	ctx := context.Background()
@@ -83,7 +84,7 @@ func TestLeastPrivilege(t *testing.T) {
 
 	sched := connectAs(t, url, "scheduler", "scheduler-secret")
 	sjs, _ := jetstream.New(sched.nc)
-	if err := audit.Setup(ctx, sjs, 1); err != nil {
+	if err := audit.Setup(ctx, sjs, audit.Trail{}, 1); err != nil {
 		t.Fatalf("the scheduler may create and update SCHED_AUDIT, yet: %v", err)
 	}
 	forged, _ := json.Marshal(fire.DoneReport{SlotID: paySlot, Outcome: fire.OutcomeFailed, Error: "forged", Worker: "billing"})
@@ -130,11 +131,14 @@ func TestLeastPrivilege(t *testing.T) {
 		{sched, "scheduler deletes SCHED_FIRES", "$JS.API.STREAM.DELETE.SCHED_FIRES", nil},
 		{sched, "scheduler deletes the specs bucket", "$JS.API.STREAM.DELETE.KV_sched_specs", nil},
 		{sched, "scheduler purges the ledger", "$JS.API.STREAM.PURGE.KV_sched_ticks", nil},
+		{sched, "scheduler updates the audit head bucket (lowering its history)", "$JS.API.STREAM.UPDATE.KV_sched_audit_head", []byte(`{"name":"KV_sched_audit_head"}`)},
+		{sched, "scheduler deletes the audit head bucket", "$JS.API.STREAM.DELETE.KV_sched_audit_head", nil},
 		{sched, "scheduler creates a stream outside its layout", "$JS.API.STREAM.CREATE.OTHER", []byte(`{"name":"OTHER","subjects":["other.>"]}`)},
 		// The operator goes through the API only.
 		{op, "operator writes a spec into the bucket", "$KV.sched_specs.sneaky", []byte(`{"workflow":"x","every":"1s"}`)},
 		{op, "operator deletes SCHED_AUDIT", "$JS.API.STREAM.DELETE.SCHED_AUDIT", nil},
 		{op, "operator publishes a fire", "sched.fire.invoices", []byte(`{}`)},
+		{op, "operator reads the trail through the scheduler account's API subject, not its import", "$JS.API.STREAM.INFO.SCHED_AUDIT", nil},
 	}
 	for _, r := range refusals {
 		r.who.refusePublish(t, r.name, r.subject, r.body)

@@ -67,6 +67,11 @@ type Config struct {
 	// Fleet is the steady scenario's schedule count for the fleet scenario
 	// (run with 1, 2 and 3 instances). Default 10,000.
 	Fleet int
+	// Audit runs each steady count a second time with the audit duties of
+	// an audited scheduler (digests of every fire checked against the
+	// ledger, the external-change watch, anchored checkpoints) on the
+	// scenario's own trail, with a random key, every 2s.
+	Audit bool
 	// MemProfile, when set, is a file the scale scenario writes a heap
 	// profile to when it measures RSS (the index complete, after a GC).
 	MemProfile string

@@ -99,3 +99,27 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("zero Config: %v", err)
 	}
 }
+
+// TestSteadyAudited: with Audit, each steady count runs again with the
+// audit duties on, labelled, every slot still delivered exactly once.
+func TestSteadyAudited(t *testing.T) {
+	rep, err := Run(context.Background(), Config{
+		DataDir: t.TempDir(), Duration: 2 * time.Second, BaselinePairs: 1000, Steady: []int{100}, Only: []string{"steady"}, Audit: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, r := range rep.Results {
+		if r.Scenario != "steady" {
+			continue
+		}
+		labels = append(labels, r.Label)
+		if r.Duplicates != 0 || r.Gaps != 0 || r.PerSec <= 0 {
+			t.Errorf("%s: %d duplicates, %d gaps, %v/s", r.Label, r.Duplicates, r.Gaps, r.PerSec)
+		}
+	}
+	if len(labels) != 2 || labels[0] != "100 schedules x 1/s" || labels[1] != "100 schedules x 1/s, audited" {
+		t.Fatalf("steady results %q, want the plain run and the audited one", labels)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -27,6 +28,8 @@ type scenario struct {
 	r      *runner
 	layout kvstore.Layout
 	store  *kvstore.Store
+	// audit is the trail of an audited scenario (nil: not audited).
+	audit *benchAudit
 }
 
 func (r *runner) newScenario(ctx context.Context, name string) (*scenario, error) {
@@ -47,6 +50,7 @@ func (r *runner) newScenario(ctx context.Context, name string) (*scenario, error
 func (s *scenario) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	s.closeAudit(ctx)
 	l := s.layout
 	for _, b := range []string{l.SpecsBucket, l.StateBucket, l.TicksBucket, l.WakeupsBucket, l.CalendarsBucket, l.LeasesBucket} {
 		_ = s.r.js.DeleteKeyValue(ctx, b)
@@ -82,6 +86,7 @@ type instance struct {
 	nc     *nats.Conn
 	fire   *fire.Engine
 	timers *wakeup.Engine
+	audit  *auditor.Auditor
 }
 
 func (s *scenario) startInstance(ctx context.Context, name string) (*instance, error) {
@@ -113,10 +118,19 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		in.stop()
 		return nil, err
 	}
+	if s.audit != nil {
+		if in.audit, err = s.startAuditor(ctx, name, store); err != nil {
+			in.stop()
+			return nil, err
+		}
+	}
 	return in, nil
 }
 
 func (in *instance) stop() {
+	if in.audit != nil {
+		in.audit.Stop()
+	}
 	if in.timers != nil {
 		in.timers.Stop()
 	}

@@ -9,15 +9,21 @@ import (
 )
 
 // steady runs each configured count of schedules firing every second,
-// spread evenly over the second, on one scheduler.
+// spread evenly over the second, on one scheduler; with Config.Audit each
+// count runs again right after with the audit duties on.
 func (r *runner) steady(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for _, n := range r.cfg.Steady {
-		res, err := r.steadyRun(ctx, "steady", n, 1, false)
-		if err != nil {
-			return out, err
+		for _, audited := range []bool{false, true} {
+			if audited && !r.cfg.Audit {
+				continue
+			}
+			res, err := r.steadyRun(ctx, "steady", n, 1, false, audited)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, res)
 		}
-		out = append(out, res)
 	}
 	return out, nil
 }
@@ -29,7 +35,7 @@ func (r *runner) steady(ctx context.Context) ([]Result, error) {
 func (r *runner) fleet(ctx context.Context) ([]Result, error) {
 	var out []Result
 	for inst := 1; inst <= 3; inst++ {
-		res, err := r.steadyRun(ctx, "fleet", r.cfg.Fleet, inst, true)
+		res, err := r.steadyRun(ctx, "fleet", r.cfg.Fleet, inst, true, false)
 		if err != nil {
 			return out, err
 		}
@@ -39,14 +45,21 @@ func (r *runner) fleet(ctx context.Context) ([]Result, error) {
 }
 
 // steadyRun runs n schedules every second on instances schedulers
-// (processes when asked and the run has a binary) and measures them.
-func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, processes bool) (Result, error) {
+// (processes when asked and the run has a binary), audited when asked (in
+// this process only), and measures them.
+func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, processes, audited bool) (Result, error) {
 	res := Result{Scenario: name, Label: fmt.Sprintf("%d schedules x 1/s", n), Count: n, Instances: instances}
 	s, err := r.newScenario(ctx, name)
 	if err != nil {
 		return res, err
 	}
 	defer s.close()
+	if audited {
+		res.Label += ", audited"
+		if err := s.setupAudit(ctx); err != nil {
+			return res, err
+		}
+	}
 	epoch := time.Unix(0, 0).UTC()
 	err = s.putSpecs(ctx, n, name, func(i int) (string, kvstore.Spec) {
 		anchor := epoch.Add(time.Duration(i) * time.Second / time.Duration(n))

@@ -1,14 +1,19 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
+	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
 
@@ -37,11 +42,28 @@ func cliActor() string {
 
 func (a *app) auditCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "The tamper-evident audit trail (SCHED_AUDIT)"}
-	var from uint64
+	var (
+		o         audit.VerifyOptions
+		head      string
+		apiPrefix string
+	)
 	verify := &cobra.Command{
-		Use:   "verify [--from SEQ]",
-		Short: "Walk the trail from the last checkpoint (or --from) and name the first broken link",
-		Args:  noArgs,
+		Use:   "verify [--from SEQ] [--expect-head SEQ:MAC] [--dispatches]",
+		Short: "Walk the trail, check it against its anchored head, and name the first broken link",
+		Long: `Walk the audit trail from the last checkpoint (or --from) and name the
+first broken link; check that the trail still extends the head anchored in
+the bucket sched_audit_head (a trail deleted and recreated, cut back or
+replaced does not) and, with --expect-head, a head you kept elsewhere (the
+"head:" line of an earlier run); list the external changes (written
+straight into the buckets) the walk passes. With --dispatches, read again
+every fire and wakeup message the dispatch digests vouch for, and name
+each one deleted, altered or injected, with its sequence and what differs;
+messages gone by the stream's retention are counted, not reported.
+
+An account without JetStream (natsconf's OPS) reads the streams through
+the services it imports under --js-api-prefix; when $JS.API.INFO answers
+that JetStream is not enabled for the account, JS.jetsched.API is used.`,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, err := a.auditKey()
 			if err != nil {
@@ -50,6 +72,13 @@ func (a *app) auditCommand() *cobra.Command {
 			if key == nil {
 				return invalidf("audit verify needs the key: --audit-key-file or JETSCHED_AUDIT_KEY")
 			}
+			if head != "" {
+				h, err := audit.ParseHead(head)
+				if err != nil {
+					return usageError{fmt.Errorf("--expect-head: %w", err)}
+				}
+				o.ExpectHead = &h
+			}
 			conn := a.conn
 			conn.Name = "jetsched cli"
 			nc, err := natsconn.Connect(conn)
@@ -57,29 +86,94 @@ func (a *app) auditCommand() *cobra.Command {
 				return err
 			}
 			defer nc.Close()
-			js, err := jetstream.New(nc)
+			r, err := verifyTrail(cmd.Context(), nc, apiPrefix, key, o)
 			if err != nil {
 				return err
 			}
-			r, err := audit.Verify(cmd.Context(), js, key, from)
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				if err := writeJSON(a.stdout, r); err != nil {
-					return err
-				}
-			} else if r.Broken == "" {
-				fmt.Fprintf(a.stdout, "audit trail intact: %d entries verified, sequences %d to %d\n", r.Entries, r.From, r.To)
-			}
-			if r.Broken != "" {
-				return fmt.Errorf("audit trail broken at sequence %d: %s", r.BrokenSeq, r.Broken)
-			}
-			return nil
+			return a.printVerify(r)
 		},
 	}
-	verify.Flags().Uint64Var(&from, "from", 0, "start at this stream sequence (default: the last checkpoint)")
-	verify.Flags().BoolVar(&a.jsonOut, "json", false, "print the report as JSON")
+	fl := verify.Flags()
+	fl.Uint64Var(&o.From, "from", 0, "start at this stream sequence (default: the last checkpoint; all digests with --dispatches)")
+	fl.StringVar(&head, "expect-head", "", "SEQ:MAC: a head kept outside NATS that the trail must still hold")
+	fl.BoolVar(&o.Dispatches, "dispatches", false, "also read again the fire and wakeup messages the dispatch digests cover")
+	fl.StringVar(&apiPrefix, "js-api-prefix", "", "JetStream API prefix of the imported stream reads (default $JS.API, falling back to "+natsperm.APIPrefix+")")
+	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON")
 	cmd.AddCommand(verify)
 	return cmd
+}
+
+// verifyTrail verifies through the JetStream API under prefix. Without
+// one, an account without JetStream (it answers $JS.API.INFO with "not
+// enabled", as natsconf's OPS does) reads under natsperm.APIPrefix.
+func verifyTrail(ctx context.Context, nc *nats.Conn, prefix string, key []byte, o audit.VerifyOptions) (audit.Report, error) {
+	if prefix == "" {
+		js, err := jetstream.New(nc)
+		if err != nil {
+			return audit.Report{}, err
+		}
+		_, err = js.AccountInfo(ctx)
+		switch {
+		case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount), errors.Is(err, jetstream.ErrJetStreamNotEnabled):
+			prefix = natsperm.APIPrefix
+		case err != nil:
+			return audit.Report{}, fmt.Errorf("JetStream account info: %w", err)
+		default:
+			return audit.Verify(ctx, js, key, o)
+		}
+	}
+	js, err := jetstream.NewWithAPIPrefix(nc, prefix)
+	if err != nil {
+		return audit.Report{}, err
+	}
+	return audit.Verify(ctx, js, key, o)
+}
+
+// printVerify prints the report and fails when anything is broken, rolled
+// back or tampered with.
+func (a *app) printVerify(r audit.Report) error {
+	if a.jsonOut {
+		if err := writeJSON(a.stdout, r); err != nil {
+			return err
+		}
+	} else {
+		w := a.stdout
+		if r.Broken == "" {
+			fmt.Fprintf(w, "audit trail intact: %d entries verified, sequences %d to %d\n", r.Entries, r.From, r.To)
+		}
+		fmt.Fprintf(w, "head: %s (stream %s created %s)\n", r.Head, r.Head.Stream, r.Head.Created.Format(time.RFC3339Nano))
+		if r.Anchored != nil {
+			fmt.Fprintf(w, "anchored head: %s (anchored %s by %s)\n", r.Anchored, r.Anchored.At.Format(time.RFC3339), r.Anchored.By)
+		}
+		for _, c := range r.External {
+			fmt.Fprintf(w, "external change at entry %d: %s %q revision %d %s at %s", c.Entry, c.Bucket, c.Key, c.Rev, c.Op, c.At.Format(time.RFC3339Nano))
+			if c.SHA256 != "" {
+				fmt.Fprintf(w, ", value sha256 %s", c.SHA256)
+			}
+			fmt.Fprintln(w)
+		}
+		if d := r.Dispatches; d != nil {
+			fmt.Fprintf(w, "dispatches: %d digests, %d messages checked, %d expired by retention\n", d.Digests, d.Checked, d.Expired)
+			for _, f := range d.Findings {
+				fmt.Fprintf(w, "  %s\n", f)
+			}
+			for _, s := range d.Undigested {
+				fmt.Fprintf(w, "  not yet digested: %s sequences %d to %d\n", s.Stream, s.First, s.Last)
+			}
+		}
+	}
+	var errs []error
+	if r.Broken != "" {
+		errs = append(errs, fmt.Errorf("audit trail broken at sequence %d: %s", r.BrokenSeq, r.Broken))
+	}
+	if r.Rollback != "" {
+		errs = append(errs, fmt.Errorf("audit trail rolled back: %s", r.Rollback))
+	}
+	if len(r.ForgedAnchors) > 0 {
+		errs = append(errs, fmt.Errorf("anchored heads not signed with the key (forged) at head bucket sequences %v", r.ForgedAnchors))
+	}
+	if d := r.Dispatches; d != nil && len(d.Findings) > 0 {
+		errs = append(errs, fmt.Errorf("dispatches tampered with: %d finding(s)", len(d.Findings)))
+	}
+	return errors.Join(errs...)
 }

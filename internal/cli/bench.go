@@ -40,6 +40,9 @@ func (a *app) benchCommand() *cobra.Command {
 
 Every scenario runs in its own buckets and streams (prefix benchN...),
 deleted afterwards, so --nats-url never touches the sched_* records.
+With --audit, each steady count runs a second time with the audit duties
+on (dispatch digests with their ledger checks, the external-change watch,
+anchored checkpoints), on the scenario's own trail.
 Lateness is worker receipt minus scheduled time. Every throughput is also
 given as a ratio to the baseline pair rate measured in the same run. With
 the embedded server, CPU and RSS include the server and the measuring
@@ -101,6 +104,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
 	fl.IntVar(&cfg.TimerWorkers, "timer-workers", wakeup.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
 	fl.IntVar(&cfg.Workers, "workers", fire.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
+	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON instead of the table")

@@ -19,9 +19,14 @@ func (a *app) natsconfCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "natsconf (--worker NAME --workflows A,B [--wakeups] | --role scheduler|operator) (--password P | --nkey KEY)",
 		Short: "Print a nats-server permission block for a worker pinned to its workflows, the scheduler or an operator",
-		Long: `Print one user entry for the users list of the jetsched account in a
-nats-server config (natsconf/accounts.conf holds one of each, printed by
-this command), ready to paste.
+		Long: `Print one user entry for the users list of an account in a nats-server
+config (natsconf/accounts.conf holds one of each, printed by this command),
+ready to paste. The scheduler and workers go into the account holding the
+streams and buckets (JETSCHED); an operator goes into an account of its
+own (OPS) that imports the admin API with share: true and the reads of
+'scheduler audit verify' under the prefix JS.jetsched.API, as
+natsconf/accounts.conf shows: the scheduler then records the user the
+server reports as each API request's actor.
 
 A worker (--worker NAME, the worker's consumer name prefix as in
 worker.Config.Name) may create only its consumers NAME-fire-<workflow>

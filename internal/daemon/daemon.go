@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
@@ -59,8 +60,13 @@ type Config struct {
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
 	// AuditKey, when set, makes every mutation through the admin API append
-	// to the audit trail (SCHED_AUDIT), signed with it.
+	// to the audit trail (SCHED_AUDIT), signed with it, and runs the audit
+	// duties (package auditor): head checks, and for the audit lease's
+	// holder dispatch digests, external entries and anchored checkpoints.
 	AuditKey []byte
+	// Audit times the audit duties (Round, Settle, Grace, Monitor,
+	// LeaseTTL); the rest is filled in.
+	Audit auditor.Config
 	// MetricsListen serves /metrics, /healthz and /readyz there ("":
 	// off).
 	MetricsListen string
@@ -81,6 +87,7 @@ type Daemon struct {
 	store  *kvstore.Store
 	engine *fire.Engine
 	timers *wakeup.Engine
+	audit  *auditor.Auditor
 	api    *admin.Service
 	http   *metrics.Server
 }
@@ -124,7 +131,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if cfg.AuditKey != nil {
 		// Only an audited scheduler needs the trail's stream.
-		if err := audit.Setup(ctx, d.js, cfg.Setup.Replicas); err != nil {
+		if err := audit.Setup(ctx, d.js, audit.Trail{}, cfg.Setup.Replicas); err != nil {
 			return err
 		}
 	}
@@ -155,7 +162,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	if cfg.AuditKey != nil {
-		d.store.SetAuditor(audit.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance()))
+		if err := d.startAudit(ctx, cfg, m); err != nil {
+			return err
+		}
 	}
 	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots}); err != nil {
 		return err
@@ -168,6 +177,24 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		log.Info("metrics and health", "url", "http://"+d.http.Addr()+"/metrics")
 	}
 	return nil
+}
+
+// startAudit starts the audit duties and makes the store record every
+// mutation.
+func (d *Daemon) startAudit(ctx context.Context, cfg Config, m *metrics.Metrics) error {
+	trail := audit.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance())
+	ac := cfg.Audit
+	ac.Store, ac.Log, ac.Key, ac.Instance = d.store, trail, cfg.AuditKey, d.engine.Instance()
+	ac.Logger = cmp.Or(ac.Logger, d.log)
+	if m != nil {
+		ac.Observer = m
+	}
+	var err error
+	if d.audit, err = auditor.New(ac); err != nil {
+		return err
+	}
+	d.store.SetAuditor(trail.WithRollback(d.audit.Report))
+	return d.audit.Start(ctx)
 }
 
 // ErrNeedsCredentials: the embedded server's config makes clients
@@ -286,6 +313,9 @@ func (d *Daemon) Store() *kvstore.Store { return d.store }
 // Engine is the daemon's fire engine.
 func (d *Daemon) Engine() *fire.Engine { return d.engine }
 
+// Auditor is the daemon's audit duties (nil without an audit key).
+func (d *Daemon) Auditor() *auditor.Auditor { return d.audit }
+
 // Timers is the daemon's wakeup engine.
 func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
 
@@ -299,6 +329,9 @@ func (d *Daemon) Stop() {
 	}
 	if d.api != nil {
 		_ = d.api.Stop()
+	}
+	if d.audit != nil {
+		d.audit.Stop()
 	}
 	if d.timers != nil {
 		d.timers.Stop()

@@ -1,7 +1,7 @@
 // Package metrics exposes a scheduler's measurements to Prometheus on
 // /metrics, with /healthz and /readyz: fires, fire lateness, claims and
-// conflicts, slots not fired by reason, leases held, pending timers, and a
-// per-schedule dead-man signal.
+// conflicts, slots not fired by reason, leases held, pending timers, a
+// per-schedule dead-man signal, and audit trail rollbacks.
 package metrics
 
 import (
@@ -27,6 +27,7 @@ type Metrics struct {
 	claims   *prometheus.CounterVec
 	notFired *prometheus.CounterVec
 	leases   prometheus.Gauge
+	rollback prometheus.Counter
 }
 
 // New creates the collectors, with Go and process metrics.
@@ -43,8 +44,10 @@ func New() *Metrics {
 		notFired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_slots_not_fired_total",
 			Help: "Slots recorded without firing, by kind (missed, skipped) and reason (misfire, paused, operator, overlap, calendar)."}, []string{"kind", "reason"}),
 		leases: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jetsched_leases_held", Help: "Shard leases this instance holds."}),
+		rollback: prometheus.NewCounter(prometheus.CounterOpts{Name: "jetsched_audit_rollbacks_total",
+			Help: "Audit trail rollbacks this instance reported: the trail no longer extends a head it had (recreated, cut back, replaced) or an anchored head is forged."}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
@@ -71,6 +74,9 @@ func (m *Metrics) NotFired(kind, reason string, n int) {
 
 // Leases implements fire.Observer.
 func (m *Metrics) Leases(n int) { m.leases.Set(float64(n)) }
+
+// AuditRollback implements auditor.Observer.
+func (m *Metrics) AuditRollback() { m.rollback.Inc() }
 
 // Sources are what the scrape-time collectors ask.
 type Sources struct {

@@ -12,8 +12,11 @@
 // ack only on those consumers, and may report and dead-letter only on its
 // workflows' subjects; it reads replies on an inbox prefix of its own. The
 // scheduler may create, update and read its streams and buckets but delete
-// or purge none, and never SCHED_AUDIT. The operator may call the admin
-// API and read the audit trail. Errors about the input are *InputError.
+// or purge none, and never SCHED_AUDIT; the audit head bucket it may
+// create and write keys in, never update, delete or purge. The operator
+// is in an account of its own (accounts.go) and reaches the admin API and
+// the reads of `scheduler audit verify` only through the services it
+// imports. Errors about the input are *InputError.
 package natsperm
 
 import (
@@ -174,27 +177,38 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
 		return User{}, err
 	}
 	l = l.WithDefaults()
+	head := "KV_" + audit.HeadBucket
 	u.Comment = wrap("The scheduler processes: on each of their streams and buckets only create, update, " +
 		"read, their consumers, acks and flow control (no delete, no purge); their subjects; the admin " +
-		"API (a micro service) and its replies. They can never delete, purge or erase entries of the " +
-		"audit trail " + audit.Stream + ".")
-	u.PublishAllow = Rights{{"$JS.API.INFO"}}
+		"API (a micro service) and its replies; which account they are in ($SYS.REQ.USER.INFO, so that " +
+		"the API trusts only the requester info of other accounts). They can never delete, purge or " +
+		"erase entries of the audit trail " + audit.Stream + ", nor update, delete or purge the bucket " +
+		"anchoring its head (" + audit.HeadBucket + ").")
+	u.PublishAllow = Rights{{"$JS.API.INFO", "$SYS.REQ.USER.INFO"}}
 	for _, s := range append(l.Streams(), audit.Stream) {
 		u.PublishAllow = append(u.PublishAllow, streamRights(s))
 	}
+	u.PublishAllow = append(u.PublishAllow, []string{"$JS.API.STREAM.CREATE." + head, "$JS.API.STREAM.INFO." + head, "$JS.API.STREAM.MSG.GET." + head})
 	var kv []string
-	for _, b := range l.Buckets() {
+	for _, b := range append(l.Buckets(), audit.HeadBucket) {
 		kv = append(kv, "$KV."+b+".>")
 	}
 	p := l.Prefix
 	// Completion reports too: the scheduler writes the ledger itself, so
 	// this grants nothing new, and `scheduler demo` runs its demo worker on
-	// the scheduler's connection.
+	// the scheduler's connection. "_R_.>" are the replies to requests that
+	// crossed a service import (the operators' API calls): allow_responses
+	// alone is not enough, because a request the connection receives on
+	// two subscriptions (an endpoint and the unknown-verb catch-all) uses
+	// up its one allowed response before the endpoint answers.
 	u.PublishAllow = append(u.PublishAllow, kv,
-		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>"})
+		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>", "_R_.>"})
 	u.PublishDeny = Rights{{
 		"$JS.API.STREAM.DELETE." + audit.Stream, "$JS.API.STREAM.PURGE." + audit.Stream,
 		"$JS.API.STREAM.MSG.DELETE." + audit.Stream,
+	}, {
+		"$JS.API.STREAM.UPDATE." + head, "$JS.API.STREAM.DELETE." + head, "$JS.API.STREAM.PURGE." + head,
+		"$JS.API.STREAM.MSG.DELETE." + head,
 	}}
 	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".api.>", "$SRV.>"}}
 	u.AllowResponses = true
@@ -214,22 +228,32 @@ func streamRights(s string) []string {
 	}
 }
 
-// OperatorUser is the permission block of an operator: the admin API,
-// service discovery, and reading (not writing) the audit trail for
-// `scheduler audit verify`.
+// OperatorUser is the permission block of an operator, a user of the
+// operators' account (OperatorAccount): the admin API, service discovery,
+// and reading (not writing) the audit trail, its anchored heads and the
+// dispatch streams for `scheduler audit verify`, all through the services
+// the account imports (OperatorServices).
 func OperatorUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	u, err := roleUser(cmp.Or(user, "operator"), c)
 	if err != nil {
 		return User{}, err
 	}
 	l = l.WithDefaults()
-	u.Comment = wrap("An operator: the admin API and service discovery (`scheduler` CLI over the API, " +
-		"`nats micro ls`, `nats req " + l.Prefix + ".api...`), and reading the audit trail for " +
-		"`scheduler audit verify`; nothing else.")
-	u.PublishAllow = Rights{
-		{l.Prefix + ".api.>", "$SRV.>"},
-		{"$JS.API.STREAM.INFO." + audit.Stream, "$JS.API.STREAM.MSG.GET." + audit.Stream},
+	u.Comment = wrap("An operator, in the account " + OperatorAccount + ": the admin API and service discovery " +
+		"(`scheduler` CLI over the API, `nats micro ls`, `nats req " + l.Prefix + ".api...`), and reading the " +
+		"audit trail for `scheduler audit verify`, through the services " + OperatorAccount + " imports; " +
+		"nothing else. The scheduler records this user as the actor of its API requests.")
+	// $JS.API.INFO answers "JetStream not enabled" in an account without
+	// it: how the CLI learns to read under APIPrefix.
+	api, reads := []string(nil), []string{"$JS.API.INFO"}
+	for _, s := range OperatorServices(l) {
+		if strings.HasPrefix(s.Import(), APIPrefix+".") {
+			reads = append(reads, s.Import())
+		} else {
+			api = append(api, s.Import())
+		}
 	}
+	u.PublishAllow = Rights{api, reads}
 	u.SubscribeAllow = Rights{{"_INBOX.>"}}
 	return u, nil
 }

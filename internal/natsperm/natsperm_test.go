@@ -42,9 +42,13 @@ func templateUsers(t *testing.T) []natsperm.User {
 	return []natsperm.User{s, w, o}
 }
 
-const accountsHeader = `# jetsched accounts: one account holds the buckets and streams; each
-# user has only what its role needs. Included by single.conf and the
-# cluster configs. Replace the passwords (or use nkeys/JWTs) in production.
+const accountsHeader = `# jetsched accounts: JETSCHED holds the buckets and streams, the
+# scheduler and the workers; OPS holds the operators, who reach the admin
+# API and the reads of ` + "`scheduler audit verify`" + ` only through services
+# imported from JETSCHED (the API with the requester shared, so that the
+# scheduler records the user the server reports). Each user has only what
+# its role needs. Included by single.conf and the cluster configs. Replace
+# the passwords (or use nkeys/JWTs) in production.
 #
 # The user blocks are printed by ` + "`scheduler natsconf`" + ` (internal/natsperm):
 #   scheduler natsconf --role scheduler --password ...
@@ -52,7 +56,9 @@ const accountsHeader = `# jetsched accounts: one account holds the buckets and s
 #   scheduler natsconf --role operator --password ...
 # and internal/natsperm's test checks this file against it
 # (` + "`go test ./internal/natsperm -update`" + ` rewrites it). Add one worker
-# block per worker service.
+# block per worker service to JETSCHED, and operators to OPS. No user of
+# JETSCHED may publish on sched.api.>: the scheduler trusts the requester
+# info only of requests from another account.
 
 accounts {
   JETSCHED {
@@ -60,16 +66,32 @@ accounts {
     users: [
 `
 
+// generatedAccounts is natsconf/accounts.conf as the generator prints it.
+func generatedAccounts(t *testing.T) string {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(accountsHeader)
+	users := templateUsers(t)
+	for _, u := range users[:2] {
+		b.WriteString(u.Render("      "))
+	}
+	svcs := natsperm.OperatorServices(kvstore.Layout{})
+	b.WriteString("    ]\n")
+	b.WriteString(natsperm.RenderExports(svcs, "    "))
+	b.WriteString("  }\n  " + natsperm.OperatorAccount + " {\n    users: [\n")
+	b.WriteString(users[2].Render("      "))
+	b.WriteString("    ]\n")
+	b.WriteString(natsperm.RenderImports(svcs, natsperm.SchedulerAccount, "    "))
+	b.WriteString("  }\n}\n")
+	return b.String()
+}
+
 // TestTemplateIsGenerated: natsconf/accounts.conf is exactly the header
 // and the generated blocks, so the shipped template and `scheduler
 // natsconf` never drift apart.
 func TestTemplateIsGenerated(t *testing.T) {
 	var b strings.Builder
-	b.WriteString(accountsHeader)
-	for _, u := range templateUsers(t) {
-		b.WriteString(u.Render("      "))
-	}
-	b.WriteString("    ]\n  }\n}\n")
+	b.WriteString(generatedAccounts(t))
 	if *update {
 		if err := os.WriteFile(accountsFile, []byte(b.String()), 0o644); err != nil {
 			t.Fatal(err)

@@ -98,3 +98,36 @@ func (s *Server) Store(t testing.TB) (jetstream.JetStream, *kvstore.Store) {
 	}
 	return js, store
 }
+
+// Recreate rolls stream back the way an admin could: it deletes the
+// stream, creates it again with the same config and publishes its first
+// keep messages again, on their subjects (the audit trail's rollback
+// attack of issue 14).
+func Recreate(t testing.TB, js jetstream.JetStream, stream string, keep int) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatalf("stream %s: %v", stream, err)
+	}
+	var msgs []*jetstream.RawStreamMsg
+	for seq := uint64(1); seq <= uint64(keep); seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatalf("%s message %d: %v", stream, seq, err)
+		}
+		msgs = append(msgs, m)
+	}
+	cfg := s.CachedInfo().Config
+	if err := js.DeleteStream(ctx, stream); err != nil {
+		t.Fatalf("delete %s: %v", stream, err)
+	}
+	if _, err := js.CreateStream(ctx, cfg); err != nil {
+		t.Fatalf("create %s again: %v", stream, err)
+	}
+	for _, m := range msgs {
+		if _, err := js.Publish(ctx, m.Subject, m.Data); err != nil {
+			t.Fatalf("publish to %s again: %v", stream, err)
+		}
+	}
+}

@@ -89,6 +89,8 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("admin: add service: %w", err)
 	}
 	s := &Service{svc: svc, cat: cat}
+	own := ownAccount(cfg.Conn)
+	logActors(log, own)
 	prefix := cfg.Store.Layout().Prefix + ".api"
 	g := svc.AddGroup(prefix)
 	table := h.table()
@@ -96,7 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		handler := micro.HandlerFunc(func(req micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
-			ctx = audit.WithActor(ctx, req.Headers().Get("Sched-Actor"))
+			ctx = audit.WithRequester(ctx, requesterOf(req, own))
 			out, err := fn(ctx, req.Data())
 			if err != nil {
 				respondError(req, toError(err), log, name, err)

@@ -1,13 +1,19 @@
-// Package audit keeps a tamper-evident trail of every schedule mutation and
-// operator action in the stream SCHED_AUDIT (DenyDelete, DenyPurge). Each
-// entry carries the HMAC-SHA256 of the previous entry's MAC and its own
-// content, so changing, inserting or removing an entry breaks the chain;
-// every Interval entries a signed checkpoint lets Verify start from there
-// instead of from the beginning. The key comes from a file or an
-// environment variable and never enters NATS.
+// Package audit keeps a tamper-evident trail of every mutation and operator
+// action in the stream SCHED_AUDIT (DenyDelete, DenyPurge). Each entry
+// carries the HMAC-SHA256 of the previous entry's MAC and its own content,
+// so changing, inserting or removing an entry breaks the chain; signed
+// checkpoints let Verify start from the last one instead of from the
+// beginning, and each checkpoint's head (sequence, MAC, the stream's
+// creation time) is also anchored in the key-value bucket sched_audit_head,
+// outside the stream, so that a trail rolled back to an earlier state is
+// caught (Head). Dispatch digests (Digest) cover the fire and wakeup
+// streams, and external entries (External) record changes written straight
+// into the buckets. The key comes from a file or an environment variable
+// and never enters NATS.
 package audit
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -24,20 +30,58 @@ import (
 	"github.com/jetsched/jetsched/internal/natserr"
 )
 
-// Stream and subject of the trail.
+// Stream, subject and head bucket of the default trail.
 const (
-	Stream  = "SCHED_AUDIT"
-	Subject = "sched.audit"
+	Stream     = "SCHED_AUDIT"
+	Subject    = "sched.audit"
+	HeadBucket = "sched_audit_head"
+)
+
+// Trail names a trail's stream, the subject prefix its entries are
+// published under, and the bucket its head is anchored in. The zero value
+// is the default trail (Stream, Subject, HeadBucket).
+type Trail struct {
+	Stream, Subject, HeadBucket string
+}
+
+// WithDefaults fills in the default names.
+func (t Trail) WithDefaults() Trail {
+	t.Stream = cmp.Or(t.Stream, Stream)
+	t.Subject = cmp.Or(t.Subject, Subject)
+	t.HeadBucket = cmp.Or(t.HeadBucket, HeadBucket)
+	return t
+}
+
+// Entry kinds.
+const (
+	KindAction     = "action"
+	KindCheckpoint = "checkpoint"
+	KindDigest     = "digest"
+	KindExternal   = "external"
 )
 
 // Entry is one audited action.
 type Entry struct {
-	Kind   string          `json:"kind"` // "action" or "checkpoint"
-	At     time.Time       `json:"at"`
-	Actor  string          `json:"actor"`  // "cli:alice@host", "api", "client:<service>"
-	Action string          `json:"action"` // "schedule.put", "schedule.delete", "schedule.pause", "calendar.put", ...
-	Target string          `json:"target"` // the schedule id, calendar name, timer key
+	Kind string    `json:"kind"` // KindAction, KindCheckpoint, KindDigest or KindExternal
+	At   time.Time `json:"at"`
+	// Actor is who asked for the action: the NATS user the server reported
+	// for an admin API request ("unauthenticated" when the server vouched
+	// for nobody), else the writer itself ("scheduler:<instance>").
+	Actor string `json:"actor"`
+	// ActorAccount is the NATS account the server reported with the user.
+	ActorAccount string `json:"actor_account,omitempty"`
+	// ClaimedActor is what the caller said it was (the Sched-Actor header),
+	// recorded as given and never verified.
+	ClaimedActor string `json:"claimed_actor,omitempty"`
+	// By is the process that wrote the entry ("scheduler:<instance>").
+	By     string          `json:"by,omitempty"`
+	Action string          `json:"action"` // "schedule.put", "wakeup.add", "dispatch.digest", "external.change", ...
+	Target string          `json:"target"` // the schedule id, calendar name, timer key, stream or bucket
 	Detail json.RawMessage `json:"detail,omitempty"`
+	// Bucket and Rev name the key-value revision the action wrote, so that
+	// the watch for external changes knows it came through the API.
+	Bucket string `json:"bucket,omitempty"`
+	Rev    uint64 `json:"rev,omitempty"`
 	// Covers is the stream sequence a checkpoint vouches for (every entry
 	// up to it verified by the chain).
 	Covers uint64 `json:"covers,omitempty"`
@@ -72,17 +116,18 @@ func LoadKey(keyFile string) ([]byte, error) {
 	return key, nil
 }
 
-// Setup creates the audit stream (append-only).
-func Setup(ctx context.Context, js jetstream.JetStream, replicas int) error {
+// Setup creates the trail's stream (append-only) and its head bucket.
+func Setup(ctx context.Context, js jetstream.JetStream, t Trail, replicas int) error {
+	t = t.WithDefaults()
 	_, err := js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
-		Name: Stream, Description: "jetsched audit trail (HMAC chain)", Subjects: []string{Subject + ".>"},
+		Name: t.Stream, Description: "jetsched audit trail (HMAC chain)", Subjects: []string{t.Subject + ".>"},
 		Storage: jetstream.FileStorage, Replicas: max(replicas, 1), DenyDelete: true, DenyPurge: true,
 		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardNew,
 	})
 	if err != nil {
-		return fmt.Errorf("audit: create stream %s: %w", Stream, err)
+		return fmt.Errorf("audit: create stream %s: %w", t.Stream, err)
 	}
-	return nil
+	return setupHead(ctx, js, t, replicas)
 }
 
 // mac computes an entry's MAC.
@@ -95,184 +140,176 @@ func mac(key []byte, e Entry) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
+// Valid reports whether e's MAC is right for key (the entry itself is
+// unaltered; whether it follows its predecessor is the chain's business).
+func (e Entry) Valid(key []byte) bool {
+	return hmac.Equal([]byte(e.MAC), []byte(mac(key, e)))
+}
+
 // Log appends to the trail. It is safe for concurrent use, also across
 // processes: an append expects the stream's last sequence and retries.
 type Log struct {
-	js    jetstream.JetStream
-	key   []byte
-	actor string
+	js       jetstream.JetStream
+	key      []byte
+	by       string
+	trail    Trail
+	rollback func(error)
 }
 
-// New returns a Log that signs with key and records actor.
-func New(js jetstream.JetStream, key []byte, actor string) *Log {
-	return &Log{js: js, key: key, actor: actor}
+// New returns a Log on the default trail that signs with key; by names the
+// writer in every entry ("scheduler:<instance>").
+func New(js jetstream.JetStream, key []byte, by string) *Log {
+	return &Log{js: js, key: key, by: by, trail: Trail{}.WithDefaults(), rollback: func(error) {}}
 }
 
-type actorKey struct{}
+// WithTrail returns a copy of l that writes to trail t.
+func (l *Log) WithTrail(t Trail) *Log {
+	c := *l
+	c.trail = t.WithDefaults()
+	return &c
+}
 
-// WithActor tells Record who asked for the action (for example the
-// operator an admin API request names); it is recorded after the log's own
-// actor: "scheduler:a1 for cli:alice@host".
-func WithActor(ctx context.Context, actor string) context.Context {
-	if actor == "" {
-		return ctx
+// WithRollback returns a copy of l that calls report when a checkpoint
+// finds the trail does not extend its anchored head (a *RollbackError);
+// the checkpoint is then not anchored.
+func (l *Log) WithRollback(report func(error)) *Log {
+	c := *l
+	c.rollback = report
+	return &c
+}
+
+// Trail is the trail l writes to.
+func (l *Log) Trail() Trail { return l.trail }
+
+// Requester is who asked for an action, as the admin API learned it.
+type Requester struct {
+	// User and Account are the NATS user and account the server reported
+	// for the request (the Nats-Request-Info header it adds when a request
+	// crosses a service import); both empty when the server vouched for
+	// nobody.
+	User, Account string
+	// Claimed is who the caller said it was (the Sched-Actor header).
+	Claimed string
+}
+
+// Actor is the name recorded as an entry's actor: the user, else the
+// account ("account:<name>", an import that does not share the user),
+// else "unauthenticated".
+func (r Requester) Actor() string {
+	switch {
+	case r.User != "":
+		return r.User
+	case r.Account != "":
+		return "account:" + r.Account
 	}
-	return context.WithValue(ctx, actorKey{}, actor)
+	return "unauthenticated"
+}
+
+type requesterKey struct{}
+
+// WithRequester tells Record who asked for the action.
+func WithRequester(ctx context.Context, r Requester) context.Context {
+	return context.WithValue(ctx, requesterKey{}, r)
 }
 
 // Record appends an action (and, every Interval entries, a checkpoint).
 func (l *Log) Record(ctx context.Context, action, target string, detail any) error {
-	actor := l.actor
-	if on, ok := ctx.Value(actorKey{}).(string); ok {
-		actor += " for " + on
+	return l.RecordWrite(ctx, action, target, detail, "", 0)
+}
+
+// RecordWrite appends an action that wrote revision rev of a key in
+// bucket, as Record does.
+func (l *Log) RecordWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error {
+	e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: action, Target: target, Bucket: bucket, Rev: rev}
+	if r, ok := ctx.Value(requesterKey{}).(Requester); ok {
+		e.Actor, e.ActorAccount, e.ClaimedActor = r.Actor(), r.Account, r.Claimed
 	}
-	var raw json.RawMessage
 	if detail != nil {
 		b, err := json.Marshal(detail)
 		if err != nil {
 			return fmt.Errorf("audit: detail: %w", err)
 		}
-		raw = b
+		e.Detail = b
 	}
-	seq, err := l.append(ctx, Entry{Kind: "action", Actor: actor, Action: action, Target: target, Detail: raw})
+	seq, err := l.Append(ctx, e)
 	if err != nil {
 		return err
 	}
 	if seq%Interval == 0 {
-		_, err = l.append(ctx, Entry{Kind: "checkpoint", Actor: l.actor, Action: "checkpoint", Covers: seq})
+		_, err = l.Checkpoint(ctx)
 	}
 	return err
 }
 
-func (l *Log) append(ctx context.Context, e Entry) (uint64, error) {
-	stream, err := l.js.Stream(ctx, Stream)
+// Append signs e, chains it onto the trail's last entry and appends it,
+// returning its sequence. Digest entries go to "<subject>.digest.<target>",
+// the others to "<subject>.<kind>", so that the last of each is found
+// without a scan.
+func (l *Log) Append(ctx context.Context, e Entry) (uint64, error) {
+	seq, _, err := l.append(ctx, e)
+	return seq, err
+}
+
+// append is Append that also returns the stream info it chained onto.
+func (l *Log) append(ctx context.Context, e Entry) (uint64, *jetstream.StreamInfo, error) {
+	e.By = cmp.Or(e.By, l.by)
+	e.Actor = cmp.Or(e.Actor, l.by)
+	subject := l.trail.Subject + "." + e.Kind
+	if e.Kind == KindDigest {
+		subject += "." + e.Target
+	}
+	stream, err := l.js.Stream(ctx, l.trail.Stream)
 	if err != nil {
-		return 0, fmt.Errorf("audit: stream %s: %w", Stream, err)
+		return 0, nil, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
 	}
 	for attempt := 0; attempt < 20; attempt++ {
-		last, prev, err := lastEntry(ctx, stream)
+		info, prev, err := lastEntry(ctx, stream)
 		if err != nil {
-			return 0, err
+			return 0, nil, err
 		}
 		e.At, e.Prev = time.Now().UTC(), prev
 		e.MAC = mac(l.key, e)
 		data, _ := json.Marshal(e)
-		ack, err := l.js.Publish(ctx, Subject+"."+e.Kind, data, jetstream.WithExpectLastSequence(last))
+		ack, err := l.js.Publish(ctx, subject, data, jetstream.WithExpectLastSequence(info.State.LastSeq))
 		if err == nil {
-			return ack.Sequence, nil
+			info.State.LastSeq = ack.Sequence
+			return ack.Sequence, info, nil
 		}
 		if natserr.WrongLastSequence(err) {
 			time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
 			continue // someone appended meanwhile: chain onto theirs
 		}
-		return 0, fmt.Errorf("audit: append: %w", err)
+		return 0, nil, fmt.Errorf("audit: append: %w", err)
 	}
-	return 0, errors.New("audit: append: the trail kept moving; gave up")
+	return 0, nil, errors.New("audit: append: the trail kept moving; gave up")
 }
 
-// lastEntry returns the last sequence and its MAC (0, "" when empty).
-func lastEntry(ctx context.Context, s jetstream.Stream) (uint64, string, error) {
+// lastEntry returns the stream's info and its last entry's MAC ("" when
+// empty).
+func lastEntry(ctx context.Context, s jetstream.Stream) (*jetstream.StreamInfo, string, error) {
 	info, err := s.Info(ctx)
 	if err != nil {
-		return 0, "", fmt.Errorf("audit: stream info: %w", err)
+		return nil, "", fmt.Errorf("audit: stream info: %w", err)
 	}
 	if info.State.Msgs == 0 {
-		return info.State.LastSeq, "", nil
+		return info, "", nil
 	}
-	m, err := s.GetMsg(ctx, info.State.LastSeq)
+	e, err := entryAt(ctx, s, info.State.LastSeq)
 	if err != nil {
-		return 0, "", fmt.Errorf("audit: last entry: %w", err)
+		return nil, "", err
+	}
+	return info, e.MAC, nil
+}
+
+// entryAt reads and decodes the entry at seq.
+func entryAt(ctx context.Context, s jetstream.Stream, seq uint64) (Entry, error) {
+	m, err := s.GetMsg(ctx, seq)
+	if err != nil {
+		return Entry{}, fmt.Errorf("audit: entry %d: %w", seq, err)
 	}
 	var e Entry
 	if err := json.Unmarshal(m.Data, &e); err != nil {
-		return 0, "", fmt.Errorf("audit: last entry %d is not an entry: %w", info.State.LastSeq, err)
+		return Entry{}, fmt.Errorf("audit: entry %d is not an entry: %w", seq, err)
 	}
-	return info.State.LastSeq, e.MAC, nil
-}
-
-// Report is what Verify found.
-type Report struct {
-	From, To uint64 // the sequences walked
-	Entries  int
-	// Broken names the first broken link ("" when the chain holds).
-	Broken string
-	// BrokenSeq is its stream sequence.
-	BrokenSeq uint64
-}
-
-// Verify walks the trail from the last checkpoint (or from sequence from,
-// when not zero) to the end and reports the first broken link: an entry
-// whose MAC does not match (forged or altered), whose Prev is not the MAC
-// before it (inserted or reordered), or a missing sequence (deleted).
-func Verify(ctx context.Context, js jetstream.JetStream, key []byte, from uint64) (Report, error) {
-	s, err := js.Stream(ctx, Stream)
-	if err != nil {
-		return Report{}, fmt.Errorf("audit: stream %s: %w", Stream, err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return Report{}, err
-	}
-	r := Report{To: info.State.LastSeq}
-	if info.State.Msgs == 0 {
-		return r, nil
-	}
-	start := from
-	if start == 0 {
-		start = lastCheckpoint(ctx, s, info.State.FirstSeq, info.State.LastSeq)
-	}
-	start = max(start, info.State.FirstSeq)
-	r.From = start
-	prevMAC := ""
-	if start > info.State.FirstSeq {
-		m, err := s.GetMsg(ctx, start-1)
-		if err != nil {
-			r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d (before the starting point) is missing: deleted", start-1), start-1
-			return r, nil
-		}
-		var e Entry
-		_ = json.Unmarshal(m.Data, &e)
-		prevMAC = e.MAC
-	}
-	for seq := start; seq <= info.State.LastSeq; seq++ {
-		m, err := s.GetMsg(ctx, seq)
-		if err != nil {
-			if errors.Is(err, jetstream.ErrMsgNotFound) {
-				r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d is missing: deleted from the trail", seq), seq
-				return r, nil
-			}
-			return r, err
-		}
-		var e Entry
-		if err := json.Unmarshal(m.Data, &e); err != nil {
-			r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d is not an audit entry: forged", seq), seq
-			return r, nil
-		}
-		switch {
-		case e.Prev != prevMAC:
-			r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d does not follow entry %d (its prev is not that entry's MAC): inserted, reordered, or an entry before it was removed", seq, seq-1), seq
-			return r, nil
-		case !hmac.Equal([]byte(e.MAC), []byte(mac(key, e))):
-			r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d (%s %s by %s) has a wrong MAC: forged or altered", seq, e.Action, e.Target, e.Actor), seq
-			return r, nil
-		}
-		prevMAC = e.MAC
-		r.Entries++
-	}
-	return r, nil
-}
-
-// lastCheckpoint finds the newest checkpoint entry's covered sequence (the
-// first sequence when there is none).
-func lastCheckpoint(ctx context.Context, s jetstream.Stream, first, last uint64) uint64 {
-	m, err := s.GetLastMsgForSubject(ctx, Subject+".checkpoint")
-	if err != nil {
-		return first
-	}
-	var e Entry
-	if json.Unmarshal(m.Data, &e) != nil || e.Covers < first || e.Covers >= m.Sequence || m.Sequence > last {
-		return first
-	}
-	// The walk includes the checkpoint itself, so a forged one is caught.
-	return e.Covers
+	return e, nil
 }

@@ -22,7 +22,7 @@ func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, 1); err != nil {
+	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
@@ -38,12 +38,12 @@ func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	r, err := audit.Verify(ctx, js, key, 1)
+	r, err := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 1})
 	if err != nil || r.Broken != "" || r.Entries < 210 {
 		t.Fatalf("verify from the start: %+v %v", r, err)
 	}
 	// From the last checkpoint: fewer entries walked, still whole.
-	r2, err := audit.Verify(ctx, js, key, 0)
+	r2, err := audit.Verify(ctx, js, key, audit.VerifyOptions{})
 	if err != nil || r2.Broken != "" || r2.From <= 1 || r2.Entries >= r.Entries {
 		t.Fatalf("verify from the checkpoint: %+v %v", r2, err)
 	}
@@ -56,7 +56,7 @@ func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
 		t.Fatal("the audit stream allowed a purge")
 	}
 	// A wrong key fails.
-	if r, _ := audit.Verify(ctx, js, []byte("another-key-of-16-bytes"), 1); r.Broken == "" {
+	if r, _ := audit.Verify(ctx, js, []byte("another-key-of-16-bytes"), audit.VerifyOptions{From: 1}); r.Broken == "" {
 		t.Fatal("verify with the wrong key passed")
 	}
 }
@@ -65,7 +65,7 @@ func TestForgedEntryIsDetected(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, 1); err != nil {
+	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	l := audit.New(js, key, "cli:alice")
@@ -79,7 +79,7 @@ func TestForgedEntryIsDetected(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = l.Record(ctx, "schedule.resume", "s0", nil)
-	r, err := audit.Verify(ctx, js, key, 1)
+	r, err := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 1})
 	if err != nil || r.BrokenSeq != 6 || !strings.Contains(r.Broken, "entry 6") {
 		t.Fatalf("forgery not named: %+v %v", r, err)
 	}
@@ -103,7 +103,7 @@ func TestDeletedEntryIsDetected(t *testing.T) {
 	if err := s.DeleteMsg(ctx, 3); err != nil {
 		t.Fatal(err)
 	}
-	r, err := audit.Verify(ctx, js, key, 1)
+	r, err := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 1})
 	if err != nil || r.BrokenSeq != 3 || !strings.Contains(r.Broken, "missing") {
 		t.Fatalf("deletion not named: %+v %v", r, err)
 	}
@@ -112,7 +112,7 @@ func TestDeletedEntryIsDetected(t *testing.T) {
 	if err := s.DeleteMsg(ctx, 6); err != nil {
 		t.Fatal(err)
 	}
-	if r, _ := audit.Verify(ctx, js, key, 5); r.BrokenSeq != 6 || !strings.Contains(r.Broken, "missing") {
+	if r, _ := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 5}); r.BrokenSeq != 6 || !strings.Contains(r.Broken, "missing") {
 		t.Fatalf("deleted last entry not named: %+v", r)
 	}
 }

@@ -45,7 +45,7 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: put calendar %q: %w", name, err)
 	}
-	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, s.Audit(ctx, "calendar.put", name, json.RawMessage(canon))
+	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, s.AuditWrite(ctx, "calendar.put", name, json.RawMessage(canon), s.layout.CalendarsBucket, rev)
 }
 
 // GetCalendar reads and parses a calendar; ErrNotFound when there is none.
@@ -94,10 +94,11 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return fmt.Errorf("%w: calendar %q is used by %d schedule(s) %s; remove them first or force", ErrInUse, name, len(users), firstFew(users))
 		}
 	}
-	if err := s.calendars.Delete(ctx, name); err != nil {
+	rev, err := s.deleteKey(ctx, s.calendars, name, 0)
+	if err != nil {
 		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
 	}
-	return s.Audit(ctx, "calendar.delete", name, map[string]bool{"force": force})
+	return s.AuditWrite(ctx, "calendar.delete", name, map[string]bool{"force": force}, s.layout.CalendarsBucket, rev)
 }
 
 // CalendarUsers lists the ids of the specs that name calendar name. It

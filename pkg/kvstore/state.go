@@ -270,6 +270,10 @@ const (
 	EventDeadLetter EventKind = "dead_letter"
 	// Wakeup events use the timer's key in place of the schedule id.
 	EventWakeupExpired EventKind = "wakeup_expired"
+	// EventAuditRollback: the audit trail no longer extends a head it had
+	// (deleted and recreated, cut back, or an anchored head forged); it
+	// uses the trail's stream name in place of the schedule id.
+	EventAuditRollback EventKind = "audit_rollback"
 )
 
 // Event is the body of an observer event.

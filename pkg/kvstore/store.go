@@ -10,12 +10,18 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
 )
 
 // Auditor records mutations and operator actions (package audit).
 type Auditor interface {
 	Record(ctx context.Context, action, target string, detail any) error
+	// RecordWrite records an action that wrote revision rev of a key in
+	// bucket: the watch for external changes skips that revision.
+	RecordWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error
 }
 
 // Store reads and writes jetsched's records. It is safe for concurrent use.
@@ -72,6 +78,37 @@ func (s *Store) Audit(ctx context.Context, action, target string, detail any) er
 		return fmt.Errorf("kvstore: %s %s done, but the audit trail was not written: %w", action, target, err)
 	}
 	return nil
+}
+
+// AuditWrite records an action that wrote revision rev of a key in
+// bucket, when an auditor is set.
+func (s *Store) AuditWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error {
+	if s.auditor == nil {
+		return nil
+	}
+	if err := s.auditor.RecordWrite(ctx, action, target, detail, bucket, rev); err != nil {
+		return fmt.Errorf("kvstore: %s %s done, but the audit trail was not written: %w", action, target, err)
+	}
+	return nil
+}
+
+// deleteKey writes a delete marker for key, if the key is still at
+// revision last (0: whatever it is), and returns the marker's revision
+// (what kv.Delete does, keeping the revision for the audit trail).
+func (s *Store) deleteKey(ctx context.Context, kv jetstream.KeyValue, key string, last uint64) (uint64, error) {
+	msg := &nats.Msg{Subject: "$KV." + kv.Bucket() + "." + key, Header: nats.Header{"KV-Operation": []string{"DEL"}}}
+	var opts []jetstream.PublishOpt
+	if last > 0 {
+		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(last))
+	}
+	ack, err := s.js.PublishMsg(ctx, msg, opts...)
+	if err != nil {
+		if natserr.WrongLastSequence(err) {
+			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
+		}
+		return 0, err
+	}
+	return ack.Sequence, nil
 }
 
 // Layout is the store's layout, with defaults filled in.
@@ -151,7 +188,7 @@ func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, erro
 		case err != nil:
 			return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
 		}
-		return rev, s.Audit(ctx, "schedule.put", id, written)
+		return rev, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
 	}
 	return 0, fmt.Errorf("kvstore: put spec %q: %d writers raced: %w", id, attempts, ErrConflict)
 }
@@ -170,7 +207,7 @@ func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, e
 		}
 		return 0, fmt.Errorf("kvstore: create spec %q: %w", id, err)
 	}
-	return rev, s.Audit(ctx, "schedule.put", id, written)
+	return rev, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
 }
 
 // maxUpdateAttempts bounds UpdateSpec's re-reads when the spec keeps
@@ -207,7 +244,7 @@ func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64
 		}
 		n, err := s.specs.Update(ctx, id, data, at)
 		if err == nil {
-			return n, s.Audit(ctx, "schedule.put", id, written)
+			return n, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, n)
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
@@ -292,11 +329,8 @@ func (s *Store) DeleteSpecAt(ctx context.Context, id string, rev uint64) error {
 	if err != nil {
 		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 	}
-	var opts []jetstream.KVDeleteOpt
-	if rev != 0 {
-		opts = append(opts, jetstream.LastRevision(rev))
-	}
-	if err := s.specs.Delete(ctx, id, opts...); err != nil {
+	marker, err := s.deleteKey(ctx, s.specs, id, rev)
+	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was removed", ErrConflict, id, e.Revision(), rev)
 		}
@@ -305,7 +339,7 @@ func (s *Store) DeleteSpecAt(ctx context.Context, id string, rev uint64) error {
 	if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
 	}
-	return s.Audit(ctx, "schedule.delete", id, nil)
+	return s.AuditWrite(ctx, "schedule.delete", id, nil, s.layout.SpecsBucket, marker)
 }
 
 // ListSpecs returns every spec. Records that do not decode are returned

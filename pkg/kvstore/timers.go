@@ -103,14 +103,21 @@ func (s *Store) UpdateTimer(ctx context.Context, key string, t Timer, rev uint64
 
 // DeleteTimer removes a timer if it is still at revision rev.
 func (s *Store) DeleteTimer(ctx context.Context, key string, rev uint64) error {
-	err := s.wakeups.Delete(ctx, key, jetstream.LastRevision(rev))
+	_, err := s.DeleteTimerRev(ctx, key, rev)
+	return err
+}
+
+// DeleteTimerRev is DeleteTimer that returns the revision of the delete
+// (for the audit trail).
+func (s *Store) DeleteTimerRev(ctx context.Context, key string, rev uint64) (uint64, error) {
+	n, err := s.deleteKey(ctx, s.wakeups, key, rev)
 	switch {
 	case err == nil:
-		return nil
+		return n, nil
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-		return fmt.Errorf("kvstore: delete timer %s at revision %d: %w", key, rev, ErrConflict)
+		return 0, fmt.Errorf("kvstore: delete timer %s at revision %d: %w", key, rev, ErrConflict)
 	}
-	return fmt.Errorf("kvstore: delete timer %s: %w", key, err)
+	return 0, fmt.Errorf("kvstore: delete timer %s: %w", key, err)
 }
 
 // ListTimers returns the pending timers whose keys match filter (">" for

@@ -150,7 +150,12 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	return kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}, nil
+	action := "wakeup.add"
+	if rearms > 0 {
+		action = "wakeup.rearm"
+	}
+	e := kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}
+	return e, c.Store.AuditWrite(ctx, action, key, t, c.Store.Layout().WakeupsBucket, rev)
 }
 
 // Cancel removes the pending timer (run, step) by CAS: OutcomeCancelled,
@@ -166,19 +171,21 @@ func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 		if e.Timer.Claim != nil {
 			return OutcomeFired, nil
 		}
-		err = c.Store.DeleteTimer(ctx, key, e.Revision)
+		rev, err := c.Store.DeleteTimerRev(ctx, key, e.Revision)
 		if errors.Is(err, kvstore.ErrConflict) {
 			continue // re-read: a claim, a re-registration, or a delete
 		}
 		if err != nil {
 			return "", err
 		}
+		auditErr := c.Store.AuditWrite(ctx, "wakeup.cancel", key,
+			map[string]any{"run": run, "step": step, "due": e.Timer.Due}, c.Store.Layout().WakeupsBucket, rev)
 		tick := kvstore.Tick{Schedule: "wakeup", SlotID: kvstore.WakeupID(key, e.Timer.Due), Workflow: e.Timer.Workflow,
 			Slot: e.Timer.Due, Status: kvstore.TickCancelled, At: c.Clock.Now().UTC()}
 		if err := c.Store.PutTick(ctx, tick); err != nil {
-			return OutcomeCancelled, fmt.Errorf("wakeup: cancelled, but the ledger write failed: %w", err)
+			return OutcomeCancelled, errors.Join(fmt.Errorf("wakeup: cancelled, but the ledger write failed: %w", err), auditErr)
 		}
-		return OutcomeCancelled, nil
+		return OutcomeCancelled, auditErr
 	}
 	return "", fmt.Errorf("wakeup: timer %s kept changing; cancel gave up", key)
 }
