@@ -287,3 +287,12 @@ func TestScheduleAddPeerForms(t *testing.T) {
 		})
 	}
 }
+
+// A bad --memory-limit is refused before anything starts.
+func TestRunRefusesABadMemoryLimit(t *testing.T) {
+	var out, errOut bytes.Buffer
+	code := Main(context.Background(), []string{"run", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--memory-limit", "lots"}, &out, &errOut)
+	if code != ExitInvalid || !strings.Contains(errOut.String(), "--memory-limit") {
+		t.Fatalf("exit %d, stderr %q; want %d naming --memory-limit", code, errOut.String(), ExitInvalid)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
@@ -37,6 +38,7 @@ type daemonFlags struct {
 	shards       int
 	metrics      string
 	deadMan      time.Duration
+	memoryLimit  string
 	backfill     int
 }
 
@@ -58,6 +60,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
+	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&f.backfill, "max-backfill-slots", fire.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 }
 
@@ -167,6 +170,11 @@ claiming, finishes in-flight publishes and exits 0.`,
 			if err != nil {
 				return err
 			}
+			mem, err := memlimit.Apply(f.memoryLimit, os.Getenv, os.DirFS("/"))
+			if err != nil {
+				return usageError{fmt.Errorf("--memory-limit: %w", err)}
+			}
+			cfg.Logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source)
 			return daemon.Run(cmd.Context(), cfg)
 		},
 	}
