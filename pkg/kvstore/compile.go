@@ -46,6 +46,40 @@ type Compiled struct {
 type Interner struct {
 	Zones    cronx.Zones
 	defaults sync.Map // zone name -> *calendar.Calendar
+	crons    sync.Map // cronKey -> cronx.Schedule (see cron)
+}
+
+// cron parses a cron expression, sharing the result between identical
+// ones (same expression, zone and options). An expression with an H field
+// is seeded by its schedule's id, so it is shared only with itself; one
+// that merely might have one (an H in a name such as THU) is not shared.
+func (in *Interner) cron(expr string, opts cronx.Options) (cronx.Schedule, error) {
+	shared := in != nil && !strings.ContainsAny(expr, "Hh")
+	var key cronKey
+	if shared {
+		key = cronKey{expr: expr, zone: opts.Location.String(), dialect: opts.Dialect, gap: opts.Gap, overlap: opts.Overlap, domDow: opts.DomDow}
+		if c, ok := in.crons.Load(key); ok {
+			return c.(cronx.Schedule), nil
+		}
+	}
+	c, err := cronx.Parse(expr, opts)
+	if err != nil {
+		return nil, wrapParse("cron", expr, err)
+	}
+	if shared {
+		actual, _ := in.crons.LoadOrStore(key, c)
+		return actual.(cronx.Schedule), nil
+	}
+	return c, nil
+}
+
+// cronKey is what a shared cron schedule depends on.
+type cronKey struct {
+	expr, zone string
+	dialect    cronx.Dialect
+	gap        cronx.GapPolicy
+	overlap    cronx.OverlapPolicy
+	domDow     cronx.DomDow
 }
 
 func (in *Interner) zones() *cronx.Zones {
@@ -82,7 +116,7 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	if err != nil {
 		return Compiled{}, err
 	}
-	base, err := s.recurrence(id, loc, cal, in.zones())
+	base, err := s.recurrence(id, loc, cal, in)
 	if err != nil {
 		return Compiled{}, err
 	}
@@ -217,8 +251,8 @@ func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cr
 }
 
 // recurrence parses the base recurrence (H fields are seeded with id).
-func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, zones *cronx.Zones) (cronx.Schedule, error) {
-	opts, err := s.cronOptions(id, loc, zones)
+func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, in *Interner) (cronx.Schedule, error) {
+	opts, err := s.cronOptions(id, loc, in.zones())
 	if err != nil {
 		return nil, err
 	}
@@ -230,11 +264,7 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 	}
 	switch {
 	case s.Cron != "":
-		c, err := cronx.Parse(s.Cron, opts)
-		if err != nil {
-			return nil, wrapParse("cron", s.Cron, err)
-		}
-		return c, nil
+		return in.cron(s.Cron, opts)
 	case s.Every != "":
 		return s.interval(loc)
 	case s.At != nil:
