@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -40,10 +42,12 @@ type daemonFlags struct {
 	deadMan      time.Duration
 	memoryLimit  string
 	backfill     int
+	console      consoleFlags
 }
 
-func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir string) {
+func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsole string) {
 	fl := cmd.Flags()
+	f.console.register(fl, "console-", defaultConsole, "serve the web console on this HTTP address, e.g. 127.0.0.1:8090 (\"\": off; a non-loopback one needs --console-auth); see docs/console.md")
 	f.flags = fl
 	fl.StringVar(&f.listen, "listen", daemon.DefaultListen, "embedded nats-server client address (port 0 picks a free port); given explicitly, it overrides --server-config's")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "embedded nats-server JetStream store directory; given explicitly, it overrides --server-config's store_dir")
@@ -94,6 +98,12 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if err != nil {
 		return daemon.Config{}, err
 	}
+	var cons console.Config
+	if f.console.listen != "" {
+		if cons, err = f.console.config(); err != nil {
+			return daemon.Config{}, err
+		}
+	}
 	cfg := daemon.Config{
 		AuditKey:     key,
 		Embedded:     a.conn.URL == "",
@@ -106,6 +116,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		MetricsListen:    f.metrics,
 		DeadManTolerance: f.deadMan,
 		MaxBackfillSlots: f.backfill,
+		Console:          cons,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
@@ -178,7 +189,7 @@ claiming, finishes in-flight publishes and exits 0.`,
 			return daemon.Run(cmd.Context(), cfg)
 		},
 	}
-	f.register(cmd, "./jetsched-data")
+	f.register(cmd, "./jetsched-data", "")
 	return cmd
 }
 
@@ -209,6 +220,7 @@ While it runs, look at what it wrote with the nats CLI:
 				f.dataDir, f.tempDataDir = dir, true
 			}
 			a.conn.URL = "" // the demo always embeds its server
+			f.console.listen = demoConsole(f.console.listen, cmd.Flags().Changed("console-listen"), f.serverConfig)
 			cfg, err := a.daemonConfig(&f)
 			if err != nil {
 				return err
@@ -216,9 +228,28 @@ While it runs, look at what it wrote with the nats CLI:
 			return runDemo(cmd.Context(), cfg)
 		},
 	}
-	f.register(cmd, "")
+	f.register(cmd, "", console.DefaultListen)
 	cmd.Flags().Lookup("data-dir").Usage = "JetStream store directory (default: a temporary directory removed on exit)"
 	return cmd
+}
+
+// demoConsole is where the demo serves its console: listen when given
+// explicitly; otherwise the default address, or a free port when that one
+// is taken; and no console under --server-config, whose scheduler user may
+// not call the admin API (run `scheduler console` as an operator there).
+func demoConsole(listen string, explicit bool, serverConfig string) string {
+	switch {
+	case explicit:
+		return listen
+	case serverConfig != "":
+		return ""
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		return "127.0.0.1:0"
+	}
+	_ = ln.Close()
+	return listen
 }
 
 // runDemo runs the daemon, registers the sample schedules and a worker.
@@ -244,6 +275,9 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 	defer approvals.Stop()
 	log.Info("demo running: fires appear below; Ctrl-C stops", "nats_url", d.ClientURL(),
 		"try", "nats --server "+d.ClientURL()+" sub 'sched.fire.>'")
+	if u := d.ConsoleURL(); u != "" {
+		log.Info("web console: open "+u, "console", u)
+	}
 	<-ctx.Done()
 	log.Info("stopping demo")
 	return nil

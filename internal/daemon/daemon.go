@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/auditor"
+	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
@@ -76,20 +77,25 @@ type Config struct {
 	// MaxBackfillSlots caps the slots one backfill request may replay.
 	// Default fire.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
+	// Console serves the web console on Console.Listen ("": off) over the
+	// daemon's own NATS connection; its Conn, Layout, Logger and
+	// DeadManTolerance are filled in.
+	Console console.Config
 }
 
 // Daemon is a running scheduler.
 type Daemon struct {
-	log    *slog.Logger
-	srv    *natsembed.Server
-	nc     *nats.Conn
-	js     jetstream.JetStream
-	store  *kvstore.Store
-	engine *fire.Engine
-	timers *wakeup.Engine
-	audit  *auditor.Auditor
-	api    *admin.Service
-	http   *metrics.Server
+	log     *slog.Logger
+	srv     *natsembed.Server
+	nc      *nats.Conn
+	js      jetstream.JetStream
+	store   *kvstore.Store
+	engine  *fire.Engine
+	timers  *wakeup.Engine
+	audit   *auditor.Auditor
+	api     *admin.Service
+	http    *metrics.Server
+	console *console.Server
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -168,6 +174,14 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots}); err != nil {
 		return err
+	}
+	if cfg.Console.Listen != "" {
+		cc := cfg.Console
+		cc.Conn, cc.Layout, cc.Logger = d.nc, cfg.Setup.Layout, log
+		cc.DeadManTolerance = cmp.Or(cfg.DeadManTolerance, time.Minute)
+		if d.console, err = console.Start(ctx, cc); err != nil {
+			return err
+		}
 	}
 	if m != nil {
 		m.Watch(metrics.Sources{Overdue: d.engine.Overdue, Tolerance: cmp.Or(cfg.DeadManTolerance, time.Minute), Pending: d.timers.Pending})
@@ -295,6 +309,14 @@ func (d *Daemon) MetricsAddr() string {
 	return d.http.Addr()
 }
 
+// ConsoleURL is the web console's URL ("" when off).
+func (d *Daemon) ConsoleURL() string {
+	if d.console == nil {
+		return ""
+	}
+	return d.console.URL()
+}
+
 // ClientURL is the URL workers and the nats CLI use to reach the NATS
 // system: the embedded server's listener, or the connected server.
 func (d *Daemon) ClientURL() string {
@@ -322,6 +344,13 @@ func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
 // Stop stops claiming, finishes in-flight publishes, closes the connection
 // and shuts the embedded server down. Safe to call more than once.
 func (d *Daemon) Stop() {
+	if d.console != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := d.console.Stop(ctx); err != nil {
+			d.log.Warn("stop the console", "err", err)
+		}
+		cancel()
+	}
 	if d.http != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_ = d.http.Shutdown(ctx)

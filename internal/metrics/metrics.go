@@ -38,7 +38,7 @@ func New() *Metrics {
 			Help: "Slots published, by workflow and Sched-Reason (\"\" regular)."}, []string{"workflow", "reason"}),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jetsched_fire_lateness_seconds",
 			Help:    "Publish time minus the slot's scheduled time.",
-			Buckets: []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}}, []string{"workflow"}),
+			Buckets: LatenessBuckets()}, []string{"workflow"}),
 		claims: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_claims_total",
 			Help: "Claim compare-and-swaps, by result (won, conflict)."}, []string{"result"}),
 		notFired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_slots_not_fired_total",
@@ -50,6 +50,13 @@ func New() *Metrics {
 	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// LatenessBuckets are the upper bounds, in seconds, of the
+// jetsched_fire_lateness_seconds histogram's buckets (the console's
+// lateness histogram uses the same).
+func LatenessBuckets() []float64 {
+	return []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 }
 
 // Fired implements fire.Observer.

@@ -1,0 +1,260 @@
+package console
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// How much of a schedule the page shows.
+const (
+	nextFires     = 20
+	historyRows   = 50
+	headerFires   = 5
+	monthMaxTicks = 1000
+)
+
+type scheduleData struct {
+	base
+	ID       string
+	Info     admin.ScheduleInfo
+	Row      scheduleRow
+	State    string
+	Input    string
+	Changes  targetChanges
+	AuditMsg string
+	Next     []nextFire
+	NextErr  string
+	Month    monthView
+	History  []admin.HistoryItem
+	HistNext string
+	HistErr  string
+	Headers  []fireHeaders
+	HeadErr  string
+	Calendar string
+	Now      time.Time
+}
+
+// nextFire is one coming fire time and what moved or skipped it.
+type nextFire struct {
+	At    time.Time
+	Notes []string
+}
+
+// fireHeaders are the headers of one fire message.
+type fireHeaders struct {
+	SlotID string
+	Seq    uint64
+	Header [][2]string
+}
+
+func (s *Server) schedulePage(w http.ResponseWriter, r *http.Request) {
+	s.renderSchedule(w, r, r.PathValue("id"), "", http.StatusOK)
+}
+
+// renderSchedule renders a schedule's page, with errMsg (from an action)
+// at the top.
+func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errMsg string, status int) {
+	ctx := r.Context()
+	d := scheduleData{base: s.base(r, id, "schedules", topicSchedule(id)), ID: id, Now: time.Now()}
+	d.Error = errMsg
+	if err := kvstore.ValidateID(id); err != nil {
+		d.Error = err.Error()
+		s.pages.render(w, http.StatusBadRequest, "schedule", d)
+		return
+	}
+	if err := s.api.call(ctx, "", "schedule.get", admin.IDRequest{ID: id}, &d.Info); err != nil {
+		d.Error = err.Error()
+		status = http.StatusBadGateway
+		if isNotFound(err) {
+			d.Error, status = fmt.Sprintf("There is no schedule %q (removed, or never added).", id), http.StatusNotFound
+		}
+		s.pages.render(w, status, "schedule", d)
+		return
+	}
+	v := d.Info
+	d.Row = scheduleRow{listRow: listRow{ID: id, Workflow: v.Spec.Workflow, State: v.StateName()}, Info: &d.Info, Owner: s.index.owner(id)}
+	d.Row.fill(v.Spec)
+	d.State = v.StateName()
+	if len(v.Spec.Input) > 0 {
+		d.Input = string(v.Spec.Input)
+	}
+	d.Changes, d.AuditMsg = s.audit.changes("schedule", id)
+	d.Calendar = v.Spec.Calendar
+	month, err := parseMonth(r.URL.Query().Get("month"), d.Row.Loc, d.Now)
+	if err != nil {
+		d.Error, status = err.Error(), http.StatusBadRequest
+	}
+	d.HistNext, d.HistErr = s.history(ctx, id, r.URL.Query().Get("hcursor"), &d.History)
+	d.Headers, d.HeadErr = s.fireHeaders(ctx, d.History)
+	compiled, cal, err := s.compile(ctx, id, v.Spec)
+	if err != nil {
+		d.NextErr = err.Error()
+	} else {
+		d.Next = explainNext(compiled.Schedule, startOf(v.State, d.Now), nextFires)
+	}
+	ticks := s.monthTicks(ctx, id, month)
+	d.Month = buildMonth(month, d.Row.Loc, d.Now, compiled.Schedule, cal, ticks, r.URL.Query())
+	s.pages.render(w, status, "schedule", d)
+}
+
+// startOf is where the next fires are counted from: just before the
+// planned next slot (so the first is that slot), else now.
+func startOf(st *kvstore.State, now time.Time) time.Time {
+	if st != nil && !st.Next.IsZero() && !st.Ended {
+		return st.Next.Add(-time.Nanosecond)
+	}
+	return now
+}
+
+// history reads one page of the ledger through the admin API.
+func (s *Server) history(ctx context.Context, id, cursor string, out *[]admin.HistoryItem) (next, errMsg string) {
+	var pg admin.Page[admin.HistoryItem]
+	if err := s.api.call(ctx, "", "schedule.history", admin.HistoryRequest{ID: id, Cursor: cursor, Limit: historyRows}, &pg); err != nil {
+		return "", err.Error()
+	}
+	*out = pg.Items
+	return pg.NextCursor, ""
+}
+
+// fireHeaders reads the headers of the most recent fire messages the
+// ledger points at (stream and sequence).
+func (s *Server) fireHeaders(ctx context.Context, hist []admin.HistoryItem) ([]fireHeaders, string) {
+	var out []fireHeaders
+	for _, h := range hist {
+		if len(out) == headerFires {
+			break
+		}
+		if h.Seq == 0 || h.Stream == "" {
+			continue
+		}
+		stream, err := s.js.Stream(ctx, h.Stream)
+		if err != nil {
+			return out, fmt.Sprintf("stream %s: %v", h.Stream, err)
+		}
+		m, err := stream.GetMsg(ctx, h.Seq)
+		if err != nil {
+			out = append(out, fireHeaders{SlotID: h.Key(), Seq: h.Seq, Header: [][2]string{{"(message)", "not in the stream any more: " + err.Error()}}})
+			continue
+		}
+		fh := fireHeaders{SlotID: h.Key(), Seq: h.Seq}
+		keys := make([]string, 0, len(m.Header))
+		for k := range m.Header {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fh.Header = append(fh.Header, [2]string{k, strings.Join(m.Header.Values(k), ", ")})
+		}
+		out = append(out, fh)
+	}
+	return out, ""
+}
+
+// compile builds the schedule as the engine does (kvstore.Spec.Compile),
+// resolving a named calendar through the admin API.
+func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (kvstore.Compiled, *calendar.Calendar, error) {
+	src := func(name string) (*calendar.Calendar, error) {
+		var raw json.RawMessage
+		if err := s.api.call(ctx, "", "calendar.get", admin.CalendarRequest{Name: name}, &raw); err != nil {
+			if isNotFound(err) {
+				return nil, fmt.Errorf("%w: calendar %q", kvstore.ErrNotFound, name)
+			}
+			return nil, err
+		}
+		return calendar.Parse(raw)
+	}
+	c, err := spec.Compile(id, src)
+	if err != nil {
+		return c, nil, err
+	}
+	return c, c.Calendar, nil
+}
+
+// explainNext lists n fire times after from, each with what moved it and
+// what was skipped before it (cronx.Explain, as `scheduler preview
+// --explain`).
+func explainNext(sched cronx.Schedule, from time.Time, n int) []nextFire {
+	var out []nextFire
+	t := from
+	for range n {
+		st := cronx.Explain(sched, t)
+		if st.At.IsZero() {
+			break
+		}
+		t = st.At
+		out = append(out, nextFire{At: st.At, Notes: stepNotes(st)})
+	}
+	return out
+}
+
+// stepNotes says what moved a fire and what was skipped before it.
+func stepNotes(st cronx.Step) []string {
+	var notes []string
+	for _, sk := range st.Skipped {
+		notes = append(notes, "skipped "+sk.Nominal.Format("2006-01-02 15:04 MST")+": "+sk.Reason)
+	}
+	if extra := st.SkippedCount - len(st.Skipped); extra > 0 {
+		notes = append(notes, fmt.Sprintf("and %d more skipped", extra))
+	}
+	if st.Moved != "" {
+		note := st.Moved
+		if !st.Nominal.IsZero() && !st.Nominal.Equal(st.At) && !strings.HasPrefix(note, "moved:") && !strings.HasPrefix(note, "shifted:") {
+			note = "moved from " + st.Nominal.Format("2006-01-02 15:04 MST") + ": " + note
+		}
+		notes = append(notes, note)
+	}
+	return notes
+}
+
+// monthTicks reads the ledger entries of a month (newest first, at most
+// monthMaxTicks: the ledger keeps a day by default).
+func (s *Server) monthTicks(ctx context.Context, id string, month time.Time) []admin.HistoryItem {
+	end := month.AddDate(0, 1, 0)
+	var out []admin.HistoryItem
+	cursor := ""
+	for len(out) < monthMaxTicks {
+		var pg admin.Page[admin.HistoryItem]
+		if err := s.api.call(ctx, "", "schedule.history", admin.HistoryRequest{ID: id, Cursor: cursor, Limit: admin.MaxLimit}, &pg); err != nil {
+			return out
+		}
+		for _, it := range pg.Items {
+			if it.Slot.Before(month) {
+				return out
+			}
+			if it.Slot.Before(end) {
+				out = append(out, it)
+			}
+		}
+		if pg.NextCursor == "" {
+			return out
+		}
+		cursor = pg.NextCursor
+	}
+	return out
+}
+
+// parseMonth reads ?month=YYYY-MM (default: now's month), as the first
+// instant of that month in loc.
+func parseMonth(s string, loc *time.Location, now time.Time) (time.Time, error) {
+	if s == "" {
+		n := now.In(loc)
+		return time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc), nil
+	}
+	t, err := time.ParseInLocation("2006-01", s, loc)
+	if err != nil {
+		n := now.In(loc)
+		return time.Date(n.Year(), n.Month(), 1, 0, 0, 0, 0, loc), errors.New("month " + s + ": want YYYY-MM")
+	}
+	return t, nil
+}
