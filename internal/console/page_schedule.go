@@ -108,10 +108,10 @@ func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errM
 	s.pages.render(w, status, "schedule", d)
 }
 
-// startOf is where the next fires are counted from: just before the
-// planned next slot (so the first is that slot), else now.
+// startOf is where the next fires are counted from: now, or just before
+// an overdue next slot (so that it is the first).
 func startOf(st *kvstore.State, now time.Time) time.Time {
-	if st != nil && !st.Next.IsZero() && !st.Ended {
+	if st != nil && !st.Next.IsZero() && !st.Ended && st.Next.Before(now) {
 		return st.Next.Add(-time.Nanosecond)
 	}
 	return now
