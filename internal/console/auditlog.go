@@ -55,8 +55,7 @@ type auditFollower struct {
 	actors  map[string]string // interned actor strings
 	state   string            // "" following; else why not
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	runner
 }
 
 func newAuditFollower(js jetstream.JetStream, window int, log *slog.Logger) *auditFollower {
@@ -65,41 +64,14 @@ func newAuditFollower(js jetstream.JetStream, window int, log *slog.Logger) *aud
 }
 
 func (a *auditFollower) start(ctx context.Context) {
-	ctx, a.cancel = context.WithCancel(ctx)
-	a.done = make(chan struct{})
-	go a.run(ctx)
-}
-
-func (a *auditFollower) stop() {
-	if a.cancel == nil {
-		return
-	}
-	a.cancel()
-	<-a.done
-}
-
-func (a *auditFollower) run(ctx context.Context) {
-	defer close(a.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		err := a.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
+	a.run(ctx, 10*rewatchDelay, a.follow, func(err error) {
 		a.mu.Lock()
+		defer a.mu.Unlock()
 		a.state = "the audit trail is not readable: " + err.Error()
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
 			a.state = "no audit trail: the schedulers run without --audit-key"
 		}
-		a.mu.Unlock()
-		t.Reset(10 * rewatchDelay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 func (a *auditFollower) follow(ctx context.Context) error {
@@ -121,35 +93,15 @@ func (a *auditFollower) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
-	fctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-fctx.Done()
-		it.Stop()
-	}()
-	defer func() {
-		cancel()
-		<-stopped
-	}()
 	a.mu.Lock()
 	a.state = ""
 	a.mu.Unlock()
-	for {
-		m, err := it.Next()
-		if err != nil {
-			return err
-		}
+	return eachMsg(ctx, cons, func(m jetstream.Msg) {
 		var e auditEntry
-		if json.Unmarshal(m.Data(), &e) != nil || e.Kind != "action" || e.Target == "" {
-			continue
+		if json.Unmarshal(m.Data(), &e) == nil && e.Kind == "action" && e.Target != "" {
+			a.record(e)
 		}
-		a.record(e)
-	}
+	})
 }
 
 // record keeps e as its target's latest (a removed schedule forgets

@@ -37,8 +37,7 @@ type fireFollower struct {
 	slots [slotsPerWindow]latencySlot
 	err   string // why the stream cannot be read ("" when it can)
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	runner
 }
 
 // latencySlot holds the fires dispatched in one slot of the window.
@@ -59,39 +58,12 @@ func newFireFollower(js jetstream.JetStream, layout kvstore.Layout, window time.
 }
 
 func (f *fireFollower) start(ctx context.Context) {
-	ctx, f.cancel = context.WithCancel(ctx)
-	f.done = make(chan struct{})
-	go f.run(ctx)
-}
-
-func (f *fireFollower) stop() {
-	if f.cancel == nil {
-		return
-	}
-	f.cancel()
-	<-f.done
-}
-
-func (f *fireFollower) run(ctx context.Context) {
-	defer close(f.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		err := f.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
+	f.run(ctx, 10*rewatchDelay, f.follow, func(err error) {
 		f.mu.Lock()
 		f.err = err.Error()
 		f.mu.Unlock()
 		f.log.Debug("console: cannot follow the fire stream; retrying", "err", err)
-		t.Reset(10 * rewatchDelay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 func (f *fireFollower) follow(ctx context.Context) error {
@@ -102,38 +74,17 @@ func (f *fireFollower) follow(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	it, err := cons.Messages()
-	if err != nil {
-		return err
-	}
-	defer it.Stop()
 	f.mu.Lock()
 	f.err = ""
 	f.mu.Unlock()
-	// Next blocks; stopping the iterator is what ends it.
-	fctx, cancel := context.WithCancel(ctx)
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		<-fctx.Done()
-		it.Stop()
-	}()
-	defer func() {
-		cancel()
-		<-stopped
-	}()
-	for {
-		m, err := it.Next()
-		if err != nil {
-			return err
-		}
+	return eachMsg(ctx, cons, func(m jetstream.Msg) {
 		meta, err := fire.ParseMeta(m.Headers())
 		if err != nil || meta.DispatchedAt.IsZero() {
-			continue
+			return
 		}
 		f.observe(meta.Workflow, meta.DispatchedAt, meta.DispatchedAt.Sub(meta.ScheduledAt))
 		f.notify(topicFleet)
-	}
+	})
 }
 
 // observe counts one fire dispatched at at, late by late.

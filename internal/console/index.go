@@ -110,8 +110,7 @@ type index struct {
 	loaded  bool
 	ready   chan struct{}
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	runner
 }
 
 func newIndex(store *kvstore.Store, shards int, log *slog.Logger, notify func(string)) *index {
@@ -122,41 +121,13 @@ func newIndex(store *kvstore.Store, shards int, log *slog.Logger, notify func(st
 
 // start follows the buckets until stop.
 func (ix *index) start(ctx context.Context) {
-	ctx, ix.cancel = context.WithCancel(ctx)
-	ix.done = make(chan struct{})
-	go ix.run(ctx)
-}
-
-// stop ends the watches and waits for them.
-func (ix *index) stop() {
-	if ix.cancel == nil {
-		return
-	}
-	ix.cancel()
-	<-ix.done
+	ix.run(ctx, rewatchDelay, ix.follow, func(err error) {
+		ix.log.Warn("console: lost a watch of the buckets; reloading", "err", err)
+	})
 }
 
 // rewatchDelay is the pause before a failed watch is opened again.
 const rewatchDelay = time.Second
-
-func (ix *index) run(ctx context.Context) {
-	defer close(ix.done)
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		err := ix.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		ix.log.Warn("console: lost a watch of the buckets; reloading", "err", err)
-		t.Reset(rewatchDelay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
 
 // follow loads the index and keeps it current until a watch fails or ctx
 // ends. The state records load first, so that the specs' backlog computes
@@ -180,15 +151,9 @@ func (ix *index) follow(ctx context.Context) error {
 		return err
 	}
 	defer func() { _ = specs.Stop() }()
-	var planned []string
-	if err := drain(ctx, specs, func(e jetstream.KeyValueEntry) {
-		if id, ok := ix.applySpec(ctx, e, false); ok {
-			planned = append(planned, id)
-		}
-	}); err != nil {
+	if err := drain(ctx, specs, func(e jetstream.KeyValueEntry) { ix.applySpec(ctx, e, false) }); err != nil {
 		return err
 	}
-	ix.plan(ctx, planned)
 	leases, err := ix.store.Leases().WatchAll(ctx)
 	if err != nil {
 		return err
@@ -336,10 +301,10 @@ func (ix *index) applyState(e jetstream.KeyValueEntry) {
 	}
 }
 
-// applySpec folds a spec into its row. A schedule without a state record
-// gets the next fire schedulers plan for it: now (live), or once the
-// backlog is in (plan), in which case applySpec reports its id.
-func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live bool) (string, bool) {
+// applySpec folds a spec into its row (live: after the backlog, so the
+// pages hear of it). A schedule without a state record gets the next
+// fire schedulers plan for it.
+func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live bool) {
 	id := e.Key()
 	if deleted(e) {
 		ix.mu.Lock()
@@ -349,7 +314,7 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 			ix.notify(topicSchedules)
 			ix.notify(topicSchedule(id))
 		}
-		return "", false
+		return
 	}
 	spec, err := kvstore.DecodeSpec(e.Value())
 	if err == nil {
@@ -373,28 +338,12 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 	}
 	needsPlan := err == nil && r.flags&rowState == 0
 	ix.mu.Unlock()
-	if needsPlan && live {
+	if needsPlan {
 		ix.planOne(ctx, id, spec, e.Created())
 	}
 	if live {
 		ix.notify(topicSchedules)
 		ix.notify(topicSchedule(id))
-	}
-	return id, needsPlan && !live
-}
-
-// plan computes the planned next fire of the schedules the backlog left
-// without a state record.
-func (ix *index) plan(ctx context.Context, ids []string) {
-	for _, id := range ids {
-		if ctx.Err() != nil {
-			return
-		}
-		e, err := ix.store.GetSpec(ctx, id)
-		if err != nil {
-			continue
-		}
-		ix.planOne(ctx, id, e.Spec, e.Written)
 	}
 }
 

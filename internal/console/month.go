@@ -144,24 +144,11 @@ func buildMonth(month time.Time, loc *time.Location, now time.Time, sched cronx.
 	} else {
 		v.Note = "The recurrence does not compile: only the ledger's days are marked."
 	}
-	// Weeks, Monday first, padded with nil cells.
-	var week []*dayCell
-	for range (int(month.Weekday()) + 6) % 7 {
-		week = append(week, nil)
+	cells := make([]*dayCell, len(days))
+	for d, c := range days {
+		cells[d-1] = c
 	}
-	for d := 1; days[d] != nil; d++ {
-		week = append(week, days[d])
-		if len(week) == 7 {
-			v.Weeks = append(v.Weeks, week)
-			week = nil
-		}
-	}
-	if len(week) > 0 {
-		for len(week) < 7 {
-			week = append(week, nil)
-		}
-		v.Weeks = append(v.Weeks, week)
-	}
+	v.Weeks = weeksOf(month, cells)
 	return v
 }
 
@@ -199,6 +186,24 @@ func markFuture(days map[int]*dayCell, month, end time.Time, loc *time.Location,
 			t = next.Add(-time.Nanosecond)
 		}
 	}
+}
+
+// weeksOf lays out the days of a month (cells[i] is day i+1, first is
+// day 1) in weeks, Monday first, padded with nil cells.
+func weeksOf[T any](first time.Time, cells []*T) [][]*T {
+	var weeks [][]*T
+	week := make([]*T, (int(first.Weekday())+6)%7, 7)
+	for _, c := range cells {
+		week = append(week, c)
+		if len(week) == 7 {
+			weeks = append(weeks, week)
+			week = make([]*T, 0, 7)
+		}
+	}
+	if len(week) > 0 {
+		weeks = append(weeks, append(week, make([]*T, 7-len(week))...))
+	}
+	return weeks
 }
 
 func reasonOr(reason, fallback string) string {

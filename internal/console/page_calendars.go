@@ -177,11 +177,7 @@ func yearGrid(cal *calendar.Calendar, year int) ([]monthGrid, []offDay) {
 	var off []offDay
 	for m := time.January; m <= time.December; m++ {
 		first := time.Date(year, m, 1, 0, 0, 0, 0, loc)
-		g := monthGrid{Name: m.String()}
-		var week []*gridDay
-		for range (int(first.Weekday()) + 6) % 7 {
-			week = append(week, nil)
-		}
+		var days []*gridDay
 		for d := first; d.Month() == m; d = d.AddDate(0, 0, 1) {
 			noon := d.Add(12 * time.Hour)
 			day := &gridDay{Day: d.Day(), Date: d.Format("2006-01-02"), Reason: cal.NonWorkingReason(noon)}
@@ -191,18 +187,9 @@ func yearGrid(cal *calendar.Calendar, year int) ([]monthGrid, []offDay) {
 			} else if day.Reason != "" {
 				day.Off = true
 			}
-			week = append(week, day)
-			if len(week) == 7 {
-				g.Weeks = append(g.Weeks, week)
-				week = nil
-			}
+			days = append(days, day)
 		}
-		if len(week) > 0 {
-			for len(week) < 7 {
-				week = append(week, nil)
-			}
-			g.Weeks = append(g.Weeks, week)
-		}
+		g := monthGrid{Name: m.String(), Weeks: weeksOf(first, days)}
 		months = append(months, g)
 	}
 	return months, off
