@@ -171,6 +171,7 @@ func screenshots(t *testing.T, ctx context.Context, e *env, dir string) {
 	// fire headers and the lateness histogram have something to show.
 	time.Sleep(11 * time.Second) // real time on purpose: fires happen on the clock
 	year := time.Now().Year()
+	// Each page whole at 1280 px; a phone's first screen at 390 x 844.
 	shots := []struct {
 		name, path string
 		width      int64
@@ -187,13 +188,17 @@ func screenshots(t *testing.T, ctx context.Context, e *env, dir string) {
 	}
 	for _, s := range shots {
 		var png []byte
+		height, scale, shot := int64(900), 1.0, chromedp.FullScreenshot(100)
+		if s.width < 500 {
+			height, scale, shot = 844, 2, chromedp.CaptureScreenshot()
+		}
 		err := chromedp.Do(ctx,
-			chromedp.EmulateViewport(s.width, 900),
+			chromedp.EmulateViewport(s.width, height, chromedp.EmulateScale(scale)),
 			chromedp.Navigate(e.web+s.path),
 			chromedp.WaitVisible(chromedp.CSS(`main`)),
 			chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 				var err error
-				png, err = chromedp.FullScreenshot(100)(ctx, t)
+				png, err = shot(ctx, t)
 				return err
 			}))
 		if err != nil {
