@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/memlimit"
@@ -43,6 +44,9 @@ type daemonFlags struct {
 	memoryLimit  string
 	backfill     int
 	console      consoleFlags
+	// clockOffset shifts the scheduler's clock (hidden: a test setting,
+	// see docs/reliability.md).
+	clockOffset time.Duration
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsole string) {
@@ -66,7 +70,13 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&f.backfill, "max-backfill-slots", fire.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
+	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
+	_ = fl.MarkHidden("clock-offset")
 }
+
+// maxClockOffset bounds --clock-offset: a test setting that simulates a
+// wrong clock, not a way to run a day off.
+const maxClockOffset = 24 * time.Hour
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	log, err := a.logger()
@@ -89,6 +99,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		if err := kvstore.ValidateID(f.instance); err != nil {
 			return daemon.Config{}, invalidf("--instance: %v", err)
 		}
+	}
+	if f.clockOffset < -maxClockOffset || f.clockOffset > maxClockOffset {
+		return daemon.Config{}, invalidf("--clock-offset %s: must be within ±%s", f.clockOffset, maxClockOffset)
 	}
 	key, err := a.auditKey()
 	if err != nil {
@@ -123,6 +136,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		},
 	}
 	cfg.Fire.Instance = f.instance
+	cfg.Fire.Clock = clock.Clock{Offset: f.clockOffset}
 	cfg.Fire.ClaimTTL = f.claimTTL
 	cfg.Fire.MisfireThreshold = f.misfire
 	cfg.Fire.Workers = f.workers

@@ -106,6 +106,9 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 		d.Stop()
 		return nil, err
 	}
+	if off := cfg.Fire.Clock.Offset; off != 0 {
+		log.Warn("clock offset in effect: this scheduler's time is shifted (--clock-offset, a test setting)", "offset", off)
+	}
 	log.Info("scheduler started", "instance", d.engine.Instance())
 	return d, nil
 }

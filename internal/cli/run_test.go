@@ -1,0 +1,35 @@
+package cli
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// TestRunClockOffset: --clock-offset is a hidden test flag; a value beyond
+// a day, or not a duration, is refused (exit 2, naming the flag) before
+// anything connects.
+func TestRunClockOffset(t *testing.T) {
+	run := func(args ...string) (int, string, string) {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), args, &out, &errOut)
+		return code, out.String(), errOut.String()
+	}
+	// An unreachable URL: validation must fail before a connection is tried.
+	for _, bad := range []string{"48h", "-25h", "soon"} {
+		code, _, stderr := run("run", "--nats-url", "nats://127.0.0.1:1", "--clock-offset", bad)
+		if code != ExitInvalid || !strings.Contains(stderr, "clock-offset") {
+			t.Errorf("--clock-offset %s: exit %d, stderr %q; want %d naming --clock-offset", bad, code, stderr, ExitInvalid)
+		}
+	}
+	code, stdout, _ := run("run", "--help")
+	if code != ExitOK {
+		t.Fatalf("run --help: exit %d", code)
+	}
+	if !strings.Contains(stdout, "--lease-ttl") {
+		t.Fatalf("run --help does not show the run flags:\n%s", stdout)
+	}
+	if strings.Contains(stdout, "clock-offset") {
+		t.Errorf("run --help lists the hidden test flag --clock-offset:\n%s", stdout)
+	}
+}
