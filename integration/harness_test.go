@@ -6,8 +6,6 @@ package integration
 // into the one-line summary every fault test prints.
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,20 +14,19 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -83,17 +80,9 @@ func schedulerBinary(t *testing.T) string {
 // every start, go to one log file in the test's temporary directory; the
 // tail of it is printed when the test fails.
 type schedProc struct {
-	t       *testing.T
-	name    string
-	bin     string
-	args    []string
-	env     []string
-	logPath string
-
-	mu     sync.Mutex
-	cmd    *exec.Cmd
-	done   chan struct{} // closed when the current process has exited
-	starts int
+	*faulttest.Proc
+	t    *testing.T
+	name string
 }
 
 // schedulerArgs is the command line of a fleet member: the contract's
@@ -109,12 +98,13 @@ func schedulerArgs(url, instance string, extra ...string) []string {
 // when the test ends, and its log tail is printed if the test failed.
 func newSchedProc(t *testing.T, bin, name string, args, env []string) *schedProc {
 	t.Helper()
-	p := &schedProc{t: t, name: name, bin: bin, args: args, env: env,
-		logPath: filepath.Join(t.TempDir(), name+".log")}
+	p := &schedProc{t: t, name: name, Proc: faulttest.NewProc(name, filepath.Join(t.TempDir(), name+".log"),
+		`"msg":"scheduler started"`, append([]string{bin}, args...))}
+	p.Env = env
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() {
-			dumpLog(t, "scheduler "+name, p.logPath)
+			dumpLog(t, "scheduler "+name, p.LogPath)
 		}
 	})
 	return p
@@ -125,158 +115,26 @@ func newSchedProc(t *testing.T, bin, name string, args, env []string) *schedProc
 // fails the test with its output.
 func (p *schedProc) start() {
 	p.t.Helper()
-	off := p.launch()
-	if err := p.waitStarted(off, 30*time.Second); err != nil {
-		p.t.Fatal(err)
+	err := p.Start(30 * time.Second)
+	var ee *faulttest.ExitedError
+	if errors.As(err, &ee) && ee.Code == 2 {
+		p.t.Fatalf("scheduler %s exited with status 2 before starting: it rejected its command line "+
+			"(does the binary accept every flag the test passes, such as --lease-ttl?): %s\n%s",
+			p.name, strings.Join(p.Argv(), " "), ee.Tail)
 	}
-}
-
-// launch starts the process without waiting and returns the log offset of
-// this start.
-func (p *schedProc) launch() int64 {
-	p.t.Helper()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done != nil {
-		select {
-		case <-p.done:
-		default:
-			p.t.Fatalf("scheduler %s: start while running", p.name)
-		}
-	}
-	f, err := os.OpenFile(p.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		p.t.Fatal(err)
 	}
-	defer f.Close()
-	p.starts++
-	fmt.Fprintf(f, "=== harness: start #%d of %s at %s: %s %s\n", p.starts, p.name,
-		time.Now().Format(time.RFC3339Nano), strings.Join(p.env, " "), strings.Join(p.args, " "))
-	off, _ := f.Seek(0, io.SeekEnd)
-	var cmd *exec.Cmd
-	for attempt := 0; ; attempt++ {
-		cmd = exec.Command(p.bin, p.args...)
-		cmd.Env = append(os.Environ(), p.env...)
-		cmd.Stdout, cmd.Stderr = f, f
-		err = cmd.Start()
-		if err == nil {
-			break
-		}
-		if errors.Is(err, syscall.ETXTBSY) && attempt < 20 {
-			time.Sleep(50 * time.Millisecond)
-			continue
-		}
-		p.t.Fatalf("start scheduler %s: %v", p.name, err)
-	}
-	done := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		close(done)
-	}()
-	p.cmd, p.done = cmd, done
-	return off
 }
 
-// waitStarted polls the log, from offset off, for the "scheduler started"
-// line.
-func (p *schedProc) waitStarted(off int64, timeout time.Duration) error {
-	p.mu.Lock()
-	done := p.done
-	p.mu.Unlock()
-	deadline := time.Now().Add(timeout)
-	for {
-		if logHas(p.logPath, off, `"msg":"scheduler started"`) {
-			return nil
-		}
-		select {
-		case <-done:
-			code := p.exitCode()
-			tail := tailFrom(p.logPath, off, 4096)
-			if code == 2 {
-				return fmt.Errorf("scheduler %s exited with status 2 before starting: it rejected its command line "+
-					"(does the binary accept every flag the test passes, such as --lease-ttl?): %s\n%s",
-					p.name, strings.Join(p.args, " "), tail)
-			}
-			return fmt.Errorf("scheduler %s exited with status %d before logging 'scheduler started':\n%s", p.name, code, tail)
-		case <-time.After(25 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("scheduler %s did not log 'scheduler started' within %s:\n%s",
-				p.name, timeout, tailFrom(p.logPath, off, 4096))
-		}
-	}
-}
-
-// running reports whether the current process is alive.
-func (p *schedProc) running() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.done == nil {
-		return false
-	}
-	select {
-	case <-p.done:
-		return false
-	default:
-		return true
-	}
-}
-
-// kill sends SIGKILL (a crash) and waits for the process to be gone. A
-// no-op when it is not running.
-func (p *schedProc) kill() { p.signal(syscall.SIGKILL, 0) }
-
-// stop sends SIGTERM (a clean stop), waits up to 15s, then kills.
-func (p *schedProc) stop() { p.signal(syscall.SIGTERM, 15*time.Second) }
-
-func (p *schedProc) signal(sig syscall.Signal, grace time.Duration) {
-	p.mu.Lock()
-	cmd, done := p.cmd, p.done
-	p.mu.Unlock()
-	if cmd == nil {
-		return
-	}
-	select {
-	case <-done:
-		return
-	default:
-	}
-	_ = cmd.Process.Signal(sig)
-	if grace > 0 {
-		select {
-		case <-done:
-			return
-		case <-time.After(grace):
-			_ = cmd.Process.Kill()
-		}
-	}
-	<-done
-}
+func (p *schedProc) running() bool { return p.Running() }
+func (p *schedProc) kill()         { p.Kill() }
+func (p *schedProc) exitCode() int { return p.ExitCode() }
 
 // waitExit waits up to timeout for the process to exit on its own and
 // returns its exit status (-1 when killed by a signal).
 func (p *schedProc) waitExit(timeout time.Duration) (code int, exited bool) {
-	p.mu.Lock()
-	done := p.done
-	p.mu.Unlock()
-	if done == nil {
-		return 0, false
-	}
-	select {
-	case <-done:
-		return p.exitCode(), true
-	case <-time.After(timeout):
-		return 0, false
-	}
-}
-
-func (p *schedProc) exitCode() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.cmd == nil || p.cmd.ProcessState == nil {
-		return 0
-	}
-	return p.cmd.ProcessState.ExitCode()
+	return p.WaitExit(timeout)
 }
 
 // startFleet starts one scheduler process per name against url, one after
@@ -294,55 +152,10 @@ func startFleet(t *testing.T, bin, url string, names []string, extra ...string) 
 // ---------------------------------------------------------------------------
 // Logs.
 
-func logHas(path string, off int64, needle string) bool {
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return false
-	}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
-	for sc.Scan() {
-		if bytes.Contains(sc.Bytes(), []byte(needle)) {
-			return true
-		}
-	}
-	return false
-}
-
-// tailFrom returns at most max bytes of the end of path, from offset off.
-func tailFrom(path string, off int64, max int64) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Sprintf("(no log: %v)", err)
-	}
-	defer f.Close()
-	end, _ := f.Seek(0, io.SeekEnd)
-	start := max64(off, end-max)
-	if _, err := f.Seek(start, io.SeekStart); err != nil {
-		return err.Error()
-	}
-	b, _ := io.ReadAll(f)
-	if start > off {
-		return fmt.Sprintf("[... %d bytes before]\n%s", start-off, b)
-	}
-	return string(b)
-}
-
-func max64(a, b int64) int64 {
-	if a > b {
-		return a
-	}
-	return b
-}
-
 // dumpLog prints the end of a log: all of a small one, the last 24 KiB of
 // a big one.
 func dumpLog(t *testing.T, what, path string) {
-	t.Logf("---- %s: %s ----\n%s\n---- end of %s ----", what, path, tailFrom(path, 0, 24<<10), what)
+	t.Logf("---- %s: %s ----\n%s\n---- end of %s ----", what, path, faulttest.Tail(path, 0, 24<<10), what)
 }
 
 // fileLogger is a JSON logger writing to a file of the test, for the
@@ -627,14 +440,12 @@ func putSchedules(t *testing.T, store *kvstore.Store, ids []string) {
 // ---------------------------------------------------------------------------
 // The fire stream.
 
-// fireLog reads SCHED_FIRES incrementally with an ordered consumer and
+// fireLog reads SCHED_FIRES incrementally (faulttest.FireReader) and
 // keeps, per schedule, how many messages each slot has. It is used from
 // the test's goroutine only.
 type fireLog struct {
-	t    *testing.T
-	js   jetstream.JetStream
-	cons jetstream.Consumer
-	next uint64 // next stream sequence to read
+	t      *testing.T
+	stream *faulttest.FireReader
 
 	slots     map[string]map[int64]int // schedule id -> slot unix ms -> messages
 	msgs      int
@@ -644,7 +455,7 @@ type fireLog struct {
 }
 
 func newFireLog(t *testing.T, js jetstream.JetStream) *fireLog {
-	return &fireLog{t: t, js: js, next: 1, slots: map[string]map[int64]int{},
+	return &fireLog{t: t, stream: faulttest.NewFireReader(js, "SCHED_FIRES"), slots: map[string]map[int64]int{},
 		reasons: map[string]int{}, instances: map[string]int{}}
 }
 
@@ -653,61 +464,7 @@ func newFireLog(t *testing.T, js jetstream.JetStream) *fireLog {
 func (f *fireLog) sync() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	s, err := f.js.Stream(ctx, "SCHED_FIRES")
-	if err != nil {
-		return fmt.Errorf("fire stream: %w", err)
-	}
-	info, err := s.Info(ctx)
-	if err != nil {
-		return fmt.Errorf("fire stream info: %w", err)
-	}
-	last := info.State.LastSeq
-	if last < f.next {
-		return nil
-	}
-	if info.State.FirstSeq > f.next {
-		return fmt.Errorf("fire stream starts at sequence %d, after %d: messages were removed", info.State.FirstSeq, f.next)
-	}
-	for f.next <= last {
-		if f.cons == nil {
-			f.cons, err = f.js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{
-				DeliverPolicy:     jetstream.DeliverByStartSequencePolicy,
-				OptStartSeq:       f.next,
-				HeadersOnly:       true,
-				InactiveThreshold: 10 * time.Second,
-			})
-			if err != nil {
-				return fmt.Errorf("ordered consumer: %w", err)
-			}
-		}
-		batch, err := f.cons.Fetch(2000, jetstream.FetchMaxWait(3*time.Second))
-		if err != nil {
-			f.cons = nil
-			return fmt.Errorf("fetch: %w", err)
-		}
-		n := 0
-		for m := range batch.Messages() {
-			md, err := m.Metadata()
-			if err != nil {
-				continue
-			}
-			if md.Sequence.Stream < f.next {
-				continue
-			}
-			f.add(m.Headers())
-			f.next = md.Sequence.Stream + 1
-			n++
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) {
-			f.cons = nil
-			return fmt.Errorf("fetch: %w", err)
-		}
-		if n == 0 {
-			f.cons = nil
-			return fmt.Errorf("no message read at sequence %d (stream last %d)", f.next, last)
-		}
-	}
-	return nil
+	return f.stream.Sync(ctx, func(h nats.Header, _ *jetstream.MsgMetadata) { f.add(h) })
 }
 
 func (f *fireLog) add(h nats.Header) {
@@ -834,17 +591,7 @@ func (f *fireLog) summarize(ids []string, tEnd, notBefore time.Time) faultSummar
 func (f *fireLog) report(t *testing.T, name string, ids []string, tEnd, notBefore time.Time) faultSummary {
 	t.Helper()
 	s := f.summarize(ids, tEnd, notBefore)
-	line := fmt.Sprintf("FAULT %s: %s", name, s)
-	t.Log(line)
-	fmt.Println(line)
-	// go test shows a passing package's output only with -v: test.sh
-	// collects the summaries here and prints them after the run.
-	if path := os.Getenv("JETSCHED_FAULT_SUMMARY"); path != "" {
-		if fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
-			fmt.Fprintln(fh, line)
-			_ = fh.Close()
-		}
-	}
+	faulttest.Summarize(t, fmt.Sprintf("FAULT %s: %s", name, s))
 	t.Logf("%s: %d fire messages read; by Sched-Reason %v; by Sched-Instance %v; cut-off T_end %s",
 		name, f.msgs, f.reasons, f.instances, tEnd.UTC().Format(time.RFC3339))
 	if s.Duplicates != 0 {
