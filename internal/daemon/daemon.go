@@ -23,6 +23,7 @@ import (
 	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/skew"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/fire"
@@ -96,6 +97,7 @@ type Daemon struct {
 	api     *admin.Service
 	http    *metrics.Server
 	console *console.Server
+	skew    *skew.Watcher
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -168,6 +170,13 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	if err := d.timers.Start(ctx); err != nil {
+		return err
+	}
+	// A clock off from the servers' fires slots early or late: say so.
+	if d.skew, err = skew.New(skew.Config{Leases: d.store.Leases(), Instance: d.engine.Instance(), Logger: log}); err != nil {
+		return err
+	}
+	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
 	if cfg.AuditKey != nil {
@@ -364,6 +373,9 @@ func (d *Daemon) Stop() {
 	}
 	if d.audit != nil {
 		d.audit.Stop()
+	}
+	if d.skew != nil {
+		d.skew.Stop()
 	}
 	if d.timers != nil {
 		d.timers.Stop()

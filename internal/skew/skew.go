@@ -1,0 +1,177 @@
+// Package skew measures how far a scheduler's clock is from its NATS
+// servers' and says so in the log.
+//
+// A scheduler reads every due time, claim expiry and lease silence on its
+// own clock. A clock that is ahead fires slots early by as much; one that
+// is behind fires them late and lets other instances take its claims over
+// early (the CAS and the stream's duplicate window keep each slot to one
+// message either way: docs/protocol.md, docs/reliability.md). Nothing in
+// the fire path can tell, so this watcher does: the fire engine rewrites
+// member.<instance> in the sched_leases bucket every third of the lease
+// TTL, with the time it wrote it by its own clock ("renewed"), and the
+// stream stamps the record with the server's clock when it stores it. The
+// difference is the skew (less the publish's latency, milliseconds).
+package skew
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DefaultTolerance is the skew above which the watcher warns.
+const DefaultTolerance = time.Second
+
+// Config configures a Watcher.
+type Config struct {
+	// Leases is the sched_leases bucket. Required.
+	Leases jetstream.KeyValue
+	// Instance is the scheduler's instance id: the watcher reads
+	// member.<Instance>. Required.
+	Instance string
+	// Tolerance is the skew, either way, above which a warning is logged.
+	// Default DefaultTolerance.
+	Tolerance time.Duration
+	// Interval is the time between two measurements once the member
+	// record exists (it is looked for every second until then). Default
+	// 30s.
+	Interval time.Duration
+	// Logger receives the warnings. Default: discard.
+	Logger *slog.Logger
+}
+
+// Measure returns the skew a member record shows: the scheduler's clock
+// minus the server's (positive: the scheduler is ahead).
+func Measure(e jetstream.KeyValueEntry) (time.Duration, error) {
+	var v struct {
+		Renewed time.Time `json:"renewed"`
+	}
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return 0, fmt.Errorf("skew: member record %s: %w", e.Key(), err)
+	}
+	if v.Renewed.IsZero() || e.Created().IsZero() {
+		return 0, fmt.Errorf("skew: member record %s has no renewal time", e.Key())
+	}
+	return v.Renewed.Sub(e.Created()), nil
+}
+
+// Watcher measures the skew periodically and logs a warning while it is
+// beyond the tolerance, and a note when it is back within.
+type Watcher struct {
+	cfg Config
+	log *slog.Logger
+
+	mu     sync.Mutex
+	cancel context.CancelFunc
+	done   chan struct{}
+	last   time.Duration // the latest measurement
+	warned bool
+}
+
+// New validates cfg and returns a stopped Watcher.
+func New(cfg Config) (*Watcher, error) {
+	if cfg.Leases == nil {
+		return nil, errors.New("skew: Config.Leases is required")
+	}
+	if cfg.Instance == "" {
+		return nil, errors.New("skew: Config.Instance is required")
+	}
+	cfg.Tolerance = cmp.Or(cfg.Tolerance, DefaultTolerance)
+	cfg.Interval = cmp.Or(cfg.Interval, 30*time.Second)
+	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	return &Watcher{cfg: cfg, log: log.With("component", "clock-skew")}, nil
+}
+
+// Start begins measuring in a goroutine that Stop ends. Starting a
+// running watcher is a no-op.
+func (w *Watcher) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cancel != nil {
+		return nil
+	}
+	ctx, w.cancel = context.WithCancel(ctx)
+	w.done = make(chan struct{})
+	go w.run(ctx, w.done)
+	return nil
+}
+
+// Stop ends the measurements and waits for the goroutine. Safe to call
+// more than once, and before Start.
+func (w *Watcher) Stop() {
+	w.mu.Lock()
+	cancel, done := w.cancel, w.done
+	w.cancel, w.done = nil, nil
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+		<-done
+	}
+}
+
+// Last is the latest measurement (0 before the first).
+func (w *Watcher) Last() time.Duration {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.last
+}
+
+func (w *Watcher) run(ctx context.Context, done chan struct{}) {
+	defer close(done)
+	timer := time.NewTimer(time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-timer.C:
+		}
+		next := w.cfg.Interval
+		if !w.check(ctx) {
+			next = time.Second // no record yet (or NATS is away): soon again
+		}
+		timer.Reset(next)
+	}
+}
+
+// check measures once and logs what changed; false when nothing could be
+// measured.
+func (w *Watcher) check(ctx context.Context) bool {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	e, err := w.cfg.Leases.Get(rctx, "member."+w.cfg.Instance)
+	if err != nil {
+		return false
+	}
+	d, err := Measure(e)
+	if err != nil {
+		w.log.Warn("cannot measure the clock skew", "err", err)
+		return false
+	}
+	w.mu.Lock()
+	w.last = d
+	over := d > w.cfg.Tolerance || d < -w.cfg.Tolerance
+	wasWarned := w.warned
+	w.warned = over
+	w.mu.Unlock()
+	switch {
+	case over:
+		effect := "slots fire early by as much"
+		if d < 0 {
+			effect = "slots fire late by as much, and other instances take its claims over early"
+		}
+		w.log.Warn("this scheduler's clock differs from the NATS server's: fix its time sync (NTP)",
+			"skew", d.Round(time.Millisecond), "tolerance", w.cfg.Tolerance, "effect", effect)
+	case wasWarned:
+		w.log.Info("this scheduler's clock agrees with the NATS server's again", "skew", d.Round(time.Millisecond))
+	}
+	return true
+}
