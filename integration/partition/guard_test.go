@@ -1,0 +1,132 @@
+package partition
+
+import (
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// guardSlack covers a claim a worker began just before the guard closed:
+// its publish, and nats.go's retries of it (no responders on a cut-off
+// server: two more attempts 250ms apart).
+const guardSlack = time.Second
+
+// guardWatch records, on a node's own server, when the scheduler there
+// publishes claims ($KV.sched_state.<id>: the CAS that claims a slot; the
+// record names its owner) and fires (sched.fire.>, with Sched-Instance).
+// Cut off from the cluster, that server still delivers what the
+// scheduler publishes, whether or not JetStream can store it, so the watch
+// sees every attempt.
+type guardWatch struct {
+	nc       *nats.Conn
+	instance string
+
+	mu            sync.Mutex
+	claims, fires []time.Time
+}
+
+func watchGuard(c *cluster, i int) (*guardWatch, error) {
+	nc, _, err := c.connect(i)
+	if err != nil {
+		return nil, err
+	}
+	g := &guardWatch{nc: nc, instance: c.nodes[i].instance}
+	record := func(into *[]time.Time, mine func(*nats.Msg) bool) nats.MsgHandler {
+		return func(m *nats.Msg) {
+			now := time.Now()
+			if !mine(m) {
+				return
+			}
+			g.mu.Lock()
+			*into = append(*into, now)
+			g.mu.Unlock()
+		}
+	}
+	claim := func(m *nats.Msg) bool {
+		st, err := kvstore.DecodeState(m.Data)
+		return err == nil && st.Claim != nil && st.Claim.Owner == g.instance
+	}
+	fired := func(m *nats.Msg) bool { return m.Header.Get(fire.HeaderInstance) == g.instance }
+	if _, err := nc.Subscribe("$KV.sched_state.>", record(&g.claims, claim)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if _, err := nc.Subscribe("sched.fire.>", record(&g.fires, fired)); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	if err := nc.Flush(); err != nil {
+		nc.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// waitDispatching waits until the watch has seen a claim of its
+// scheduler at least span ago and one since: the scheduler dispatches,
+// and the watch covers the span before a cut.
+func (g *guardWatch) waitDispatching(span, timeout time.Duration) error {
+	since := time.Now()
+	return poll(timeout+span, 100*time.Millisecond, func() error {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		if time.Since(since) < span || len(g.claims) == 0 || time.Since(g.claims[len(g.claims)-1]) > span {
+			return fmt.Errorf("scheduler %s: %d claims seen since %s", g.instance, len(g.claims), since.Format(time.RFC3339Nano))
+		}
+		return nil
+	})
+}
+
+func (g *guardWatch) close() { g.nc.Close() }
+
+// guardResult is what the cut-off scheduler did after the cut.
+type guardResult struct {
+	Shards int // leases it held at the cut
+	// LastClaim and LastFire are the last attempts after the cut, as an
+	// offset from it (negative: none after the cut).
+	LastClaim, LastFire time.Duration
+	// Before counts claims in the 2s before the cut: the scheduler was
+	// dispatching. Late counts claims after the guard (leaseGuard +
+	// guardSlack).
+	Before, Late int
+}
+
+// result looks at the attempts between cut and heal.
+func (g *guardWatch) result(cut, heal time.Time, shards int) guardResult {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	r := guardResult{Shards: shards, LastClaim: -1, LastFire: -1}
+	for _, at := range g.claims {
+		if at.After(cut.Add(-2*time.Second)) && !at.After(cut) {
+			r.Before++
+		}
+		if at.After(cut) && at.Before(heal) {
+			r.LastClaim = max(r.LastClaim, at.Sub(cut))
+			if at.Sub(cut) > leaseGuard+guardSlack {
+				r.Late++
+			}
+		}
+	}
+	for _, at := range g.fires {
+		if at.After(cut) && at.Before(heal) {
+			r.LastFire = max(r.LastFire, at.Sub(cut))
+		}
+	}
+	return r
+}
+
+func (r guardResult) String() string {
+	last := func(d time.Duration) string {
+		if d < 0 {
+			return "none"
+		}
+		return strconvDur(d)
+	}
+	return fmt.Sprintf("guard: shards=%d claims_2s_before=%d last_claim=%s last_fire=%s (limit %s)",
+		r.Shards, r.Before, last(r.LastClaim), last(r.LastFire), strconvDur(leaseGuard+guardSlack))
+}
