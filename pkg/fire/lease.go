@@ -207,8 +207,11 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 }
 
 // renewAll refreshes every held lease by CAS with a new TTL; a lease whose
-// revision moved on was taken over and is dropped.
+// revision moved on was taken over and is dropped. A lease renewed after a
+// silence past the guard (owns was false, so the loops parked its due
+// schedules) is news for the loops, as a gained one is.
 func (l *leases) renewAll(ctx context.Context) {
+	resumed := 0
 	for _, s := range l.heldShards() {
 		l.mu.Lock()
 		h := l.held[s]
@@ -218,7 +221,11 @@ func (l *leases) renewAll(ctx context.Context) {
 		case err == nil:
 			l.mu.Lock()
 			if _, ok := l.held[s]; ok {
-				l.held[s] = heldLease{rev: rev, renewed: l.clock.Now()}
+				now := l.clock.Now()
+				if now.Sub(h.renewed) >= l.ttl*9/10 {
+					resumed++
+				}
+				l.held[s] = heldLease{rev: rev, renewed: now}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
@@ -227,6 +234,10 @@ func (l *leases) renewAll(ctx context.Context) {
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
 			l.log.Debug("lease renewal failed", "shard", s, "err", err)
 		}
+	}
+	if resumed > 0 {
+		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
+		l.notify()
 	}
 }
 
