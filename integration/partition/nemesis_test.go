@@ -1,6 +1,7 @@
 package partition
 
 import (
+	"context"
 	"fmt"
 	"maps"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // plan is a nemesis made concrete for the cluster as it is now: which
@@ -354,7 +357,8 @@ func (h *harness) assert(t *testing.T, name string, f figures, missing []string,
 		t.Errorf("%s: %d duplicate fires: %v", name, f.Duplicates, first(f.dups, 10))
 	}
 	if f.Lost > 0 {
-		t.Errorf("%s: %d lost slots (not fired within %s of the window's end): %v", name, f.Lost, h.size.settle, first(missing, 10))
+		t.Errorf("%s: %d lost slots (not fired within %s of the window's end): %v; their shards' leases now: %s",
+			name, f.Lost, h.size.settle, first(missing, 10), h.holders(first(missing, 10)))
 	}
 	if f.Early > 0 {
 		msg := fmt.Sprintf("%s: %d fires before their slot, up to %s early: %v", name, f.Early, f.MaxEarly, first(f.early, 5))
@@ -370,3 +374,25 @@ func (h *harness) assert(t *testing.T, name string, f figures, missing []string,
 }
 
 func first[T any](s []T, n int) []T { return s[:min(n, len(s))] }
+
+// holders says who holds the lease of each slot's schedule's shard: the
+// scheduler that should have fired it (a diagnosis for lost slots).
+func (h *harness) holders(slotIDs []string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	shards, err := h.store.Shards(ctx)
+	if err != nil {
+		return err.Error()
+	}
+	owners := h.store.LeaseOwners(ctx)
+	var out []string
+	for _, s := range slotIDs {
+		id, _, err := kvstore.ParseSlotID(s)
+		if err != nil {
+			continue
+		}
+		n := fire.ShardOf(id, shards)
+		out = append(out, fmt.Sprintf("%s: shard %d held by %q", id, n, owners[n]))
+	}
+	return strings.Join(out, ", ")
+}
