@@ -23,12 +23,11 @@ import (
 
 // Timing of every scheduler process: the fault tests' claim and lease TTLs
 // (integration/harness_test.go), so that takeovers happen within a nemesis.
+// JETSCHED_PARTITION_LEASE_TTL sets another lease TTL (the default of
+// `scheduler run` is 10s).
 const (
-	claimTTL = 3 * time.Second
-	leaseTTL = 2 * time.Second
-	// leaseGuard is when a scheduler whose lease renewals fail stops
-	// dispatching: 90% of the TTL after its last renewal (pkg/fire).
-	leaseGuard = leaseTTL * 9 / 10
+	claimTTL        = 3 * time.Second
+	defaultLeaseTTL = 2 * time.Second
 )
 
 // binaries are built once per run.
@@ -74,11 +73,13 @@ type cluster struct {
 	bins  binaries
 	cfgs  clusterConfigs
 	nodes []*node
+	// leaseTTL is every scheduler's --lease-ttl.
+	leaseTTL time.Duration
 }
 
 // startCluster renders the configs, starts one nats-server per namespace
 // and waits until every node reports healthy (/healthz: JetStream current).
-func startCluster(t *testing.T, nw *network, bins binaries, dir string, tune tuning) *cluster {
+func startCluster(t *testing.T, nw *network, bins binaries, dir string, tune tuning, leaseTTL time.Duration) *cluster {
 	t.Helper()
 	var addrs []netip.Addr
 	for _, h := range nw.hosts {
@@ -90,7 +91,7 @@ func startCluster(t *testing.T, nw *network, bins binaries, dir string, tune tun
 	if err != nil {
 		t.Fatalf("render cluster configs: %v", err)
 	}
-	c := &cluster{t: t, nw: nw, bins: bins, cfgs: cfgs}
+	c := &cluster{t: t, nw: nw, bins: bins, cfgs: cfgs, leaseTTL: leaseTTL}
 	for i, h := range nw.hosts {
 		sc := cfgs.servers[i]
 		n := &node{index: i, host: h, cfg: sc, instance: fmt.Sprintf("s%d", i+1)}
@@ -114,7 +115,7 @@ func startCluster(t *testing.T, nw *network, bins binaries, dir string, tune tun
 func (c *cluster) schedulerArgs(n *node, extra ...string) []string {
 	url := fmt.Sprintf("nats://%s:%s@%s", schedulerUser, c.cfgs.schedulerPassword, n.clientAddr())
 	args := []string{"run", "--nats-url", url, "--replicas", "3", "--instance", n.instance,
-		"--claim-ttl", claimTTL.String(), "--lease-ttl", leaseTTL.String(), "--log-format", "json"}
+		"--claim-ttl", claimTTL.String(), "--lease-ttl", c.leaseTTL.String(), "--log-format", "json"}
 	return append(args, extra...)
 }
 

@@ -25,6 +25,9 @@ const guardSlack = time.Second
 type guardWatch struct {
 	nc       *nats.Conn
 	instance string
+	// limit is the latest a claim may come after the cut: the lease
+	// guard (90% of the TTL) plus guardSlack.
+	limit time.Duration
 
 	mu            sync.Mutex
 	claims, fires []time.Time
@@ -35,7 +38,7 @@ func watchGuard(c *cluster, i int) (*guardWatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &guardWatch{nc: nc, instance: c.nodes[i].instance}
+	g := &guardWatch{nc: nc, instance: c.nodes[i].instance, limit: c.leaseTTL*9/10 + guardSlack}
 	record := func(into *[]time.Time, mine func(*nats.Msg) bool) nats.MsgHandler {
 		return func(m *nats.Msg) {
 			now := time.Now()
@@ -91,23 +94,23 @@ type guardResult struct {
 	// offset from it (negative: none after the cut).
 	LastClaim, LastFire time.Duration
 	// Before counts claims in the 2s before the cut: the scheduler was
-	// dispatching. Late counts claims after the guard (leaseGuard +
-	// guardSlack).
+	// dispatching. Late counts claims later than Limit after the cut.
 	Before, Late int
+	Limit        time.Duration
 }
 
 // result looks at the attempts between cut and heal.
 func (g *guardWatch) result(cut, heal time.Time, shards int) guardResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r := guardResult{Shards: shards, LastClaim: -1, LastFire: -1}
+	r := guardResult{Shards: shards, LastClaim: -1, LastFire: -1, Limit: g.limit}
 	for _, at := range g.claims {
 		if at.After(cut.Add(-2*time.Second)) && !at.After(cut) {
 			r.Before++
 		}
 		if at.After(cut) && at.Before(heal) {
 			r.LastClaim = max(r.LastClaim, at.Sub(cut))
-			if at.Sub(cut) > leaseGuard+guardSlack {
+			if at.Sub(cut) > g.limit {
 				r.Late++
 			}
 		}
@@ -128,5 +131,5 @@ func (r guardResult) String() string {
 		return strconvDur(d)
 	}
 	return fmt.Sprintf("guard: shards=%d claims_2s_before=%d last_claim=%s last_fire=%s (limit %s)",
-		r.Shards, r.Before, last(r.LastClaim), last(r.LastFire), strconvDur(leaseGuard+guardSlack))
+		r.Shards, r.Before, last(r.LastClaim), last(r.LastFire), strconvDur(r.Limit))
 }

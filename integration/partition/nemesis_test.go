@@ -343,8 +343,8 @@ func (h *harness) runNemesis(t *testing.T, nem nemesis) bool {
 	faulttest.Summarize(t, line)
 	h.assert(t, nem.name, f, missing, strings.HasPrefix(nem.name, "clock-ahead"))
 	if guard != nil && gr.Late > 0 {
-		t.Errorf("%s: the cut-off scheduler %s (%d shards) made %d claim attempts more than %s after the cut (its lease guard is %s of silence); last at %s",
-			nem.name, h.c.nodes[p.cut].instance, shards, gr.Late, leaseGuard+guardSlack, leaseGuard, strconvDur(gr.LastClaim))
+		t.Errorf("%s: the cut-off scheduler %s (%d shards) made %d claim attempts more than %s after the cut (its lease guard is 90%% of %s of silence); last at %s",
+			nem.name, h.c.nodes[p.cut].instance, shards, gr.Late, gr.Limit, h.c.leaseTTL, strconvDur(gr.LastClaim))
 	}
 	return true
 }

@@ -24,12 +24,20 @@ func TestPartition(t *testing.T) {
 	bins := buildBinaries(t)
 	nw := newNetwork(t, 3)
 	tune := tuning{sync: os.Getenv("JETSCHED_PARTITION_SYNC"), routePing: os.Getenv("JETSCHED_PARTITION_ROUTE_PING")}
+	leaseTTL := defaultLeaseTTL
+	if v := os.Getenv("JETSCHED_PARTITION_LEASE_TTL"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < time.Second {
+			t.Fatalf("JETSCHED_PARTITION_LEASE_TTL=%q: want a duration of 1s or more", v)
+		}
+		leaseTTL = d
+	}
 	dir := runDir(t, nw.id)
-	c := startCluster(t, nw, bins, dir, tune)
+	c := startCluster(t, nw, bins, dir, tune, leaseTTL)
 	c.startSchedulers()
 	h := newHarness(t, c, sz)
-	t.Logf("size %s: %d schedules every 1s, %d cron, %d one-shots per nemesis; faults of %s, %s of recovery; %s",
-		sz.name, sz.every, sz.crons, sz.shots, sz.fault, sz.recovery, tune)
+	t.Logf("size %s: %d schedules every 1s, %d cron, %d one-shots per nemesis; faults of %s, %s of recovery; %s; lease TTL %s",
+		sz.name, sz.every, sz.crons, sz.shots, sz.fault, sz.recovery, tune, leaseTTL)
 
 	rec := recurring(sz.every, sz.crons)
 	registered := time.Now()
