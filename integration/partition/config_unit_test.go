@@ -51,7 +51,7 @@ func TestRenderConfigs(t *testing.T) {
 		for _, u := range o.Users {
 			users[u.Username] = u.Account.Name
 		}
-		for _, u := range []string{schedulerUser, harnessUser, "operator"} {
+		for _, u := range []string{schedulerUser, harnessUser} {
 			if users[u] != "JETSCHED" {
 				t.Errorf("node %d: user %s in account %q", i, u, users[u])
 			}
