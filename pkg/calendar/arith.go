@@ -14,6 +14,12 @@ import (
 // The error wraps [ErrNoWorkingTime] when 10 years pass without working
 // time. The result is in the calendar's zone.
 func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
+	return c.addWorking(t, d, nil)
+}
+
+// addWorking is AddWorking, recording in ex (when not nil) the working
+// time it used and the days it passed over.
+func (c *Calendar) addWorking(t time.Time, d time.Duration, ex *Explanation) (time.Time, error) {
 	if d < 0 {
 		return time.Time{}, fmt.Errorf("calendar: AddWorking: negative duration %v", d)
 	}
@@ -35,13 +41,18 @@ func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
 			}
 			avail := s.end.Sub(start)
 			if rem <= avail {
-				return start.Add(rem).In(c.loc), nil
+				end := start.Add(rem).In(c.loc)
+				ex.used(start, end)
+				return end, nil
 			}
+			ex.used(start, s.end)
 			rem -= avail
 			cur = s.end
 		}
 		if len(spans) > 0 {
 			lastWork = day
+		} else {
+			ex.skip(c, day)
 		}
 		if day = day.add(1); lastWork.addYears(horizonYears).before(day) {
 			return time.Time{}, noWorkingTime(cur)
@@ -59,6 +70,12 @@ func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
 // unchanged; n < 0 is an error. The error wraps [ErrNoWorkingTime] when 10
 // years pass without a business day.
 func (c *Calendar) AddWorkingDays(t time.Time, n int) (time.Time, error) {
+	return c.addWorkingDays(t, n, nil)
+}
+
+// addWorkingDays is AddWorkingDays, recording in ex (when not nil) the
+// days it counted and the days it passed over.
+func (c *Calendar) addWorkingDays(t time.Time, n int, ex *Explanation) (time.Time, error) {
 	if n < 0 {
 		return time.Time{}, fmt.Errorf("calendar: AddWorkingDays: negative count %d", n)
 	}
@@ -71,7 +88,11 @@ func (c *Calendar) AddWorkingDays(t time.Time, n int) (time.Time, error) {
 		if day = day.add(1); c.isWorkingDate(day) {
 			n--
 			last = day
-		} else if last.addYears(horizonYears).before(day) {
+			ex.count(c, day)
+			continue
+		}
+		ex.skip(c, day)
+		if last.addYears(horizonYears).before(day) {
 			return time.Time{}, noWorkingTime(t)
 		}
 	}
@@ -89,6 +110,12 @@ const maxMonths = 12 * 10000
 // day. n < 0 or more than 10,000 years is an error, and so (wrapping
 // [ErrNoWorkingTime]) is no working day within 10 years.
 func (c *Calendar) AddWorkingMonths(t time.Time, n int) (time.Time, error) {
+	return c.addWorkingMonths(t, n, nil)
+}
+
+// addWorkingMonths is AddWorkingMonths, recording in ex (when not nil) the
+// days the result was rolled over.
+func (c *Calendar) addWorkingMonths(t time.Time, n int, ex *Explanation) (time.Time, error) {
 	if n < 0 || n > maxMonths {
 		return time.Time{}, fmt.Errorf("calendar: AddWorkingMonths: count %d out of range 0-%d", n, maxMonths)
 	}
@@ -100,6 +127,9 @@ func (c *Calendar) AddWorkingMonths(t time.Time, n int) (time.Time, error) {
 	rolled, ok := c.dateFrom(target, 1, c.isWorkingDate)
 	if !ok {
 		return time.Time{}, noWorkingTime(t)
+	}
+	for d := target; d.before(rolled); d = d.add(1) {
+		ex.skip(c, d)
 	}
 	if rolled == day {
 		return t, nil

@@ -96,17 +96,36 @@ func (c *Calendar) NonWorkingReason(t time.Time) string {
 // reasonFor is NonWorkingReason for a date.
 func (c *Calendar) reasonFor(d date) string {
 	if h, ok := c.holidayOn(d); ok {
-		r := &c.rules[h.rule]
-		s := fmt.Sprintf("holiday %q (%s)", r.name, r.describe())
-		if h.observed {
-			s += fmt.Sprintf(", observed for %s %s", h.actual.weekday(), h.actual)
-		}
-		return s
+		return c.holidayReason(h)
 	}
 	if c.dayOff(d) {
 		return "no working hours on " + d.weekday().String()
 	}
 	return ""
+}
+
+// workReason explains why d has no working time (for working-time
+// arithmetic, where a calendar of holidays only works Monday to Friday):
+// the holiday, else the weekday without hours; "" on a working day.
+func (c *Calendar) workReason(d date) string {
+	if h, ok := c.holidayOn(d); ok {
+		return c.holidayReason(h)
+	}
+	if len(c.hours[d.weekday()]) == 0 {
+		return "no working hours on " + d.weekday().String()
+	}
+	return ""
+}
+
+// holidayReason names a holiday's rule: `holiday "Christmas Day" (fixed
+// 12-25)`, with the actual date of an observed shift.
+func (c *Calendar) holidayReason(h hit) string {
+	r := &c.rules[h.rule]
+	s := fmt.Sprintf("holiday %q (%s)", r.name, r.describe())
+	if h.observed {
+		s += fmt.Sprintf(", observed for %s %s", h.actual.weekday(), h.actual)
+	}
+	return s
 }
 
 // IsWorkingTime reports whether t is on a business day and inside one of
