@@ -193,6 +193,10 @@ const (
 	TickFired     TickStatus = "fired"
 	TickCancelled TickStatus = "cancelled"
 	TickExpired   TickStatus = "expired"
+	// TickStale: the timer's condition key did not hold its value when it
+	// fell due (the run moved on); it was dropped unpublished. Reason
+	// names the value found.
+	TickStale TickStatus = "stale"
 )
 
 // Tick is one slot's ledger entry: key "<id>.<unix ms>" in sched_ticks
@@ -274,6 +278,10 @@ const (
 	// (deleted and recreated, cut back, or an anchored head forged); it
 	// uses the trail's stream name in place of the schedule id.
 	EventAuditRollback EventKind = "audit_rollback"
+	// EventStale: a timer dropped unpublished because its condition key
+	// no longer held its value; published on sched.event.stale.<run> (the
+	// escaped run), with Run and Step in the body.
+	EventStale EventKind = "stale"
 )
 
 // Event is the body of an observer event.
@@ -293,6 +301,9 @@ type Event struct {
 	// Shard the shard a lease event is about. Schedule is empty then.
 	Instance string `json:"instance,omitempty"`
 	Shard    *int   `json:"shard,omitempty"`
+	// Run and Step identify the timer of a stale event (unescaped).
+	Run  string `json:"run,omitempty"`
+	Step string `json:"step,omitempty"`
 }
 
 // SubjectID is the last token of the event's subject: the schedule id,

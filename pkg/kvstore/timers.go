@@ -25,11 +25,19 @@ type Timer struct {
 	When     string `json:"when,omitempty"`
 	Zone     string `json:"zone,omitempty"`
 	Calendar string `json:"calendar,omitempty"`
+	// WhenExpr is the expression the due time was computed from
+	// (registered with when_expr), evaluated once at registration.
+	WhenExpr string `json:"when_expr,omitempty"`
 	// Payload is the wakeup message body, unchanged.
 	Payload json.RawMessage `json:"payload,omitempty"`
 	// Condition is a token the worker checks before acting (for example
 	// the activity the run must still be in); a stale wakeup is dropped.
+	// With ConditionKey, it is also the value the scheduler checks.
 	Condition string `json:"condition,omitempty"`
+	// ConditionKey is "<bucket>/<key>", a KV key the workflow side keeps
+	// current: at fire time the scheduler reads it, and a value other
+	// than Condition (or no value) drops the timer as stale, unpublished.
+	ConditionKey string `json:"condition_key,omitempty"`
 	// ExpiresAt drops the timer (recorded as expired) if it has not been
 	// delivered by then.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`

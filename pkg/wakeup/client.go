@@ -7,14 +7,16 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// Request registers a timer. Exactly one of When, At and Compute gives the
-// due time.
+// Request registers a timer. Exactly one of When, WhenExpr, At and
+// Compute gives the due time.
 type Request struct {
 	// Run and Step identify the timer: any characters.
 	Run, Step string
@@ -23,9 +25,15 @@ type Request struct {
 	// When is a form such as "1h30m", "02:00", "2026-12-31 23:59" or
 	// "48 whours" (see ParseWhen), read in Zone and against Calendar.
 	When string
+	// WhenExpr is an expression over the payload and now, evaluated once,
+	// at registration (see EvalWhenExpr): `date(payload.due_at) -
+	// duration("24h")`, `addWorking(now, "16h")` against Calendar. It is
+	// kept in the timer record.
+	WhenExpr string
 	// At is an absolute due time (the wire form of a computed timer).
 	At time.Time
-	// Compute is evaluated once, now; the instant it returns is stored.
+	// Compute is evaluated once, now; the instant it returns is stored. It
+	// must be in the future.
 	Compute Computed
 	// Zone is the IANA zone of time-of-day and date forms. Default UTC,
 	// or the calendar's zone.
@@ -34,8 +42,15 @@ type Request struct {
 	Calendar string
 	// Payload is the wakeup message body (any JSON).
 	Payload json.RawMessage
-	// Condition is a token the worker checks before acting.
+	// Condition is a token the worker checks before acting (the
+	// Sched-Condition header); with ConditionKey, the value the scheduler
+	// checks.
 	Condition string
+	// ConditionKey is "BUCKET/KEY", a KV key the workflow side keeps
+	// current: when the timer falls due the scheduler reads it, and drops
+	// the timer as stale, unpublished, unless it holds Condition byte for
+	// byte. The bucket must exist at registration.
+	ConditionKey string
 	// ExpireAfter drops the timer, recorded as expired, if it has not been
 	// delivered this long after it was due. Zero: never.
 	ExpireAfter time.Duration
@@ -44,8 +59,10 @@ type Request struct {
 // Outcomes of Cancel.
 const (
 	OutcomeCancelled = "cancelled"
-	// OutcomeFired: the timer was already being fired; the cancel lost
-	// the race (harmless: the worker's condition check drops it).
+	// OutcomeFired: a scheduler had already claimed the timer; the cancel
+	// lost the race. It is being fired, or, when its condition key no
+	// longer holds, dropped as stale: the ledger says which (and a worker's
+	// condition check drops a wakeup that raced the cancel).
 	OutcomeFired = "fired"
 )
 
@@ -87,17 +104,25 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if len(r.Payload) > 0 && !json.Valid(r.Payload) {
 		return kvstore.TimerEntry{}, field("payload", "", "not valid JSON")
 	}
+	if err := c.checkConditionKey(ctx, r); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
 	if r.ExpireAfter < 0 {
 		return kvstore.TimerEntry{}, field("expire_after", r.ExpireAfter.String(), "must not be negative")
 	}
 	set := 0
-	for _, b := range []bool{r.When != "", !r.At.IsZero(), r.Compute != nil} {
+	for _, b := range []bool{r.When != "", r.WhenExpr != "", !r.At.IsZero(), r.Compute != nil} {
 		if b {
 			set++
 		}
 	}
 	if set != 1 {
-		return kvstore.TimerEntry{}, field("when", r.When, "give exactly one of when, at and a computed time")
+		return kvstore.TimerEntry{}, field("when", r.When, "give exactly one of when, when_expr, at and a computed time")
+	}
+	if r.WhenExpr != "" {
+		if err := CheckWhenExpr(r.WhenExpr); err != nil { // before reading the calendar
+			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when_expr", Err: err}
+		}
 	}
 	var cal *calendar.Calendar
 	if r.Calendar != "" {
@@ -128,9 +153,18 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 		if due, err = f.Due(now, loc, cal); err != nil {
 			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when", Value: r.When, Err: err}
 		}
+	case r.WhenExpr != "":
+		due, err = EvalWhenExpr(r.WhenExpr, ExprEnv{Now: now, Zone: loc, Calendar: cal, Payload: r.Payload})
+		if err != nil {
+			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when_expr", Err: err}
+		}
 	case r.Compute != nil:
 		if due, err = r.Compute(now); err != nil {
 			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "at", Reason: "the computed time failed", Err: err}
+		}
+		if due.Before(now) {
+			return kvstore.TimerEntry{}, field("at", due.Format(time.RFC3339Nano),
+				fmt.Sprintf("the computed time is in the past (now %s)", now.UTC().Format(time.RFC3339Nano)))
 		}
 	default:
 		due = r.At
@@ -139,8 +173,9 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 		return kvstore.TimerEntry{}, field("at", "", "no due time")
 	}
 	t := kvstore.Timer{
-		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, Zone: zone, Calendar: r.Calendar,
-		Payload: r.Payload, Condition: r.Condition, Created: now.UTC(), Rearms: rearms,
+		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, WhenExpr: r.WhenExpr, Zone: zone,
+		Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Created: now.UTC(),
+		Rearms: rearms,
 	}
 	if r.ExpireAfter > 0 {
 		t.ExpiresAt = due.Add(r.ExpireAfter).UTC()
@@ -156,6 +191,29 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	}
 	e := kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}
 	return e, c.Store.AuditWrite(ctx, action, key, t, c.Store.Layout().WakeupsBucket, rev)
+}
+
+// checkConditionKey checks a condition key's form, that it comes with the
+// value it must hold, and that its bucket exists.
+func (c Client) checkConditionKey(ctx context.Context, r Request) error {
+	if r.ConditionKey == "" {
+		return nil
+	}
+	bucket, _, err := ParseConditionKey(r.ConditionKey)
+	if err != nil {
+		return &kvstore.FieldError{Field: "condition_key", Value: r.ConditionKey, Err: err}
+	}
+	if r.Condition == "" {
+		return field("condition", "", "a condition key needs the value it must hold (condition)")
+	}
+	_, err = c.Store.JetStream().KeyValue(ctx, bucket)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return field("condition_key", r.ConditionKey, fmt.Sprintf("no KV bucket %q: create it (the workflow side keeps the key current) before registering", bucket))
+	}
+	if err != nil {
+		return fmt.Errorf("wakeup: condition bucket %s: %w", bucket, err)
+	}
+	return nil
 }
 
 // Cancel removes the pending timer (run, step) by CAS: OutcomeCancelled,
@@ -239,11 +297,13 @@ func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error
 }
 
 // Rearm answers a wakeup with "not ready, retry at": it registers the
-// timer again for at, with the message's workflow, condition and payload
+// timer again for at, with the message's workflow, condition (and
+// condition key) and payload
 // (the seed's re-enter PENDING).
 func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time) (kvstore.TimerEntry, error) {
 	if !at.After(c.Clock.Now()) {
 		return kvstore.TimerEntry{}, field("at", at.Format(time.RFC3339), "a re-armed timer must be due in the future")
 	}
-	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload, Condition: m.Condition}, m.Rearms+1)
+	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload,
+		Condition: m.Condition, ConditionKey: m.ConditionKey}, m.Rearms+1)
 }

@@ -67,6 +67,8 @@ type Engine struct {
 	zones cronx.Zones
 	// maxClaim bounds other instances' claims (set at Start).
 	maxClaim time.Duration
+	// conds reads the condition keys of timers that have one.
+	conds conditions
 	// inflight waits for the publishes of fired timers, followups sends
 	// their ticks and deletes.
 	inflight  *kvstore.Inflight
@@ -91,7 +93,8 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 30*time.Second)
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
-	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{})}, nil
+	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{}),
+		conds: conditions{js: cfg.Store.JetStream()}}, nil
 }
 
 // Pending is the number of timers this instance knows to be pending.

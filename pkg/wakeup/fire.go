@@ -65,6 +65,7 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time, takeover bool) tresult {
 	r := tresult{key: ent.Key}
 	t := ent.Timer
+	prev := t.Claim
 	c := &kvstore.Claim{Slot: t.Due, Token: randomToken(), Owner: e.cfg.Instance, At: now.UTC(), Expires: now.Add(e.cfg.ClaimTTL).UTC()}
 	t.Claim = c
 	rev, err := e.cfg.Store.UpdateTimer(ctx, ent.Key, t, ent.Revision)
@@ -76,6 +77,13 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 		return r
 	}
 	id := kvstore.WakeupID(ent.Key, t.Due)
+	if t.ConditionKey != "" {
+		// One KV get, after the claim (only the claim's holder reads it)
+		// and before the publish.
+		if res, done := e.checkCondition(ctx, ent.Key, rev, t, id, c, prev, takeover); done {
+			return res
+		}
+	}
 	msg := e.wakeupMsg(t, takeover)
 	r.fired, r.claimRev = true, rev
 	if !takeover {
@@ -205,6 +213,9 @@ func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 	msg.Header.Set(HeaderDispatchedAt, e.cfg.Clock.Now().UTC().Format(time.RFC3339Nano))
 	if t.Condition != "" {
 		msg.Header.Set(HeaderCondition, t.Condition)
+	}
+	if t.ConditionKey != "" {
+		msg.Header.Set(HeaderConditionKey, t.ConditionKey)
 	}
 	if t.When != "" {
 		msg.Header.Set(HeaderWhen, t.When)

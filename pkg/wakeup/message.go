@@ -17,6 +17,9 @@ const (
 	HeaderDueAt        = "Sched-Due-At" // RFC 3339 with nanoseconds, in the timer's zone
 	HeaderDispatchedAt = "Sched-Dispatched-At"
 	HeaderCondition    = "Sched-Condition"
+	// HeaderConditionKey is the timer's condition key "BUCKET/KEY", which
+	// the scheduler checked held Sched-Condition before publishing.
+	HeaderConditionKey = "Sched-Condition-Key"
 	HeaderWhen         = "Sched-When" // the form it was registered with
 	HeaderReason       = "Sched-Reason"
 	HeaderRearms       = "Sched-Rearms"
@@ -25,7 +28,9 @@ const (
 // Meta is what a worker reads from a wakeup message's headers.
 type Meta struct {
 	ID, Run, Step, Workflow, Condition, When, Reason string
-	DueAt, DispatchedAt                              time.Time
+	// ConditionKey is the KV key the scheduler checked (empty: none).
+	ConditionKey        string
+	DueAt, DispatchedAt time.Time
 	// Rearms counts how often the timer was re-armed before this firing.
 	Rearms int
 }
@@ -34,7 +39,7 @@ type Meta struct {
 func ParseMeta(h nats.Header) (Meta, error) {
 	m := Meta{
 		ID: h.Get(HeaderMsgID), Run: h.Get(HeaderRun), Step: h.Get(HeaderStep), Workflow: h.Get(HeaderWorkflow),
-		Condition: h.Get(HeaderCondition), When: h.Get(HeaderWhen), Reason: h.Get(HeaderReason),
+		Condition: h.Get(HeaderCondition), ConditionKey: h.Get(HeaderConditionKey), When: h.Get(HeaderWhen), Reason: h.Get(HeaderReason),
 	}
 	if m.ID == "" || m.Run == "" || m.Step == "" {
 		return Meta{}, fmt.Errorf("wakeup: not a wakeup message: missing %s, %s or %s", HeaderMsgID, HeaderRun, HeaderStep)
