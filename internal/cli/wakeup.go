@@ -26,7 +26,7 @@ sched.wakeup.<workflow> when it is due. Registering the same run and step
 again replaces it. Forms of --when are in docs/timers.md.`,
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
-	cmd.AddCommand(a.wakeupAdd(), a.wakeupCancel(), a.wakeupList())
+	cmd.AddCommand(a.wakeupAdd(), a.wakeupCancel(), a.wakeupList(), a.wakeupPreview())
 	return cmd
 }
 
@@ -35,12 +35,16 @@ func (a *app) wakeupAdd() *cobra.Command {
 	var at, payload string
 	var expire time.Duration
 	cmd := &cobra.Command{
-		Use:   "add --run RUN --step STEP --workflow WF (--when FORM | --at RFC3339) [--zone Z] [--calendar C] [--payload JSON|@FILE] [--condition TOKEN] [--expire-after D]",
+		Use:   "add --run RUN --step STEP --workflow WF (--when FORM | --when-expr EXPR | --at RFC3339) [--zone Z] [--calendar C] [--payload JSON|@FILE] [--condition VALUE [--condition-key BUCKET/KEY]] [--expire-after D]",
 		Short: "Register (or replace) a timer",
 		Example: `  scheduler wakeup add --run order-42 --step escalate --workflow approvals --when "48 whours" --calendar us
   scheduler wakeup add --run order-42 --step remind --workflow approvals --when "1 d 3 h" --condition awaiting_approval
   scheduler wakeup add --run job-7 --step nightly --workflow etl --when 02:00 --zone Europe/Paris
-  scheduler wakeup add --run launch --step go --workflow notify --when "2026-12-31 23:59" --zone America/New_York`,
+  scheduler wakeup add --run launch --step go --workflow notify --when "2026-12-31 23:59" --zone America/New_York
+  scheduler wakeup add --run order-42 --step escalate --workflow approvals --when "48 whours" --calendar us \
+      --condition-key runs/order-42 --condition awaiting_approval      # dropped as stale unless runs/order-42 still holds it
+  scheduler wakeup add --run order-42 --step remind --workflow approvals --payload '{"due_at":"2026-12-31T17:00:00Z"}' \
+      --when-expr 'date(payload.due_at) - duration("24h")'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if r.When != "" {
@@ -50,6 +54,11 @@ func (a *app) wakeupAdd() *cobra.Command {
 					return usageError{fmt.Errorf("--when: %w", err)}
 				}
 			}
+			if r.WhenExpr != "" {
+				if err := wakeup.CheckWhenExpr(r.WhenExpr); err != nil {
+					return usageError{fmt.Errorf("--when-expr: %w", err)}
+				}
+			}
 			if at != "" {
 				t, err := parseTimeFlag("at", at)
 				if err != nil {
@@ -57,28 +66,20 @@ func (a *app) wakeupAdd() *cobra.Command {
 				}
 				r.At = t
 			}
-			if payload != "" {
-				raw := []byte(payload)
-				if name, ok := strings.CutPrefix(payload, "@"); ok {
-					b, err := os.ReadFile(name)
-					if err != nil {
-						return usageError{fmt.Errorf("--payload %s: %w", payload, err)}
-					}
-					raw = b
-				}
-				if err := kvstore.CheckSize("payload", len(raw), kvstore.MaxInputBytes); err != nil {
-					return err
-				}
-				if !json.Valid(raw) {
-					return invalidf("--payload: not valid JSON")
-				}
-				if err := strictjson.Check(raw); err != nil {
-					return invalidf("--payload: %v", err)
-				}
-				r.Payload = compactJSON(raw)
+			var err error
+			if r.Payload, err = readPayload(payload); err != nil {
+				return err
 			}
 			if err := kvstore.CheckNote("condition", r.Condition); err != nil {
 				return err
+			}
+			if r.ConditionKey != "" {
+				if _, _, err := wakeup.ParseConditionKey(r.ConditionKey); err != nil {
+					return usageError{fmt.Errorf("--condition-key %q: %w", r.ConditionKey, err)}
+				}
+				if r.Condition == "" {
+					return invalidf("--condition-key: give --condition, the value the key must hold when the timer falls due")
+				}
 			}
 			switch {
 			case expire < 0:
@@ -107,13 +108,40 @@ func (a *app) wakeupAdd() *cobra.Command {
 	fl.StringVar(&r.Step, "step", "", "step id (any characters)")
 	fl.StringVar(&r.Workflow, "workflow", "", "workflow: wakeups go to sched.wakeup.<workflow>")
 	fl.StringVar(&r.When, "when", "", `due time: "90m", "1 d 3 h", "3600000" (ms), "02:00", "2026-12-31", "2026-12-31 23:59", RFC 3339, "48 whours", "3 wdays", "1 wmonth", "2 wyears"`)
+	fl.StringVar(&r.WhenExpr, "when-expr", "", `due time computed at registration from the payload and now: 'date(payload.due_at) - duration("24h")', 'addWorking(now, "16h")' (docs/timers.md)`)
 	fl.StringVar(&at, "at", "", "an absolute due time (RFC 3339): the form of a computed timer")
 	fl.StringVar(&r.Zone, "zone", "", "IANA zone of time-of-day and date forms (default UTC, or the calendar's)")
 	fl.StringVar(&r.Calendar, "calendar", "", "calendar for working-time forms (whours, wdays, wmonth, wyears)")
 	fl.StringVar(&payload, "payload", "", "message body: JSON, or @FILE")
-	fl.StringVar(&r.Condition, "condition", "", "token the worker checks before acting (e.g. the activity the run must still be in)")
+	fl.StringVar(&r.Condition, "condition", "", "token the worker checks before acting (e.g. the activity the run must still be in); with --condition-key, the value the scheduler checks")
+	fl.StringVar(&r.ConditionKey, "condition-key", "", "BUCKET/KEY the workflow keeps current: at due time the scheduler drops the timer as stale unless the key holds --condition")
 	fl.DurationVar(&expire, "expire-after", 0, "drop the timer if not delivered this long after it is due")
 	return cmd
+}
+
+// readPayload reads --payload: JSON, or @FILE; "" is no payload.
+func readPayload(payload string) (json.RawMessage, error) {
+	if payload == "" {
+		return nil, nil
+	}
+	raw := []byte(payload)
+	if name, ok := strings.CutPrefix(payload, "@"); ok {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("--payload %s: %w", payload, err)}
+		}
+		raw = b
+	}
+	if err := kvstore.CheckSize("payload", len(raw), kvstore.MaxInputBytes); err != nil {
+		return nil, err
+	}
+	if !json.Valid(raw) {
+		return nil, invalidf("--payload: not valid JSON")
+	}
+	if err := strictjson.Check(raw); err != nil {
+		return nil, invalidf("--payload: %v", err)
+	}
+	return compactJSON(raw), nil
 }
 
 func (a *app) wakeupCancel() *cobra.Command {

@@ -9,35 +9,36 @@ import "time"
 // compute the same result as the plain calls.
 type Explanation struct {
 	// From is the instant counted from, in the calendar's zone.
-	From time.Time
+	From time.Time `json:"from"`
 	// Intervals are the parts of working intervals AddWorking used, in
 	// order; their lengths add up to the duration asked for.
-	Intervals []WorkedInterval
+	Intervals []WorkedInterval `json:"intervals,omitempty"`
 	// Days are the working days AddWorkingDays counted (at 00:00 in the
 	// calendar's zone), in order.
-	Days []time.Time
+	Days []time.Time `json:"days,omitempty"`
 	// Skipped are the days passed over: days without working time that
 	// AddWorking and AddWorkingDays went through, and the days
 	// AddWorkingMonths rolled its result over.
-	Skipped []SkippedDay
+	Skipped []SkippedDay `json:"skipped,omitempty"`
 	// Result is the instant the count ended at.
-	Result time.Time
+	Result time.Time `json:"result"`
 }
 
 // WorkedInterval is working time used by a count: [Start, End).
 type WorkedInterval struct {
-	Start, End time.Time
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
 }
 
 // SkippedDay is a day a count passed over.
 type SkippedDay struct {
 	// Date is the day at 00:00 in the calendar's zone (or when a DST gap
 	// that swallows midnight ends).
-	Date time.Time
+	Date time.Time `json:"date"`
 	// Reason is the rule that leaves it without working time: `holiday
 	// "Christmas Day" (fixed 12-25, observed nearest)` or `no working
 	// hours on Saturday`.
-	Reason string
+	Reason string `json:"reason"`
 }
 
 // AddWorkingExplain is [Calendar.AddWorking] with the explanation of how

@@ -1,0 +1,77 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// Requests of the wakeup verbs.
+type (
+	// WakeupRequest registers a timer (wakeup.Request's wire form).
+	WakeupRequest struct {
+		Run       string          `json:"run"`
+		Step      string          `json:"step"`
+		Workflow  string          `json:"workflow"`
+		When      string          `json:"when,omitempty"`
+		WhenExpr  string          `json:"when_expr,omitempty"`
+		At        time.Time       `json:"at,omitzero"`
+		Zone      string          `json:"zone,omitempty"`
+		Calendar  string          `json:"calendar,omitempty"`
+		Payload   json.RawMessage `json:"payload,omitempty"`
+		Condition string          `json:"condition,omitempty"`
+		// ConditionKey "BUCKET/KEY" is checked by the scheduler at fire
+		// time: unless it holds Condition, the timer is dropped as stale.
+		ConditionKey string `json:"condition_key,omitempty"`
+		ExpireAfter  string `json:"expire_after,omitempty"`
+	}
+	// WakeupCancelRequest cancels a timer, or every timer of a run.
+	WakeupCancelRequest struct {
+		Run  string `json:"run"`
+		Step string `json:"step,omitempty"`
+	}
+)
+
+func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[WakeupRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	req := wakeup.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
+		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey}
+	if r.ExpireAfter != "" {
+		d, err := time.ParseDuration(r.ExpireAfter)
+		if err != nil {
+			return nil, &kvstore.FieldError{Field: "expire_after", Value: r.ExpireAfter, Reason: "want a duration"}
+		}
+		req.ExpireAfter = d
+	}
+	e, err := h.timers.Register(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"key": e.Key, "revision": e.Revision, "timer": e.Timer}, nil
+}
+
+func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[WakeupCancelRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	if r.Step == "" {
+		n, err := h.timers.CancelRun(ctx, r.Run)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"run": r.Run, "cancelled": n}, nil
+	}
+	out, err := h.timers.Cancel(ctx, r.Run, r.Step)
+	if err != nil {
+		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)
+	}
+	return map[string]any{"run": r.Run, "step": r.Step, "outcome": out}, nil
+}
