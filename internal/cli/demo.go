@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/daemon"
@@ -64,18 +66,44 @@ func startDemoWorker(ctx context.Context, js jetstream.JetStream, layout kvstore
 }
 
 // approvalDemo plays "escalate unless approved": each order gets an
-// escalation timer; approving an order moves its run on and cancels the
-// timer, and a wakeup that races the approval is dropped by the worker's
-// condition check.
+// escalation timer whose condition key is the order's current activity in
+// the demo_runs bucket, which the demo's workflow keeps current. Order 42
+// is never approved and escalates; order 43 is approved and its timer
+// cancelled; order 44 is approved but its cancel is lost (as when the
+// workflow crashes between the two), and the scheduler itself drops its
+// wakeup as stale. Under an account config (--server-config) whose
+// scheduler user may not create demo_runs, the conditions are the
+// worker's to check instead.
 type approvalDemo struct {
 	worker *demoworker.WakeupWorker
+	sub    *nats.Subscription
 	stop   context.CancelFunc
 	done   chan struct{}
 }
 
-func startApprovalDemo(ctx context.Context, d *daemon.Daemon, log *slog.Logger) (*approvalDemo, error) {
+// demoOrders are the approval demo's runs.
+var demoOrders = []string{"order-42", "order-43", "order-44"}
+
+func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, log *slog.Logger) (*approvalDemo, error) {
 	var mu sync.Mutex
-	activity := map[string]string{"order-42": "awaiting_approval", "order-43": "awaiting_approval"}
+	activity := map[string]string{}
+	var runs *demoworker.Runs
+	if kvChecked {
+		r, err := demoworker.OpenRuns(ctx, d.JetStream())
+		if err != nil {
+			return nil, err
+		}
+		runs = r
+	}
+	setActivity := func(ctx context.Context, run, a string) error {
+		mu.Lock()
+		activity[run] = a
+		mu.Unlock()
+		if runs == nil {
+			return nil
+		}
+		return runs.Set(ctx, run, a)
+	}
 	w, err := demoworker.NewWakeups(demoworker.WakeupConfig{
 		JetStream: d.JetStream(), Layout: d.Store().Layout(), Durable: "demo-wakeups", Logger: log.With("component", "demo-worker"),
 		Holds: func(run, condition string) bool {
@@ -90,20 +118,44 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, log *slog.Logger) 
 	if err := w.Start(ctx); err != nil {
 		return nil, err
 	}
-	client := wakeup.Client{Store: d.Store()}
-	for _, order := range []string{"order-42", "order-43"} {
-		_, err := client.Register(ctx, wakeup.Request{
-			Run: order, Step: "escalate", Workflow: "approvals", When: "8s", Condition: "awaiting_approval",
-			Payload: json.RawMessage(`{"order":"` + order + `","action":"escalate to a manager"}`),
+	a := &approvalDemo{worker: w, done: make(chan struct{})}
+	if runs != nil {
+		a.sub, err = d.JetStream().Conn().Subscribe(d.Store().Layout().WithDefaults().Prefix+".event."+string(kvstore.EventStale)+".*", func(m *nats.Msg) {
+			var ev kvstore.Event
+			if json.Unmarshal(m.Data, &ev) == nil {
+				log.Info("approval demo: the scheduler dropped a stale escalation unpublished", "run", ev.Run, "step", ev.Step, "reason", ev.Reason)
+			}
 		})
 		if err != nil {
 			w.Stop()
+			return nil, err
+		}
+	}
+	client := wakeup.Client{Store: d.Store()}
+	for _, order := range demoOrders {
+		req := wakeup.Request{
+			Run: order, Step: "escalate", Workflow: "approvals", When: "8s", Condition: "awaiting_approval",
+			Payload: json.RawMessage(`{"order":"` + order + `","action":"escalate to a manager"}`),
+		}
+		if runs != nil {
+			req.ConditionKey = runs.ConditionKey(order)
+		}
+		err := setActivity(ctx, order, "awaiting_approval")
+		if err == nil {
+			_, err = client.Register(ctx, req)
+		}
+		if err != nil {
+			a.close()
 			return nil, fmt.Errorf("demo timer %s: %w", order, err)
 		}
 	}
-	log.Info("approval demo: orders 42 and 43 await approval; escalation timers in 8s")
+	if runs != nil {
+		log.Info("approval demo: orders 42, 43 and 44 await approval; escalation timers in 8s, each checked by the scheduler against demo_runs/<order>")
+	} else {
+		log.Info("approval demo: orders 42, 43 and 44 await approval; escalation timers in 8s (conditions checked by the worker: this account may not create demo_runs)")
+	}
 	actx, cancel := context.WithCancel(context.Background())
-	a := &approvalDemo{worker: w, stop: cancel, done: make(chan struct{})}
+	a.stop = cancel
 	go func() {
 		defer close(a.done)
 		select {
@@ -111,18 +163,26 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, log *slog.Logger) 
 			return
 		case <-time.After(3 * time.Second):
 		}
-		mu.Lock()
-		activity["order-43"] = "approved"
-		mu.Unlock()
-		n, err := client.CancelRun(actx, "order-43")
-		log.Info("approval demo: order-43 approved; its escalation timer is cancelled", "cancelled", n, "err", err)
+		err := setActivity(actx, "order-43", "approved")
+		n, cerr := client.CancelRun(actx, "order-43")
+		log.Info("approval demo: order-43 approved; its escalation timer is cancelled", "cancelled", n, "err", errors.Join(err, cerr))
+		err = setActivity(actx, "order-44", "approved")
+		log.Info("approval demo: order-44 approved, but its cancel is lost; the condition check drops its escalation", "err", err)
 	}()
 	return a, nil
+}
+
+// close stops the worker and the event subscription.
+func (a *approvalDemo) close() {
+	if a.sub != nil {
+		_ = a.sub.Unsubscribe()
+	}
+	a.worker.Stop()
 }
 
 // Stop ends the demo's goroutine and worker.
 func (a *approvalDemo) Stop() {
 	a.stop()
 	<-a.done
-	a.worker.Stop()
+	a.close()
 }

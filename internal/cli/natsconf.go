@@ -13,11 +13,11 @@ import (
 
 func (a *app) natsconfCommand() *cobra.Command {
 	var (
-		role, worker, workflows string
-		wakeups                 bool
+		role, worker, workflows, conditions string
+		wakeups                             bool
 	)
 	cmd := &cobra.Command{
-		Use:   "natsconf (--worker NAME --workflows A,B [--wakeups] | --role scheduler|operator) (--password P | --nkey KEY)",
+		Use:   "natsconf (--worker NAME --workflows A,B [--wakeups] | --role scheduler [--condition-buckets A,B] | --role operator) (--password P | --nkey KEY)",
 		Short: "Print a nats-server permission block for a worker pinned to its workflows, the scheduler or an operator",
 		Long: `Print one user entry for the users list of an account in a nats-server
 config (natsconf/accounts.conf holds one of each, printed by this command),
@@ -37,12 +37,18 @@ otherwise; it must connect with the inbox prefix _INBOX_<user>
 (--inbox-prefix; nats.CustomInboxPrefix in Go), the only replies it may
 read.
 
+--condition-buckets (with --role scheduler) gives the scheduler read-only
+rights on the KV buckets of timers' condition keys (wakeup add
+--condition-key BUCKET/KEY): it checks the bucket exists at registration
+and reads the key when the timer falls due.
+
 --password is the user's password (or a bcrypt hash); --nkey is a public
 user nkey (U...) or a seed file whose public key is used. Nothing is
 sent anywhere: this command does not connect.
 
   scheduler natsconf --worker billing --workflows invoices,refunds --password s3cret
-  scheduler natsconf --role scheduler --nkey scheduler.nk`,
+  scheduler natsconf --role scheduler --nkey scheduler.nk
+  scheduler natsconf --role scheduler --condition-buckets runs,orders --password s3cret`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := kvstore.ValidatePrefix(a.namePrefix); err != nil {
@@ -66,11 +72,18 @@ sent anywhere: this command does not connect.
 				u, err = natsperm.WorkerUser(natsperm.Worker{Name: worker, User: a.conn.User, Workflows: strings.Split(workflows, ","),
 					Wakeups: wakeups, Layout: l, Credential: cred})
 			case "scheduler", "operator":
+				if conditions != "" && role != "scheduler" {
+					return invalidf("--condition-buckets: for --role scheduler (the scheduler reads condition keys)")
+				}
 				if worker != "" || workflows != "" || wakeups {
 					return invalidf("--worker, --workflows and --wakeups are for a worker block, not --role %s", role)
 				}
 				if role == "scheduler" {
-					u, err = natsperm.SchedulerUser(l, a.conn.User, cred)
+					var buckets []string
+					if conditions != "" {
+						buckets = strings.Split(conditions, ",")
+					}
+					u, err = natsperm.SchedulerUser(l, a.conn.User, cred, buckets...)
 				} else {
 					u, err = natsperm.OperatorUser(l, a.conn.User, cred)
 				}
@@ -97,5 +110,6 @@ sent anywhere: this command does not connect.
 	fl.StringVar(&worker, "worker", "", "the worker's name: its consumers are <name>-fire-<workflow>")
 	fl.StringVar(&workflows, "workflows", "", "the worker's workflows, comma-separated")
 	fl.BoolVar(&wakeups, "wakeups", false, "the worker also consumes wakeups of its workflows")
+	fl.StringVar(&conditions, "condition-buckets", "", "with --role scheduler: KV buckets of timers' condition keys it may read, comma-separated")
 	return cmd
 }

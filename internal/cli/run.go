@@ -282,7 +282,9 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 		return err
 	}
 	defer w.Stop()
-	approvals, err := startApprovalDemo(ctx, d, log)
+	// An account config may leave the scheduler user no rights on the
+	// demo's own bucket: the worker checks the conditions then.
+	approvals, err := startApprovalDemo(ctx, d, cfg.ServerConfig == "", log)
 	if err != nil {
 		return err
 	}

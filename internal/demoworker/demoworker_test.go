@@ -13,6 +13,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -115,5 +116,68 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if _, err := demoworker.New(demoworker.Config{JetStream: js, Workflow: "a.b"}); err == nil {
 		t.Error("workflow a.b accepted")
+	}
+}
+
+// TestRunsAreTheSchedulersCondition: the approval demo's workflow state is
+// the KV key its timers name; the scheduler drops the wakeup of a run
+// that moved on (stale in the ledger) and publishes the other's.
+func TestRunsAreTheSchedulersCondition(t *testing.T) {
+	srv := natstest.Start(t)
+	js, store := srv.Store(t)
+	ctx := context.Background()
+	runs, err := demoworker.OpenRuns(ctx, js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client := wakeup.Client{Store: store}
+	due := time.Now().Add(time.Second).Truncate(time.Millisecond)
+	for _, run := range []string{"order-42", "order-44"} {
+		if err := runs.Set(ctx, run, "awaiting_approval"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := client.Register(ctx, wakeup.Request{Run: run, Step: "escalate", Workflow: "approvals", At: due,
+			Condition: "awaiting_approval", ConditionKey: runs.ConditionKey(run)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := runs.Set(ctx, "order-44", "approved"); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := runs.Activity(ctx, "order-44"); err != nil || a != "approved" {
+		t.Fatalf("Activity = %q, %v", a, err)
+	}
+	fe, err := fire.New(fire.Config{Store: store, Instance: "a", LeaseTTL: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fe.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer fe.Stop()
+	we, err := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := we.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer we.Stop()
+	want := map[string]kvstore.TickStatus{"order-42": kvstore.TickFired, "order-44": kvstore.TickStale}
+	deadline := time.Now().Add(15 * time.Second)
+	for run, status := range want {
+		for {
+			tick, err := store.GetTick(ctx, kvstore.WakeupID(wakeup.Key(run, "escalate"), due))
+			if err == nil {
+				if tick.Status != status {
+					t.Fatalf("%s: %+v, want %s", run, tick, status)
+				}
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: no ledger entry", run)
+			}
+			time.Sleep(20 * time.Millisecond) // polling the ledger, with the deadline above
+		}
 	}
 }

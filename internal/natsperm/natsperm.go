@@ -13,7 +13,8 @@
 // workflows' subjects; it reads replies on an inbox prefix of its own. The
 // scheduler may create, update and read its streams and buckets but delete
 // or purge none, and never SCHED_AUDIT; the audit head bucket it may
-// create and write keys in, never update, delete or purge. The operator
+// create and write keys in, never update, delete or purge; it may read
+// (only) the KV buckets named as timers' condition buckets. The operator
 // is in an account of its own (accounts.go) and reaches the admin API and
 // the reads of `scheduler audit verify` only through the services it
 // imports. Errors about the input are *InputError.
@@ -38,8 +39,8 @@ var ErrInvalid = errors.New("natsperm: invalid")
 
 // InputError is a bad input. Field is what was wrong, named as the
 // `scheduler natsconf` flag without its dashes: "worker", "user",
-// "workflows", "password", "nkey", or "credential" (neither or both of a
-// password and an nkey).
+// "workflows", "condition-buckets", "password", "nkey", or "credential"
+// (neither or both of a password and an nkey).
 type InputError struct {
 	Field, Reason string
 }
@@ -170,11 +171,22 @@ func consumerRights(stream, consumer, filter string) []string {
 }
 
 // SchedulerUser is the permission block of the scheduler processes; user
-// is its name (default "scheduler").
-func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
+// is its name (default "scheduler"). conditionBuckets are the KV buckets
+// of timers' condition keys (wakeup --condition-key BUCKET/KEY), which the
+// scheduler reads when a timer falls due and checks exist at
+// registration: read-only rights (stream info and message gets) on each.
+func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets ...string) (User, error) {
 	u, err := roleUser(cmp.Or(user, "scheduler"), c)
 	if err != nil {
 		return User{}, err
+	}
+	for i, b := range conditionBuckets {
+		if err := validBucket(b); err != nil {
+			return User{}, err
+		}
+		if slices.Contains(conditionBuckets[:i], b) {
+			return User{}, inputErr("condition-buckets", "%q is given twice", b)
+		}
 	}
 	l = l.WithDefaults()
 	head := "KV_" + audit.HeadBucket
@@ -203,6 +215,9 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	// up its one allowed response before the endpoint answers.
 	u.PublishAllow = append(u.PublishAllow, kv,
 		[]string{p + ".fire.>", p + ".wakeup.>", p + ".event.>", p + ".cancel.>", l.DoneSubjects(), audit.Subject + ".>", "_INBOX.>", "_R_.>"})
+	for _, b := range conditionBuckets {
+		u.PublishAllow = append(u.PublishAllow, conditionRights(b))
+	}
 	u.PublishDeny = Rights{{
 		"$JS.API.STREAM.DELETE." + audit.Stream, "$JS.API.STREAM.PURGE." + audit.Stream,
 		"$JS.API.STREAM.MSG.DELETE." + audit.Stream,
@@ -213,6 +228,24 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".api.>", "$SRV.>"}}
 	u.AllowResponses = true
 	return u, nil
+}
+
+// conditionRights are the scheduler's rights on a condition bucket: read
+// only (is it there, and what does a key hold), directly or through the
+// API.
+func conditionRights(bucket string) []string {
+	s := "KV_" + bucket
+	return []string{"$JS.API.STREAM.INFO." + s, "$JS.API.STREAM.MSG.GET." + s, "$JS.API.DIRECT.GET." + s + ".>"}
+}
+
+// validBucket checks a KV bucket name: letters, digits, '-' and '_'.
+func validBucket(b string) error {
+	if b == "" || strings.IndexFunc(b, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) >= 0 {
+		return inputErr("condition-buckets", "%q: a KV bucket name has letters, digits, '-' and '_' only", b)
+	}
+	return nil
 }
 
 // streamRights are the scheduler's rights on one of its streams: create,
