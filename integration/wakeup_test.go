@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
@@ -66,5 +68,52 @@ func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	}
 	if code, _, errOut := run("wakeup", "add", "--run", "x", "--step", "y", "--workflow", "wf", "--when", "25:00"); code != cli.ExitInvalid || !strings.Contains(errOut, "--when") {
 		t.Fatalf("bad --when: exit %d: %s", code, errOut)
+	}
+
+	// A scheduler-checked condition: order-4 is approved (its key says so)
+	// but its cancel never comes; the scheduler drops the wakeup as stale
+	// and the worker never sees it, while order-5's fires.
+	runs, err := demoworker.OpenRuns(ctx, d.JetStream())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var staleID string
+	for _, order := range []string{"order-4", "order-5"} {
+		state[order] = "awaiting" // the worker's own check would pass: only the scheduler's can drop it
+		if err := runs.Set(ctx, order, "awaiting"); err != nil {
+			t.Fatal(err)
+		}
+		code, out, errOut := run("wakeup", "add", "--json", "--run", order, "--step", "escalate", "--workflow", "approvals",
+			"--when", "2s", "--condition", "awaiting", "--condition-key", runs.ConditionKey(order))
+		var added struct {
+			Key   string        `json:"key"`
+			Timer kvstore.Timer `json:"timer"`
+		}
+		if code != cli.ExitOK || json.Unmarshal([]byte(out), &added) != nil {
+			t.Fatalf("add %s: %s %s", order, out, errOut)
+		}
+		if order == "order-4" {
+			staleID = kvstore.WakeupID(added.Key, added.Timer.Due)
+		}
+	}
+	if err := runs.Set(ctx, "order-4", "approved"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case h := <-handled:
+		if h != [2]string{"order-5", "acted"} {
+			t.Fatalf("handled %v, want order-5 acted", h)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("order-5's wakeup not handled")
+	}
+	waitUntil(t, 10*time.Second, func() bool {
+		tick, err := d.Store().GetTick(ctx, staleID)
+		return err == nil && tick.Status == kvstore.TickStale
+	})
+	select {
+	case h := <-handled:
+		t.Fatalf("handled %v after order-4 was dropped as stale", h)
+	default:
 	}
 }

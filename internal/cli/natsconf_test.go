@@ -36,6 +36,12 @@ func TestNatsconfPrintsTheGeneratedBlock(t *testing.T) {
 	if code != ExitOK || out != sched.Render("") || !strings.Contains(out, `"acme.fire.>"`) {
 		t.Fatalf("scheduler block: exit %d %s\n%s", code, errOut, out)
 	}
+	code, out, errOut = runCLI("natsconf", "--role", "scheduler", "--password", "p", "--condition-buckets", "runs,orders")
+	sched, _ = natsperm.SchedulerUser(kvstore.Layout{}, "", natsperm.Credential{Password: "p"}, "runs", "orders")
+	if code != ExitOK || out != sched.Render("") || !strings.Contains(out, `"$JS.API.DIRECT.GET.KV_runs.>"`) ||
+		!strings.Contains(out, `"$JS.API.STREAM.INFO.KV_orders"`) || strings.Contains(out, `"$KV.runs.>"`) {
+		t.Fatalf("scheduler block with condition buckets (read only): exit %d %s\n%s", code, errOut, out)
+	}
 }
 
 // TestNatsconfRefusesBadInput: exit 2 naming the flag, nothing printed.
@@ -53,6 +59,9 @@ func TestNatsconfRefusesBadInput(t *testing.T) {
 		{[]string{"--role", "scheduler", "--workflows", "a", "--password", "p"}, "not --role scheduler"},
 		{[]string{"--role", "admin", "--password", "p"}, `--role "admin"`},
 		{[]string{"--password", "p"}, "--worker NAME"},
+		{[]string{"--role", "scheduler", "--condition-buckets", "runs,ru.ns", "--password", "p"}, `--condition-buckets: "ru.ns"`},
+		{[]string{"--role", "scheduler", "--condition-buckets", "runs,runs", "--password", "p"}, `--condition-buckets: "runs" is given twice`},
+		{[]string{"--role", "operator", "--condition-buckets", "runs", "--password", "p"}, "--condition-buckets: for --role scheduler"},
 	} {
 		code, out, errOut := runCLI(append([]string{"natsconf"}, c.args...)...)
 		if code != ExitInvalid || out != "" || !strings.Contains(errOut, c.want) {
