@@ -149,12 +149,14 @@ func (e *Engine) failTimer(ctx context.Context, key string, rev uint64, t kvstor
 	now := e.cfg.Clock.Now().UTC()
 	reason := "not publishable: " + cause.Error()
 	e.log.Warn("wakeup cannot be published; recorded as failed and dropped", "key", key, "err", cause)
-	e.event(kvstore.EventFailed, key, reason)
 	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFailed,
 		Reason: reason, Owner: e.cfg.Instance, At: now}
 	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
 		return err
 	}
+	// Announced once recorded: whoever the event sends to the ledger finds
+	// the entry there.
+	e.event(kvstore.EventFailed, key, reason)
 	return e.remove(ctx, key, rev)
 }
 
