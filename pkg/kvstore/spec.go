@@ -106,6 +106,13 @@ type Spec struct {
 	CompletionTimeout string `json:"completion_timeout,omitempty"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty"`
+	// Static marks a schedule declared in a file of `scheduler run
+	// --schedules` or by client.Static, and names that source (the file's
+	// base name, or the label the code gave). Only its source creates,
+	// updates and removes it: the admin API, the CLI and client.Schedule
+	// refuse to (ErrStatic, API code static), while pause, resume,
+	// trigger, skip and backfill work as on any schedule.
+	Static string `json:"static,omitempty"`
 }
 
 // DecodeSpec parses a sched_specs value strictly: unknown fields, keys
@@ -147,6 +154,11 @@ func (s Spec) Validate(key string) error {
 	}
 	if len(s.Input) > 0 && !json.Valid(s.Input) {
 		return fieldErr("input", "", "not valid JSON")
+	}
+	if s.Static != "" {
+		if err := ValidateSource(s.Static); err != nil {
+			return err
+		}
 	}
 	_, err := s.Compile(key, nil)
 	if errors.Is(err, errUnresolved) {
