@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/strictjson"
@@ -126,6 +127,13 @@ func DecodeSpec(data []byte) (Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Spec{}, &FieldError{Field: te.Field, Reason: "want a JSON " + te.Type.Kind().String() + ", not " + te.Value}
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return Spec{}, &FieldError{Field: strings.Trim(name, `"`), Reason: "unknown field (docs/records.md lists a spec's fields)"}
+		}
 		return Spec{}, &FieldError{Field: "spec", Reason: "not a valid spec JSON object", Err: err}
 	}
 	if dec.More() {
