@@ -339,3 +339,20 @@ func TestStaticThroughTheCLI(t *testing.T) {
 		t.Errorf("schedule get does not show the source:\n%s", out)
 	}
 }
+
+// TestImportWithoutID: an import item without an id gets the content
+// hash, as schedule add does.
+func TestImportWithoutID(t *testing.T) {
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "specs.jsonl")
+	if err := os.WriteFile(file, []byte(`{"spec":{"workflow":"cleanup","every":"1h","input":{"olderThanDays":30}}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := e.run("schedule", "import", file); code != ExitOK {
+		t.Fatalf("import: %s", errOut)
+	}
+	id := kvstore.DefaultKey(kvstore.Spec{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`)})
+	if _, err := e.store.GetSpec(context.Background(), id); err != nil {
+		t.Fatalf("no schedule %s: %v", id, err)
+	}
+}
