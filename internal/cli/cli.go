@@ -176,13 +176,13 @@ func describe(err error) string {
 			}
 			got = strings.Join(flags, " and ")
 		}
-		return fmt.Sprintf("%s: give exactly one recurrence (got %s)", recurrenceFlagList, got)
+		return fmt.Sprintf("give exactly one of %s (got %s)", recurrenceFlagList, got)
 	}
 	return flagMessage(fe.Field, msg)
 }
 
 // recurrenceFlagList names the flags that each give a recurrence.
-const recurrenceFlagList = "--cron, --every, --daily-at, --at or --business-day"
+const recurrenceFlagList = "--cron, --every, --daily-at, --at and --business-day"
 
 // flagMessage puts the flag of a spec or request field before msg, when
 // the field has one.

@@ -139,8 +139,8 @@ func TestMessagesNameTheThingAndTheFlag(t *testing.T) {
 		args []string
 		want string
 	}{
-		{"no recurrence", nil, "scheduler: --cron, --every, --at or --business-day: give exactly one recurrence (got none)\n"},
-		{"two recurrences", []string{"--every", "5s", "--cron", "* * * * *"}, "scheduler: --cron, --every, --at or --business-day: give exactly one recurrence (got --cron and --every)\n"},
+		{"no recurrence", nil, "scheduler: give exactly one of --cron, --every, --daily-at, --at and --business-day (got none)\n"},
+		{"two recurrences", []string{"--every", "5s", "--cron", "* * * * *"}, "scheduler: give exactly one of --cron, --every, --daily-at, --at and --business-day (got --cron and --every)\n"},
 	} {
 		code, _, errOut := e.run(append([]string{"schedule", "add", "--workflow", "w"}, tc.args...)...)
 		if code != ExitInvalid || errOut != tc.want {
@@ -246,7 +246,7 @@ func TestJSONOutputTypesAreSnakeCase(t *testing.T) {
 func TestGetShowsEverySpecField(t *testing.T) {
 	at := time.Date(2030, 1, 1, 9, 0, 0, 0, time.UTC)
 	spec := kvstore.Spec{ID: "x", Workflow: "w", Cron: "0 9 * * *", Dialect: "standard", DomDow: "and", DSTGap: "skip", DSTOverlap: "once",
-		Every: "1h", Anchor: &at, At: &at, Start: &at, End: &at, Limit: 5, TZ: "Europe/Paris",
+		Every: "1h", Align: kvstore.AlignEpoch, Anchor: &at, Phase: "15m", At: &at, Start: &at, End: &at, Limit: 5, TZ: "Europe/Paris",
 		Input: json.RawMessage(`{"a":1}`), Calendar: "us", CalendarInline: json.RawMessage(`{"zone":"UTC"}`),
 		HolidayRoll: "skip", BusinessHoursOnly: true, BusinessDay: 2, Time: "10:00", Misfire: "fire_all", CatchupWindow: "1h",
 		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Description: "d", Static: "f.yaml"}
