@@ -64,6 +64,14 @@ func TestDefaultKey(t *testing.T) {
 				t.Errorf("DefaultKey(%+v) differs from DefaultKey(%+v)", s, base)
 			}
 		}
+		// --anchor now (align anchor, the store fills the anchor in) is
+		// what no anchor means.
+		if kvstore.DefaultKey(kvstore.Spec{Workflow: "cleanup", Every: "1h", Align: kvstore.AlignAnchor, Input: json.RawMessage(`{"olderThanDays":30}`)}) != kvstore.DefaultKey(base) {
+			t.Error("align anchor without an anchor changes the key")
+		}
+		if kvstore.DefaultKey(kvstore.Spec{Workflow: "cleanup", Every: "1h", Align: kvstore.AlignEpoch, Input: json.RawMessage(`{"olderThanDays":30}`)}) == kvstore.DefaultKey(base) {
+			t.Error("align epoch does not change the key")
+		}
 		a := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *", Input: json.RawMessage(`{"b":1,"a":[1,2.50]}`)}
 		b := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *", Input: json.RawMessage(`{"a":[1,2.50],"b":1}`)}
 		if kvstore.DefaultKey(a) != kvstore.DefaultKey(b) {
