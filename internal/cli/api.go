@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -76,35 +75,27 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 	return nil
 }
 
-// errNotFound marks an admin API not_found answer.
-var errNotFound = errors.New("not found")
-
 // conflictError is an admin API conflict answer (exit status 3).
 type conflictError struct{ msg string }
 
 func (e conflictError) Error() string { return e.msg }
 
-// notFound rewords a not_found error for the thing the user named.
-func notFound(err error, what string) error {
-	if errors.Is(err, errNotFound) {
-		return errors.New("no " + what)
-	}
-	return err
-}
-
-// apiError turns an admin API error into the CLI's: invalid input names
-// its flag and exits 2.
+// apiError turns an admin API error into the CLI's, keeping the API's
+// message (kvstore.UserMessage's, so the CLI and the API say one mistake
+// alike): invalid input names its flag and exits 2, as does a static
+// schedule; a conflict exits 3; not found and the rest exit 1.
 func apiError(e admin.Error) error {
 	switch e.Code {
 	case admin.CodeNotFound:
-		return fmt.Errorf("%w: %s", errNotFound, e.Message)
+		return &kvstore.UserError{Kind: kvstore.ErrNotFound, Msg: e.Message}
 	case admin.CodeConflict:
 		return conflictError{e.Message}
+	case admin.CodeStatic:
+		return usageError{&kvstore.UserError{Kind: kvstore.ErrStatic, Msg: e.Message}}
+	case admin.CodeInUse:
+		return &kvstore.UserError{Kind: kvstore.ErrInUse, Msg: e.Message}
 	case admin.CodeInvalid:
-		if e.Field != "" && e.Field != "spec" {
-			return usageError{fmt.Errorf("--%s: %s", strings.ReplaceAll(e.Field, "_", "-"), e.Message)}
-		}
-		return usageError{errors.New(e.Message)}
+		return usageError{errors.New(flagMessage(e.Field, e.Message))}
 	}
 	return errors.New(e.Message)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -83,7 +84,7 @@ func (a *app) calendarGet() *cobra.Command {
 			}
 			var v any
 			if err := a.call(cmd.Context(), "calendar.get", admin.CalendarRequest{Name: args[0]}, &v); err != nil {
-				return notFound(err, fmt.Sprintf("calendar %q", args[0]))
+				return err
 			}
 			return writeJSON(a.stdout, v)
 		},
@@ -131,9 +132,9 @@ func (a *app) calendarRemove() *cobra.Command {
 				return err
 			}
 			if err := a.call(cmd.Context(), "calendar.delete", admin.CalendarRequest{Name: name, Force: force}, nil); err != nil {
-				err = notFound(err, fmt.Sprintf("calendar %q", name))
-				if strings.Contains(err.Error(), "in use") {
-					return fmt.Errorf("%w (--force removes it anyway; those schedules then stop with an invalid event)", err)
+				if errors.Is(err, kvstore.ErrInUse) {
+					return &kvstore.UserError{Kind: kvstore.ErrInUse, Err: err,
+						Msg: kvstore.UserMessage(err) + " (--force removes it anyway; those schedules then stop with an invalid event)"}
 				}
 				return err
 			}
@@ -219,7 +220,7 @@ func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, 
 	}
 	var raw json.RawMessage
 	if err := a.call(cmd.Context(), "calendar.get", admin.CalendarRequest{Name: ref}, &raw); err != nil {
-		return nil, notFound(err, fmt.Sprintf("calendar %q", ref))
+		return nil, err
 	}
 	return calendar.Parse(raw)
 }

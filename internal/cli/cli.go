@@ -67,7 +67,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch {
 	case errors.As(err, new(conflictError)):
 		return ExitConflict
-	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || isFlagError(err):
+	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || errors.Is(err, kvstore.ErrStatic) || isFlagError(err):
 		return ExitInvalid
 	}
 	return ExitFailure
@@ -154,24 +154,52 @@ func exactArgs(n int) cobra.PositionalArgs {
 	}
 }
 
-// describe renders an error for the terminal, naming the flag of a bad
-// spec field ("--cron: invalid cron ...").
+// describe renders an error for the terminal: kvstore.UserMessage's text
+// (the admin API's), with the flag of a bad spec field named first
+// ("--cron: invalid cron ...").
 func describe(err error) string {
-	var fe *kvstore.FieldError
-	if errors.As(err, &fe) {
-		switch fe.Field {
-		case "align", "phase":
-			return "--anchor: " + fe.Error()
-		case "calendar_inline":
-			return "--calendar: " + fe.Error()
-		case "daily_at":
-			return "--daily-at: " + fe.Error()
-		case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
-			"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time",
-			"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
-			"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until":
-			return "--" + strings.ReplaceAll(fe.Field, "_", "-") + ": " + fe.Error()
-		}
+	msg := kvstore.UserMessage(err)
+	var ue *kvstore.UserError
+	if errors.As(err, &ue) {
+		return msg // it says where, e.g. the entry of a --schedules file
 	}
-	return err.Error()
+	var fe *kvstore.FieldError
+	if !errors.As(err, &fe) {
+		return msg
+	}
+	if fe.Field == kvstore.RecurrenceField {
+		got := "none"
+		if fe.Value != "" {
+			var flags []string
+			for f := range strings.SplitSeq(fe.Value, ",") {
+				flags = append(flags, "--"+strings.ReplaceAll(f, "_", "-"))
+			}
+			got = strings.Join(flags, " and ")
+		}
+		return fmt.Sprintf("give exactly one of %s (got %s)", recurrenceFlagList, got)
+	}
+	return flagMessage(fe.Field, msg)
+}
+
+// recurrenceFlagList names the flags that each give a recurrence.
+const recurrenceFlagList = "--cron, --every, --daily-at, --at and --business-day"
+
+// flagMessage puts the flag of a spec or request field before msg, when
+// the field has one.
+func flagMessage(field, msg string) string {
+	switch field {
+	case kvstore.RecurrenceField:
+		return recurrenceFlagList + ": " + msg
+	case "align", "phase":
+		return "--anchor: " + msg
+	case "calendar_inline":
+		return "--calendar: " + msg
+	case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
+		"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time", "business_hours_only", "daily_at",
+		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
+		"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until",
+		"run", "step", "when", "zone", "cursor", "prefix", "state":
+		return "--" + strings.ReplaceAll(field, "_", "-") + ": " + msg
+	}
+	return msg
 }

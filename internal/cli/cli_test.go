@@ -169,7 +169,7 @@ func TestScheduleLifecycle(t *testing.T) {
 	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitOK {
 		t.Fatalf("rm: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitFailure || !strings.Contains(errOut, `no schedule "report"`) {
+	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitFailure || !strings.Contains(errOut, `not found: schedule "report"`) {
 		t.Fatalf("rm again: exit %d: %s", code, errOut)
 	}
 	if n := e.specCount(); n != 0 {

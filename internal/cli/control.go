@@ -176,7 +176,7 @@ progress (a slot already claimed still completes).`,
 			}
 			var st kvstore.State
 			if err := a.call(cmd.Context(), "schedule.backfill", admin.BackfillRequest{ID: args[0], From: f, To: t, Rate: rate, Note: note}, &st); err != nil {
-				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
+				return err
 			}
 			total := 0
 			if st.Backfill != nil {
@@ -207,7 +207,7 @@ func (a *app) cancelBackfill(ctx context.Context, id string) error {
 		Total int `json:"total"`
 	}
 	if err := a.call(ctx, "schedule.backfill.cancel", admin.IDRequest{ID: id}, &out); err != nil {
-		return notFound(err, fmt.Sprintf("backfill in progress for schedule %q", id))
+		return err
 	}
 	if a.jsonOut {
 		return writeJSON(a.stdout, map[string]any{"id": id, "cancelled": true, "done": out.Done, "total": out.Total})

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -25,7 +26,8 @@ func (a *app) scheduleImport() *cobra.Command {
 		Use:   "import FILE|-",
 		Short: `Create or update many schedules from a file: a JSON array or JSON lines of {"id": ..., "spec": {...}}`,
 		Long: `Create or update many schedules from a file: a JSON array, or one JSON
-object per line, each {"id": ID, "spec": SPEC} with SPEC as in docs/records.md.
+object per line, each {"id": ID, "spec": SPEC} with SPEC as in docs/records.md
+(without an id, the spec's content hash, as schedule add gives it).
 Every item is validated first: an invalid file writes nothing. A progress
 line shows on standard error.`,
 		Args: exactArgs(1),
@@ -40,11 +42,15 @@ line shows on standard error.`,
 			}
 			for i, it := range items {
 				spec, err := kvstore.DecodeSpec(it.Spec)
+				if err == nil && it.ID == "" {
+					it.ID = cmp.Or(spec.ID, kvstore.DefaultKey(spec)) // the id the API derives
+					items[i] = it
+				}
 				if err == nil {
 					err = spec.Validate(it.ID)
 				}
 				if err != nil {
-					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, err.Error())}
+					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, kvstore.UserMessage(err))}
 				}
 			}
 			done, failed := 0, 0

@@ -94,7 +94,7 @@ func TestScheduleAddDurationGrammar(t *testing.T) {
 	}
 	var bad strings.Builder
 	if code := Main(context.Background(), []string{"wakeup", "add", "--run", "r", "--step", "s", "--workflow", "wf", "--when", "2 parsecs",
-		"--nats-url", "nats://127.0.0.1:1"}, &bad, &bad); code != ExitInvalid || !strings.Contains(bad.String(), `--when: wakeup: when "2 parsecs": unknown unit "parsecs"`) {
+		"--nats-url", "nats://127.0.0.1:1"}, &bad, &bad); code != ExitInvalid || !strings.Contains(bad.String(), `--when: when "2 parsecs": unknown unit "parsecs"`) {
 		t.Errorf("wakeup --when '2 parsecs': exit %d: %s", code, bad.String())
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -47,6 +48,8 @@ type daemonFlags struct {
 	// clockOffset shifts the scheduler's clock (hidden: a test setting,
 	// see docs/reliability.md).
 	clockOffset time.Duration
+	schedules   []string
+	events      string
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsole string) {
@@ -72,6 +75,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.backfill, "max-backfill-slots", fire.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
 	_ = fl.MarkHidden("clock-offset")
+	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")
+	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+kvstore.EventSet(nil).String()+",fired")
 }
 
 // maxClockOffset bounds --clock-offset: a test setting that simulates a
@@ -103,6 +108,14 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.clockOffset < -maxClockOffset || f.clockOffset > maxClockOffset {
 		return daemon.Config{}, invalidf("--clock-offset %s: must be within ±%s", f.clockOffset, maxClockOffset)
 	}
+	events, err := kvstore.ParseEventSet(f.events)
+	if err != nil {
+		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
+	}
+	static, err := staticfile.LoadAll(f.schedules)
+	if err != nil {
+		return daemon.Config{}, usageError{err}
+	}
 	key, err := a.auditKey()
 	if err != nil {
 		return daemon.Config{}, err
@@ -130,6 +143,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		DeadManTolerance: f.deadMan,
 		MaxBackfillSlots: f.backfill,
 		Console:          cons,
+		Static:           static,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
@@ -142,6 +156,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.Workers = f.workers
 	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
+	cfg.Fire.Events = events
 	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil
 }
@@ -188,7 +203,21 @@ the scheduler then connects as one of its users (--user and --password,
 file, whose values override their defaults. With --nats-url it joins an
 existing NATS system. Either way it creates or updates its buckets and
 streams, then fires due schedules until SIGINT or SIGTERM, when it stops
-claiming, finishes in-flight publishes and exits 0.`,
+claiming, finishes in-flight publishes and exits 0.
+
+--schedules FILE (repeatable) declares static schedules: a JSON or YAML
+file {"source": LABEL, "schedules": [SPEC, ...]} whose schedules are
+created or updated at start, marked static with the file's base name (or
+LABEL), removed when they leave the file, and refused to schedule add and
+rm (pause, resume, trigger, skip and backfill work). The files are checked
+before anything is written: a bad one exits with status 2 naming the
+file, the entry and the field.
+
+--events chooses the observer events published on sched.event.>; fired
+(off by default) carries each fire's slot, scheduled and dispatched times
+and stream sequence (docs/fire-messages.md).`,
+		Example: `  scheduler run --schedules schedules.yaml
+  scheduler run --nats-url nats://nats:4222 --events default,fired`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := a.daemonConfig(&f)

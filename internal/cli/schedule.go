@@ -42,13 +42,18 @@ type addFlags struct {
 func (a *app) scheduleAdd() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
-		Use:   "add --id ID --workflow WF (--cron EXPR | --every DUR [--anchor A] | --daily-at HH:MM | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME|FILE.json] [--input JSON|@FILE]",
+		Use:   "add [--id ID] --workflow WF (--cron EXPR | --every DUR [--anchor A] | --daily-at HH:MM | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME|FILE.json] [--input JSON|@FILE]",
 		Short: "Create or update a schedule",
 		Long: `Create a schedule, or update the schedule with that id (--upsert, the
 default). Updating keeps the cadence when the recurrence is unchanged, so
 services may register their schedules at every start: an --every interval
 counts from its first registration (or from --anchor), and registering it
-again keeps that anchor.
+again keeps that anchor. Without --id the id is the schedule's content
+hash, <workflow>-<12 hex digits> of its workflow, recurrence (with zone
+and policies) and input: the id the Go client's Schedule gives the same
+schedule (docs/records.md). Adding a schedule the same as the stored one
+writes nothing and prints "unchanged" (exit status 0), a one-shot that has
+fired included.
 
 --create-only refuses an id that exists, and --if-revision N updates the
 schedule only if it is still at revision N (schedule get shows it): both
@@ -60,7 +65,8 @@ that never fires, an unknown zone, invalid JSON, an input over 256 KiB or
 an id that cannot be a KV key is refused with exit status 2 and nothing is
 stored. scheduler preview takes the same recurrence flags and prints the
 slots they fire.`,
-		Example: `  scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
+		Example: `  scheduler schedule add --workflow cleanup --every 1h --input '{"olderThanDays":30}'
+  scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
   scheduler schedule add --id heartbeat --workflow ping --every 30s --input '{"target":"db"}'
   scheduler schedule add --id cleanup --workflow cleanup --every '1 day' --tz Europe/Paris
   scheduler schedule add --id standup --workflow remind --daily-at 09:30 --tz Europe/Paris --calendar ./fr-holidays.json
@@ -76,31 +82,41 @@ slots they fire.`,
 			if err != nil {
 				return err
 			}
+			id := f.id
+			if id == "" {
+				if err := kvstore.ValidateWorkflow(spec.Workflow); err != nil {
+					return err
+				}
+				id = kvstore.DefaultKey(spec)
+			}
 			// The store fills in the anchor; check the spec as it will be.
-			if err := spec.WithAnchor(nil, now).Validate(f.id); err != nil {
+			if err := spec.WithAnchor(nil, now).Validate(id); err != nil {
 				return err
 			}
 			raw, err := spec.Encode()
 			if err != nil {
 				return err
 			}
-			var out struct {
-				Revision uint64 `json:"revision"`
-			}
-			req := admin.PutRequest{ID: f.id, Spec: raw, Upsert: upsert, IfRevision: f.ifRevision}
+			var out admin.PutResponse
+			req := admin.PutRequest{ID: id, Spec: raw, Upsert: upsert, IfRevision: f.ifRevision}
 			if err := a.call(cmd.Context(), verb, req, &out); err != nil {
-				return notFound(err, fmt.Sprintf("schedule %q (--if-revision updates an existing schedule)", f.id))
+				return err
 			}
 			if a.jsonOut {
-				return writeJSON(a.stdout, map[string]any{"id": f.id, "revision": out.Revision, "spec": spec})
+				return writeJSON(a.stdout, map[string]any{"id": out.ID, "revision": out.Revision, "created": out.Created,
+					"unchanged": out.Unchanged, "spec": spec})
 			}
-			fmt.Fprintf(a.stdout, "schedule %s saved (revision %d): %s -> %s\n", f.id, out.Revision,
+			what := "saved"
+			if out.Unchanged {
+				what = "unchanged"
+			}
+			fmt.Fprintf(a.stdout, "schedule %s %s (revision %d): %s -> %s\n", out.ID, what, out.Revision,
 				spec.RecurrenceString(), kvstore.NamedLayout(a.namePrefix).FireSubject(spec.Workflow))
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (required)")
+	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (default: the content hash, <workflow>-<12 hex digits>)")
 	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow> (required)")
 	f.rec.register(fl)
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
@@ -113,8 +129,8 @@ slots they fire.`,
 	fl.BoolVar(&f.upsert, "upsert", true, "create the schedule, or replace the one with this id")
 	fl.BoolVar(&f.createOnly, "create-only", false, "refuse an id that exists (exit status 3)")
 	fl.Uint64Var(&f.ifRevision, "if-revision", 0, "update the existing schedule only if it is at this revision (exit status 3 if not)")
-	// --id, --workflow and exactly one recurrence are required; Validate
-	// says so naming the flag, with exit status 2.
+	// --workflow and exactly one recurrence are required; Validate says so
+	// naming the flags, with exit status 2.
 	return cmd
 }
 
@@ -166,9 +182,8 @@ func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 		}
 		s.Input = json.RawMessage(compactJSON(raw))
 	}
-	if s.At != nil && !s.At.After(now) {
-		return s, &kvstore.FieldError{Field: "at", Value: f.rec.at, Reason: "is in the past; a one-shot must be in the future"}
-	}
+	// A one-shot in the past: the API refuses it unless it is the stored one
+	// (re-registering a one-shot that fired is "unchanged").
 	return s, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -29,7 +30,7 @@ func (a *app) scheduleGet() *cobra.Command {
 			}
 			var v scheduleView
 			if err := a.call(cmd.Context(), "schedule.get", admin.IDRequest{ID: args[0]}, &v); err != nil {
-				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
+				return err
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, v)
@@ -40,43 +41,120 @@ func (a *app) scheduleGet() *cobra.Command {
 	}
 }
 
+// printView prints a schedule for people: every field its spec sets,
+// named as in its JSON, then its state, with why a slot was moved.
 func printView(w io.Writer, v scheduleView) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	row := func(k, val string) { fmt.Fprintf(tw, "%s:\t%s\n", k, val) }
 	row("id", v.ID)
-	row("workflow", v.Spec.Workflow)
 	row("recurrence", v.Spec.RecurrenceString())
-	if len(v.Spec.Input) > 0 {
-		row("input", string(v.Spec.Input))
-	}
-	if v.Spec.Description != "" {
-		row("description", v.Spec.Description)
+	loc := v.Spec.Location()
+	for _, f := range specFields(v.Spec, loc) {
+		if f.name != "id" {
+			row(f.name, f.value)
+		}
 	}
 	if v.Invalid != "" {
 		row("INVALID", v.Invalid)
 	}
-	loc := v.Spec.Location()
 	if st := v.State; st != nil {
-		next := nextString(st, loc)
-		if v.Planned {
-			next += "  planned (no fire yet)"
-		}
-		row("next", next)
-		row("fires", fmt.Sprint(st.Fires))
-		if st.Missed > 0 {
-			row("missed", fmt.Sprint(st.Missed))
-		}
-		if c := st.Claim; c != nil {
-			row("last slot", c.Slot.In(loc).Format(time.RFC3339)+" ("+v.LastStatus+", by "+c.Owner+")")
-		}
-		if b := st.Backfill; b != nil {
-			row("backfill", backfillProgress(b))
-		}
+		printState(row, v, st, loc)
 	} else if v.Invalid == "" {
 		row("next", "none (the spec does not compile)")
 	}
 	row("revision", fmt.Sprint(v.Revision))
 	_ = tw.Flush()
+}
+
+// printState prints the rows of a schedule's state.
+func printState(row func(k, v string), v scheduleView, st *kvstore.State, loc *time.Location) {
+	next := nextString(st, loc)
+	if v.Planned {
+		next += "  planned (no fire yet)"
+	}
+	if !st.NextNominal.IsZero() {
+		next += "  moved from " + st.NextNominal.In(loc).Format(time.RFC3339)
+		if st.NextReason != "" {
+			next += ": " + st.NextReason
+		}
+	}
+	row("next", next)
+	row("fires", fmt.Sprint(st.Fires))
+	if st.Missed > 0 {
+		missed := fmt.Sprint(st.Missed)
+		if st.MissedAtLeast {
+			missed = "at least " + missed
+		}
+		row("missed", missed)
+	}
+	if st.Skipped > 0 {
+		row("skipped", fmt.Sprint(st.Skipped))
+	}
+	if p := st.Paused; p != nil {
+		paused := "since " + p.At.In(loc).Format(time.RFC3339)
+		if !p.Until.IsZero() {
+			paused += " until " + p.Until.In(loc).Format(time.RFC3339)
+		}
+		if p.Note != "" {
+			paused += ": " + p.Note
+		}
+		row("paused", paused)
+	}
+	if st.SkipNext > 0 {
+		row("skip next", fmt.Sprintf("%d slot(s)", st.SkipNext))
+	}
+	if n := len(st.Triggers); n > 0 {
+		row("triggers", fmt.Sprintf("%d pending", n))
+	}
+	if c := st.Claim; c != nil {
+		last := c.Slot.In(loc).Format(time.RFC3339) + " (" + v.LastStatus + ", by " + c.Owner + ")"
+		if c.Reason != "" {
+			last += " " + c.Reason
+			if !c.Nominal.IsZero() {
+				last += " from " + c.Nominal.In(loc).Format(time.RFC3339)
+			}
+			if c.Note != "" {
+				last += ": " + c.Note
+			}
+		}
+		row("last slot", last)
+	}
+	if r := st.Running; r != nil {
+		row("running", r.SlotID+" since "+r.Since.In(loc).Format(time.RFC3339))
+	}
+	if b := st.Backfill; b != nil {
+		row("backfill", backfillProgress(b))
+	}
+}
+
+// specField is one field of a spec as schedule get shows it: its JSON
+// name and its value.
+type specField struct{ name, value string }
+
+// specFields lists the fields the spec sets, in the order of
+// kvstore.Spec, named by their JSON names: a field added to the spec shows
+// without a change here. Times are shown in the schedule's zone.
+func specFields(spec kvstore.Spec, loc *time.Location) []specField {
+	var out []specField
+	v := reflect.ValueOf(spec)
+	for i := range v.NumField() {
+		fv := v.Field(i)
+		name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+		if name == "" || name == "-" || fv.IsZero() {
+			continue
+		}
+		var text string
+		switch x := fv.Interface().(type) {
+		case *time.Time:
+			text = x.In(loc).Format(time.RFC3339Nano)
+		case json.RawMessage:
+			text = string(x)
+		default:
+			text = fmt.Sprint(x)
+		}
+		out = append(out, specField{name, text})
+	}
+	return out
 }
 
 // backfillProgress renders a backfill's progress: "120/1000 slots at
@@ -181,7 +259,7 @@ and the exit status is 3 (conflict).`,
 				return err
 			}
 			if err := a.call(cmd.Context(), "schedule.delete", admin.DeleteRequest{ID: args[0], IfRevision: ifRevision}, nil); err != nil {
-				return notFound(err, fmt.Sprintf("schedule %q", args[0]))
+				return err
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, map[string]any{"id": args[0], "removed": true})

@@ -160,9 +160,6 @@ func (a *app) wakeupCancel() *cobra.Command {
 			}
 			err := a.call(cmd.Context(), "wakeup.cancel", admin.WakeupCancelRequest{Run: run, Step: step}, &out)
 			if err != nil {
-				if step != "" {
-					return notFound(err, fmt.Sprintf("pending timer %s/%s", run, step))
-				}
 				return err
 			}
 			switch {

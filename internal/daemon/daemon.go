@@ -82,6 +82,11 @@ type Config struct {
 	// daemon's own NATS connection; its Conn, Layout, Logger and
 	// DeadManTolerance are filled in.
 	Console console.Config
+	// Static are the static schedule sets to apply at start (scheduler run
+	// --schedules), before the engine starts: each set's schedules are
+	// created or updated, and those of its source it no longer lists are
+	// removed. A set that does not apply stops the start.
+	Static []kvstore.StaticSet
 }
 
 // Daemon is a running scheduler.
@@ -160,12 +165,23 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.engine, err = fire.New(fc); err != nil {
 		return err
 	}
+	// The audit first, so that the static schedules' writes are recorded;
+	// the static schedules before the engine, so that it never fires what
+	// the files no longer say.
+	if cfg.AuditKey != nil {
+		if err := d.startAudit(ctx, cfg, m); err != nil {
+			return err
+		}
+	}
+	if err := d.applyStatic(ctx, cfg.Static); err != nil {
+		return err
+	}
 	if err := d.engine.Start(ctx); err != nil {
 		return err
 	}
 	if d.timers, err = wakeup.New(wakeup.Config{
 		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
-		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers,
+		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers, Events: fc.Events,
 	}); err != nil {
 		return err
 	}
@@ -178,11 +194,6 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if err := d.skew.Start(ctx); err != nil {
 		return err
-	}
-	if cfg.AuditKey != nil {
-		if err := d.startAudit(ctx, cfg, m); err != nil {
-			return err
-		}
 	}
 	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots}); err != nil {
 		return err
@@ -201,6 +212,22 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 			return fmt.Errorf("metrics on %s: %w", cfg.MetricsListen, err)
 		}
 		log.Info("metrics and health", "url", "http://"+d.http.Addr()+"/metrics")
+	}
+	return nil
+}
+
+// applyStatic applies the static schedule sets, logging what each did.
+func (d *Daemon) applyStatic(ctx context.Context, sets []kvstore.StaticSet) error {
+	for _, set := range sets {
+		res, err := d.store.ApplyStatic(ctx, set)
+		if err != nil {
+			return fmt.Errorf("daemon: static schedules of %s: %w", set.Source, err)
+		}
+		d.log.Info("static schedules applied", "source", set.Source, "created", len(res.Created), "updated", len(res.Updated),
+			"unchanged", len(res.Unchanged), "removed", len(res.Removed))
+		if len(res.Removed) > 0 {
+			d.log.Info("static schedules removed: no longer declared", "source", set.Source, "ids", res.Removed)
+		}
 	}
 	return nil
 }

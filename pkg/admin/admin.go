@@ -28,7 +28,7 @@ import (
 )
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.1.0"
+const Version = "1.2.0"
 
 // Error codes.
 const (
@@ -36,6 +36,7 @@ const (
 	CodeNotFound    = "not_found"   // no such schedule, calendar, timer, backfill or verb
 	CodeConflict    = "conflict"    // a stale if_revision, or create of an existing id
 	CodeInUse       = "in_use"      // a calendar that schedules use
+	CodeStatic      = "static"      // a put or delete of a static schedule; the message names its file
 	CodeUnavailable = "unavailable" // the listing catalogue is still loading
 	CodeInternal    = "internal"    // anything else
 )
@@ -124,7 +125,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		if _, ok := table[verb]; ok || m.Reply == "" {
 			return
 		}
-		e := Error{Code: CodeNotFound, Field: "verb", Message: fmt.Sprintf("admin: no verb %q on %s.>; the verbs are in docs/api.md (or `nats micro info jetsched`)", verb, prefix)}
+		e := Error{Code: CodeNotFound, Field: "verb", Message: fmt.Sprintf("not found: verb %q on %s.>; the verbs are in docs/api.md (or `nats micro info jetsched`)", verb, prefix)}
 		reply := nats.NewMsg(m.Reply)
 		reply.Header.Set(micro.ErrorCodeHeader, e.Code)
 		reply.Header.Set(micro.ErrorHeader, e.Message)
@@ -165,24 +166,28 @@ func respondError(req micro.Request, e Error, log *slog.Logger, verb string, err
 	}
 }
 
-// toError classifies an error for the wire.
+// toError classifies an error for the wire. The message is
+// kvstore.UserMessage's: what a user reads, without package prefixes.
 func toError(err error) Error {
+	msg := kvstore.UserMessage(err)
 	var fe *kvstore.FieldError
 	switch {
+	case errors.Is(err, kvstore.ErrStatic):
+		return Error{Code: CodeStatic, Field: "id", Message: msg}
 	case errors.As(err, &fe):
-		return Error{Code: CodeInvalid, Field: fe.Field, Message: err.Error()}
+		return Error{Code: CodeInvalid, Field: fe.Field, Message: msg}
 	case errors.Is(err, errBadRequest), errors.Is(err, kvstore.ErrInvalid):
-		return Error{Code: CodeInvalid, Message: err.Error()}
+		return Error{Code: CodeInvalid, Message: msg}
 	case errors.Is(err, kvstore.ErrNotFound):
-		return Error{Code: CodeNotFound, Message: err.Error()}
+		return Error{Code: CodeNotFound, Message: msg}
 	case errors.Is(err, kvstore.ErrConflict):
-		return Error{Code: CodeConflict, Message: err.Error()}
+		return Error{Code: CodeConflict, Message: msg}
 	case errors.Is(err, kvstore.ErrInUse):
-		return Error{Code: CodeInUse, Message: err.Error()}
+		return Error{Code: CodeInUse, Message: msg}
 	case errors.Is(err, errUnavailable):
-		return Error{Code: CodeUnavailable, Message: err.Error()}
+		return Error{Code: CodeUnavailable, Message: msg}
 	}
-	return Error{Code: CodeInternal, Message: err.Error()}
+	return Error{Code: CodeInternal, Message: msg}
 }
 
 var (

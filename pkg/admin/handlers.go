@@ -49,8 +49,10 @@ type (
 	// unless Upsert is set; update refuses an id that does not exist
 	// (not_found) and, with IfRevision, a spec no longer at that revision
 	// (conflict).
+	// Without an id, the id is the spec's content hash
+	// (kvstore.DefaultKey), which the response gives.
 	PutRequest struct {
-		ID         string          `json:"id"`
+		ID         string          `json:"id,omitempty"`
 		Spec       json.RawMessage `json:"spec"`
 		Upsert     bool            `json:"upsert,omitempty"`
 		IfRevision uint64          `json:"if_revision,omitempty"`
@@ -128,6 +130,18 @@ func decodeID[T any](body []byte, id func(T) string) (T, error) {
 	return r, kvstore.ValidateID(id(r))
 }
 
+// PutResponse answers schedule.create and schedule.update: the id (the
+// one derived from the spec's content when the request gave none), the
+// spec's revision, and what was done. Unchanged: the stored spec is the
+// same (kvstore.SameSpec), nothing was written and no audit entry
+// recorded; Revision is then the stored one.
+type PutResponse struct {
+	ID        string `json:"id"`
+	Revision  uint64 `json:"revision"`
+	Created   bool   `json:"created"`
+	Unchanged bool   `json:"unchanged"`
+}
+
 func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) {
 	r, spec, err := decodePut(body)
 	if err != nil {
@@ -136,16 +150,7 @@ func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) 
 	if r.IfRevision != 0 {
 		return nil, &kvstore.FieldError{Field: "if_revision", Reason: "applies to schedule.update and schedule.delete, not to create"}
 	}
-	var rev uint64
-	if r.Upsert {
-		rev, err = h.store.PutSpec(ctx, r.ID, spec)
-	} else {
-		rev, err = h.store.CreateSpec(ctx, r.ID, spec)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"id": r.ID, "revision": rev}, nil
+	return h.save(ctx, r.ID, spec, kvstore.SaveOptions{Create: !r.Upsert})
 }
 
 func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) {
@@ -156,20 +161,45 @@ func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) 
 	if r.Upsert {
 		return nil, &kvstore.FieldError{Field: "upsert", Reason: "applies to schedule.create; update replaces an existing schedule only"}
 	}
-	rev, err := h.store.UpdateSpec(ctx, r.ID, spec, r.IfRevision)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"id": r.ID, "revision": rev}, nil
+	return h.save(ctx, r.ID, spec, kvstore.SaveOptions{Update: true, IfRevision: r.IfRevision})
 }
 
+// save writes a spec as a put through the API: a dynamic write (a static
+// schedule is refused), and a one-shot in the past refused unless it is
+// the one stored.
+func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o kvstore.SaveOptions) (PutResponse, error) {
+	o.Now = time.Now()
+	res, err := h.store.SaveSpec(ctx, id, spec, o)
+	if err != nil {
+		return PutResponse{}, err
+	}
+	return PutResponse{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged}, nil
+}
+
+// decodePut decodes a put request. Without an id (in the request or in
+// the spec), the id is derived from the spec's content (kvstore.DefaultKey).
 func decodePut(body []byte) (PutRequest, kvstore.Spec, error) {
-	r, err := decodeID(body, func(r PutRequest) string { return r.ID })
+	r, err := decode[PutRequest](body)
 	if err != nil {
 		return r, kvstore.Spec{}, err
 	}
+	if len(r.Spec) == 0 || string(r.Spec) == "null" {
+		return r, kvstore.Spec{}, &kvstore.FieldError{Field: "spec", Reason: "missing: the schedule's spec (docs/records.md)"}
+	}
 	spec, err := kvstore.DecodeSpec(r.Spec)
-	return r, spec, err
+	if err != nil {
+		return r, spec, err
+	}
+	if r.ID == "" {
+		r.ID = spec.ID
+	}
+	if r.ID == "" {
+		if err := kvstore.ValidateWorkflow(spec.Workflow); err != nil {
+			return r, spec, err
+		}
+		r.ID = kvstore.DefaultKey(spec)
+	}
+	return r, spec, kvstore.ValidateID(r.ID)
 }
 
 func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {

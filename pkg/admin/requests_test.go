@@ -19,21 +19,18 @@ func TestRevisions(t *testing.T) {
 	a := newAPI(t)
 	spec := json.RawMessage(`{"workflow":"w","every":"1m"}`)
 	spec2 := json.RawMessage(`{"workflow":"w","every":"2m"}`)
-	spec3 := json.RawMessage(`{"workflow":"w","every":"3m"}`)
-	var out struct {
-		Revision uint64 `json:"revision"`
-	}
+	var out admin.PutResponse
 	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec}, &out)
 	rev := out.Revision
 	a.refused("schedule.create", admin.PutRequest{ID: "x", Spec: spec2}, admin.CodeConflict, "")
 	// Upserting the same spec writes nothing; a different one replaces it.
 	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec, Upsert: true}, &out)
-	if out.Revision != rev {
-		t.Fatalf("upsert of the same spec: revision %d after %d", out.Revision, rev)
+	if out.Revision != rev || !out.Unchanged {
+		t.Fatalf("upsert of the same spec: %+v, want unchanged at revision %d", out, rev)
 	}
-	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: spec3, Upsert: true}, &out)
-	if out.Revision <= rev {
-		t.Fatalf("upsert: revision %d after %d", out.Revision, rev)
+	a.ok("schedule.create", admin.PutRequest{ID: "x", Spec: json.RawMessage(`{"workflow":"w","every":"1m","description":"v2"}`), Upsert: true}, &out)
+	if out.Revision <= rev || out.Unchanged {
+		t.Fatalf("upsert of a changed spec: %+v after revision %d", out, rev)
 	}
 	a.refused("schedule.update", admin.PutRequest{ID: "missing", Spec: spec}, admin.CodeNotFound, "")
 	a.refused("schedule.update", admin.PutRequest{ID: "x", Spec: spec2, IfRevision: rev}, admin.CodeConflict, "")

@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,6 +71,9 @@ func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
 		return map[string]any{"run": r.Run, "cancelled": n}, nil
 	}
 	out, err := h.timers.Cancel(ctx, r.Run, r.Step)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return nil, kvstore.NotFound("timer", r.Run+"/"+r.Step)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)
 	}

@@ -48,8 +48,9 @@ func (f Finding) String() string {
 
 // Span is a stream's sequence range.
 type Span struct {
-	Stream      string `json:"stream"`
-	First, Last uint64
+	Stream string `json:"stream"`
+	First  uint64 `json:"first"`
+	Last   uint64 `json:"last"`
 }
 
 // streamView is a dispatch stream as verifyDispatches sees it now.

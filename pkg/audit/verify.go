@@ -26,12 +26,13 @@ type VerifyOptions struct {
 
 // Report is what Verify found.
 type Report struct {
-	From, To uint64 // the sequences walked
-	Entries  int
+	From    uint64 `json:"from"` // the sequences walked
+	To      uint64 `json:"to"`
+	Entries int    `json:"entries"`
 	// Broken names the first broken link ("" when the chain holds).
-	Broken string
+	Broken string `json:"broken"`
 	// BrokenSeq is its stream sequence.
-	BrokenSeq uint64
+	BrokenSeq uint64 `json:"broken_seq"`
 	// Head is the trail's last entry now (its stream's creation time, its
 	// sequence and MAC).
 	Head Head `json:"head"`

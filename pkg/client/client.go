@@ -8,10 +8,7 @@
 package client
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -31,6 +28,10 @@ var ErrNotFound = kvstore.ErrNotFound
 // ErrConflict is returned when a schedule is not at the revision an
 // IfRevision option expects, or when CreateOnly finds its key taken.
 var ErrConflict = kvstore.ErrConflict
+
+// ErrStatic is returned for a put or removal of a static schedule by
+// anyone but the Static set that declares it.
+var ErrStatic = kvstore.ErrStatic
 
 // Client registers and operates schedules and timers.
 type Client struct {
@@ -164,23 +165,42 @@ func WithDescription(text string) Option {
 
 // Schedule registers workflow to fire on recurrence with input (any value
 // that marshals to JSON; nil for none) and returns its key. The key
-// defaults to a hash of the workflow, the recurrence and the canonical JSON
-// of the input, so every instance of a service computes the same key
-// without configuration. Registering the same key again updates the
-// schedule in place and keeps its cadence unless the recurrence changed:
-// call it at every start, on every instance. CreateOnly and IfRevision
-// make it refuse to overwrite what it does not expect.
+// defaults to the schedule's content hash (DefaultKey: the workflow, the
+// recurrence with its zone and policies, the canonical JSON of the input),
+// so every instance of a service computes the same key without
+// configuration. Registering the same schedule again writes nothing (no
+// revision, no audit entry); registering the same key with another
+// content updates the schedule in place and keeps its cadence unless the
+// recurrence changed: call it at every start, on every instance.
+// CreateOnly and IfRevision make it refuse to overwrite what it does not
+// expect. A static schedule (Static, or a file of scheduler run
+// --schedules) is refused: kvstore.ErrStatic.
 func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Recurrence, opts ...Option) (string, error) {
-	if r.apply == nil {
-		return "", &kvstore.FieldError{Field: "cron", Reason: "no recurrence: use Cron, Every, At or BusinessDay"}
+	key, spec, o, err := build(workflow, input, r, opts)
+	if err != nil {
+		return "", err
 	}
+	if o.createOnly && o.ifRevision != 0 {
+		return "", &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision exclude each other"}
+	}
+	if _, err := c.store.SaveSpec(ctx, key, spec, kvstore.SaveOptions{Create: o.createOnly, IfRevision: o.ifRevision}); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// build makes the spec Schedule registers, and its key.
+func build(workflow string, input any, r Recurrence, opts []Option) (string, kvstore.Spec, options, error) {
 	var o options
+	if r.apply == nil {
+		return "", kvstore.Spec{}, o, &kvstore.FieldError{Field: kvstore.RecurrenceField, Reason: "no recurrence: use Cron, Every, At or BusinessDay"}
+	}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	raw, err := canonicalJSON(input)
 	if err != nil {
-		return "", &kvstore.FieldError{Field: "input", Reason: "does not marshal to JSON", Err: err}
+		return "", kvstore.Spec{}, o, &kvstore.FieldError{Field: "input", Reason: "does not marshal to JSON", Err: err}
 	}
 	spec := kvstore.Spec{Workflow: workflow, Input: raw}
 	r.apply(&spec)
@@ -189,39 +209,22 @@ func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Rec
 	}
 	key := o.key
 	if key == "" {
-		key = DefaultKey(workflow, r, raw)
+		key = kvstore.DefaultKey(spec)
 	}
-	switch {
-	case o.createOnly && o.ifRevision != 0:
-		return "", &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision exclude each other"}
-	case o.createOnly:
-		_, err = c.store.CreateSpec(ctx, key, spec)
-		return key, err
-	case o.ifRevision != 0:
-		_, err = c.store.UpdateSpec(ctx, key, spec, o.ifRevision)
-		return key, err
-	}
-	// Unchanged: do not write (no new revision for every start).
-	if cur, err := c.store.GetSpec(ctx, key); err == nil {
-		a, _ := cur.Spec.Encode()
-		b, _ := spec.Encode()
-		if bytes.Equal(a, b) {
-			return key, nil
-		}
-	}
-	if _, err := c.store.PutSpec(ctx, key, spec); err != nil {
-		return "", err
-	}
-	return key, nil
+	return key, spec, o, nil
 }
 
-// DefaultKey is the key Schedule uses without WithKey: "<workflow>-<12 hex
-// digits of sha256(workflow, recurrence, canonical input)>".
-func DefaultKey(workflow string, r Recurrence, canonicalInput []byte) string {
-	h := sha256.New()
-	fmt.Fprintf(h, "%s\x00%s\x00", workflow, r.text)
-	h.Write(canonicalInput)
-	return workflow + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+// DefaultKey is the key Schedule gives these arguments without WithKey:
+// kvstore.DefaultKey of the spec, "<workflow>-<12 hex digits>" of the hash
+// of its canonical form (docs/records.md). The scheduler CLI's schedule
+// add without --id and the admin API's put without id derive the same key
+// from the same schedule.
+func DefaultKey(workflow string, input any, r Recurrence, opts ...Option) (string, error) {
+	_, spec, _, err := build(workflow, input, r, append(opts[:len(opts):len(opts)], WithKey("")))
+	if err != nil {
+		return "", err
+	}
+	return kvstore.DefaultKey(spec), nil
 }
 
 // canonicalJSON marshals v with object keys sorted and numbers kept
@@ -238,13 +241,42 @@ func canonicalJSON(v any) (json.RawMessage, error) {
 		}
 		raw = b
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
+	return kvstore.CanonicalJSON(raw)
+}
+
+// StaticSchedule is one schedule of a Static set, with Schedule's
+// arguments. Of the options, CreateOnly and IfRevision do not apply.
+type StaticSchedule struct {
+	Workflow   string
+	Input      any
+	Recurrence Recurrence
+	Options    []Option
+}
+
+// Static declares the static schedules of source, a label naming where
+// they are defined (the service, say "billing-service"): the set owns its
+// schedules. Each is created, or updated when it changed (one that did not
+// is not written); the schedules of source that the set no longer lists
+// are removed; and nothing but the set changes them: Schedule, Unschedule,
+// the admin API and the CLI refuse to put or remove them (ErrStatic),
+// while Pause, Resume, Trigger and Backfill work as on any schedule. Every
+// schedule is checked before anything is written: an error names the
+// entry (1-based) and the field, and the set is left as it was. Call it at
+// every start, on every instance, with the same label: it is what
+// `scheduler run --schedules FILE` does with a file.
+func (c *Client) Static(ctx context.Context, source string, schedules ...StaticSchedule) (kvstore.StaticResult, error) {
+	set := kvstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
+	for i, sc := range schedules {
+		key, spec, o, err := build(sc.Workflow, sc.Input, sc.Recurrence, sc.Options)
+		if err == nil && (o.createOnly || o.ifRevision != 0) {
+			err = &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision do not apply to a static schedule"}
+		}
+		if err != nil {
+			return kvstore.StaticResult{}, fmt.Errorf("client: static %s: entry %d: %w", source, i+1, err)
+		}
+		set.Schedules[i] = kvstore.StaticSchedule{ID: key, Spec: spec}
 	}
-	return json.Marshal(tree) // maps marshal with sorted keys
+	return c.store.ApplyStatic(ctx, set)
 }
 
 // Unschedule removes the schedule for the whole fleet. ErrNotFound when

@@ -12,30 +12,37 @@ import (
 )
 
 func TestDefaultKeyIsCanonical(t *testing.T) {
-	a := client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"b":1,"a":[1,2]}`))
-	b := client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`))
-	if a != b {
+	key := func(wf string, input string, r client.Recurrence, opts ...client.Option) string {
+		t.Helper()
+		k, err := client.DefaultKey(wf, json.RawMessage(input), r, opts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	a := key("sync", `{"b":1,"a":[1,2]}`, client.Every(time.Hour))
+	if b := key("sync", `{"a":[1,2],"b":1}`, client.Every(time.Hour)); a != b {
 		t.Fatalf("key order changed the key: %s vs %s", a, b)
 	}
+	// The CLI's schedule add without --id derives the same key from the
+	// same schedule: kvstore.DefaultKey of the spec.
+	if cli := kvstore.DefaultKey(kvstore.Spec{Workflow: "sync", Every: "60m", Input: json.RawMessage(`{"a":[1,2],"b":1}`)}); cli != a {
+		t.Fatalf("the CLI's key %s differs from the client's %s", cli, a)
+	}
+	if k := key("sync", `{"a":[1,2],"b":1}`, client.Every(time.Hour), client.WithKey("mine")); k != a {
+		t.Fatalf("WithKey changed DefaultKey: %s", k)
+	}
 	for _, other := range []string{
-		client.DefaultKey("sync", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":2}`)),
-		client.DefaultKey("sync", client.Every(2*time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`)),
-		client.DefaultKey("other", client.Every(time.Hour), mustCanon(t, `{"a":[1,2],"b":1}`)),
+		key("sync", `{"a":[1,2],"b":2}`, client.Every(time.Hour)),
+		key("sync", `{"a":[1,2],"b":1}`, client.Every(2*time.Hour)),
+		key("other", `{"a":[1,2],"b":1}`, client.Every(time.Hour)),
+		key("sync", `{"a":[1,2],"b":1}`, client.Every(time.Hour), client.InZone("Europe/Paris")),
+		key("sync", `{"a":[1,2],"b":1}`, client.Every(time.Hour), client.WithMisfire("fire_all", 0)),
 	} {
 		if other == a {
 			t.Fatalf("different schedules share the key %s", a)
 		}
 	}
-}
-
-func mustCanon(t *testing.T, s string) []byte {
-	t.Helper()
-	var v any
-	if err := json.Unmarshal([]byte(s), &v); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(v)
-	return b
 }
 
 // TestReRegisterKeepsCadence: registering again at every start keeps the

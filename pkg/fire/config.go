@@ -59,10 +59,12 @@ type Config struct {
 	// (StepBeforeClaim ... StepAfterLedger). Fault tests use it to crash a
 	// process at a chosen step; it must not block.
 	StepHook func(step string)
-	// FiredEvents publishes a sched.event.fired.<id> event for every fire
-	// (best effort, no ack). Default off: the fire stream already records
-	// every fire.
-	FiredEvents bool
+	// Events chooses the observer events published on
+	// sched.event.<kind>.<id>, by kind (shard lease events included).
+	// Default (nil): every kind but fired, which the fire stream records
+	// already; a fired event is published once the stream has acknowledged
+	// the fire, with its sequence.
+	Events kvstore.EventSet
 }
 
 func (c Config) withDefaults() Config {

@@ -238,7 +238,7 @@ func (c Control) CancelBackfill(ctx context.Context, id string) (kvstore.Backfil
 	var was kvstore.Backfill
 	_, err := c.update(ctx, id, func(st *kvstore.State) error {
 		if st.Backfill == nil {
-			return fmt.Errorf("%w: schedule %s has no backfill in progress", kvstore.ErrNotFound, id)
+			return kvstore.NotFound("backfill in progress for schedule", id)
 		}
 		was, st.Backfill = *st.Backfill, nil
 		return nil

@@ -65,7 +65,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 	if err != nil {
 		return false, err
 	}
-	e.published(j, c, "", now)
+	e.published(j, c, "", now, ack)
 	e.step(StepAfterPublish)
 	if ack.Duplicate {
 		e.notifySettled(j.id, c.Token, true) // a fire counted that was none
@@ -136,7 +136,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	if err != nil {
 		return nil, err
 	}
-	e.published(j, c, reason, now)
+	e.published(j, c, reason, now, ack)
 	return ack, nil
 }
 
@@ -194,9 +194,10 @@ func (e *Engine) publishMsg(ctx context.Context, j job, c kvstore.Claim, msg *na
 	return ack, nil
 }
 
-// published makes the observations of a published fire: metrics, and the
-// moved and fired events.
-func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time) {
+// published makes the observations of a fire the stream acknowledged
+// with ack: metrics, and the moved and fired events. A duplicate ack (the
+// stream had the slot already) is no fire: no fired event.
+func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time, ack *jetstream.PubAck) {
 	if reason == "" {
 		reason = c.Reason
 	}
@@ -204,8 +205,10 @@ func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time)
 	if c.Reason == ReasonMoved && reason == ReasonMoved {
 		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
 	}
-	if e.cfg.FiredEvents {
-		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot, Owner: e.cfg.Instance, At: now.UTC()})
+	if ack != nil && !ack.Duplicate && e.cfg.Events.Has(kvstore.EventFired) {
+		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot.UTC(), SlotID: c.ID(j.id), Workflow: j.workflow,
+			ScheduledAt: c.Slot.In(j.compiled.Location), DispatchedAt: now.UTC(), Stream: ack.Stream, Seq: ack.Sequence,
+			Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
 	}
 }
 
@@ -390,9 +393,12 @@ func (e *Engine) reportInvalid(id string, err error) {
 }
 
 // event publishes an observer event on sched.event.<kind>.<id>, which the
-// events stream captures. Events are best effort (a core publish, no ack
+// events stream captures, when Config.Events has its kind. Events are best effort (a core publish, no ack
 // awaited): they never hold up a fire.
 func (e *Engine) event(ev kvstore.Event) {
+	if !e.cfg.Events.Has(ev.Kind) {
+		return
+	}
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return

@@ -335,7 +335,7 @@ func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
 	}
 	garbage := map[string]struct{ value, field string }{
 		"not-json":    {"\x00\x01 not json", "spec"},
-		"wrong-type":  {`{"workflow":"wf","every":5}`, "spec"},
+		"wrong-type":  {`{"workflow":"wf","every":5}`, "every"},
 		"never-fires": {`{"workflow":"wf","cron":"0 0 30 2 *"}`, "cron"},
 		"bad-zone":    {`{"workflow":"wf","cron":"* * * * *","tz":"Atlantis/Capital"}`, "tz"},
 	}

@@ -44,7 +44,7 @@ func (e *Engine) trackFire(j job, c kvstore.Claim, msg *nats.Msg, now time.Time,
 		}
 		return ack, err
 	}, func(ack *jetstream.PubAck) {
-		e.published(j, c, "", now)
+		e.published(j, c, "", now, ack)
 		e.step(StepAfterPublish)
 		if err := e.followups.PutTick(context.Background(), e.dispatchedTick(j, c, ack)); err != nil {
 			e.log.Warn("ledger tick not sent; the claim will be checked", "schedule", j.id, "slot", c.Slot, "err", err)

@@ -50,7 +50,7 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 
 // GetCalendar reads and parses a calendar; ErrNotFound when there is none.
 func (s *Store) GetCalendar(ctx context.Context, name string) (CalendarEntry, error) {
-	e, err := get(ctx, s.calendars, name)
+	e, err := get(ctx, s.calendars, "calendar", name)
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: get calendar %q: %w", name, err)
 	}
@@ -82,7 +82,7 @@ func (s *Store) ListCalendars(ctx context.Context) ([]CalendarEntry, map[string]
 // DeleteCalendar removes a calendar. Unless force is set, a calendar that
 // a spec names is refused with ErrInUse (listing the schedules).
 func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) error {
-	if _, err := get(ctx, s.calendars, name); err != nil {
+	if _, err := get(ctx, s.calendars, "calendar", name); err != nil {
 		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
 	}
 	if !force {
@@ -91,7 +91,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return err
 		}
 		if len(users) > 0 {
-			return fmt.Errorf("%w: calendar %q is used by %d schedule(s) %s; remove them first or force", ErrInUse, name, len(users), firstFew(users))
+			return userErrorf(ErrInUse, "in use: calendar %q is used by %d schedule(s) %s; remove them first or force", name, len(users), firstFew(users))
 		}
 	}
 	rev, err := s.deleteKey(ctx, s.calendars, name, 0)

@@ -99,14 +99,8 @@ func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
 // CompileShared is Compile sharing zones and default calendars through in
 // (nil: nothing shared).
 func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compiled, error) {
-	kinds := 0
-	for _, set := range []bool{s.Cron != "", s.Every != "", s.At != nil, s.BusinessDay != 0} {
-		if set {
-			kinds++
-		}
-	}
-	if kinds != 1 {
-		return Compiled{}, fieldErr("cron", "", "exactly one of cron, every, at and business_day must be set")
+	if err := s.checkRecurrenceKinds(); err != nil {
+		return Compiled{}, err
 	}
 	loc, err := in.zones().Load(s.TZ)
 	if err != nil {
@@ -169,6 +163,31 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 		c.Schedule = b
 	}
 	return c, nil
+}
+
+// RecurrenceField is the field a *FieldError names when a spec has no
+// recurrence or more than one: its Value lists those set ("every,cron").
+const RecurrenceField = "recurrence"
+
+// checkRecurrenceKinds refuses a spec without a recurrence or with several,
+// naming those set.
+func (s Spec) checkRecurrenceKinds() error {
+	var set []string
+	for _, f := range []struct {
+		name string
+		on   bool
+	}{{"cron", s.Cron != ""}, {"every", s.Every != ""}, {"at", s.At != nil}, {"business_day", s.BusinessDay != 0}} {
+		if f.on {
+			set = append(set, f.name)
+		}
+	}
+	switch len(set) {
+	case 1:
+		return nil
+	case 0:
+		return fieldErr(RecurrenceField, "", "none set; set one of cron, every, at and business_day")
+	}
+	return fieldErr(RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
 }
 
 // MaxLimit bounds a spec's limit: a cron schedule with a limit counts its

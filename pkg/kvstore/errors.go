@@ -3,6 +3,7 @@ package kvstore
 import (
 	"errors"
 	"fmt"
+	"regexp"
 )
 
 var (
@@ -16,7 +17,86 @@ var (
 	ErrExists = fmt.Errorf("%w: already exists", ErrConflict)
 	// ErrInvalid is wrapped by every validation error (see *FieldError).
 	ErrInvalid = errors.New("kvstore: invalid")
+	// ErrStatic is returned when a write or a removal names a static
+	// schedule (Spec.Static) that the caller does not own: it is declared
+	// in a file of `scheduler run --schedules` or by client.Static, and
+	// changes there.
+	ErrStatic = errors.New("kvstore: static schedule")
 )
+
+// UserError is an error whose text is written for the people and programs
+// that use jetsched: the record named as they named it, no package prefix
+// (`not found: schedule "x"`). Kind is the sentinel errors.Is matches
+// (ErrNotFound, ErrConflict, ErrExists, ErrStatic, ErrInUse, ErrInvalid).
+// Internal wrapping may add context around it; UserMessage finds it again.
+// Err, when set, is the cause the message already tells (a *FieldError
+// with the context of where it was found, say): errors.As reaches it.
+type UserError struct {
+	Kind error
+	Msg  string
+	Err  error
+}
+
+func (e *UserError) Error() string { return e.Msg }
+
+// Unwrap lets errors.Is match Kind and errors.As reach Err.
+func (e *UserError) Unwrap() []error {
+	if e.Err != nil {
+		return []error{e.Kind, e.Err}
+	}
+	return []error{e.Kind}
+}
+
+func (e *UserError) userMessage() string { return e.Msg }
+
+// userFacing is an error written for users (*FieldError, *UserError).
+type userFacing interface {
+	error
+	userMessage() string
+}
+
+// NotFound is the error for a record that does not exist: kind is what
+// the user calls it ("schedule", "calendar", "timer", "slot"), name its
+// id. Its text is `not found: schedule "x"`; it matches ErrNotFound.
+func NotFound(kind, name string) error {
+	return &UserError{Kind: ErrNotFound, Msg: fmt.Sprintf("not found: %s %q", kind, name)}
+}
+
+// userErrorf makes a *UserError of kind with a formatted message.
+func userErrorf(kind error, format string, args ...any) error {
+	return &UserError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
+}
+
+// UserMessage renders err for users: the admin API's error messages and
+// the CLI's are this text. It is the one place that decides what a user
+// reads: the outermost *FieldError or *UserError in err's chain says it
+// (a *FieldError names the field and says why), and anything else (a NATS failure, say) keeps its detail
+// but loses the package prefixes of internal wrapping ("kvstore: ",
+// "fire: ", ...).
+func UserMessage(err error) string {
+	if err == nil {
+		return ""
+	}
+	var u userFacing
+	if errors.As(err, &u) { // the outermost one: it has the most context
+		return stripPrefixes(u.userMessage())
+	}
+	return stripPrefixes(err.Error())
+}
+
+// packagePrefix matches the prefix a jetsched package puts on its errors,
+// at the start of a message or of a wrapped one.
+var packagePrefix = regexp.MustCompile(`(^|: )(kvstore|admin|fire|wakeup|cronx|calendar|audit|client|worker|strictjson|daemon): `)
+
+func stripPrefixes(s string) string {
+	for {
+		t := packagePrefix.ReplaceAllString(s, "$1")
+		if t == s {
+			return s
+		}
+		s = t
+	}
+}
 
 // FieldError reports a record field that fails validation. Field uses the
 // JSON name of the field ("cron", "tz", "workflow", "id", "input", ...).
@@ -41,6 +121,8 @@ func (e *FieldError) Error() string {
 	}
 	return msg
 }
+
+func (e *FieldError) userMessage() string { return e.Error() }
 
 // Unwrap lets errors.Is match ErrInvalid and errors.As reach the cause.
 func (e *FieldError) Unwrap() []error {

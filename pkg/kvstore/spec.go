@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/strictjson"
@@ -106,6 +107,13 @@ type Spec struct {
 	CompletionTimeout string `json:"completion_timeout,omitempty"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty"`
+	// Static marks a schedule declared in a file of `scheduler run
+	// --schedules` or by client.Static, and names that source (the file's
+	// base name, or the label the code gave). Only its source creates,
+	// updates and removes it: the admin API, the CLI and client.Schedule
+	// refuse to (ErrStatic, API code static), while pause, resume,
+	// trigger, skip and backfill work as on any schedule.
+	Static string `json:"static,omitempty"`
 }
 
 // DecodeSpec parses a sched_specs value strictly: unknown fields, keys
@@ -119,6 +127,13 @@ func DecodeSpec(data []byte) (Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&s); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return Spec{}, &FieldError{Field: te.Field, Reason: "want a JSON " + te.Type.Kind().String() + ", not " + te.Value}
+		}
+		if name, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+			return Spec{}, &FieldError{Field: strings.Trim(name, `"`), Reason: "unknown field (docs/records.md lists a spec's fields)"}
+		}
 		return Spec{}, &FieldError{Field: "spec", Reason: "not a valid spec JSON object", Err: err}
 	}
 	if dec.More() {
@@ -147,6 +162,11 @@ func (s Spec) Validate(key string) error {
 	}
 	if len(s.Input) > 0 && !json.Valid(s.Input) {
 		return fieldErr("input", "", "not valid JSON")
+	}
+	if s.Static != "" {
+		if err := ValidateSource(s.Static); err != nil {
+			return err
+		}
 	}
 	_, err := s.Compile(key, nil)
 	if errors.Is(err, errUnresolved) {

@@ -304,6 +304,17 @@ type Event struct {
 	// Run and Step identify the timer of a stale event (unescaped).
 	Run  string `json:"run,omitempty"`
 	Step string `json:"step,omitempty"`
+	// A fired event tells the fire: its slot id (the message's
+	// Nats-Msg-Id), workflow, scheduled time in the schedule's zone
+	// (Sched-Scheduled-At), when it was published (Sched-Dispatched-At),
+	// and the stream and sequence the stream acknowledged it with. Reason
+	// is its Sched-Reason ("" for a regular slot).
+	SlotID       string    `json:"slot_id,omitempty"`
+	Workflow     string    `json:"workflow,omitempty"`
+	ScheduledAt  time.Time `json:"scheduled_at,omitzero"`
+	DispatchedAt time.Time `json:"dispatched_at,omitzero"`
+	Stream       string    `json:"stream,omitempty"`
+	Seq          uint64    `json:"seq,omitempty"`
 }
 
 // SubjectID is the last token of the event's subject: the schedule id,

@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -145,7 +144,7 @@ type SpecEntry struct {
 // GetSpec reads and decodes the spec of id. A record that does not decode
 // is returned with its error wrapping ErrInvalid.
 func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
-	e, err := get(ctx, s.specs, id)
+	e, err := get(ctx, s.specs, "schedule", id)
 	if err != nil {
 		return SpecEntry{}, fmt.Errorf("kvstore: get spec %q: %w", id, err)
 	}
@@ -154,163 +153,220 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 }
 
 // PutSpec validates spec (including that a named calendar exists) and
-// writes it under id, creating or replacing the schedule. An every spec is
-// first given its anchor ([Spec.WithAnchor]): the time of the first write,
-// kept when the same interval is registered again. A spec equal to the
-// stored one is not written again (no new revision, no audit entry); the
-// stored revision is returned. Nothing is written when validation fails;
-// the error is a *FieldError. The write is a compare-and-swap on the
-// revision read, so instances registering the same schedule at once agree
-// on one anchor and make one write.
+// writes it under id, creating or replacing the schedule (SaveSpec with
+// no options). An every spec is first given its anchor
+// ([Spec.WithAnchor]): the time of the first write, kept when the same
+// interval is registered again. Nothing is written when validation fails
+// (the error is a *FieldError), when the stored spec is the same
+// (SameSpec; the stored revision is returned), or when the schedule is
+// static (ErrStatic).
 func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
-	const attempts = 5
-	for range attempts {
-		cur, err := s.readSpec(ctx, id)
-		if err != nil {
-			return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
-		}
-		written, data, err := s.prepareSpec(ctx, id, spec, cur)
-		switch {
-		case errors.Is(err, errUnchanged):
-			return cur.rev, nil
-		case err != nil:
-			return 0, err
-		}
-		var rev uint64
-		if cur == nil {
-			rev, err = s.specs.Create(ctx, id, data)
-		} else {
-			rev, err = s.specs.Update(ctx, id, data, cur.rev)
-		}
-		switch {
-		case errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			continue // another writer got in between: read again
-		case err != nil:
-			return 0, fmt.Errorf("kvstore: put spec %q: %w", id, err)
-		}
-		return rev, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
-	}
-	return 0, fmt.Errorf("kvstore: put spec %q: %d writers raced: %w", id, attempts, ErrConflict)
+	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{})
+	return r.Revision, err
 }
 
 // CreateSpec validates spec like PutSpec and writes it only if there is no
 // schedule id: ErrExists (an ErrConflict) when there is.
 func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
-	written, data, err := s.prepareSpec(ctx, id, spec, nil)
-	if err != nil {
-		return 0, err
-	}
-	rev, err := s.specs.Create(ctx, id, data)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("%w: schedule %q (update it, or create with upsert)", ErrExists, id)
-		}
-		return 0, fmt.Errorf("kvstore: create spec %q: %w", id, err)
-	}
-	return rev, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
+	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{Create: true})
+	return r.Revision, err
 }
-
-// maxUpdateAttempts bounds UpdateSpec's re-reads when the spec keeps
-// changing under a write without an expected revision.
-const maxUpdateAttempts = 10
 
 // UpdateSpec validates spec like PutSpec and replaces the schedule id,
 // which must exist (ErrNotFound otherwise). With rev > 0 the spec is
 // replaced only if it is still at revision rev: ErrConflict when it
 // changed (or was removed and added again) since. As with PutSpec, an
 // every spec keeps the stored anchor of the same interval, and a spec
-// equal to the stored one is not written again.
+// the same as the stored one is not written again.
 func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64) (uint64, error) {
+	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{Update: true, IfRevision: rev})
+	return r.Revision, err
+}
+
+// SaveOptions say how SaveSpec writes.
+type SaveOptions struct {
+	// Create refuses an id that exists: ErrExists.
+	Create bool
+	// Update refuses an id that does not exist: ErrNotFound.
+	Update bool
+	// IfRevision, when not zero, writes only if the spec is still at this
+	// revision (ErrConflict otherwise); it implies Update.
+	IfRevision uint64
+	// Owner is the static source the write is for (Spec.Static), "" for a
+	// dynamic write (the admin API, the CLI, client.Schedule). A dynamic
+	// write refuses a spec with static set (field static) and a stored
+	// static spec (ErrStatic); a source's write must carry its own label
+	// and refuses a spec another source declares (ErrStatic). A source
+	// takes a dynamic schedule of the same id over.
+	Owner string
+	// Now, when not zero, refuses a one-shot whose at is not after Now
+	// (field at), unless the stored spec is the same one: re-registering
+	// a one-shot that has fired is no error.
+	Now time.Time
+}
+
+// Saved is what SaveSpec did.
+type Saved struct {
+	// Revision is the spec's revision: the one written, or the stored one
+	// when Unchanged.
+	Revision uint64
+	// Created: there was no schedule id before.
+	Created bool
+	// Unchanged: the stored spec is the same (SameSpec); nothing was
+	// written and no audit entry recorded.
+	Unchanged bool
+}
+
+// maxUpdateAttempts bounds SaveSpec's re-reads when the spec keeps
+// changing under a write without an expected revision.
+const maxUpdateAttempts = 10
+
+// SaveSpec validates spec for id (including that a named calendar exists),
+// gives an every spec its anchor over the stored one ([Spec.WithAnchor]),
+// and creates or replaces the schedule as o says, by compare-and-swap on
+// the revision it read: instances registering the same schedule at once
+// agree on one anchor and make one write. Nothing is written when
+// validation fails (a *FieldError), when the stored spec is the same
+// (Saved.Unchanged), or when o refuses the write (ErrExists, ErrNotFound,
+// ErrConflict, ErrStatic).
+func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOptions) (Saved, error) {
+	if spec.Static != o.Owner {
+		if o.Owner == "" {
+			return Saved{}, fieldErr("static", spec.Static, "is set by the source that declares a static schedule (scheduler run --schedules, client.Static), not by a put")
+		}
+		return Saved{}, fieldErr("static", spec.Static, fmt.Sprintf("want %q, the source writing it", o.Owner))
+	}
 	for range maxUpdateAttempts {
-		cur, err := s.readSpec(ctx, id)
-		if err == nil && cur == nil {
-			err = fmt.Errorf("%w: %s", ErrNotFound, id)
+		cur, err := get(ctx, s.specs, "schedule", id)
+		if errors.Is(err, ErrNotFound) {
+			if o.Update || o.IfRevision != 0 {
+				return Saved{}, err
+			}
+			written, data, err := s.prepareSpec(ctx, id, spec, nil, o)
+			if err != nil {
+				return Saved{}, err
+			}
+			rev, err := s.specs.Create(ctx, id, data)
+			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				if o.Create {
+					return Saved{}, existsError(id)
+				}
+				continue // created meanwhile: compare with it
+			}
+			if err != nil {
+				return Saved{}, fmt.Errorf("kvstore: create spec %q: %w", id, err)
+			}
+			return Saved{Revision: rev, Created: true}, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
 		}
 		if err != nil {
-			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
+			return Saved{}, fmt.Errorf("kvstore: read spec %q: %w", id, err)
 		}
-		written, data, err := s.prepareSpec(ctx, id, spec, cur)
-		switch {
-		case errors.Is(err, errUnchanged) && (rev == 0 || rev == cur.rev):
-			return cur.rev, nil
-		case errors.Is(err, errUnchanged):
-			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, cur.rev, rev)
-		case err != nil:
-			return 0, err
+		if o.Create {
+			if err := spec.Validate(id); err != nil {
+				return Saved{}, err // bad input is invalid, whatever is stored
+			}
+			return Saved{}, existsError(id)
 		}
-		at := rev
-		if at == 0 {
-			at = cur.rev
+		if o.IfRevision != 0 && cur.Revision() != o.IfRevision {
+			return Saved{}, revisionConflict(id, cur.Revision(), o.IfRevision, "written")
 		}
-		n, err := s.specs.Update(ctx, id, data, at)
+		var stored *Spec
+		if st, derr := DecodeSpec(cur.Value()); derr == nil {
+			if SameSpec(st, spec) {
+				return Saved{Revision: cur.Revision(), Unchanged: true}, nil
+			}
+			if err := o.checkOwner(id, st); err != nil {
+				return Saved{}, err
+			}
+			stored = &st
+		}
+		written, data, err := s.prepareSpec(ctx, id, spec, stored, o)
+		if err != nil {
+			return Saved{}, err
+		}
+		n, err := s.specs.Update(ctx, id, data, cur.Revision())
 		if err == nil {
-			return n, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, n)
+			return Saved{Revision: n}, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, n)
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("kvstore: update spec %q: %w", id, err)
+			return Saved{}, fmt.Errorf("kvstore: update spec %q: %w", id, err)
 		}
-		if rev != 0 {
-			return 0, fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was written", ErrConflict, id, cur.rev, rev)
+		if o.IfRevision != 0 {
+			return Saved{}, revisionConflict(id, 0, o.IfRevision, "written")
 		}
 	}
-	return 0, fmt.Errorf("kvstore: update spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+	return Saved{}, fmt.Errorf("kvstore: save spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
 }
 
-// storedSpec is a spec record as read: its bytes, revision and (when it
-// decodes) the spec.
-type storedSpec struct {
-	data []byte
-	rev  uint64
-	spec *Spec
+// checkAt refuses a one-shot in the past when o.Now is set.
+func (o SaveOptions) checkAt(spec Spec) error {
+	if o.Now.IsZero() || spec.At == nil || spec.At.After(o.Now) {
+		return nil
+	}
+	return fieldErr("at", spec.At.Format(time.RFC3339), "is in the past; a one-shot must be in the future")
 }
 
-// readSpec reads the record of id; nil, nil when there is none.
-func (s *Store) readSpec(ctx context.Context, id string) (*storedSpec, error) {
-	e, err := get(ctx, s.specs, id)
+// checkOwner refuses to replace or remove a stored static spec that the
+// writer does not own.
+func (o SaveOptions) checkOwner(id string, stored Spec) error {
 	switch {
-	case errors.Is(err, ErrNotFound):
-		return nil, nil
-	case err != nil:
-		return nil, err
+	case stored.Static == "" || stored.Static == o.Owner:
+		return nil
+	case o.Owner == "":
+		return StaticError(id, stored.Static)
 	}
-	cur := &storedSpec{data: e.Value(), rev: e.Revision()}
-	if spec, err := DecodeSpec(cur.data); err == nil {
-		cur.spec = &spec
-	}
-	return cur, nil
+	return userErrorf(ErrStatic, "schedule %q is declared in %s, not in %s: one static source owns a schedule", id, stored.Static, o.Owner)
 }
 
-// errUnchanged: the spec to write equals the stored record.
-var errUnchanged = errors.New("kvstore: spec unchanged")
+// StaticError is the error for a change to static schedule id, declared
+// by source, that its source did not make.
+func StaticError(id, source string) error {
+	return userErrorf(ErrStatic, "schedule %q is static: declared in %s (scheduler run --schedules or client.Static); change it there", id, source)
+}
 
-// prepareSpec gives spec its anchor over the stored record cur (nil: none;
-// see Spec.WithAnchor), validates it for id, resolves its calendar, and
-// encodes it; it returns the spec as it will be written and its bytes, or
-// errUnchanged when they equal cur's (a one-shot that fired is then not
-// refused for being in the past: nothing changes).
-func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec, cur *storedSpec) (Spec, []byte, error) {
-	now := time.Now()
-	var stored *Spec
-	if cur != nil {
-		stored = cur.spec
+func existsError(id string) error {
+	return userErrorf(ErrExists, "conflict: schedule %q exists (update it, or create with upsert)", id)
+}
+
+// revisionConflict is the error of a write or removal whose expected
+// revision want is not the stored one (have; 0 when unknown).
+func revisionConflict(id string, have, want uint64, done string) error {
+	if have == 0 {
+		return userErrorf(ErrConflict, "conflict: schedule %q is no longer at revision %d; nothing was %s", id, want, done)
 	}
+	return userErrorf(ErrConflict, "conflict: schedule %q is at revision %d, not %d; nothing was %s", id, have, want, done)
+}
+
+// CheckSpec validates spec for id as a write over nothing would
+// (including that a named calendar exists), without writing.
+func (s *Store) CheckSpec(ctx context.Context, id string, spec Spec) error {
+	_, _, err := s.prepareSpec(ctx, id, spec, nil, SaveOptions{})
+	return err
+}
+
+// prepareSpec gives spec its anchor over stored (nil: none; see
+// Spec.WithAnchor), validates it for id (with o.Now, a one-shot in the
+// past is refused), resolves its calendar, and encodes it; it returns the
+// spec as it will be written and its bytes.
+func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec, stored *Spec, o SaveOptions) (Spec, []byte, error) {
+	now := time.Now()
 	spec = spec.WithAnchor(stored, now)
 	if err := spec.Validate(id); err != nil {
+		return spec, nil, err
+	}
+	if err := o.checkAt(spec); err != nil {
 		return spec, nil, err
 	}
 	c, err := spec.Compile(id, s.CalendarSource(ctx))
 	if err != nil {
 		return spec, nil, err
 	}
+	if err := c.CheckFires(now); err != nil {
+		return spec, nil, err
+	}
 	data, err := spec.Encode()
 	if err != nil {
 		return spec, nil, fmt.Errorf("kvstore: encode spec %q: %w", id, err)
-	}
-	if cur != nil && bytes.Equal(data, cur.data) {
-		return spec, data, errUnchanged
-	}
-	if err := c.CheckFires(now); err != nil {
-		return spec, nil, err
 	}
 	return spec, data, nil
 }
@@ -323,23 +379,43 @@ func (s *Store) DeleteSpec(ctx context.Context, id string) error {
 
 // DeleteSpecAt removes the spec of id and its state like DeleteSpec; with
 // rev > 0, only if the spec is still at revision rev (ErrConflict when it
-// changed since).
+// changed since). A static schedule is not removed: ErrStatic.
 func (s *Store) DeleteSpecAt(ctx context.Context, id string, rev uint64) error {
-	e, err := get(ctx, s.specs, id)
-	if err != nil {
-		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
-	}
-	marker, err := s.deleteKey(ctx, s.specs, id, rev)
-	if err != nil {
-		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return fmt.Errorf("%w: schedule %q is at revision %d, not %d; nothing was removed", ErrConflict, id, e.Revision(), rev)
+	return s.deleteSpec(ctx, id, rev, "")
+}
+
+// deleteSpec removes the spec of id and its state for owner (see
+// SaveOptions.Owner), by compare-and-swap on the revision it read.
+func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner string) error {
+	for range maxUpdateAttempts {
+		e, err := get(ctx, s.specs, "schedule", id)
+		if err != nil {
+			return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 		}
-		return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
+		if rev != 0 && e.Revision() != rev {
+			return revisionConflict(id, e.Revision(), rev, "removed")
+		}
+		if stored, derr := DecodeSpec(e.Value()); derr == nil {
+			if err := (SaveOptions{Owner: owner}).checkOwner(id, stored); err != nil {
+				return err
+			}
+		}
+		marker, err := s.deleteKey(ctx, s.specs, id, e.Revision())
+		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			if rev != 0 {
+				return revisionConflict(id, 0, rev, "removed")
+			}
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
+		}
+		if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+			return fmt.Errorf("kvstore: delete state %q: %w", id, err)
+		}
+		return s.AuditWrite(ctx, "schedule.delete", id, nil, s.layout.SpecsBucket, marker)
 	}
-	if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
-		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
-	}
-	return s.AuditWrite(ctx, "schedule.delete", id, nil, s.layout.SpecsBucket, marker)
+	return fmt.Errorf("kvstore: delete spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
 }
 
 // ListSpecs returns every spec. Records that do not decode are returned
@@ -373,7 +449,7 @@ func (s *Store) WatchState(ctx context.Context) (jetstream.KeyWatcher, error) {
 
 // GetState reads the state of id.
 func (s *Store) GetState(ctx context.Context, id string) (State, uint64, error) {
-	e, err := get(ctx, s.state, id)
+	e, err := get(ctx, s.state, "state of schedule", id)
 	if err != nil {
 		return State{}, 0, fmt.Errorf("kvstore: get state %q: %w", id, err)
 	}
@@ -442,7 +518,7 @@ func (s *Store) PutTick(ctx context.Context, t Tick) error {
 
 // GetTick reads a slot's ledger entry; ErrNotFound when there is none.
 func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
-	e, err := get(ctx, s.ticks, slotID)
+	e, err := get(ctx, s.ticks, "slot", slotID)
 	if err != nil {
 		return Tick{}, fmt.Errorf("kvstore: get tick %s: %w", slotID, err)
 	}
@@ -463,12 +539,12 @@ func (s *Store) History(ctx context.Context, id string) ([]Tick, error) {
 	return out, nil
 }
 
-// get maps a missing or deleted key to ErrNotFound.
-func get(ctx context.Context, kv jetstream.KeyValue, key string) (jetstream.KeyValueEntry, error) {
+// get maps a missing or deleted key to NotFound(kind, key).
+func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstream.KeyValueEntry, error) {
 	e, err := kv.Get(ctx, key)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return nil, fmt.Errorf("%w: %s", ErrNotFound, key)
+			return nil, NotFound(kind, key)
 		}
 		return nil, err
 	}
@@ -527,7 +603,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 	hist, err := s.specs.History(ctx, id)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, ErrNotFound)
+			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, NotFound("schedule", id))
 		}
 		return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, err)
 	}
@@ -538,7 +614,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 		}
 	}
 	if first >= len(hist) {
-		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, ErrNotFound)
+		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, NotFound("schedule", id))
 	}
 	st, err := s.specs.Status(ctx)
 	if err != nil {

@@ -85,7 +85,7 @@ func (s *Store) PutTimer(ctx context.Context, key string, t Timer) (uint64, erro
 
 // GetTimer reads a timer; ErrNotFound when none is pending.
 func (s *Store) GetTimer(ctx context.Context, key string) (TimerEntry, error) {
-	e, err := get(ctx, s.wakeups, key)
+	e, err := get(ctx, s.wakeups, "timer", key)
 	if err != nil {
 		return TimerEntry{}, fmt.Errorf("kvstore: get timer %s: %w", key, err)
 	}

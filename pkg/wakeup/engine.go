@@ -52,6 +52,9 @@ type Config struct {
 	ClaimTTL time.Duration
 	// Workers bounds the timers fired concurrently. Default DefaultWorkers.
 	Workers int
+	// Events chooses the observer events published, by kind, as
+	// fire.Config.Events does. Default (nil): every kind but fired.
+	Events kvstore.EventSet
 }
 
 // Engine fires due timers: it watches sched_wakeups, keeps a due index

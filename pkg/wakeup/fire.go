@@ -161,8 +161,12 @@ func (e *Engine) failTimer(ctx context.Context, key string, rev uint64, t kvstor
 }
 
 // event publishes an observer event about timer key (best effort, as the
-// fire engine's): sched.event.<kind>.<run>.<step>.
+// fire engine's), when Config.Events has its kind:
+// sched.event.<kind>.<run>.<step>.
 func (e *Engine) event(kind kvstore.EventKind, key, reason string) {
+	if !e.cfg.Events.Has(kind) {
+		return
+	}
 	data, err := json.Marshal(kvstore.Event{Kind: kind, Schedule: key, Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
 	if err != nil {
 		return

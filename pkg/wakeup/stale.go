@@ -67,6 +67,9 @@ func (e *Engine) stale(ctx context.Context, key string, rev uint64, t kvstore.Ti
 		return err
 	}
 	e.log.Info("stale timer dropped unpublished: its condition no longer holds", "key", key, "reason", reason)
+	if !e.cfg.Events.Has(kvstore.EventStale) {
+		return e.remove(ctx, key, rev)
+	}
 	if data, err := json.Marshal(kvstore.Event{Kind: kvstore.EventStale, Schedule: key, Run: t.Run, Step: t.Step,
 		Slot: t.Due, Reason: reason, Owner: e.cfg.Instance, At: now}); err == nil {
 		_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().EventSubject(kvstore.EventStale, Escape(t.Run)), data)

@@ -1,0 +1,161 @@
+package kvstore
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+)
+
+// DefaultKey is a schedule's id by content, for a spec registered without
+// one (the CLI's schedule add without --id, the admin API's put without
+// id, client.Schedule without WithKey): "<workflow>-<12 hex digits>", the
+// digits the start of the SHA-256 of the spec's canonical form
+//
+//	workflow NUL recurrence NUL input
+//
+// where input is the canonical JSON of the input (object keys sorted,
+// numbers as written, no spaces; nothing without an input) and recurrence
+// is, for the kind of schedule,
+//
+//	cron <expression>
+//	every <interval as Go prints it: 1h0m0s for 1h, 60m or 3600s>
+//	at <time in UTC, RFC 3339 with nanoseconds>
+//	business_day <n> <time>
+//
+// followed by " name=value" for each of these fields that is set, in this
+// order: tz, dialect, dom_dow, dst_gap, dst_overlap, align (not "anchor"
+// without an anchor, which is what no align means), anchor (UTC), phase,
+// start, end, limit, calendar, calendar_inline (canonical JSON),
+// holiday_roll, business_hours_only, misfire, catchup_window,
+// misfire_threshold, overlap, completion_timeout. So a spec whose zone or
+// policies differ is another schedule, and a spec with none of them has
+// the key it had before they were part of the form. The description and
+// static are not part of the content: changing the description of a
+// schedule updates it in place.
+func DefaultKey(s Spec) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00", s.Workflow, s.identityRecurrence())
+	if in, err := CanonicalJSON(s.Input); err == nil {
+		h.Write(in)
+	} else {
+		h.Write(s.Input) // invalid JSON: refused by Validate anyway
+	}
+	return s.Workflow + "-" + hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// identityRecurrence is the recurrence part of DefaultKey's canonical form.
+func (s Spec) identityRecurrence() string {
+	var b strings.Builder
+	switch {
+	case s.Cron != "":
+		b.WriteString("cron " + s.Cron)
+	case s.Every != "":
+		every := s.Every
+		if d, err := cronx.ParseEvery(s.Every); err == nil {
+			every = d.String()
+		}
+		b.WriteString("every " + every)
+	case s.At != nil:
+		b.WriteString("at " + s.At.UTC().Format(time.RFC3339Nano))
+	case s.BusinessDay != 0:
+		fmt.Fprintf(&b, "business_day %d %s", s.BusinessDay, s.Time)
+	}
+	cal := ""
+	if len(s.CalendarInline) > 0 {
+		c, err := CanonicalJSON(s.CalendarInline)
+		if err != nil {
+			c = s.CalendarInline
+		}
+		cal = string(c)
+	}
+	align := s.Align
+	if align == AlignAnchor && s.Anchor == nil {
+		align = "" // from the registration: what a spec without align means
+	}
+	limit, bho := "", ""
+	if s.Limit != 0 {
+		limit = fmt.Sprint(s.Limit)
+	}
+	if s.BusinessHoursOnly {
+		bho = "true"
+	}
+	for _, f := range []struct{ name, value string }{
+		{"tz", s.TZ}, {"dialect", s.Dialect}, {"dom_dow", s.DomDow}, {"dst_gap", s.DSTGap}, {"dst_overlap", s.DSTOverlap},
+		{"align", align}, {"anchor", utcText(s.Anchor)}, {"phase", s.Phase}, {"start", utcText(s.Start)}, {"end", utcText(s.End)}, {"limit", limit},
+		{"calendar", s.Calendar}, {"calendar_inline", cal}, {"holiday_roll", s.HolidayRoll}, {"business_hours_only", bho},
+		{"misfire", s.Misfire}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
+		{"overlap", s.Overlap}, {"completion_timeout", s.CompletionTimeout},
+	} {
+		if f.value != "" {
+			b.WriteString(" " + f.name + "=" + f.value)
+		}
+	}
+	return b.String()
+}
+
+func utcText(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// CanonicalJSON re-encodes a JSON value with object keys sorted, numbers
+// kept exactly as written and no insignificant space, so that equal values
+// compare and hash alike. Empty input gives nil.
+func CanonicalJSON(raw []byte) ([]byte, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var tree any
+	if err := dec.Decode(&tree); err != nil {
+		return nil, err
+	}
+	return json.Marshal(tree) // maps marshal with sorted keys
+}
+
+// SameSpec reports whether incoming, a spec as a user registers it, is the
+// spec stored, so that registering it again writes nothing: no revision,
+// no audit entry (the CLI and the API answer "unchanged").
+//
+// Both are compared in canonical form: the id is left out (it repeats the
+// key), times are compared as instants whatever their zone offset, the
+// input and an inline calendar as canonical JSON. And fields the system
+// fills in when it first writes a spec count as the user's when the user
+// leaves them out: incoming takes them from stored before the comparison.
+// Those fields are the align, anchor and phase of an every schedule, which
+// the store gives it at the first write and keeps for the same interval
+// (Spec.WithAnchor, the one place that fills them; a field the system
+// fills in must be filled there, and SameSpec follows).
+func SameSpec(stored, incoming Spec) bool {
+	incoming = incoming.WithAnchor(&stored, time.Time{}) // a new anchor differs from stored's anyway
+	a, errA := stored.canonical().Encode()
+	b, errB := incoming.canonical().Encode()
+	return errA == nil && errB == nil && bytes.Equal(a, b)
+}
+
+// canonical is the spec in the form SameSpec compares.
+func (s Spec) canonical() Spec {
+	s.ID = ""
+	for _, t := range []**time.Time{&s.Anchor, &s.At, &s.Start, &s.End} {
+		if *t != nil {
+			u := (*t).UTC()
+			*t = &u
+		}
+	}
+	if c, err := CanonicalJSON(s.Input); err == nil {
+		s.Input = c
+	}
+	if c, err := CanonicalJSON(s.CalendarInline); err == nil {
+		s.CalendarInline = c
+	}
+	return s
+}
