@@ -220,6 +220,10 @@ func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, 
 	}
 	var raw json.RawMessage
 	if err := a.call(cmd.Context(), "calendar.get", admin.CalendarRequest{Name: ref}, &raw); err != nil {
+		if errors.Is(err, kvstore.ErrNotFound) {
+			// The user named a calendar that is not there: invalid input.
+			return nil, usageError{fmt.Errorf("--calendar: %w", err)}
+		}
 		return nil, err
 	}
 	return calendar.Parse(raw)

@@ -243,13 +243,13 @@ due       2026-12-07T10:00:00-05:00 Mon (2d17h after from)
 		code int
 		says string
 	}{
-		{[]string{"--when", "2001-01-01"}, ExitInvalid, "--when: wakeup: when \"2001-01-01\": is in the past"},
+		{[]string{"--when", "2001-01-01"}, ExitInvalid, "--when: when \"2001-01-01\": is in the past"},
 		{[]string{"--when", "48 whours"}, ExitInvalid, "working time needs a calendar"},
 		{[]string{"--when", "1h", "--when-expr", "now"}, ExitInvalid, "give exactly one"},
 		{[]string{"--when-expr", "now +"}, ExitInvalid, "line 1, column 5"},
 		{[]string{"--when", "1h", "--from", "yesterday"}, ExitInvalid, "--from"},
 		{[]string{"--when", "1h", "--zone", "Mars/Base"}, ExitInvalid, "--zone"},
-		{[]string{"--when", "1 wday", "--calendar", "nope"}, ExitFailure, `no calendar "nope"`},
+		{[]string{"--when", "1 wday", "--calendar", "nope"}, ExitInvalid, `not found: calendar "nope"`},
 	} {
 		code, out, errOut := e.run(append([]string{"wakeup", "preview"}, bad.args...)...)
 		if code != bad.code || !strings.Contains(errOut, bad.says) || out != "" {
