@@ -198,7 +198,7 @@ func flagMessage(field, msg string) string {
 		"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time", "business_hours_only", "daily_at",
 		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
 		"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until",
-		"run", "step", "when", "zone", "cursor", "prefix", "state":
+		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state":
 		return "--" + strings.ReplaceAll(field, "_", "-") + ": " + msg
 	}
 	return msg

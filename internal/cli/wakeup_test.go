@@ -132,8 +132,8 @@ func TestWakeupWhenExpr(t *testing.T) {
 	for _, bad := range []struct {
 		expr, says string
 	}{
-		{`date(payload.due_at) +`, `--when-expr: wakeup: when_expr "date(payload.due_at) +": line 1, column 22: unexpected token EOF`},
-		{`payload.n * 2`, `--when-expr: invalid when_expr: wakeup: when_expr "payload.n * 2": gives a number (6), not a time`},
+		{`date(payload.due_at) +`, `--when-expr: when_expr "date(payload.due_at) +": line 1, column 22: unexpected token EOF`},
+		{`payload.n * 2`, `--when-expr: invalid when_expr: when_expr "payload.n * 2": gives a number (6), not a time`},
 		{`now - duration("1h")`, `is in the past`},
 		{`addWorking(now, "8h")`, `needs the timer's calendar`},
 	} {
