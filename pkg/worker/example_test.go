@@ -40,7 +40,7 @@ func ExampleWorker() {
 		return nil // acked, reported completed on sched.done.<workflow>.<schedule id>
 	})
 	_ = w.Start(ctx)
-	defer w.Stop()
+	defer w.Stop(ctx)
 
 	// What a scheduler publishes for a slot.
 	m := nats.NewMsg("sched.fire.invoices")
