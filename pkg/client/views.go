@@ -52,6 +52,9 @@ type ScheduleInfo struct {
 	// for one carried in the registration), and HolidayRoll its rule.
 	Calendar    string
 	HolidayRoll HolidayRoll
+	// Static names the set that declares the schedule (client.Static or
+	// scheduler run --schedules); "" for one registered alone.
+	Static string
 	// Misfire and Overlap are the policies in force (defaults filled in).
 	Misfire MisfirePolicy
 	Overlap OverlapPolicy
@@ -93,10 +96,10 @@ func newScheduleInfo(v admin.ScheduleInfo) ScheduleInfo {
 	info := ScheduleInfo{
 		Key: v.ID, Revision: v.Revision, Workflow: s.Workflow, Recurrence: recurrenceText(s), Zone: s.TZ,
 		DomDow: DomDowRule(s.DomDow), Input: s.Input, Description: s.Description, Calendar: s.Calendar,
-		HolidayRoll: HolidayRoll(s.HolidayRoll),
-		Misfire:     MisfirePolicy(cmp.Or(s.Misfire, kvstore.MisfireSkip)),
-		Overlap:     OverlapPolicy(cmp.Or(s.Overlap, kvstore.OverlapAllow)),
-		State:       ScheduleState(v.StateName()), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
+		HolidayRoll: HolidayRoll(s.HolidayRoll), Static: s.Static,
+		Misfire: MisfirePolicy(cmp.Or(s.Misfire, kvstore.MisfireSkip)),
+		Overlap: OverlapPolicy(cmp.Or(s.Overlap, kvstore.OverlapAllow)),
+		State:   ScheduleState(v.StateName()), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
 	}
 	if len(s.CalendarInline) > 0 {
 		info.Calendar = "inline"
