@@ -42,7 +42,7 @@ func TestDaemonEndToEnd(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer func() { _ = w.StopAndCancel(context.Background()) }()
 	var prev time.Time
 	for i := range 3 {
 		select {

@@ -149,7 +149,9 @@ func TestNatsconfEmbeddedServer(t *testing.T) {
 	billing := connectAs(t, url, "billing-worker", "worker-secret")
 	fires, w := startWorker(t, billing.nc, "billing", "invoices", nil)
 	nextFire(t, fires)
-	w.Stop() // before its server goes
+	if err := w.StopAndCancel(context.Background()); err != nil { // before its server goes
+		t.Fatal(err)
+	}
 	if nc, err := nats.Connect(url); err == nil {
 		nc.Close()
 		t.Fatal("an anonymous client connected to the embedded server")

@@ -76,7 +76,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err := wakeups.Start(ctx); err != nil {
 		t.Fatalf("a worker with --wakeups cannot create its wakeup consumer: %v", err)
 	}
-	defer wakeups.Stop()
+	defer func() { _ = wakeups.StopAndCancel(context.Background()) }()
 	waitUntil(t, 15*time.Second, func() bool { // the report on sched.done.invoices.inv was accepted
 		tick, err := d.Store().GetTick(ctx, invSlot)
 		return err == nil && tick.Status == kvstore.TickCompleted
@@ -251,7 +251,7 @@ func startWorker(t *testing.T, nc *nats.Conn, name, workflow string, ready func(
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatalf("worker %s cannot create its consumer with its permissions: %v", name, err)
 	}
-	t.Cleanup(w.Stop)
+	t.Cleanup(func() { _ = w.StopAndCancel(context.Background()) })
 	return got, w
 }
 

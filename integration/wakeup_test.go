@@ -38,7 +38,7 @@ func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer func() { _ = w.StopAndCancel(context.Background()) }()
 
 	for _, order := range []string{"order 1", "order 2", "order 3"} {
 		if code, _, errOut := run("wakeup", "add", "--run", order, "--step", "escalate", "--workflow", "approvals",

@@ -1,10 +1,15 @@
 // Command workerdemo is an example jetsched worker: it binds a durable pull
 // consumer to sched.fire.> (or one workflow), logs every fire with its
 // headers and lateness, and acks it. With --fail-rate it fails some fires
-// on purpose to show redelivery with backoff.
+// on purpose to show redelivery with backoff; with --work each fire takes
+// that long (up to --max-workers at once, bounded by --timeout, cut short
+// by a cancel_other schedule's next slot). On SIGINT/SIGTERM it stops
+// fetching and waits --grace for running fires, then cancels them (they
+// are nak'ed for redelivery).
 //
 //	go run ./cmd/workerdemo --nats-url nats://127.0.0.1:4222
 //	go run ./cmd/workerdemo --workflow billing --fail-rate 0.3
+//	go run ./cmd/workerdemo --work 20s --max-workers 4 --timeout 1m
 package main
 
 import (
@@ -16,6 +21,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 	_ "time/tzdata" // zones resolve the same on every machine
 
 	"github.com/lmittmann/tint"
@@ -23,6 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/pkg/worker"
 )
 
 func main() {
@@ -41,6 +48,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		durable  = fs.String("durable", "workerdemo", "durable consumer name")
 		failRate = fs.Float64("fail-rate", 0, "fraction of deliveries to fail on purpose (0 to 1), redelivered with backoff")
 		maxDel   = fs.Int("max-deliver", 5, "deliveries per fire before giving up")
+		workers  = fs.Int("max-workers", worker.DefaultMaxWorkers, "fires handled at once")
+		work     = fs.Duration("work", 0, "how long each fire's simulated work takes (ends early when cancelled)")
+		timeout  = fs.Duration("timeout", 0, "bound on each fire's handler (0: none)")
+		grace    = fs.Duration("grace", 30*time.Second, "on a signal, how long to wait for running fires before cancelling them")
 		jsonLogs = fs.Bool("json", false, "log JSON instead of colour text")
 	)
 	conn.RegisterFlags(fs.StringVar, envOr("NATS_URL", natsconn.DefaultURL))
@@ -67,20 +78,42 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	w, err := demoworker.New(demoworker.Config{
-		JetStream: js, Durable: *durable, Workflow: *workflow, FailRate: *failRate, MaxDeliver: *maxDel, Logger: log,
+		JetStream: js, Durable: *durable, Workflow: *workflow, FailRate: *failRate, MaxDeliver: *maxDel,
+		MaxWorkers: *workers, Work: *work, Timeout: *timeout, Logger: log,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 2
 	}
-	if err := w.Start(ctx); err != nil {
+	// Handlers' contexts derive from Start's: not the signal's, so that a
+	// signal stops gracefully rather than cancelling them at once.
+	if err := w.Start(context.WithoutCancel(ctx)); err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 1
 	}
 	<-ctx.Done()
-	log.Info("stopping: draining in-flight fires")
-	w.Stop()
+	log.Info("stopping: waiting for running fires", "grace", *grace)
+	if err := stopGracefully(w, *grace); err != nil {
+		fmt.Fprintln(stderr, "workerdemo:", err)
+		return 1
+	}
 	return 0
+}
+
+// stopGracefully waits up to grace for running handlers, then cancels
+// them (their fires are nak'ed for redelivery) and waits as long again.
+func stopGracefully(w *demoworker.Worker, grace time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := w.Stop(ctx); err == nil {
+		return nil
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	if err := w.StopAndCancel(ctx); err != nil {
+		return fmt.Errorf("handlers still running after cancelling them: %w", err)
+	}
+	return nil
 }
 
 func envOr(k, def string) string {

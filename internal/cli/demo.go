@@ -59,10 +59,20 @@ func startDemoWorker(ctx context.Context, js jetstream.JetStream, layout kvstore
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Start(ctx); err != nil {
+	// Not the signal's context: the demo stops its workers itself.
+	if err := w.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
 	return w, nil
+}
+
+// stopDemoWorker stops a demo worker within 5 seconds.
+func stopDemoWorker(log *slog.Logger, stop func(context.Context) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := stop(ctx); err != nil {
+		log.Warn("demo worker still has handlers running", "err", err)
+	}
 }
 
 // approvalDemo plays "escalate unless approved": each order gets an
@@ -115,7 +125,7 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 	if err != nil {
 		return nil, err
 	}
-	if err := w.Start(ctx); err != nil {
+	if err := w.Start(context.WithoutCancel(ctx)); err != nil {
 		return nil, err
 	}
 	a := &approvalDemo{worker: w, done: make(chan struct{})}
@@ -127,7 +137,7 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 			}
 		})
 		if err != nil {
-			w.Stop()
+			_ = w.StopAndCancel(context.WithoutCancel(ctx))
 			return nil, err
 		}
 	}
@@ -145,7 +155,7 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 			_, err = client.Register(ctx, req)
 		}
 		if err != nil {
-			a.close()
+			_ = a.close(context.WithoutCancel(ctx))
 			return nil, fmt.Errorf("demo timer %s: %w", order, err)
 		}
 	}
@@ -172,17 +182,18 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 	return a, nil
 }
 
-// close stops the worker and the event subscription.
-func (a *approvalDemo) close() {
+// close stops the worker (cancelling its handlers) and the event
+// subscription.
+func (a *approvalDemo) close(ctx context.Context) error {
 	if a.sub != nil {
 		_ = a.sub.Unsubscribe()
 	}
-	a.worker.Stop()
+	return a.worker.StopAndCancel(ctx)
 }
 
 // Stop ends the demo's goroutine and worker.
-func (a *approvalDemo) Stop() {
+func (a *approvalDemo) Stop(ctx context.Context) error {
 	a.stop()
 	<-a.done
-	a.close()
+	return a.close(ctx)
 }

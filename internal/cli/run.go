@@ -310,14 +310,14 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 	if err != nil {
 		return err
 	}
-	defer w.Stop()
+	defer stopDemoWorker(log, w.StopAndCancel)
 	// An account config may leave the scheduler user no rights on the
 	// demo's own bucket: the worker checks the conditions then.
 	approvals, err := startApprovalDemo(ctx, d, cfg.ServerConfig == "", log)
 	if err != nil {
 		return err
 	}
-	defer approvals.Stop()
+	defer stopDemoWorker(log, approvals.Stop)
 	log.Info("demo running: fires appear below; Ctrl-C stops", "nats_url", d.ClientURL(),
 		"try", "nats --server "+d.ClientURL()+" sub 'sched.fire.>'")
 	if u := d.ConsoleURL(); u != "" {

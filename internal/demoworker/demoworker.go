@@ -1,7 +1,8 @@
 // Package demoworker is the example worker behind `scheduler demo` and
 // cmd/workerdemo, built on pkg/worker: it logs each fire with its lateness
 // (or fails some on purpose, to show redelivery with backoff and the dead
-// letter), and plays the approval side of wakeups.
+// letter; or works a while, to show concurrent handlers, timeouts and
+// cancel_other), and plays the approval side of wakeups.
 package demoworker
 
 import (
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -38,6 +40,18 @@ type Config struct {
 	FailRate float64
 	// MaxDeliver bounds deliveries per fire. Default 5.
 	MaxDeliver int
+	// MaxWorkers bounds the fires handled at once (worker.Config's).
+	// Default worker.DefaultMaxWorkers.
+	MaxWorkers int
+	// Work is how long each fire's simulated work takes; it ends early
+	// when the handler's context ends (a Timeout, a cancel request of
+	// overlap cancel_other, a stop). Default 0: none.
+	Work time.Duration
+	// Timeout bounds each fire's handler (worker.Config's). Default 0: no
+	// limit.
+	Timeout time.Duration
+	// Registerer, if set, gets the worker's Prometheus collectors.
+	Registerer prometheus.Registerer
 	// Logger receives one line per fire. Default: discard.
 	Logger *slog.Logger
 	// OnFire, if set, is called for every fire the worker acks.
@@ -62,12 +76,16 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.FailRate < 0 || cfg.FailRate > 1 {
 		return nil, fmt.Errorf("demoworker: fail rate %v: must be between 0 and 1", cfg.FailRate)
 	}
+	if cfg.Work < 0 {
+		return nil, fmt.Errorf("demoworker: work %s: must not be negative", cfg.Work)
+	}
 	wf := cmp.Or(cfg.Workflow, worker.AllWorkflows)
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	w := &Worker{cfg: cfg, log: cfg.Logger, rand: rand.New(rand.NewPCG(rand.Uint64(), 0))}
 	inner, err := worker.New(worker.Config{
 		JetStream: cfg.JetStream, Layout: cfg.Layout, Name: cmp.Or(cfg.Durable, "workerdemo"), MaxDeliver: cfg.MaxDeliver,
-		BackOff: []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second}, Logger: cfg.Logger,
+		BackOff:    []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second},
+		MaxWorkers: cfg.MaxWorkers, Timeout: cfg.Timeout, Registerer: cfg.Registerer, Logger: cfg.Logger,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demoworker: %w", err)
@@ -79,7 +97,7 @@ func New(cfg Config) (*Worker, error) {
 	return w, nil
 }
 
-func (w *Worker) handle(_ context.Context, f worker.Fire) error {
+func (w *Worker) handle(ctx context.Context, f worker.Fire) error {
 	lateness := time.Since(f.ScheduledAt)
 	attrs := []any{
 		"schedule", f.ScheduleID, "workflow", f.Workflow,
@@ -88,6 +106,16 @@ func (w *Worker) handle(_ context.Context, f worker.Fire) error {
 	}
 	if f.Reason != "" {
 		attrs = append(attrs, "reason", f.Reason)
+	}
+	if w.cfg.Work > 0 {
+		t := time.NewTimer(w.cfg.Work)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			w.log.Warn("fire's work ended early", append(attrs, "cause", context.Cause(ctx))...)
+			return context.Cause(ctx)
+		}
 	}
 	if w.fail() {
 		w.log.Warn("fire failed (simulated)", attrs...)

@@ -31,24 +31,12 @@ func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) 
 }
 
 func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
-	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
-	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
 	got := make(chan fire.Meta, 1)
 	var lateness time.Duration
-	w, err := demoworker.New(demoworker.Config{JetStream: js, OnFire: func(m fire.Meta, l time.Duration) {
+	js := start(t, demoworker.Config{OnFire: func(m fire.Meta, l time.Duration) {
 		lateness = l
 		got <- m
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	defer w.Stop()
 	at := time.Now().Add(-time.Second).Truncate(time.Millisecond)
 	publishFire(t, js, "s1", at)
 	select {
@@ -64,28 +52,45 @@ func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
 	}
 }
 
-func TestWorkerFailsAndRedelivers(t *testing.T) {
+// start runs a demo worker with cfg against a new server, until the test
+// ends, and returns the server's connection.
+func start(t *testing.T, cfg demoworker.Config) jetstream.JetStream {
+	t.Helper()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
 	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := demoworker.New(demoworker.Config{JetStream: js, FailRate: 1, MaxDeliver: 2, Durable: "failing"})
+	cfg.JetStream = js
+	w, err := demoworker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	t.Cleanup(func() { _ = w.StopAndCancel(context.Background()) })
+	return js
+}
+
+func TestWorkerFailsAndRedelivers(t *testing.T) {
+	js := start(t, demoworker.Config{FailRate: 1, MaxDeliver: 2, Durable: "failing"})
 	publishFire(t, js, "s1", time.Now())
-	cons, err := js.Consumer(ctx, "SCHED_FIRES", "failing-fire-all")
+	// The first delivery naks with a 1s delay; the second (the last
+	// allowed) terminates the message, so nothing is left pending.
+	waitSettled(t, js, "failing-fire-all", 2)
+}
+
+// waitSettled waits until the consumer has delivered at least n times and
+// has nothing pending.
+func waitSettled(t *testing.T, js jetstream.JetStream, consumer string, n uint64) {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.Consumer(ctx, "SCHED_FIRES", consumer)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The first delivery naks with a 1s delay; the second (the last
-	// allowed) terminates the message, so nothing is left pending.
 	deadline := time.Now().Add(15 * time.Second)
 	poll := time.NewTicker(50 * time.Millisecond)
 	defer poll.Stop()
@@ -94,8 +99,8 @@ func TestWorkerFailsAndRedelivers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if info.Delivered.Consumer >= 2 && info.NumAckPending == 0 && info.NumRedelivered == 0 {
-			break
+		if info.Delivered.Consumer >= n && info.NumAckPending == 0 && info.NumRedelivered == 0 {
+			return
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("consumer state: delivered %d, ack pending %d, redelivered %d",
@@ -103,6 +108,14 @@ func TestWorkerFailsAndRedelivers(t *testing.T) {
 		}
 		<-poll.C
 	}
+}
+
+// TestWorkEndsWithTheTimeout: the simulated work ends with the handler's
+// context; past its Timeout on its only delivery, the fire is given up.
+func TestWorkEndsWithTheTimeout(t *testing.T) {
+	js := start(t, demoworker.Config{Work: time.Hour, Timeout: 100 * time.Millisecond, MaxDeliver: 1, MaxWorkers: 2, Durable: "slow"})
+	publishFire(t, js, "s1", time.Now())
+	waitSettled(t, js, "slow-fire-all", 1)
 }
 
 func TestConfigValidation(t *testing.T) {
@@ -116,6 +129,9 @@ func TestConfigValidation(t *testing.T) {
 	}
 	if _, err := demoworker.New(demoworker.Config{JetStream: js, Workflow: "a.b"}); err == nil {
 		t.Error("workflow a.b accepted")
+	}
+	if _, err := demoworker.New(demoworker.Config{JetStream: js, Work: -time.Second}); err == nil {
+		t.Error("negative work accepted")
 	}
 }
 

@@ -225,7 +225,9 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets
 		"$JS.API.STREAM.UPDATE." + head, "$JS.API.STREAM.DELETE." + head, "$JS.API.STREAM.PURGE." + head,
 		"$JS.API.STREAM.MSG.DELETE." + head,
 	}}
-	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".api.>", "$SRV.>"}}
+	// Cancel requests too, which it publishes itself: the demo worker on
+	// its connection honours them (overlap cancel_other).
+	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".cancel.>", p + ".api.>", "$SRV.>"}}
 	u.AllowResponses = true
 	return u, nil
 }

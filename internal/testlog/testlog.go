@@ -3,9 +3,11 @@
 package testlog
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"strings"
+	"sync"
 )
 
 // Signal is a handler that sends on Seen (without blocking; it holds one)
@@ -40,3 +42,24 @@ func (s Signal) WithAttrs([]slog.Attr) slog.Handler { return s }
 
 // WithGroup returns s.
 func (s Signal) WithGroup(string) slog.Handler { return s }
+
+// Buffer is a log destination that goroutines may share: a bytes.Buffer
+// behind a mutex.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns what was written.
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -40,11 +41,26 @@ type Client struct {
 }
 
 // New binds to the buckets of a NATS system where `scheduler run` (or
-// kvstore.Setup) created them.
-func New(ctx context.Context, js jetstream.JetStream) (*Client, error) {
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+// kvstore.Setup) created them: the default layout, unless WithNamePrefix
+// or WithLayout names another; through js's JetStream domain, or the one
+// WithDomain names.
+func New(ctx context.Context, js jetstream.JetStream, opts ...ClientOption) (*Client, error) {
+	if js == nil {
+		return nil, errors.New("client: New: the JetStream is nil")
+	}
+	var o clientOptions
+	for _, opt := range opts {
+		if err := opt(&o); err != nil {
+			return nil, err
+		}
+	}
+	js, err := o.inDomain(js)
 	if err != nil {
 		return nil, err
+	}
+	store, err := kvstore.Open(ctx, js, o.layout)
+	if err != nil {
+		return nil, fmt.Errorf("client: open the buckets of layout %q: %w", o.layout.WithDefaults().Prefix, err)
 	}
 	return &Client{store: store, nc: js.Conn()}, nil
 }
@@ -55,28 +71,38 @@ type Recurrence struct {
 	text  string
 }
 
+// recurrence words apply as ScheduleInfo.Recurrence does.
+func recurrence(apply func(*kvstore.Spec)) Recurrence {
+	var s kvstore.Spec
+	apply(&s)
+	return Recurrence{apply: apply, text: recurrenceText(s)}
+}
+
+// String says when it fires: "cron 0 9 * * MON-FRI", "every 1h0m0s", ...
+func (r Recurrence) String() string { return r.text }
+
 // Cron fires on a cron expression (5 fields, 6 with seconds first, 7 with a
 // year, an @alias, L/W/#/H; docs/cron.md).
 func Cron(expr string) Recurrence {
-	return Recurrence{apply: func(s *kvstore.Spec) { s.Cron = expr }, text: "cron " + expr}
+	return recurrence(func(s *kvstore.Spec) { s.Cron = expr })
 }
 
 // Every fires every d, on multiples of d since the Unix epoch.
 func Every(d time.Duration) Recurrence {
 	v := d.String()
-	return Recurrence{apply: func(s *kvstore.Spec) { s.Every = v }, text: "every " + v}
+	return recurrence(func(s *kvstore.Spec) { s.Every = v })
 }
 
 // At fires once, at t.
 func At(t time.Time) Recurrence {
 	u := t.UTC()
-	return Recurrence{apply: func(s *kvstore.Spec) { s.At = &u }, text: "at " + u.Format(time.RFC3339Nano)}
+	return recurrence(func(s *kvstore.Spec) { s.At = &u })
 }
 
 // BusinessDay fires on the n-th business day of each month (-1: the last)
 // at clock ("HH:MM") of the calendar (WithCalendar).
 func BusinessDay(n int, clock string) Recurrence {
-	return Recurrence{apply: func(s *kvstore.Spec) { s.BusinessDay, s.Time = n, clock }, text: fmt.Sprintf("business_day %d %s", n, clock)}
+	return recurrence(func(s *kvstore.Spec) { s.BusinessDay, s.Time = n, clock })
 }
 
 // Option refines a schedule.
@@ -105,7 +131,7 @@ func specOption(f func(*kvstore.Spec)) Option {
 func WithKey(key string) Option { return func(o *options) { o.key = key } }
 
 // IfRevision makes Schedule and Unschedule act only if the schedule is
-// still at revision rev (Info.Revision): ErrConflict when another writer
+// still at revision rev (ScheduleInfo.Revision): ErrConflict when another writer
 // changed it since, ErrNotFound when it is gone.
 func IfRevision(rev uint64) Option { return func(o *options) { o.ifRevision = rev } }
 
@@ -117,17 +143,19 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 func InZone(tz string) Option { return specOption(func(s *kvstore.Spec) { s.TZ = tz }) }
 
 // WithDomDow chooses how a Cron recurrence combines day-of-month and
-// day-of-week: "cronie" (the default: as Linux cron, a field starting with
-// '*' is unrestricted, and two restricted fields match on either), "posix"
-// (only a bare '*' or '?' is unrestricted, as robfig/cron and croniter) or
-// "and" (a day must match both: "0 0 13 * FRI" is Friday the 13th).
-// Schedule refuses any other value, naming the field dom_dow.
-func WithDomDow(rule string) Option { return specOption(func(s *kvstore.Spec) { s.DomDow = rule }) }
+// day-of-week: DomDowCronie (the default: as Linux cron, a field starting
+// with '*' is unrestricted, and two restricted fields match on either),
+// DomDowPosix (only a bare '*' or '?' is unrestricted, as robfig/cron and
+// croniter) or DomDowAnd (a day must match both: "0 0 13 * FRI" is Friday
+// the 13th). Schedule refuses any other value, naming the field dom_dow.
+func WithDomDow(rule DomDowRule) Option {
+	return specOption(func(s *kvstore.Spec) { s.DomDow = string(rule) })
+}
 
 // WithCalendar applies a calendar from sched_calendars, and how holidays
-// roll ("" = skip).
-func WithCalendar(name, holidayRoll string) Option {
-	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, holidayRoll })
+// roll ("" = RollSkip).
+func WithCalendar(name string, holidayRoll HolidayRoll) Option {
+	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, string(holidayRoll) })
 }
 
 // BusinessHoursOnly moves fires outside working hours to the next working
@@ -136,22 +164,23 @@ func BusinessHoursOnly() Option {
 	return specOption(func(s *kvstore.Spec) { s.BusinessHoursOnly = true })
 }
 
-// WithMisfire sets the misfire policy ("skip", "fire_once", "fire_all") and
-// catch-up window (0: default 24h).
-func WithMisfire(policy string, window time.Duration) Option {
+// WithMisfire sets the misfire policy (MisfireSkip, MisfireFireOnce,
+// MisfireFireAll) and catch-up window (0: default 24h).
+func WithMisfire(policy MisfirePolicy, window time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
-		s.Misfire = policy
+		s.Misfire = string(policy)
 		if window > 0 {
 			s.CatchupWindow = window.String()
 		}
 	})
 }
 
-// WithOverlap sets the overlap policy ("allow", "skip", "buffer_one",
-// "buffer_all", "cancel_other") and completion timeout (0: default 1h).
-func WithOverlap(policy string, completionTimeout time.Duration) Option {
+// WithOverlap sets the overlap policy (OverlapAllow, OverlapSkip,
+// OverlapBufferOne, OverlapBufferAll, OverlapCancelOther) and completion
+// timeout (0: default 1h).
+func WithOverlap(policy OverlapPolicy, completionTimeout time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
-		s.Overlap = policy
+		s.Overlap = string(policy)
 		if completionTimeout > 0 {
 			s.CompletionTimeout = completionTimeout.String()
 		}
@@ -290,41 +319,13 @@ func (c *Client) Unschedule(ctx context.Context, key string, opts ...Option) err
 	return c.store.DeleteSpecAt(ctx, key, o.ifRevision)
 }
 
-// Info is a schedule as registered, with the scheduler's state (nil before
-// a scheduler planned it).
-type Info struct {
-	Key  string
-	Spec kvstore.Spec
-	// Revision is the spec's revision, for IfRevision.
-	Revision uint64
-	State    *kvstore.State
-	// Planned: State is the plan schedulers keep in memory for a schedule
-	// that has not fired yet; the record is written with the first fire.
-	Planned bool
-	// Invalid says why a spec written straight into the bucket does not
-	// validate ("" when it does).
-	Invalid string
-	// Omitted names the spec fields a listing left out because they are
-	// larger than 1 KiB ("input", "calendar_inline"); Get returns them.
-	Omitted []string
-}
-
 // Get returns one schedule.
-func (c *Client) Get(ctx context.Context, key string) (Info, error) {
+func (c *Client) Get(ctx context.Context, key string) (ScheduleInfo, error) {
 	e, err := c.store.GetSpec(ctx, key)
 	if err != nil {
-		return Info{}, err
+		return ScheduleInfo{}, err
 	}
-	info := Info{Key: key, Spec: e.Spec, Revision: e.Revision}
-	st, planned, err := fire.StoredState(ctx, c.store, e, time.Now())
-	switch {
-	case err == nil:
-		info.State, info.Planned = &st, planned
-	case errors.Is(err, kvstore.ErrNotFound):
-	default:
-		return info, err
-	}
-	return info, nil
+	return newScheduleInfo(admin.Info(ctx, c.store, e, nil)), nil
 }
 
 func (c *Client) control() fire.Control { return fire.Control{Store: c.store} }
@@ -359,16 +360,28 @@ func (c *Client) Backfill(ctx context.Context, key string, from, to time.Time, r
 // sched.wakeup.<workflow> when due. Registering the same run and step again
 // replaces it. r.Run, r.Step and r.Workflow are required; see
 // wakeup.Request for the forms of r.When.
-func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (time.Time, error) {
+func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (TimerInfo, error) {
 	e, err := wakeup.Client{Store: c.store}.Register(ctx, r)
 	if err != nil {
-		return time.Time{}, err
+		return TimerInfo{}, err
 	}
-	return e.Timer.Due, nil
+	return newTimerInfo(e), nil
 }
 
-// CancelWakeup cancels a timer: "cancelled", or "fired" when it was
-// already firing (a harmless race: the worker's condition check drops it).
-func (c *Client) CancelWakeup(ctx context.Context, run, step string) (string, error) {
-	return wakeup.Client{Store: c.store}.Cancel(ctx, run, step)
+// GetWakeup returns the pending timer of run at step; ErrNotFound when
+// there is none (it fired, was cancelled, or never was).
+func (c *Client) GetWakeup(ctx context.Context, run, step string) (TimerInfo, error) {
+	e, err := c.store.GetTimer(ctx, wakeup.Key(run, step))
+	if err != nil {
+		return TimerInfo{}, err
+	}
+	return newTimerInfo(e), nil
+}
+
+// CancelWakeup cancels a timer: WakeupCancelled, or WakeupAlreadyFired
+// when a scheduler was already firing it (a harmless race when the
+// worker checks the wakeup's condition). ErrNotFound when none is pending.
+func (c *Client) CancelWakeup(ctx context.Context, run, step string) (CancelOutcome, error) {
+	out, err := wakeup.Client{Store: c.store}.Cancel(ctx, run, step)
+	return CancelOutcome(out), err
 }

@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -63,8 +66,8 @@ func TestReRegisterKeepsCadence(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // let the scheduler see the updates
 	info, _ := c.Get(ctx, key)
-	if !info.State.Next.Equal(first.State.Next) || info.Spec.Description != "v2" {
-		t.Fatalf("re-registering moved the cadence: %v -> %v", first.State.Next, info.State.Next)
+	if !info.Next.Equal(first.Next) || info.Description != "v2" {
+		t.Fatalf("re-registering moved the cadence: %v -> %v", first.Next, info.Next)
 	}
 	if _, err := c.Schedule(ctx, "daily", nil, client.Cron("0 4 * * *"), client.WithKey("daily")); err != nil {
 		t.Fatal(err)
@@ -72,11 +75,11 @@ func TestReRegisterKeepsCadence(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		info, _ = c.Get(ctx, key)
-		if info.State != nil && info.State.Next.UTC().Hour() == 4 {
+		if info.Next.UTC().Hour() == 4 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("new recurrence not re-planned: next %v", info.State.Next)
+			t.Fatalf("new recurrence not re-planned: next %v", info.Next)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -85,18 +88,26 @@ func TestReRegisterKeepsCadence(t *testing.T) {
 // TestScheduleWithDomDow: the day rule is stored with the spec, whose
 // schedule then uses it; a bad rule is refused naming dom_dow.
 func TestScheduleWithDomDow(t *testing.T) {
-	c, _, stop := example()
+	c, js, stop := example()
 	defer stop()
 	ctx := context.Background()
-	key, err := c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow("and"))
+	key, err := c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow(client.DomDowAnd))
 	if err != nil {
 		t.Fatal(err)
 	}
 	info, err := c.Get(ctx, key)
-	if err != nil || info.Spec.DomDow != "and" {
-		t.Fatalf("Get(%s) = spec %+v, %v; want dom_dow and", key, info.Spec, err)
+	if err != nil || info.DomDow != client.DomDowAnd {
+		t.Fatalf("Get(%s) = %+v, %v; want dom_dow and", key, info, err)
 	}
-	compiled, err := info.Spec.Compile(key, nil)
+	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := store.GetSpec(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := e.Spec.Compile(key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,5 +120,33 @@ func TestScheduleWithDomDow(t *testing.T) {
 	var fe *kvstore.FieldError
 	if !errors.As(err, &fe) || fe.Field != "dom_dow" {
 		t.Fatalf("WithDomDow(\"or\"): err %v, want a FieldError on dom_dow", err)
+	}
+}
+
+// TestClientOptionsValidate: bad options are refused by New, naming the
+// option.
+func TestClientOptionsValidate(t *testing.T) {
+	_, js, stop := example()
+	defer stop()
+	ctx := context.Background()
+	other, err := jetstream.NewWithDomain(js.Conn(), "hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		js   jetstream.JetStream
+		opts []client.ClientOption
+		want string
+	}{
+		{"nil JetStream", nil, nil, "the JetStream is nil"},
+		{"empty domain", js, []client.ClientOption{client.WithDomain("")}, "WithDomain: the domain must not be empty"},
+		{"another domain", other, []client.ClientOption{client.WithDomain("edge")}, `WithDomain("edge"): the JetStream passed in is bound to domain "hub"`},
+		{"two layouts", js, []client.ClientOption{client.WithNamePrefix("a"), client.WithLayout(kvstore.Layout{})}, "WithNamePrefix and WithLayout both choose the layout"},
+		{"bad prefix", js, []client.ClientOption{client.WithNamePrefix("")}, "name-prefix"},
+	} {
+		if _, err := client.New(ctx, tc.js, tc.opts...); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: New: %v, want an error with %q", tc.name, err, tc.want)
+		}
 	}
 }

@@ -26,7 +26,7 @@ func ExampleClient_Static() {
 	res, _ = c.Static(ctx, "billing-service", invoice, reminder) // the next start
 	fmt.Println(len(res.Unchanged))
 	info, _ := c.Get(ctx, "monthly-invoice")
-	fmt.Println(info.Spec.Static)
+	fmt.Println(info.Static)
 
 	_, err = c.Schedule(ctx, "invoice", nil, client.Cron("0 10 1 * *"), client.WithKey("monthly-invoice"))
 	fmt.Println(errors.Is(err, client.ErrStatic))

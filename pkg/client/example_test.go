@@ -19,24 +19,39 @@ import (
 )
 
 // example runs an embedded server with jetsched's buckets and a scheduler
-// (fire and wakeup engines), and returns a client; stop tears it down.
+// (fire and wakeup engines, admin API), and returns a client; stop tears
+// it down.
 func example() (c *client.Client, js jetstream.JetStream, stop func()) {
+	return exampleIn(kvstore.Layout{}, natsembed.Config{})
+}
+
+// exampleIn is example with the scheduler on layout and the server as cfg
+// says (its StoreDir is set here). A failure to set up panics: examples
+// show the client, not the harness.
+func exampleIn(layout kvstore.Layout, cfg natsembed.Config, opts ...client.ClientOption) (c *client.Client, js jetstream.JetStream, stop func()) {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "jetsched-example")
-	srv, err := natsembed.Start(ctx, natsembed.Config{StoreDir: dir})
-	if err != nil {
-		panic(err)
-	}
-	nc, _ := nats.Connect(srv.ClientURL())
-	js, _ = jetstream.New(nc)
-	_ = kvstore.Setup(ctx, js, kvstore.SetupConfig{})
-	store, _ := kvstore.Open(ctx, js, kvstore.Layout{})
-	fe, _ := fire.New(fire.Config{Store: store, Instance: "example"})
-	_ = fe.Start(ctx)
-	we, _ := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "example"})
-	_ = we.Start(ctx)
-	api, _ := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
-	c, _ = client.New(ctx, js)
+	dir, err := os.MkdirTemp("", "jetsched-example")
+	must(err)
+	cfg.StoreDir = dir
+	srv, err := natsembed.Start(ctx, cfg)
+	must(err)
+	nc, err := nats.Connect(srv.ClientURL())
+	must(err)
+	js, err = jetstream.New(nc)
+	must(err)
+	must(kvstore.Setup(ctx, js, kvstore.SetupConfig{Layout: layout}))
+	store, err := kvstore.Open(ctx, js, layout)
+	must(err)
+	fe, err := fire.New(fire.Config{Store: store, Instance: "example"})
+	must(err)
+	must(fe.Start(ctx))
+	we, err := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "example"})
+	must(err)
+	must(we.Start(ctx))
+	api, err := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
+	must(err)
+	c, err = client.New(ctx, js, append([]client.ClientOption{client.WithLayout(layout)}, opts...)...)
+	must(err)
 	return c, js, func() {
 		_ = api.Stop()
 		we.Stop()
@@ -47,11 +62,17 @@ func example() (c *client.Client, js jetstream.JetStream, stop func()) {
 	}
 }
 
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
 // waitPlanned waits until a scheduler has planned the schedule.
-func waitPlanned(c *client.Client, key string) client.Info {
+func waitPlanned(c *client.Client, key string) client.ScheduleInfo {
 	for {
 		info, err := c.Get(context.Background(), key)
-		if err == nil && info.State != nil {
+		if err == nil && !info.Next.IsZero() {
 			return info
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -71,7 +92,7 @@ func ExampleClient_Schedule() {
 	fmt.Println(key, err, key == again)
 
 	named, _ := c.Schedule(ctx, "report", nil, client.Cron("0 9 * * MON-FRI"),
-		client.WithKey("weekday-report"), client.InZone("Europe/Paris"), client.WithMisfire("fire_once", 0))
+		client.WithKey("weekday-report"), client.InZone("Europe/Paris"), client.WithMisfire(client.MisfireFireOnce, 0))
 	fmt.Println(named)
 
 	_, err = c.Schedule(ctx, "report", nil, client.Cron("0 0 30 2 *"))
@@ -92,7 +113,7 @@ func ExampleClient_List() {
 	_, _ = c.Schedule(ctx, "backup", nil, client.Cron("@weekly"), client.WithKey("weekly-backup"))
 	_, _ = c.Schedule(ctx, "report", nil, client.Cron("@monthly"), client.WithKey("monthly-report"))
 	info := waitPlanned(c, "nightly-backup")
-	fmt.Println(info.Key, info.Spec.Workflow, info.State.Next.Hour(), info.State.Next.Minute())
+	fmt.Println(info.Key, info.Workflow, info.Next.Hour(), info.Next.Minute())
 	pg, _ := c.List(ctx, client.ListOptions{Workflow: "backup", Limit: 1})
 	fmt.Println(pg.Items[0].Key, pg.Total, pg.NextCursor)
 	// Output:
@@ -208,8 +229,8 @@ func ExampleClient_Get() {
 	ctx := context.Background()
 	key, _ := c.Schedule(ctx, "report", map[string]int{"week": 1}, client.Cron("0 8 * * MON"), client.WithKey("weekly"))
 	info := waitPlanned(c, key)
-	fmt.Println(info.Spec.Workflow, string(info.Spec.Input), info.State.Next.Weekday(), info.State.Next.Hour())
-	// Output: report {"week":1} Monday 8
+	fmt.Println(info.Workflow, info.Recurrence, string(info.Input), info.Next.Weekday(), info.Next.Hour(), info.State)
+	// Output: report cron 0 8 * * MON {"week":1} Monday 8 planned
 }
 
 // Pause holds the regular fires until Resume (or a time).
@@ -221,12 +242,12 @@ func ExampleClient_Pause() {
 	waitPlanned(c, key)
 	_ = c.Pause(ctx, key, "maintenance", time.Time{})
 	info, _ := c.Get(ctx, key)
-	fmt.Println(info.State.Paused.Note)
+	fmt.Println(info.State, info.Paused.Note)
 	_ = c.Resume(ctx, key)
 	info, _ = c.Get(ctx, key)
-	fmt.Println(info.State.Paused == nil)
+	fmt.Println(info.Paused == nil)
 	// Output:
-	// maintenance
+	// paused maintenance
 	// true
 }
 

@@ -28,7 +28,7 @@ type ListOptions struct {
 
 // Page is one page of schedules, in key order.
 type Page struct {
-	Items []Info
+	Items []ScheduleInfo
 	// Total counts every schedule that matches the filters.
 	Total int
 	// NextCursor is the Cursor of the next page; "" on the last.
@@ -38,17 +38,16 @@ type Page struct {
 // List returns one page of schedules in key order. It asks the admin API
 // of a running scheduler (sched.api.schedule.list), so it needs the NATS
 // rights on sched.api.>. An input larger than 1 KiB is left out of a
-// listed schedule (named in Info.Omitted); Get returns it.
+// listed schedule (named in ScheduleInfo.Omitted); Get returns it.
 func (c *Client) List(ctx context.Context, opts ListOptions) (Page, error) {
 	var pg admin.Page[admin.ScheduleInfo]
 	req := admin.ListRequest{Cursor: opts.Cursor, Limit: opts.Limit, Workflow: opts.Workflow, State: opts.State, Prefix: opts.Prefix}
 	if err := c.call(ctx, "schedule.list", req, &pg); err != nil {
 		return Page{}, err
 	}
-	out := Page{Items: make([]Info, 0, len(pg.Items)), Total: pg.Total, NextCursor: pg.NextCursor}
+	out := Page{Items: make([]ScheduleInfo, 0, len(pg.Items)), Total: pg.Total, NextCursor: pg.NextCursor}
 	for _, v := range pg.Items {
-		out.Items = append(out.Items, Info{Key: v.ID, Spec: v.Spec, Revision: v.Revision, State: v.State,
-			Planned: v.Planned, Invalid: v.Invalid, Omitted: v.Omitted})
+		out.Items = append(out.Items, newScheduleInfo(v))
 	}
 	return out, nil
 }
@@ -57,12 +56,12 @@ func (c *Client) List(ctx context.Context, opts ListOptions) (Page, error) {
 // opts.Cursor), in key order, fetching a page at a time, so that memory
 // stays bounded however many there are. An error ends the iteration after
 // it is yielded.
-func (c *Client) Schedules(ctx context.Context, opts ListOptions) iter.Seq2[Info, error] {
-	return func(yield func(Info, error) bool) {
+func (c *Client) Schedules(ctx context.Context, opts ListOptions) iter.Seq2[ScheduleInfo, error] {
+	return func(yield func(ScheduleInfo, error) bool) {
 		for {
 			pg, err := c.List(ctx, opts)
 			if err != nil {
-				yield(Info{}, err)
+				yield(ScheduleInfo{}, err)
 				return
 			}
 			for _, it := range pg.Items {

@@ -19,6 +19,10 @@ const (
 	OutcomeCompleted = "completed"
 	OutcomeFailed    = "failed"
 	OutcomeStarted   = "started"
+	// OutcomeCancelled: the worker stopped the fire on the scheduler's
+	// cancel request (overlap policy cancel_other); the tick is recorded
+	// cancelled.
+	OutcomeCancelled = "cancelled"
 )
 
 // DoneReport is the body a worker publishes on
@@ -30,7 +34,7 @@ type DoneReport struct {
 	// SlotID is the fire's Nats-Msg-Id.
 	SlotID string `json:"slot_id"`
 	// Outcome is "completed", "failed" (given up: no more redeliveries),
-	// or "started".
+	// "cancelled" (stopped on a cancel request) or "started".
 	Outcome string `json:"outcome"`
 	// Error says why a fire failed.
 	Error string `json:"error,omitempty"`
@@ -71,7 +75,7 @@ func parseDone(m *nats.Msg) (doneReport, bool) {
 		return doneReport{}, false
 	}
 	switch d.Outcome {
-	case OutcomeCompleted, OutcomeFailed, OutcomeStarted:
+	case OutcomeCompleted, OutcomeFailed, OutcomeStarted, OutcomeCancelled:
 	default:
 		return doneReport{}, false
 	}
@@ -129,6 +133,8 @@ func (w worker) applyDones(ctx context.Context, j job, r *result) {
 			status = kvstore.TickCompleted
 		case OutcomeFailed:
 			status = kvstore.TickFailed
+		case OutcomeCancelled:
+			status = kvstore.TickCancelled
 		}
 		if errors.Is(terr, kvstore.ErrNotFound) && time.Since(d.At) < w.e.cfg.ClaimTTL+kvstore.AckWait {
 			// The worker was faster than the slot's dispatched tick (it

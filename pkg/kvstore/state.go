@@ -180,7 +180,8 @@ func (s State) Encode() ([]byte, error) { return json.Marshal(s) }
 type TickStatus string
 
 // Tick statuses. A slot moves claimed -> dispatched -> (started) ->
-// completed | failed, or is recorded as skipped or missed with a reason.
+// completed | failed | cancelled (a worker stopped it on a cancel_other
+// request), or is recorded as skipped or missed with a reason.
 const (
 	TickClaimed    TickStatus = "claimed"
 	TickDispatched TickStatus = "dispatched"
@@ -189,7 +190,7 @@ const (
 	TickFailed     TickStatus = "failed"
 	TickSkipped    TickStatus = "skipped"
 	TickMissed     TickStatus = "missed"
-	// Wakeup statuses.
+	// Wakeup statuses (and TickCancelled for a fire a worker cancelled).
 	TickFired     TickStatus = "fired"
 	TickCancelled TickStatus = "cancelled"
 	TickExpired   TickStatus = "expired"

@@ -16,38 +16,80 @@ import (
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
-// A worker handles the fires of a workflow; what the handler returns steers
-// the delivery.
-func ExampleWorker() {
+// exampleJetStream runs an embedded server with jetsched's streams; stop
+// tears it down. A failure to set up panics: examples show the worker,
+// not the harness.
+func exampleJetStream() (js jetstream.JetStream, stop func()) {
 	ctx := context.Background()
-	dir, _ := os.MkdirTemp("", "worker-example")
-	defer os.RemoveAll(dir)
-	srv, _ := natsembed.Start(ctx, natsembed.Config{StoreDir: dir})
-	defer srv.Shutdown()
-	nc, _ := nats.Connect(srv.ClientURL())
-	defer nc.Close()
-	js, _ := jetstream.New(nc)
-	_ = kvstore.Setup(ctx, js, kvstore.SetupConfig{})
+	dir, err := os.MkdirTemp("", "worker-example")
+	must(err)
+	srv, err := natsembed.Start(ctx, natsembed.Config{StoreDir: dir})
+	must(err)
+	nc, err := nats.Connect(srv.ClientURL())
+	must(err)
+	js, err = jetstream.New(nc)
+	must(err)
+	must(kvstore.Setup(ctx, js, kvstore.SetupConfig{}))
+	return js, func() {
+		nc.Close()
+		srv.Shutdown()
+		_ = os.RemoveAll(dir)
+	}
+}
+
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// publishExampleFire publishes what a scheduler publishes for a slot of
+// monthly-invoices.
+func publishExampleFire(js jetstream.JetStream) error {
+	m := nats.NewMsg("sched.fire.invoices")
+	m.Header.Set(fire.HeaderScheduleID, "monthly-invoices")
+	m.Header.Set(fire.HeaderScheduledAt, time.Now().Format(time.RFC3339Nano))
+	m.Data = []byte(`{"month":"2026-11"}`)
+	_, err := js.PublishMsg(context.Background(), m, jetstream.WithMsgID("monthly-invoices.1796112000000"))
+	return err
+}
+
+// A worker handles the fires of a workflow; what the handler returns
+// steers the delivery.
+func ExampleWorker() {
+	js, stop := exampleJetStream()
+	defer stop()
+	ctx := context.Background()
 
 	done := make(chan struct{})
-	w, _ := worker.New(worker.Config{JetStream: js, Name: "billing-service", BackOff: []time.Duration{100 * time.Millisecond}})
-	_ = w.Handle("invoices", func(_ context.Context, f worker.Fire) error {
+	w, err := worker.New(worker.Config{JetStream: js, Name: "billing-service", BackOff: []time.Duration{100 * time.Millisecond}})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = w.Handle("invoices", func(_ context.Context, f worker.Fire) error {
 		if f.Delivery == 1 {
-			return errors.New("database busy") // naked: redelivered after the backoff
+			return errors.New("database busy") // nak'ed: redelivered after the backoff
 		}
 		fmt.Printf("invoicing for %s (delivery %d): %s\n", f.ScheduleID, f.Delivery, f.Input)
 		close(done)
 		return nil // acked, reported completed on sched.done.<workflow>.<schedule id>
 	})
-	_ = w.Start(ctx)
-	defer w.Stop()
-
-	// What a scheduler publishes for a slot.
-	m := nats.NewMsg("sched.fire.invoices")
-	m.Header.Set(fire.HeaderScheduleID, "monthly-invoices")
-	m.Header.Set(fire.HeaderScheduledAt, time.Now().Format(time.RFC3339Nano))
-	m.Data = []byte(`{"month":"2026-11"}`)
-	_, _ = js.PublishMsg(ctx, m, jetstream.WithMsgID("monthly-invoices.1796112000000"))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := w.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := publishExampleFire(js); err != nil {
+		fmt.Println(err)
+		return
+	}
 	<-done
-	// Output: invoicing for monthly-invoices (delivery 2): {"month":"2026-11"}
+	fmt.Println(w.Stop(ctx))
+	// Output:
+	// invoicing for monthly-invoices (delivery 2): {"month":"2026-11"}
+	// <nil>
 }

@@ -1,10 +1,30 @@
 // Package worker runs handlers for jetsched fires and wakeups: a durable
 // pull consumer per workflow with AckWait, MaxDeliver and backoff
-// settings, in-progress pings for long handlers, delivery steered by what
-// the handler returns (see Retry and Permanent), completion reports on
+// settings; up to MaxWorkers handlers of a workflow at once, fetched only
+// when they can start; in-progress pings for long handlers; contexts that
+// Stop, StopAndCancel, a Timeout and the scheduler's cancel requests end;
+// delivery steered by what the handler returns (see Retry and Permanent),
+// panics recovered; completion reports on
 // sched.done.<workflow>.<schedule id> for the ledger and the overlap
-// policies, dead letters after the last delivery, and the stale-condition
+// policies; dead letters after the last delivery; and the stale-condition
 // check for wakeups.
+//
+// # Protocol
+//
+// Start creates (or updates) one durable consumer per registered handler
+// and, for fire handlers, subscribes to the scheduler's cancel requests
+// (sched.cancel.<workflow>.>); then one fetch loop per handler reserves a
+// free place among the handler's MaxWorkers and the worker's
+// MaxWorkersTotal for every message it asks the server for, so that a
+// message is never held by the worker without its handler running: none
+// ages against AckWait in a buffer. A handler runs with a context derived
+// from Start's; while it runs, the message gets an in-progress ping every
+// AckWait/3, so a handler may outlive AckWait without being redelivered.
+// When it returns, the message is acked, nak'ed or terminated (errors.go
+// says which), and a fire's completion is reported. Delivery is
+// at-least-once: handlers must be idempotent per slot id.
+//
+// # Permissions
 //
 // Every subject a worker uses carries its workflow, and each consumer is
 // created with one filter subject (so nats.go asks for
@@ -18,21 +38,30 @@ package worker
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// flushTimeout bounds the round trip that makes sure the cancel
+// subscriptions are in place.
+const flushTimeout = 10 * time.Second
+
+// Defaults of Config.
+const (
+	DefaultMaxWorkers      = 10
+	DefaultMaxWorkersTotal = 256
 )
 
 // Config configures a Worker.
@@ -56,13 +85,69 @@ type Config struct {
 	// BackOff is the delay before redelivery after a failed delivery n
 	// (BackOff[n-1], the last value repeating). Default 1s, 5s, 30s, 2m.
 	BackOff []time.Duration
+	// MaxWorkers bounds how many deliveries of one registered handler run
+	// at once; WithMaxWorkers overrides it per handler. Default
+	// DefaultMaxWorkers (10), or MaxWorkersTotal if that is lower.
+	MaxWorkers int
+	// MaxWorkersTotal bounds the handlers of all workflows of this Worker
+	// running at once. Default DefaultMaxWorkersTotal (256). A handler
+	// waiting for a message keeps at least one place reserved, so set it
+	// above the number of handlers.
+	MaxWorkersTotal int
+	// Timeout bounds each handler call: its context ends with the cause
+	// ErrTimeout, and the delivery fails as on any error (a handler that
+	// ignores its context still runs to its end, kept alive by pings).
+	// WithTimeout overrides it per handler. Default 0: no limit.
+	Timeout time.Duration
 	// ConditionHolds reports whether a wakeup's condition still holds for
 	// its run (for example: the run is still in that activity). A wakeup
 	// whose condition no longer holds is acked and dropped without calling
-	// the handler. Default: every condition holds.
+	// the handler. It gets the handler's context. Default: every condition
+	// holds.
 	ConditionHolds func(ctx context.Context, run, condition string) bool
+	// ErrorHandler, if set, is called for every failure: a handler's
+	// error (a *PanicError for a panic), a message that is not a fire or a
+	// wakeup, and every *SettleError (ack, nak, term, in-progress ping,
+	// completion report, dead letter, fetch). It gets the handler's context
+	// without its cancellation; it must not block for long. A delivery
+	// handed back because the worker stops, or ended by a cancel request,
+	// is not a failure.
+	ErrorHandler func(ctx context.Context, d Delivery, err error)
+	// Registerer, if set, gets the worker's Prometheus collectors
+	// (jetsched_worker_*: handled, failed, retried, dead-lettered,
+	// cancelled and released deliveries, settle errors, handler duration,
+	// handlers in flight; per worker, workflow and kind). Workers sharing a
+	// registry share the collectors.
+	Registerer prometheus.Registerer
 	// Logger. Default: discard.
 	Logger *slog.Logger
+}
+
+// Kind tells fires and wakeups apart.
+type Kind string
+
+// Kinds of delivery.
+const (
+	KindFire   Kind = "fire"
+	KindWakeup Kind = "wakeup"
+)
+
+// Delivery describes one delivery of a message, for Config.ErrorHandler.
+type Delivery struct {
+	Kind Kind
+	// Workflow is the message's workflow (its subject's last token).
+	Workflow string
+	Subject  string
+	// ID is the message's Nats-Msg-Id: a fire's slot id, or a wakeup's
+	// "wakeup.<run>.<step>.<due ms>". Empty for a message that is
+	// neither.
+	ID string
+	// ScheduleID is a fire's schedule ("" for a wakeup).
+	ScheduleID string
+	// Number counts deliveries of this message, from 1.
+	Number int
+	// Last: no further delivery is allowed (Config.MaxDeliver).
+	Last bool
 }
 
 // Fire is one delivery of a schedule's fire.
@@ -88,17 +173,90 @@ type Handler func(ctx context.Context, f Fire) error
 // WakeupHandler handles a wakeup; what it returns steers the delivery.
 type WakeupHandler func(ctx context.Context, w Wakeup) error
 
+// HandlerOption refines one registered handler.
+type HandlerOption func(*handlerConfig) error
+
+type handlerConfig struct {
+	maxWorkers int
+	timeout    time.Duration
+}
+
+// WithMaxWorkers sets how many deliveries of this handler run at once
+// (instead of Config.MaxWorkers); at least 1, at most
+// Config.MaxWorkersTotal.
+func WithMaxWorkers(n int) HandlerOption {
+	return func(c *handlerConfig) error {
+		if n < 1 {
+			return fmt.Errorf("worker: WithMaxWorkers(%d): must be at least 1", n)
+		}
+		c.maxWorkers = n
+		return nil
+	}
+}
+
+// WithTimeout bounds each call of this handler (instead of
+// Config.Timeout); 0 for no limit.
+func WithTimeout(d time.Duration) HandlerOption {
+	return func(c *handlerConfig) error {
+		if d < 0 {
+			return fmt.Errorf("worker: WithTimeout(%s): must not be negative", d)
+		}
+		c.timeout = d
+		return nil
+	}
+}
+
+// registration is a handler as registered, with its consumer's names.
+type registration struct {
+	kind     Kind
+	workflow string // as registered: a workflow or AllWorkflows
+	cfg      handlerConfig
+	fire     Handler
+	wakeup   WakeupHandler
+}
+
 // Worker consumes fires and wakeups.
 type Worker struct {
-	cfg Config
-	log *slog.Logger
+	cfg     Config
+	log     *slog.Logger
+	metrics *metrics
+	global  chan struct{} // a token per running handler, MaxWorkersTotal in all
+	cancels *cancels
 
-	mu       sync.Mutex
-	fires    map[string]Handler
-	wakeups  map[string]WakeupHandler
-	running  []jetstream.ConsumeContext
-	started  bool
-	inflight sync.WaitGroup
+	mu   sync.Mutex
+	regs map[Kind]map[string]*registration
+	run  *run
+}
+
+// run is one Start's goroutines and what stops them.
+type run struct {
+	fetchCtx       context.Context // ends when fetching stops
+	base           context.Context // handlers' contexts derive from it
+	cancelFetch    context.CancelFunc
+	cancelHandlers context.CancelCauseFunc
+	handlers       sync.WaitGroup
+	// fetchStopped is closed once every fetch has ended and the server
+	// has seen their subscriptions go: a message nak'ed before could be
+	// redelivered into a pull request that is going away, and wait out
+	// AckWait there.
+	fetchStopped chan struct{}
+	done         chan struct{} // closed once loops and handlers have ended
+	stopping     bool          // a Stop was called; under Worker.mu
+
+	heldMu sync.Mutex
+	held   []heldMsg // fetched after the stop: nak'ed once fetchStopped
+}
+
+type heldMsg struct {
+	m    jetstream.Msg
+	kind Kind
+}
+
+// holdBack keeps a message a fetch brought in after the stop.
+func (r *run) holdBack(m jetstream.Msg, kind Kind) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	r.held = append(r.held, heldMsg{m, kind})
 }
 
 // New validates cfg.
@@ -113,110 +271,200 @@ func New(cfg Config) (*Worker, error) {
 	cfg.Layout = cfg.Layout.WithDefaults()
 	cfg.AckWait = cmp.Or(cfg.AckWait, 30*time.Second)
 	cfg.MaxDeliver = cmp.Or(cfg.MaxDeliver, 5)
+	cfg.MaxWorkersTotal = cmp.Or(cfg.MaxWorkersTotal, DefaultMaxWorkersTotal)
+	cfg.MaxWorkers = cmp.Or(cfg.MaxWorkers, min(DefaultMaxWorkers, cfg.MaxWorkersTotal))
 	if len(cfg.BackOff) == 0 {
 		cfg.BackOff = []time.Duration{time.Second, 5 * time.Second, 30 * time.Second, 2 * time.Minute}
 	}
-	if cfg.AckWait < time.Second || cfg.MaxDeliver < 1 {
-		return nil, fmt.Errorf("worker: AckWait %s must be at least 1s and MaxDeliver %d at least 1", cfg.AckWait, cfg.MaxDeliver)
+	switch {
+	case cfg.AckWait < time.Second:
+		return nil, fmt.Errorf("worker: Config.AckWait %s: must be at least 1s", cfg.AckWait)
+	case cfg.MaxDeliver < 1:
+		return nil, fmt.Errorf("worker: Config.MaxDeliver %d: must be at least 1", cfg.MaxDeliver)
+	case cfg.MaxWorkers < 1:
+		return nil, fmt.Errorf("worker: Config.MaxWorkers %d: must be at least 1", cfg.MaxWorkers)
+	case cfg.MaxWorkersTotal < 1:
+		return nil, fmt.Errorf("worker: Config.MaxWorkersTotal %d: must be at least 1", cfg.MaxWorkersTotal)
+	case cfg.MaxWorkers > cfg.MaxWorkersTotal:
+		return nil, fmt.Errorf("worker: Config.MaxWorkers %d: must not exceed MaxWorkersTotal %d", cfg.MaxWorkers, cfg.MaxWorkersTotal)
+	case cfg.Timeout < 0:
+		return nil, fmt.Errorf("worker: Config.Timeout %s: must not be negative", cfg.Timeout)
+	}
+	for i, d := range cfg.BackOff {
+		if d < 0 {
+			return nil, fmt.Errorf("worker: Config.BackOff[%d] %s: must not be negative", i, d)
+		}
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	return &Worker{cfg: cfg, log: cfg.Logger.With("component", "worker", "name", cfg.Name),
-		fires: map[string]Handler{}, wakeups: map[string]WakeupHandler{}}, nil
-}
-
-// Handle registers the fire handler of a workflow. Call before Start.
-func (w *Worker) Handle(workflow string, h Handler) error {
-	if err := validWorkflow(workflow); err != nil {
-		return err
+	m, err := newMetrics(cfg.Registerer)
+	if err != nil {
+		return nil, err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.started {
-		return errors.New("worker: Handle after Start")
-	}
-	w.fires[workflow] = h
-	return nil
+	log := cfg.Logger.With("component", "worker", "name", cfg.Name)
+	return &Worker{cfg: cfg, log: log, metrics: m, global: make(chan struct{}, cfg.MaxWorkersTotal),
+		cancels: newCancels(), regs: map[Kind]map[string]*registration{KindFire: {}, KindWakeup: {}}}, nil
 }
 
 // AllWorkflows, passed to Handle or HandleWakeup, handles every workflow
 // with one consumer ("<name>-fire-all").
 const AllWorkflows = ">"
 
+// Handle registers the fire handler of a workflow. Call before Start (or
+// after a Stop).
+func (w *Worker) Handle(workflow string, h Handler, opts ...HandlerOption) error {
+	return w.register(&registration{kind: KindFire, workflow: workflow, fire: h}, opts)
+}
+
 // HandleWakeup registers the wakeup handler of a workflow. Call before
-// Start.
-func (w *Worker) HandleWakeup(workflow string, h WakeupHandler) error {
-	if err := validWorkflow(workflow); err != nil {
+// Start (or after a Stop).
+func (w *Worker) HandleWakeup(workflow string, h WakeupHandler, opts ...HandlerOption) error {
+	return w.register(&registration{kind: KindWakeup, workflow: workflow, wakeup: h}, opts)
+}
+
+func (w *Worker) register(r *registration, opts []HandlerOption) error {
+	if err := validWorkflow(r.workflow); err != nil {
 		return err
+	}
+	if r.fire == nil && r.wakeup == nil {
+		return fmt.Errorf("worker: nil handler for workflow %q", r.workflow)
+	}
+	r.cfg = handlerConfig{maxWorkers: w.cfg.MaxWorkers, timeout: w.cfg.Timeout}
+	for _, o := range opts {
+		if err := o(&r.cfg); err != nil {
+			return err
+		}
+	}
+	if r.cfg.maxWorkers > w.cfg.MaxWorkersTotal {
+		return fmt.Errorf("worker: WithMaxWorkers(%d) for %q: must not exceed MaxWorkersTotal %d", r.cfg.maxWorkers, r.workflow, w.cfg.MaxWorkersTotal)
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.started {
-		return errors.New("worker: HandleWakeup after Start")
+	if w.run != nil {
+		return fmt.Errorf("%w: register %s handlers before Start", ErrStarted, r.kind)
 	}
-	w.wakeups[workflow] = h
+	w.regs[r.kind][r.workflow] = r
 	return nil
 }
 
-// Start creates or updates one durable consumer per handled workflow and
-// starts consuming.
+// Start creates or updates one durable consumer per registered handler,
+// subscribes to cancel requests for the fire handlers' workflows, and
+// starts fetching. Handlers' contexts derive from ctx: when it ends, the
+// worker stops fetching and running handlers see their contexts end (a
+// hard stop, as StopAndCancel); call Stop or StopAndCancel for a graceful
+// one. ErrStarted if it runs already.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.started {
-		return errors.New("worker: already started")
-	}
-	l := w.cfg.Layout
-	for wf, h := range w.fires {
-		if err := w.consume(ctx, l.FiresStream, w.cfg.Name+"-fire-"+durableToken(wf), l.FireSubject(wf), func(m jetstream.Msg) { w.onFire(m, h) }); err != nil {
-			w.stopLocked()
-			return err
+	if r := w.run; r != nil {
+		select {
+		case <-r.done: // ended with Start's context: start anew
+			w.run = nil
+		default:
+			if r.stopping {
+				return ErrStopping
+			}
+			return ErrStarted
 		}
 	}
-	for wf, h := range w.wakeups {
-		if err := w.consume(ctx, l.WakeupsStream, w.cfg.Name+"-wakeup-"+durableToken(wf), l.WakeupSubject(wf), func(m jetstream.Msg) { w.onWakeup(m, h) }); err != nil {
-			w.stopLocked()
-			return err
+	base, cancelHandlers := context.WithCancelCause(ctx)
+	fetchCtx, cancelFetch := context.WithCancel(base)
+	var loops []*loop
+	var subs []*nats.Subscription
+	fail := func(err error) error {
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		cancelFetch()
+		cancelHandlers(err)
+		return err
+	}
+	for _, kind := range []Kind{KindFire, KindWakeup} {
+		for _, r := range w.regs[kind] {
+			l, err := w.newLoop(ctx, r)
+			if err != nil {
+				return fail(err)
+			}
+			loops = append(loops, l)
+			if kind == KindFire {
+				sub, err := w.subscribeCancels(r.workflow)
+				if err != nil {
+					return fail(err)
+				}
+				subs = append(subs, sub)
+			}
 		}
 	}
-	w.started = true
+	if len(subs) > 0 {
+		// The cancel subscriptions are in place before the first fire.
+		if err := w.cfg.JetStream.Conn().FlushTimeout(flushTimeout); err != nil {
+			return fail(fmt.Errorf("worker: subscribe to cancel requests: %w", err))
+		}
+	}
+	r := &run{fetchCtx: fetchCtx, base: base, cancelFetch: cancelFetch, cancelHandlers: cancelHandlers,
+		fetchStopped: make(chan struct{}), done: make(chan struct{})}
+	var loopsWG sync.WaitGroup
+	for _, l := range loops {
+		loopsWG.Go(func() { l.run(r) })
+	}
+	go func() {
+		loopsWG.Wait() // no handler starts after this
+		if err := w.cfg.JetStream.Conn().FlushTimeout(flushTimeout); err != nil {
+			w.log.Warn("flush after the last fetch", "err", err)
+		}
+		for _, h := range r.held {
+			w.handBack(base, h.m, h.kind)
+		}
+		close(r.fetchStopped)
+		r.handlers.Wait()
+		for _, s := range subs {
+			_ = s.Unsubscribe()
+		}
+		cancelFetch()
+		cancelHandlers(ErrStopped)
+		close(r.done)
+	}()
+	w.run = r
 	return nil
 }
 
-func (w *Worker) consume(ctx context.Context, stream, durable, subject string, h jetstream.MessageHandler) error {
-	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-		Durable: durable, Description: "jetsched worker " + w.cfg.Name, FilterSubject: subject,
-		AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.cfg.AckWait, MaxDeliver: w.cfg.MaxDeliver,
-		DeliverPolicy: jetstream.DeliverNewPolicy,
-	})
-	if err != nil {
-		return fmt.Errorf("worker: consumer %s on %s: %w", durable, stream, err)
-	}
-	cc, err := cons.Consume(h)
-	if err != nil {
-		return fmt.Errorf("worker: consume %s: %w", durable, err)
-	}
-	w.running = append(w.running, cc)
-	w.log.Info("consuming", "stream", stream, "consumer", durable, "subject", subject)
-	return nil
-}
+// Stop stops fetching and waits until the running handlers have returned
+// and their messages are settled, or until ctx ends: then it returns
+// ctx.Err(), the handlers go on, and a later Stop or StopAndCancel waits
+// again. Messages a fetch brings in after Stop are nak'ed at once for
+// other instances. Stop before Start, or again, is a no-op; a stopped
+// worker can Start again.
+func (w *Worker) Stop(ctx context.Context) error { return w.stop(ctx, false) }
 
-// Stop stops fetching, lets in-flight handlers finish (their messages are
-// acked or naked as they return), and returns. Safe to call more than once.
-func (w *Worker) Stop() {
+// StopAndCancel is Stop that also ends the running handlers' contexts
+// (cause ErrStopped): a handler that returns an error then has its message
+// nak'ed at once for redelivery.
+func (w *Worker) StopAndCancel(ctx context.Context) error { return w.stop(ctx, true) }
+
+func (w *Worker) stop(ctx context.Context, cancelHandlers bool) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopLocked()
-}
-
-func (w *Worker) stopLocked() {
-	for _, cc := range w.running {
-		cc.Drain()
+	r := w.run
+	if r != nil {
+		r.stopping = true
 	}
-	for _, cc := range w.running {
-		<-cc.Closed()
+	w.mu.Unlock()
+	if r == nil {
+		return nil
 	}
-	w.inflight.Wait()
-	w.running = nil
+	r.cancelFetch()
+	if cancelHandlers {
+		r.cancelHandlers(ErrStopped)
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	w.mu.Lock()
+	if w.run == r {
+		w.run = nil
+	}
+	w.mu.Unlock()
+	return nil
 }
 
 func validWorkflow(wf string) error {
@@ -231,139 +479,4 @@ func durableToken(wf string) string {
 		return "all"
 	}
 	return wf
-}
-
-func delivery(m jetstream.Msg) int {
-	if md, err := m.Metadata(); err == nil {
-		return int(md.NumDelivered)
-	}
-	return 1
-}
-
-// keepAlive pings in-progress every AckWait/3 until done is closed.
-func (w *Worker) keepAlive(m jetstream.Msg, done <-chan struct{}) {
-	t := time.NewTicker(w.cfg.AckWait / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-t.C:
-			_ = m.InProgress()
-		}
-	}
-}
-
-// run calls fn with in-progress pings.
-func (w *Worker) run(m jetstream.Msg, fn func(context.Context) error) error {
-	w.inflight.Add(1)
-	defer w.inflight.Done()
-	done := make(chan struct{})
-	go w.keepAlive(m, done)
-	defer close(done)
-	return fn(context.Background())
-}
-
-func (w *Worker) onFire(m jetstream.Msg, h Handler) {
-	meta, err := fire.ParseMeta(m.Headers())
-	if err != nil {
-		w.log.Warn("not a fire message; terminated", "subject", m.Subject(), "err", err)
-		_ = m.TermWithReason("not a jetsched fire")
-		return
-	}
-	f := Fire{Meta: meta, Subject: m.Subject(), Input: m.Data(), Delivery: delivery(m)}
-	err = w.run(m, func(ctx context.Context) error { return h(ctx, f) })
-	w.settle(m, f.Delivery, err, meta.ScheduleID, meta.SlotID)
-}
-
-func (w *Worker) onWakeup(m jetstream.Msg, h WakeupHandler) {
-	meta, err := wakeup.ParseMeta(m.Headers())
-	if err != nil {
-		w.log.Warn("not a wakeup message; terminated", "subject", m.Subject(), "err", err)
-		_ = m.TermWithReason("not a jetsched wakeup")
-		return
-	}
-	if meta.Condition != "" && w.cfg.ConditionHolds != nil && !w.cfg.ConditionHolds(context.Background(), meta.Run, meta.Condition) {
-		w.log.Info("stale wakeup dropped: its condition no longer holds", "run", meta.Run, "step", meta.Step, "condition", meta.Condition)
-		_ = m.Ack()
-		return
-	}
-	wk := Wakeup{Meta: meta, Payload: m.Data(), Delivery: delivery(m)}
-	err = w.run(m, func(ctx context.Context) error { return h(ctx, wk) })
-	w.settle(m, wk.Delivery, err, "", meta.ID)
-}
-
-// settle acks, naks or terms by the handler's result, and reports fires'
-// completions. schedule is "" for wakeups.
-func (w *Worker) settle(m jetstream.Msg, n int, err error, schedule, id string) {
-	workflow := subjectWorkflow(m.Subject())
-	var perm *permanentError
-	var retry *retryError
-	switch {
-	case err == nil:
-		if aerr := m.Ack(); aerr != nil {
-			w.log.Warn("ack", "id", id, "err", aerr)
-			return
-		}
-		w.report(workflow, schedule, id, fire.OutcomeCompleted, "")
-	case errors.As(err, &perm):
-		_ = m.TermWithReason(err.Error())
-		w.report(workflow, schedule, id, fire.OutcomeFailed, err.Error())
-	case n >= w.cfg.MaxDeliver:
-		w.log.Error("giving up after the last delivery: dead-lettered", "id", id, "deliveries", n, "err", err)
-		w.deadLetter(m, workflow, schedule, id, n, err)
-		_ = m.TermWithReason("dead-lettered: " + err.Error())
-		w.report(workflow, schedule, id, fire.OutcomeFailed, fmt.Sprintf("dead-lettered after %d deliveries: %v", n, err))
-	case errors.As(err, &retry):
-		_ = m.NakWithDelay(retry.after)
-	default:
-		delay := w.cfg.BackOff[min(n, len(w.cfg.BackOff))-1]
-		w.log.Warn("handler failed; redelivery with backoff", "id", id, "delivery", n, "retry_in", delay, "err", err)
-		_ = m.NakWithDelay(delay)
-	}
-}
-
-// subjectWorkflow is the workflow a message was delivered for: the last
-// token of sched.fire.<workflow> or sched.wakeup.<workflow>. The subject,
-// not a header, because the subject is what the consumer's filter and the
-// worker's permissions are about.
-func subjectWorkflow(subject string) string {
-	return subject[strings.LastIndexByte(subject, '.')+1:]
-}
-
-// report publishes a completion on sched.done.<workflow>.<schedule id>.
-func (w *Worker) report(workflow, schedule, id, outcome, errText string) {
-	if schedule == "" {
-		return
-	}
-	data, _ := json.Marshal(fire.DoneReport{SlotID: id, Outcome: outcome, Error: errText, Worker: w.cfg.Name})
-	if err := w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(workflow, schedule), data); err != nil {
-		w.log.Warn("report completion", "id", id, "err", err)
-	}
-}
-
-// deadLetter keeps a copy of a message given up on, on
-// sched.event.dead_letter.<workflow>.<schedule id> for a fire and
-// sched.event.dead_letter.<workflow>.<wakeup id> for a wakeup (the id as
-// one token; captured by SCHED_EVENTS), with its headers, the deliveries
-// and the last error.
-func (w *Worker) deadLetter(m jetstream.Msg, workflow, schedule, id string, n int, err error) {
-	key := schedule
-	if key == "" {
-		key = id // a wakeup's id: "wakeup.<run>.<step>.<due ms>"
-	}
-	dl := nats.NewMsg(w.cfg.Layout.DeadLetterSubject(workflow, key))
-	for k, v := range m.Headers() {
-		if k != nats.MsgIdHdr {
-			dl.Header[k] = v
-		}
-	}
-	dl.Header.Set("Sched-Original-Subject", m.Subject())
-	dl.Header.Set("Sched-Original-Id", id)
-	dl.Header.Set("Sched-Deliveries", fmt.Sprint(n))
-	dl.Header.Set("Sched-Error", err.Error())
-	dl.Data = m.Data()
-	if perr := w.cfg.JetStream.Conn().PublishMsg(dl); perr != nil {
-		w.log.Warn("dead letter", "id", id, "err", perr)
-	}
 }

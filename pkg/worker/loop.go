@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// fetchWait is how long one pull request waits for messages. A waiting
+// pull keeps a place reserved (see loop.reserve), so it is short enough
+// for a place that another handler waits for under MaxWorkersTotal to
+// come free soon, and long enough to cost little when idle.
+const fetchWait = 5 * time.Second
+
+// loop fetches the messages of one registered handler, no more than it
+// has places to start them in, and starts each at once.
+type loop struct {
+	w     *Worker
+	reg   *registration
+	cons  jetstream.Consumer
+	local chan struct{} // a token per running delivery, reg.cfg.maxWorkers in all
+	name  string
+}
+
+// newLoop creates or updates the handler's durable consumer.
+func (w *Worker) newLoop(ctx context.Context, r *registration) (*loop, error) {
+	l := w.cfg.Layout
+	stream, subject := l.FiresStream, l.FireSubject(r.workflow)
+	if r.kind == KindWakeup {
+		stream, subject = l.WakeupsStream, l.WakeupSubject(r.workflow)
+	}
+	durable := w.cfg.Name + "-" + string(r.kind) + "-" + durableToken(r.workflow)
+	// One FilterSubject, so that nats.go asks on the create subject that
+	// carries the filter, which workers' permissions allow.
+	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		Durable: durable, Description: "jetsched worker " + w.cfg.Name, FilterSubject: subject,
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.cfg.AckWait, MaxDeliver: w.cfg.MaxDeliver,
+		DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("worker: consumer %s on %s: %w", durable, stream, err)
+	}
+	w.log.Info("consuming", "stream", stream, "consumer", durable, "subject", subject, "max_workers", r.cfg.maxWorkers)
+	return &loop{w: w, reg: r, cons: cons, local: make(chan struct{}, r.cfg.maxWorkers), name: durable}, nil
+}
+
+// run fetches until r.fetchCtx ends, starting every message in a handler
+// goroutine counted by r.handlers, whose contexts derive from r.base.
+func (l *loop) run(r *run) {
+	want := 1 // what to ask for: doubles while batches come back full
+	pause := time.Duration(0)
+	for {
+		n := l.reserve(r.fetchCtx, want)
+		if n == 0 {
+			return
+		}
+		got, err := l.fetch(r, n)
+		l.release(n - got)
+		want = max(1, 2*got)
+		if err == nil {
+			pause = 0
+			continue
+		}
+		// A failed pull (no connection, consumer gone, no permission):
+		// try again after a pause that doubles up to 30s.
+		pause = min(max(2*pause, 250*time.Millisecond), 30*time.Second)
+		l.w.settleFailed(r.base, Delivery{Kind: l.reg.kind, Workflow: l.reg.workflow}, "fetch", err,
+			"consumer", l.name, "retry_in", pause)
+		t := time.NewTimer(pause)
+		select {
+		case <-r.fetchCtx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// fetch pulls up to n messages (n places are reserved) and starts each as
+// it arrives; it returns how many arrived. Messages that arrive once
+// fetching stopped are held back, to be nak'ed for other instances.
+func (l *loop) fetch(r *run, n int) (int, error) {
+	ctx, cancel := context.WithTimeout(r.fetchCtx, fetchWait)
+	defer cancel()
+	batch, err := l.cons.Fetch(n, jetstream.FetchContext(ctx))
+	if err != nil {
+		return 0, err
+	}
+	got := 0
+	for m := range batch.Messages() {
+		got++
+		if r.fetchCtx.Err() != nil {
+			r.holdBack(m, l.reg.kind)
+			l.release(1)
+			continue
+		}
+		r.handlers.Go(func() {
+			defer l.release(1)
+			l.w.deliver(r, l.reg, m)
+		})
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+		return got, err
+	}
+	return got, nil
+}
+
+// reserve takes places for up to want deliveries: it waits for one of the
+// handler's and one of the worker's, then takes what else is free without
+// waiting. 0 once ctx ends. Blocked senders on a channel are served in
+// order, so handlers waiting for the worker's places take turns.
+func (l *loop) reserve(ctx context.Context, want int) int {
+	select {
+	case l.local <- struct{}{}:
+	case <-ctx.Done():
+		return 0
+	}
+	select {
+	case l.w.global <- struct{}{}:
+	case <-ctx.Done():
+		<-l.local
+		return 0
+	}
+	n := 1
+	for n < want {
+		select {
+		case l.local <- struct{}{}:
+		default:
+			return n
+		}
+		select {
+		case l.w.global <- struct{}{}:
+			n++
+		default:
+			<-l.local
+			return n
+		}
+	}
+	return n
+}
+
+// release gives n places back.
+func (l *loop) release(n int) {
+	for range n {
+		<-l.w.global
+		<-l.local
+	}
+}
