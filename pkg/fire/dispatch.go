@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -37,7 +38,7 @@ func publishBudget(claimTTL time.Duration) time.Duration { return claimTTL }
 
 // natsRetry is the backoff of a NATS write retried until ctx ends:
 // exponential from 20ms to 1s, with jitter.
-func natsRetry(ctx context.Context) backoff.BackOffContext { return kvstore.Backoff(ctx) }
+func natsRetry(ctx context.Context) backoff.BackOffContext { return pipeline.Backoff(ctx) }
 
 // claimMargin is how long before its claim expires an owner stops trying
 // to publish, so that it never races a takeover at the boundary.

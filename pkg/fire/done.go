@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -136,7 +137,7 @@ func (w worker) applyDones(ctx context.Context, j job, r *result) {
 		case OutcomeCancelled:
 			status = kvstore.TickCancelled
 		}
-		if errors.Is(terr, kvstore.ErrNotFound) && time.Since(d.At) < w.e.cfg.ClaimTTL+kvstore.AckWait {
+		if errors.Is(terr, kvstore.ErrNotFound) && time.Since(d.At) < w.e.cfg.ClaimTTL+pipeline.AckWait {
 			// The worker was faster than the slot's dispatched tick (it
 			// is sent after the publish is acknowledged): record the
 			// outcome once the tick is there. Running ends now.

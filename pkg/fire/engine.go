@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -31,8 +32,8 @@ type Engine struct {
 	leases *leases
 	// followups sends the ledger ticks of fresh fires, inflight waits for
 	// their publishes (see docs/protocol.md).
-	followups *kvstore.Followups
-	inflight  *kvstore.Inflight
+	followups *pipeline.Followups
+	inflight  *pipeline.Inflight
 	// settles tells the loop which claims are settled. A full channel
 	// drops the news: the loop then reads the tick when the claim matters.
 	settles chan settle
@@ -168,8 +169,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	e.cancel = cancel
 	e.done = make(chan struct{})
 	l := newLoop(e, specs, states, cals, dones)
-	e.followups = e.store.StartFollowups(e.cfg.ClaimTTL, e.log)
-	e.inflight = kvstore.StartInflight(4 * e.cfg.Workers)
+	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
+	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	go func() {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/mod/semver"
 )
 
 // MinServerVersion is the oldest nats-server jetsched runs on: 2.11 brings
@@ -30,7 +31,7 @@ var (
 // says plainly what is missing.
 func Preflight(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error {
 	v := nc.ConnectedServerVersion()
-	if !VersionAtLeast(v, MinServerVersion) {
+	if !versionAtLeast(v, MinServerVersion) {
 		return fmt.Errorf("%w: %s at %s is version %q; jetsched needs %s or newer (per-key TTLs)",
 			ErrServerTooOld, nc.ConnectedServerName(), nc.ConnectedUrlRedacted(), v, MinServerVersion)
 	}
@@ -44,26 +45,15 @@ func Preflight(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error
 	return nil
 }
 
-// VersionAtLeast reports whether server version have is at least want.
-// Versions are dotted, such as "2.15.3" or "2.12.0-RC.1"; a pre-release
-// counts as its release.
-func VersionAtLeast(have, want string) bool {
-	h, w := parseVersion(have), parseVersion(want)
-	for i := range 3 {
-		if h[i] != w[i] {
-			return h[i] > w[i]
-		}
+// versionAtLeast reports whether server version have is at least want
+// ("2.15.3", "v2.12.0-RC.1"; a pre-release counts as its release).
+func versionAtLeast(have, want string) bool {
+	h := "v" + strings.TrimPrefix(have, "v")
+	if !semver.IsValid(h) {
+		return false
 	}
-	return true
-}
-
-func parseVersion(v string) [3]int {
-	var out [3]int
-	v, _, _ = strings.Cut(strings.TrimPrefix(v, "v"), "-")
-	for i, p := range strings.SplitN(v, ".", 3) {
-		out[i], _ = strconv.Atoi(p)
-	}
-	return out
+	h = strings.TrimSuffix(strings.TrimSuffix(h, semver.Build(h)), semver.Prerelease(h))
+	return semver.Compare(h, "v"+want) >= 0
 }
 
 // SetupConfig says how to create jetsched's buckets and streams.

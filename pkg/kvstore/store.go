@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 )
 
@@ -559,7 +560,7 @@ func (s *Store) PutTickAsync(t Tick) (jetstream.PubAckFuture, error) {
 		return nil, fmt.Errorf("kvstore: encode tick: %w", err)
 	}
 	key := t.Key()
-	f, err := s.js.PublishAsync("$KV."+s.ticks.Bucket()+"."+key, data)
+	f, err := s.js.PublishAsync(s.kvSubject(s.ticks, key), data)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: put tick %s: %w", key, err)
 	}
@@ -624,4 +625,10 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 	// creation to the bucket's history limit.
 	known = first > 0 || len(hist) < int(st.History())
 	return hist[first].Created(), known, nil
+}
+
+// kvSubject is the subject a write to key of bucket kv is published on
+// (see jsname.KV).
+func (s *Store) kvSubject(kv jetstream.KeyValue, key string) string {
+	return jsname.KV(s.js, kv.Bucket(), key)
 }

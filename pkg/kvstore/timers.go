@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -146,4 +147,18 @@ func (s *Store) ListTimers(ctx context.Context, filter string) ([]TimerEntry, er
 // WatchTimers watches every timer like WatchSpecs.
 func (s *Store) WatchTimers(ctx context.Context) (jetstream.KeyWatcher, error) {
 	return s.wakeups.WatchAll(ctx)
+}
+
+// DeleteTimerAsync sends the delete of timer key at revision rev without
+// waiting: the future reports its acknowledgement, or the conflict when
+// the timer changed since (registered again).
+func (s *Store) DeleteTimerAsync(key string, rev uint64) (jetstream.PubAckFuture, error) {
+	m := nats.NewMsg(s.kvSubject(s.wakeups, key))
+	m.Header.Set("KV-Operation", "DEL")
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	f, err := s.js.PublishMsgAsync(m)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: delete timer %s: %w", key, err)
+	}
+	return f, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -74,8 +75,8 @@ type Engine struct {
 	conds conditions
 	// inflight waits for the publishes of fired timers, followups sends
 	// their ticks and deletes.
-	inflight  *kvstore.Inflight
-	followups *kvstore.Followups
+	inflight  *pipeline.Inflight
+	followups *pipeline.Followups
 
 	mu     sync.Mutex
 	cancel context.CancelFunc
@@ -130,8 +131,8 @@ func (e *Engine) Start(ctx context.Context) error {
 	l := &tloop{e: e, watch: w, leases: e.cfg.Owner.LeaseChanges(), entries: map[string]*tentry{},
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.cancel, e.done = cancel, make(chan struct{})
-	e.followups = e.cfg.Store.StartFollowups(e.cfg.ClaimTTL, e.log)
-	e.inflight = kvstore.StartInflight(4 * e.cfg.Workers)
+	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)
+	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	go func() {
 		defer close(e.done)
 		defer e.followups.Close() // after the last follow-up is sent
@@ -178,7 +179,7 @@ type tresult struct {
 	settled string
 	retry   time.Time // zero: look again from the watch
 	// fired: the worker fired the timer claimed at claimRev, and its
-	// delete is on the way (see kvstore.Followups).
+	// delete is on the way (see pipeline.Followups).
 	fired    bool
 	claimRev uint64
 	err      error

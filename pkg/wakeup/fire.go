@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -88,7 +89,7 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 	r.fired, r.claimRev = true, rev
 	if !takeover {
 		// Sent without waiting: the in-flight tracker records and deletes
-		// it once acknowledged (see kvstore.Inflight).
+		// it once acknowledged (see pipeline.Inflight).
 		opts := []jetstream.PublishOpt{jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream)}
 		if f, err := e.cfg.Store.JetStream().PublishMsgAsync(msg, opts...); err == nil {
 			e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
@@ -249,7 +250,7 @@ func (e *Engine) publishMsg(ctx context.Context, msg *nats.Msg, id string, c *kv
 			return backoff.Permanent(err) // no retry can succeed
 		}
 		return err
-	}, kvstore.Backoff(pctx))
+	}, pipeline.Backoff(pctx))
 	if err != nil {
 		return nil, fmt.Errorf("wakeup: publish %s before its claim expires: %w", id, err)
 	}

@@ -1,4 +1,4 @@
-package kvstore_test
+package pipeline_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/internal/pipeline"
 )
 
 // silentFuture is an acknowledgement that never comes: a reply lost
@@ -25,15 +25,15 @@ func (silentFuture) Msg() *nats.Msg               { return nil }
 // comes is reported failed AckWait after it was sent, and no sooner.
 func TestAckTimerGivesUpOnASilentWrite(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		a := kvstore.NewAckTimer()
+		a := pipeline.NewAckTimer()
 		defer a.Stop()
 		sent := time.Now()
 		_, err := a.Await(silentFuture{}, sent)
 		if !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("Await = %v, want DeadlineExceeded", err)
 		}
-		if waited := time.Since(sent); waited != kvstore.AckWait {
-			t.Fatalf("gave up after %s, want %s", waited, kvstore.AckWait)
+		if waited := time.Since(sent); waited != pipeline.AckWait {
+			t.Fatalf("gave up after %s, want %s", waited, pipeline.AckWait)
 		}
 		// A write sent long ago gets no further wait.
 		sent = time.Now().Add(-time.Hour)

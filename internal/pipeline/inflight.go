@@ -1,4 +1,4 @@
-package kvstore
+package pipeline
 
 import (
 	"sync"

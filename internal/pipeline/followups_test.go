@@ -1,4 +1,4 @@
-package kvstore_test
+package pipeline_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -21,7 +22,7 @@ func TestFollowupsRetryAFailedTick(t *testing.T) {
 	if err := js.DeleteKeyValue(ctx, ticks); err != nil {
 		t.Fatal(err)
 	}
-	f := store.StartFollowups(10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := pipeline.StartFollowups(store, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	slot := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	tick := kvstore.Tick{Schedule: "s", Workflow: "wf", Slot: slot, Status: kvstore.TickDispatched, Owner: "me", At: slot}
 	if err := f.PutTick(ctx, tick); err != nil {
@@ -57,7 +58,7 @@ func TestFollowupsRetryAFailedTick(t *testing.T) {
 func TestFollowupsDeleteTimerKeepsANewerOne(t *testing.T) {
 	_, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	f := store.StartFollowups(10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f := pipeline.StartFollowups(store, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	due := time.Now().Add(time.Hour).UTC().Truncate(time.Millisecond)
 	first, err := store.PutTimer(ctx, "run.step", kvstore.Timer{Workflow: "wf", Due: due})
 	if err != nil {
@@ -74,7 +75,7 @@ func TestFollowupsDeleteTimerKeepsANewerOne(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f = store.StartFollowups(10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	f = pipeline.StartFollowups(store, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err := f.DeleteTimer(ctx, "run.step", first); err != nil { // the old revision
 		t.Fatal(err)
 	}

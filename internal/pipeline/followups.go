@@ -1,17 +1,16 @@
-package kvstore
+package pipeline
 
 import (
 	"context"
 	"errors"
 	"log/slog"
-	"strconv"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Followups sends the writes that follow an acknowledged fire (a ledger
@@ -22,7 +21,7 @@ import (
 // which re-publishes into the duplicate window (a no-op) and writes the
 // tick itself.
 type Followups struct {
-	store    *Store
+	store    *kvstore.Store
 	retryFor time.Duration
 	log      *slog.Logger
 	pending  chan followup
@@ -67,17 +66,17 @@ func (a AckTimer) Await(f jetstream.PubAckFuture, sent time.Time) (*jetstream.Pu
 // Stop releases the timer.
 func (a AckTimer) Stop() { a.t.Stop() }
 
-// StartFollowups starts the goroutine that settles follow-up writes; each
-// failed one is retried for up to retryFor. Close stops it.
-func (s *Store) StartFollowups(retryFor time.Duration, log *slog.Logger) *Followups {
-	f := &Followups{store: s, retryFor: retryFor, log: log, pending: make(chan followup, 1024), done: make(chan struct{})}
+// StartFollowups starts the goroutine that settles follow-up writes to
+// store; each failed one is retried for up to retryFor. Close stops it.
+func StartFollowups(store *kvstore.Store, retryFor time.Duration, log *slog.Logger) *Followups {
+	f := &Followups{store: store, retryFor: retryFor, log: log, pending: make(chan followup, 1024), done: make(chan struct{})}
 	go f.run()
 	return f
 }
 
 // PutTick sends a ledger entry; ctx bounds only the wait for room in the
 // queue (it is full when acknowledgements lag far behind).
-func (f *Followups) PutTick(ctx context.Context, t Tick) error {
+func (f *Followups) PutTick(ctx context.Context, t kvstore.Tick) error {
 	fut, err := f.store.PutTickAsync(t)
 	if err != nil {
 		return err
@@ -88,16 +87,13 @@ func (f *Followups) PutTick(ctx context.Context, t Tick) error {
 // DeleteTimer sends the delete of a fired timer at revision rev. A timer
 // registered again meanwhile (a newer revision) stays.
 func (f *Followups) DeleteTimer(ctx context.Context, key string, rev uint64) error {
-	m := nats.NewMsg("$KV." + f.store.wakeups.Bucket() + "." + key)
-	m.Header.Set("KV-Operation", "DEL")
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
-	fut, err := f.store.js.PublishMsgAsync(m)
+	fut, err := f.store.DeleteTimerAsync(key, rev)
 	if err != nil {
 		return err
 	}
 	return f.queue(ctx, followup{what: "delete timer " + key, f: fut, sent: time.Now(), retry: func(ctx context.Context) error {
 		err := f.store.DeleteTimer(ctx, key, rev)
-		if errors.Is(err, ErrConflict) || errors.Is(err, ErrNotFound) {
+		if errors.Is(err, kvstore.ErrConflict) || errors.Is(err, kvstore.ErrNotFound) {
 			return nil
 		}
 		return err
