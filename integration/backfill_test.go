@@ -10,9 +10,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -26,7 +26,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 	ctx := context.Background()
 	start := func(name string) *daemon.Daemon {
 		d, err := daemon.Start(ctx, daemon.Config{Conn: natsconn.Options{URL: srv.URL()},
-			Fire: fire.Config{Instance: name, LeaseTTL: 2 * time.Second}})
+			Fire: fires.Config{Instance: name, LeaseTTL: 2 * time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,27 +41,27 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 
 	type fired struct{ slot, instance string }
 	var (
-		mu    sync.Mutex
-		fires []fired
+		mu  sync.Mutex
+		got []fired
 	)
 	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sched.fire.replay"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		meta, err := fire.ParseMeta(m.Headers())
-		if err != nil || meta.Reason != fire.ReasonBackfill {
+		meta, err := kvstore.ParseFireMeta(m.Headers())
+		if err != nil || meta.Reason != kvstore.ReasonBackfill {
 			return
 		}
 		mu.Lock()
-		fires = append(fires, fired{meta.SlotID, meta.Instance})
+		got = append(got, fired{meta.SlotID, meta.Instance})
 		mu.Unlock()
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cc.Stop()
-	count := func() int { mu.Lock(); defer mu.Unlock(); return len(fires) }
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
 
 	// The claims, from the state record's updates: the pace is between
 	// claims (a dispatch follows its claim after a moment that varies).
@@ -82,7 +82,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 				continue
 			}
 			st, err := kvstore.DecodeState(e.Value())
-			if err != nil || st.Claim == nil || st.Claim.Reason != fire.ReasonBackfill {
+			if err != nil || st.Claim == nil || st.Claim.Reason != kvstore.ReasonBackfill {
 				continue
 			}
 			mu.Lock()
@@ -94,12 +94,12 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 	const n, rate = 30, 20.0
 	to := time.Now().Add(-time.Hour).Truncate(time.Second)
 	waitUntil(t, 10*time.Second, func() bool {
-		_, err := (fire.Control{Store: store}).Backfill(ctx, "bf", to.Add(-(n-1)*time.Second), to, rate, "")
+		_, err := (fires.Control{Store: store}).Backfill(ctx, "bf", to.Add(-(n-1)*time.Second), to, rate, "")
 		return err == nil
 	})
 	waitUntil(t, 10*time.Second, func() bool { return count() >= 10 })
 	mu.Lock()
-	first := fires[0].instance
+	first := got[0].instance
 	mu.Unlock()
 	ds[first].Stop() // hands its leases back; the other instance takes the backfill on
 	waitUntil(t, 30*time.Second, func() bool { return count() >= n })
@@ -114,15 +114,15 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 	mu.Lock()
 	defer mu.Unlock()
 	seen, by := map[string]bool{}, map[string]int{}
-	for _, f := range fires {
+	for _, f := range got {
 		if seen[f.slot] {
 			t.Fatalf("slot %s fired twice", f.slot)
 		}
 		seen[f.slot] = true
 		by[f.instance]++
 	}
-	if len(fires) != n || len(by) != 2 {
-		t.Fatalf("%d backfill fires by %v; want %d by both instances", len(fires), by, n)
+	if len(got) != n || len(by) != 2 {
+		t.Fatalf("%d backfill fires by %v; want %d by both instances", len(got), by, n)
 	}
 	// Every claim the watch saw is at least 1/rate after the one before,
 	// across the handover too (a claim the watch missed only widens a gap).

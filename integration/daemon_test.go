@@ -18,7 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestDaemonEndToEnd runs the daemon on an embedded server, registers a
@@ -33,9 +33,9 @@ func TestDaemonEndToEnd(t *testing.T) {
 		t.Fatalf("schedule add: exit %d: %s", code, errOut)
 	}
 
-	got := make(chan fire.Meta, 16)
+	got := make(chan kvstore.FireMeta, 16)
 	w, err := demoworker.New(demoworker.Config{JetStream: d.JetStream(), Workflow: "e2e-wf",
-		OnFire: func(m fire.Meta, _ time.Duration) { got <- m }})
+		OnFire: func(m kvstore.FireMeta, _ time.Duration) { got <- m }})
 	if err != nil {
 		t.Fatal(err)
 	}

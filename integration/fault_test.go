@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -238,7 +238,7 @@ func TestFaultClockSkew(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eng, err := fire.New(fire.Config{Store: store, Instance: e.instance, Clock: clock.Clock{Offset: e.offset},
+		eng, err := fires.New(fires.Config{Store: store, Instance: e.instance, Clock: clock.Clock{Offset: e.offset},
 			ClaimTTL: 3 * time.Second, Logger: fileLogger(t, e.instance)})
 		if err != nil {
 			t.Fatal(err)
@@ -246,7 +246,7 @@ func TestFaultClockSkew(t *testing.T) {
 		if err := eng.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(eng.Stop)
+		t.Cleanup(func() { _ = eng.Stop(context.Background()) })
 		select {
 		case <-eng.Ready():
 		case <-time.After(10 * time.Second):

@@ -28,7 +28,6 @@ import (
 
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/natsembed"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -469,10 +468,10 @@ func (f *fireLog) sync() error {
 
 func (f *fireLog) add(h nats.Header) {
 	f.msgs++
-	f.reasons[h.Get(fire.HeaderReason)]++
-	f.instances[h.Get(fire.HeaderInstance)]++
-	slotID := h.Get(fire.HeaderMsgID)
-	id := h.Get(fire.HeaderScheduleID)
+	f.reasons[h.Get(kvstore.HeaderReason)]++
+	f.instances[h.Get(kvstore.HeaderInstance)]++
+	slotID := h.Get(kvstore.HeaderMsgID)
+	id := h.Get(kvstore.HeaderScheduleID)
 	sid, slot, err := kvstore.ParseSlotID(slotID)
 	if err != nil || id == "" || sid != id {
 		f.bad = append(f.bad, fmt.Sprintf("msg-id %q schedule %q: %v", slotID, id, err))

@@ -19,7 +19,6 @@ import (
 	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -87,7 +86,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err := audit.Setup(ctx, sjs, audit.Trail{}, 1); err != nil {
 		t.Fatalf("the scheduler may create and update SCHED_AUDIT, yet: %v", err)
 	}
-	forged, _ := json.Marshal(fire.DoneReport{SlotID: paySlot, Outcome: fire.OutcomeFailed, Error: "forged", Worker: "billing"})
+	forged, _ := json.Marshal(kvstore.DoneReport{SlotID: paySlot, Outcome: kvstore.OutcomeFailed, Error: "forged", Worker: "billing"})
 	own := "billing-fire-invoices"
 	refusals := []struct {
 		who           *actor

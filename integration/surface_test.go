@@ -13,9 +13,9 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/pkg/admin"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -163,7 +163,7 @@ func TestFiredEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := startDaemon(t, daemon.Config{Fire: fire.Config{Events: events}})
+	d := startDaemon(t, daemon.Config{Fire: fires.Config{Events: events}})
 	nc, err := nats.Connect(d.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -210,8 +210,8 @@ func TestFiredEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fired.Header.Get("Nats-Msg-Id") != ev.SlotID || fired.Header.Get(fire.HeaderScheduledAt) != ev.ScheduledAt.Format(time.RFC3339Nano) ||
-		fired.Header.Get(fire.HeaderDispatchedAt) != ev.DispatchedAt.Format(time.RFC3339Nano) {
+	if fired.Header.Get("Nats-Msg-Id") != ev.SlotID || fired.Header.Get(kvstore.HeaderScheduledAt) != ev.ScheduledAt.Format(time.RFC3339Nano) ||
+		fired.Header.Get(kvstore.HeaderDispatchedAt) != ev.DispatchedAt.Format(time.RFC3339Nano) {
 		t.Fatalf("message at sequence %d: %v; event %s", ev.Seq, fired.Header, msg.Data)
 	}
 }

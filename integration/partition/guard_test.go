@@ -7,7 +7,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -54,7 +53,7 @@ func watchGuard(c *cluster, i int) (*guardWatch, error) {
 		st, err := kvstore.DecodeState(m.Data)
 		return err == nil && st.Claim != nil && st.Claim.Owner == g.instance
 	}
-	fired := func(m *nats.Msg) bool { return m.Header.Get(fire.HeaderInstance) == g.instance }
+	fired := func(m *nats.Msg) bool { return m.Header.Get(kvstore.HeaderInstance) == g.instance }
 	if _, err := nc.Subscribe("$KV.sched_state.>", record(&g.claims, claim)); err != nil {
 		nc.Close()
 		return nil, err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -391,7 +390,7 @@ func (h *harness) holders(slotIDs []string) string {
 		if err != nil {
 			continue
 		}
-		n := fire.ShardOf(id, shards)
+		n := kvstore.ShardOf(id, shards)
 		out = append(out, fmt.Sprintf("%s: shard %d held by %q", id, n, owners[n]))
 	}
 	return strings.Join(out, ", ")

@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -45,14 +44,14 @@ func (f *fireReader) sync(ctx context.Context) error {
 
 func (f *fireReader) add(h nats.Header, stored time.Time) {
 	f.msgs++
-	slotID, id := h.Get(fire.HeaderMsgID), h.Get(fire.HeaderScheduleID)
+	slotID, id := h.Get(kvstore.HeaderMsgID), h.Get(kvstore.HeaderScheduleID)
 	sid, slot, err := kvstore.ParseSlotID(slotID)
 	if err != nil || sid != id {
 		f.bad = append(f.bad, fmt.Sprintf("msg-id %q schedule %q: %v", slotID, id, err))
 		return
 	}
 	k := slotKey{id, slot.UnixMilli()}
-	f.fires[k] = append(f.fires[k], fireRec{stored: stored, instance: h.Get(fire.HeaderInstance), reason: h.Get(fire.HeaderReason)})
+	f.fires[k] = append(f.fires[k], fireRec{stored: stored, instance: h.Get(kvstore.HeaderInstance), reason: h.Get(kvstore.HeaderReason)})
 }
 
 // syncRetry syncs until it succeeds or timeout passes (elections).

@@ -25,6 +25,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -128,9 +129,7 @@ type Auditor struct {
 	watching atomic.Bool
 	cursors  map[string]uint64 // per stream, the next sequence to digest
 
-	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
+	svc lifecycle.Service
 }
 
 // New validates cfg and returns a stopped Auditor.
@@ -155,33 +154,16 @@ func (a *Auditor) Report(err error) { a.monitor.report(err) }
 // Start checks the trail's head once and starts the loop. A second Start
 // without Stop is an error.
 func (a *Auditor) Start(ctx context.Context) error {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel != nil {
-		return errors.New("auditor: already started")
-	}
-	a.monitor.check(ctx)
-	loopCtx, cancel := context.WithCancel(context.Background())
-	a.cancel, a.done = cancel, make(chan struct{})
-	go func() {
-		defer close(a.done)
-		a.run(loopCtx)
-	}()
-	return nil
+	return a.svc.Start(ctx, func(ctx, life context.Context) (func(), error) {
+		a.monitor.check(ctx)
+		return func() { a.run(life) }, nil
+	})
 }
 
-// Stop ends the loop, stops the watch and hands the lease back. Stop
-// before Start, and a second Stop, are no-ops.
-func (a *Auditor) Stop() {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.cancel == nil {
-		return
-	}
-	a.cancel()
-	<-a.done
-	a.cancel = nil
-}
+// Stop ends the loop, stops the watch and hands the lease back, or returns
+// ctx's error when ctx ends first. Stop before Start, and a second Stop,
+// are no-ops; a stopped auditor starts again.
+func (a *Auditor) Stop(ctx context.Context) error { return a.svc.Stop(ctx) }
 
 // run keeps (or seeks) the lease in its own goroutine, so that a long
 // round does not let it lapse, runs the rounds while it is held and checks

@@ -65,7 +65,7 @@ func setup(t testing.TB, dupWindow time.Duration) *bundle {
 	if err := b.a.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.a.Stop)
+	t.Cleanup(func() { _ = b.a.Stop(context.Background()) })
 	b.waitUntil(t, "the audit lease", func() bool { return b.a.Round(ctx) == nil })
 	return b
 }

@@ -173,7 +173,7 @@ func (d *digester) checkLedger(ctx context.Context) error {
 			subjects = append(subjects, prefix+p.msgID)
 		}
 	}
-	ticks, err := lastPerSubject(ctx, d.a.js.Conn(), "KV_"+d.a.layout.TicksBucket, subjects)
+	ticks, err := lastPerSubject(ctx, d.a.js, "KV_"+d.a.layout.TicksBucket, subjects)
 	if err != nil {
 		return fmt.Errorf("ledger check: %w", err)
 	}

@@ -36,6 +36,10 @@ type watcher struct {
 	pending []candidate
 	timers  map[string]timerShape // the wakeups bucket's current timers
 	buckets map[string]*bucketWatch
+	// owners are the instances holding a lease in sched_leases (read when
+	// needed, kept a second): the schedulers whose claims are their own.
+	owners   map[string]bool
+	ownersAt time.Time
 }
 
 type bucketRev struct {
@@ -222,13 +226,52 @@ func (w *watcher) timerWrite(key, op string, data []byte, at time.Time) bool {
 		return false
 	}
 	claimed := t.Claim != nil
+	owner := ""
+	if claimed {
+		owner = t.Claim.Owner
+	}
 	t.Claim = nil
 	plain, _ := json.Marshal(t)
 	sum := sha256.Sum256(plain)
 	var h [16]byte
 	copy(h[:], sum[:])
 	w.timers[key] = timerShape{hash: h, claimed: claimed, expires: t.ExpiresAt}
-	return claimed && had && prev.hash == h
+	if !claimed {
+		return false
+	}
+	if had {
+		return prev.hash == h
+	}
+	// The timer as it was before the claim is not known: the bucket keeps
+	// one revision, so one written just before this watcher caught up is
+	// gone. The claim is the scheduler's own when a live instance (one
+	// holding a lease) made it.
+	return owner != "" && w.liveOwner(owner)
+}
+
+// liveOwner reports whether instance holds a lease in sched_leases.
+func (w *watcher) liveOwner(instance string) bool {
+	if time.Since(w.ownersAt) > time.Second {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		owners := map[string]bool{}
+		for _, o := range w.a.cfg.Store.LeaseOwners(ctx) {
+			owners[o] = true
+		}
+		kv := w.a.cfg.Store.Leases()
+		for _, key := range []string{LeaseKey} {
+			if e, err := kv.Get(ctx, key); err == nil {
+				var v struct {
+					Owner string `json:"owner"`
+				}
+				if json.Unmarshal(e.Value(), &v) == nil && v.Owner != "" {
+					owners[v.Owner] = true
+				}
+			}
+		}
+		w.owners, w.ownersAt = owners, time.Now()
+	}
+	return w.owners[instance]
 }
 
 // onEntry learns the revisions the API wrote from the trail's action

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 )
 
@@ -36,7 +37,7 @@ type lease struct {
 func (l *lease) hold(ctx context.Context) bool {
 	value, _ := json.Marshal(map[string]string{"owner": l.instance, "renewed": time.Now().UTC().Format(time.RFC3339Nano), "ttl": l.ttl.String()})
 	if l.rev != 0 {
-		msg := &nats.Msg{Subject: "$KV." + l.kv.Bucket() + "." + LeaseKey, Data: value}
+		msg := &nats.Msg{Subject: jsname.KV(l.js, l.kv.Bucket(), LeaseKey), Data: value}
 		ack, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(l.rev), jetstream.WithMsgTTL(l.ttl))
 		switch {
 		case err == nil:
@@ -64,7 +65,8 @@ func (l *lease) release(ctx context.Context) {
 // lastPerSubject reads the last message of each subject of a stream in
 // one direct get (the multi_last form, nats-server 2.11+), by subject.
 // Subjects without a message, and key-value delete markers, are left out.
-func lastPerSubject(ctx context.Context, nc *nats.Conn, stream string, subjects []string) (map[string][]byte, error) {
+func lastPerSubject(ctx context.Context, js jetstream.JetStream, stream string, subjects []string) (map[string][]byte, error) {
+	nc := js.Conn()
 	out := make(map[string][]byte, len(subjects))
 	if len(subjects) == 0 {
 		return out, nil
@@ -76,7 +78,7 @@ func lastPerSubject(ctx context.Context, nc *nats.Conn, stream string, subjects 
 	}
 	defer func() { _ = sub.Unsubscribe() }()
 	req, _ := json.Marshal(map[string]any{"multi_last": subjects})
-	if err := nc.PublishRequest("$JS.API.DIRECT.GET."+stream, inbox, req); err != nil {
+	if err := nc.PublishRequest(jsname.API(js, "DIRECT.GET."+stream), inbox, req); err != nil {
 		return nil, fmt.Errorf("auditor: direct get %s: %w", stream, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

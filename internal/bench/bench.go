@@ -59,9 +59,9 @@ type Config struct {
 	// its own connection), as the tests do.
 	Binary string
 	// TimerWorkers is each scheduler's timer concurrency
-	// (wakeup.Config.Workers). Default wakeup.DefaultWorkers.
+	// (timers.Config.Workers). Default timers.DefaultWorkers.
 	TimerWorkers int
-	// Workers is each scheduler's concurrency (fire.Config.Workers).
+	// Workers is each scheduler's concurrency (fires.Config.Workers).
 	// Default 32, as `scheduler run`.
 	Workers int
 	// Fleet is the steady scenario's schedule count for the fleet scenario

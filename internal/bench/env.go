@@ -15,10 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/auditor"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/pipelined"
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // scenario is one scenario's private layout on the shared NATS system: its
@@ -84,8 +84,8 @@ func (r *runner) startOne(ctx context.Context, name string) (*scenario, *instanc
 // connection, as a separate process would have.
 type instance struct {
 	nc     *nats.Conn
-	fire   *fire.Engine
-	timers *wakeup.Engine
+	fire   *fires.Engine
+	timers *timers.Engine
 	audit  *auditor.Auditor
 }
 
@@ -100,7 +100,7 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		in.stop()
 		return nil, err
 	}
-	if in.fire, err = fire.New(fire.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
+	if in.fire, err = fires.New(fires.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
 		in.stop()
 		return nil, err
 	}
@@ -109,7 +109,7 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		in.stop()
 		return nil, err
 	}
-	if in.timers, err = wakeup.New(wakeup.Config{Store: store, Owner: in.fire, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.TimerWorkers}); err != nil {
+	if in.timers, err = timers.New(timers.Config{Store: store, Owner: in.fire, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.TimerWorkers}); err != nil {
 		in.stop()
 		return nil, err
 	}
@@ -129,13 +129,13 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 
 func (in *instance) stop() {
 	if in.audit != nil {
-		in.audit.Stop()
+		in.audit.Stop(context.Background())
 	}
 	if in.timers != nil {
-		in.timers.Stop()
+		_ = in.timers.Stop(context.Background())
 	}
 	if in.fire != nil {
-		in.fire.Stop()
+		_ = in.fire.Stop(context.Background())
 	}
 	in.nc.Close()
 }

@@ -12,8 +12,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/fire"
-	"github.com/jetsched/jetsched/pkg/wakeup"
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/timers"
 )
 
 // member is one scheduler of a scenario: an instance in this process, or a
@@ -51,8 +51,8 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 	conn.URL = s.r.url
 	args := append(conn.Args(), "--name-prefix", s.layout.Prefix, "--log-level", "error",
 		"run", "--instance", name,
-		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fire.DefaultWorkers)),
-		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, wakeup.DefaultWorkers)))
+		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fires.DefaultWorkers)),
+		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)))
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	// A bench process never writes an audit trail (or touches its stream).

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
@@ -37,7 +37,7 @@ type receiver struct {
 type slotOf func(jetstream.Msg) (string, time.Time, error)
 
 func fireSlot(m jetstream.Msg) (string, time.Time, error) {
-	meta, err := fire.ParseMeta(m.Headers())
+	meta, err := kvstore.ParseFireMeta(m.Headers())
 	return meta.SlotID, meta.ScheduledAt, err
 }
 

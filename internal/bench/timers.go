@@ -10,7 +10,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // timers registers timers due within the spread (10 s) on a running scheduler and
@@ -44,7 +43,7 @@ func (r *runner) timers(ctx context.Context) ([]Result, error) {
 		if err != nil {
 			return nil, fmt.Errorf("encode timer %s: %w", run, err)
 		}
-		if err := r.publishAsync(ctx, &nats.Msg{Subject: subj + wakeup.Key(run, "wait"), Data: data}); err != nil {
+		if err := r.publishAsync(ctx, &nats.Msg{Subject: subj + kvstore.TimerKey(run, "wait"), Data: data}); err != nil {
 			return nil, fmt.Errorf("put timer %s: %w", run, err)
 		}
 		if i%10_000 == 0 {

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/bench"
-	"github.com/jetsched/jetsched/pkg/fire"
-	"github.com/jetsched/jetsched/pkg/wakeup"
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/timers"
 )
 
 func (a *app) benchCommand() *cobra.Command {
@@ -102,8 +102,8 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
-	fl.IntVar(&cfg.TimerWorkers, "timer-workers", wakeup.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
-	fl.IntVar(&cfg.Workers, "workers", fire.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
+	fl.IntVar(&cfg.TimerWorkers, "timer-workers", timers.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
+	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")

@@ -13,13 +13,13 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/staticfile"
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // daemonFlags are the flags of run and demo.
@@ -63,8 +63,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringVar(&f.instance, "instance", "", "instance id in claims and ticks (default: random per process)")
 	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
 	fl.DurationVar(&f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
-	fl.IntVar(&f.workers, "workers", fire.DefaultWorkers, "schedules processed concurrently")
-	fl.IntVar(&f.tworkers, "timer-workers", wakeup.DefaultWorkers, "timers fired concurrently")
+	fl.IntVar(&f.workers, "workers", fires.DefaultWorkers, "schedules processed concurrently")
+	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
@@ -72,7 +72,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
-	fl.IntVar(&f.backfill, "max-backfill-slots", fire.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
+	fl.IntVar(&f.backfill, "max-backfill-slots", fires.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
 	_ = fl.MarkHidden("clock-offset")
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")

@@ -74,7 +74,7 @@ func (a *app) wakeupAdd() *cobra.Command {
 				return err
 			}
 			if r.ConditionKey != "" {
-				if _, _, err := wakeup.ParseConditionKey(r.ConditionKey); err != nil {
+				if _, _, err := kvstore.ParseConditionKey(r.ConditionKey); err != nil {
 					return usageError{fmt.Errorf("--condition-key %q: %w", r.ConditionKey, err)}
 				}
 				if r.Condition == "" {

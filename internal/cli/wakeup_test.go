@@ -11,9 +11,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // startScheduler runs the fire engine (for the shard leases) and the
@@ -21,21 +21,21 @@ import (
 func (e *env) startScheduler() {
 	e.t.Helper()
 	ctx := context.Background()
-	fe, err := fire.New(fire.Config{Store: e.store, Instance: "cli-test", LeaseTTL: 2 * time.Second})
+	fe, err := fires.New(fires.Config{Store: e.store, Instance: "cli-test", LeaseTTL: 2 * time.Second})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if err := fe.Start(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	we, err := wakeup.New(wakeup.Config{Store: e.store, Owner: fe, Instance: "cli-test", ClaimTTL: 3 * time.Second})
+	we, err := timers.New(timers.Config{Store: e.store, Owner: fe, Instance: "cli-test", ClaimTTL: 3 * time.Second})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if err := we.Start(ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() { we.Stop(); fe.Stop() })
+	e.t.Cleanup(func() { we.Stop(context.Background()); fe.Stop(context.Background()) })
 }
 
 // waitTick waits for a timer's ledger entry.
@@ -102,11 +102,11 @@ func TestWakeupConditionKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.startScheduler()
-	if tick := e.waitTick(wakeup.Key("order-1", "escalate"), due); tick.Status != kvstore.TickStale ||
+	if tick := e.waitTick(kvstore.TimerKey("order-1", "escalate"), due); tick.Status != kvstore.TickStale ||
 		tick.Reason != `condition runs/order-1 holds "approved", not "awaiting_approval"` {
 		t.Fatalf("order-1 (approved): %+v", tick)
 	}
-	if tick := e.waitTick(wakeup.Key("order-2", "escalate"), due); tick.Status != kvstore.TickFired {
+	if tick := e.waitTick(kvstore.TimerKey("order-2", "escalate"), due); tick.Status != kvstore.TickFired {
 		t.Fatalf("order-2 (still awaiting): %+v", tick)
 	}
 }
@@ -125,7 +125,7 @@ func TestWakeupWhenExpr(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("add: exit %d: %s %s", code, out, errOut)
 	}
-	ent, err := e.store.GetTimer(ctx, wakeup.Key("order-7", "remind"))
+	ent, err := e.store.GetTimer(ctx, kvstore.TimerKey("order-7", "remind"))
 	if err != nil || !ent.Timer.Due.Equal(dueAt.Add(-24*time.Hour)) || ent.Timer.WhenExpr != `date(payload.due_at) - duration("24h")` {
 		t.Fatalf("stored %+v, %v", ent.Timer, err)
 	}
@@ -157,7 +157,7 @@ func TestWakeupWhenExpr(t *testing.T) {
 	if err := json.Unmarshal(msg.Data, &apiErr); err != nil || apiErr.Code != "invalid" || apiErr.Field != "when_expr" {
 		t.Fatalf("API answer %s (%v)", msg.Data, err)
 	}
-	if _, err := e.store.GetTimer(ctx, wakeup.Key("bad", "s")); !errors.Is(err, kvstore.ErrNotFound) {
+	if _, err := e.store.GetTimer(ctx, kvstore.TimerKey("bad", "s")); !errors.Is(err, kvstore.ErrNotFound) {
 		t.Fatalf("a refused timer was stored: %v", err)
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/metrics"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -78,7 +77,7 @@ func (f *fireFollower) follow(ctx context.Context) error {
 	f.err = ""
 	f.mu.Unlock()
 	return eachMsg(ctx, cons, func(m jetstream.Msg) {
-		meta, err := fire.ParseMeta(m.Headers())
+		meta, err := kvstore.ParseFireMeta(m.Headers())
 		if err != nil || meta.DispatchedAt.IsZero() {
 			return
 		}

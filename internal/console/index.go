@@ -13,8 +13,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/admin"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -348,9 +348,9 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 }
 
 // planOne sets the next fire of a schedule without a state record to the
-// plan a scheduler keeps for it (fire.Planned, the engine's own code).
+// plan a scheduler keeps for it (fires.Planned, the engine's own code).
 func (ix *index) planOne(ctx context.Context, id string, spec kvstore.Spec, written time.Time) {
-	st, err := fire.Planned(id, spec, written, time.Now(), ix.store.CalendarSource(ctx))
+	st, err := fires.Planned(id, spec, written, time.Now(), ix.store.CalendarSource(ctx))
 	var next int64
 	if err == nil && !st.Ended && !st.Next.IsZero() {
 		next = st.Next.UnixNano()
@@ -403,7 +403,7 @@ func (ix *index) isLoaded() bool {
 func (ix *index) owner(id string) string {
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	l, ok := ix.shardOf[fire.ShardOf(id, ix.shards)]
+	l, ok := ix.shardOf[kvstore.ShardOf(id, ix.shards)]
 	if !ok || l.expired(time.Now()) {
 		return ""
 	}

@@ -183,7 +183,7 @@ type overdueRow struct {
 
 // overdue lists the schedules whose next slot is more than tolerance in
 // the past and that are neither paused nor ended: the rule of the
-// scheduler's jetsched_schedule_overdue_seconds (fire.Engine.Overdue),
+// scheduler's jetsched_schedule_overdue_seconds (fires.Engine.Overdue),
 // applied to every schedule instead of one instance's shards. At most
 // limit rows, latest first, and the count of all.
 func (ix *index) overdue(now time.Time, tolerance time.Duration, limit int) ([]overdueRow, int) {

@@ -20,15 +20,15 @@ import (
 
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/console"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/skew"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Config configures a Daemon.
@@ -56,8 +56,8 @@ type Config struct {
 	// Setup sizes the buckets and streams (replicas, retention).
 	Setup kvstore.SetupConfig
 	// Fire configures the engine; its Store is filled in.
-	Fire fire.Config
-	// TimerWorkers is the wakeup engine's concurrency (wakeup.Config.Workers).
+	Fire fires.Config
+	// TimerWorkers is the wakeup engine's concurrency (timers.Config.Workers).
 	TimerWorkers int
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
@@ -76,7 +76,7 @@ type Config struct {
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
 	// MaxBackfillSlots caps the slots one backfill request may replay.
-	// Default fire.DefaultMaxBackfillSlots.
+	// Default fires.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 	// Console serves the web console on Console.Listen ("": off) over the
 	// daemon's own NATS connection; its Conn, Layout, Logger and
@@ -96,8 +96,8 @@ type Daemon struct {
 	nc      *nats.Conn
 	js      jetstream.JetStream
 	store   *kvstore.Store
-	engine  *fire.Engine
-	timers  *wakeup.Engine
+	engine  *fires.Engine
+	timers  *timers.Engine
 	audit   *auditor.Auditor
 	api     *admin.Service
 	http    *metrics.Server
@@ -162,7 +162,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		m = metrics.New()
 		fc.Observer = m
 	}
-	if d.engine, err = fire.New(fc); err != nil {
+	if d.engine, err = fires.New(fc); err != nil {
 		return err
 	}
 	// The audit first, so that the static schedules' writes are recorded;
@@ -179,7 +179,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.engine.Start(ctx); err != nil {
 		return err
 	}
-	if d.timers, err = wakeup.New(wakeup.Config{
+	if d.timers, err = timers.New(timers.Config{
 		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
 		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers, Events: fc.Events,
 	}); err != nil {
@@ -372,13 +372,13 @@ func (d *Daemon) JetStream() jetstream.JetStream { return d.js }
 func (d *Daemon) Store() *kvstore.Store { return d.store }
 
 // Engine is the daemon's fire engine.
-func (d *Daemon) Engine() *fire.Engine { return d.engine }
+func (d *Daemon) Engine() *fires.Engine { return d.engine }
 
 // Auditor is the daemon's audit duties (nil without an audit key).
 func (d *Daemon) Auditor() *auditor.Auditor { return d.audit }
 
 // Timers is the daemon's wakeup engine.
-func (d *Daemon) Timers() *wakeup.Engine { return d.timers }
+func (d *Daemon) Timers() *timers.Engine { return d.timers }
 
 // Stop stops claiming, finishes in-flight publishes, closes the connection
 // and shuts the embedded server down. Safe to call more than once.
@@ -399,16 +399,16 @@ func (d *Daemon) Stop() {
 		_ = d.api.Stop()
 	}
 	if d.audit != nil {
-		d.audit.Stop()
+		d.audit.Stop(context.Background())
 	}
 	if d.skew != nil {
-		d.skew.Stop()
+		d.skew.Stop(context.Background())
 	}
 	if d.timers != nil {
-		d.timers.Stop()
+		_ = d.timers.Stop(context.Background())
 	}
 	if d.engine != nil {
-		d.engine.Stop()
+		_ = d.engine.Stop(context.Background())
 	}
 	if d.nc != nil && !d.nc.IsClosed() {
 		closed := make(chan struct{})

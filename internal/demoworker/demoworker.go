@@ -19,7 +19,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -55,7 +54,7 @@ type Config struct {
 	// Logger receives one line per fire. Default: discard.
 	Logger *slog.Logger
 	// OnFire, if set, is called for every fire the worker acks.
-	OnFire func(fire.Meta, time.Duration)
+	OnFire func(kvstore.FireMeta, time.Duration)
 }
 
 // Worker consumes fires until Stop.
@@ -123,7 +122,7 @@ func (w *Worker) handle(ctx context.Context, f worker.Fire) error {
 	}
 	w.log.Info("fire", attrs...)
 	if w.cfg.OnFire != nil {
-		w.cfg.OnFire(f.Meta, lateness)
+		w.cfg.OnFire(f.FireMeta, lateness)
 	}
 	return nil
 }

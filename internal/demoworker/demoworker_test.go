@@ -10,8 +10,9 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -21,9 +22,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) {
 	t.Helper()
 	m := nats.NewMsg("sched.fire.wf")
-	m.Header.Set(fire.HeaderScheduleID, id)
-	m.Header.Set(fire.HeaderWorkflow, "wf")
-	m.Header.Set(fire.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+	m.Header.Set(kvstore.HeaderScheduleID, id)
+	m.Header.Set(kvstore.HeaderWorkflow, "wf")
+	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
 	m.Data = []byte(`{"n":1}`)
 	if _, err := js.PublishMsg(context.Background(), m, jetstream.WithMsgID(kvstore.SlotID(id, at))); err != nil {
 		t.Fatal(err)
@@ -31,9 +32,9 @@ func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) 
 }
 
 func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
-	got := make(chan fire.Meta, 1)
+	got := make(chan kvstore.FireMeta, 1)
 	var lateness time.Duration
-	js := start(t, demoworker.Config{OnFire: func(m fire.Meta, l time.Duration) {
+	js := start(t, demoworker.Config{OnFire: func(m kvstore.FireMeta, l time.Duration) {
 		lateness = l
 		got <- m
 	}})
@@ -163,27 +164,27 @@ func TestRunsAreTheSchedulersCondition(t *testing.T) {
 	if a, err := runs.Activity(ctx, "order-44"); err != nil || a != "approved" {
 		t.Fatalf("Activity = %q, %v", a, err)
 	}
-	fe, err := fire.New(fire.Config{Store: store, Instance: "a", LeaseTTL: 2 * time.Second})
+	fe, err := fires.New(fires.Config{Store: store, Instance: "a", LeaseTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := fe.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer fe.Stop()
-	we, err := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "a"})
+	defer fe.Stop(context.Background())
+	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "a"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := we.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer we.Stop()
+	defer we.Stop(context.Background())
 	want := map[string]kvstore.TickStatus{"order-42": kvstore.TickFired, "order-44": kvstore.TickStale}
 	deadline := time.Now().Add(15 * time.Second)
 	for run, status := range want {
 		for {
-			tick, err := store.GetTick(ctx, kvstore.WakeupID(wakeup.Key(run, "escalate"), due))
+			tick, err := store.GetTick(ctx, kvstore.WakeupID(kvstore.TimerKey(run, "escalate"), due))
 			if err == nil {
 				if tick.Status != status {
 					t.Fatalf("%s: %+v, want %s", run, tick, status)

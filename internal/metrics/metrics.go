@@ -15,10 +15,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/fires"
 )
 
-// Metrics implements fire.Observer with Prometheus collectors in its own
+// Metrics implements fires.Observer with Prometheus collectors in its own
 // registry.
 type Metrics struct {
 	reg      *prometheus.Registry
@@ -59,13 +59,13 @@ func LatenessBuckets() []float64 {
 	return []float64{.0005, .001, .002, .005, .01, .02, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
 }
 
-// Fired implements fire.Observer.
+// Fired implements fires.Observer.
 func (m *Metrics) Fired(workflow string, lateness time.Duration, reason string) {
 	m.fires.WithLabelValues(workflow, reason).Inc()
 	m.lateness.WithLabelValues(workflow).Observe(lateness.Seconds())
 }
 
-// Claimed implements fire.Observer.
+// Claimed implements fires.Observer.
 func (m *Metrics) Claimed(conflict bool) {
 	result := "won"
 	if conflict {
@@ -74,12 +74,12 @@ func (m *Metrics) Claimed(conflict bool) {
 	m.claims.WithLabelValues(result).Inc()
 }
 
-// NotFired implements fire.Observer.
+// NotFired implements fires.Observer.
 func (m *Metrics) NotFired(kind, reason string, n int) {
 	m.notFired.WithLabelValues(kind, reason).Add(float64(n))
 }
 
-// Leases implements fire.Observer.
+// Leases implements fires.Observer.
 func (m *Metrics) Leases(n int) { m.leases.Set(float64(n)) }
 
 // AuditRollback implements auditor.Observer.
@@ -87,10 +87,10 @@ func (m *Metrics) AuditRollback() { m.rollback.Inc() }
 
 // Sources are what the scrape-time collectors ask.
 type Sources struct {
-	// Overdue lists schedules late beyond Tolerance (fire.Engine.Overdue).
-	Overdue   func(ctx context.Context, tolerance time.Duration) ([]fire.Overdue, error)
+	// Overdue lists schedules late beyond Tolerance (fires.Engine.Overdue).
+	Overdue   func(ctx context.Context, tolerance time.Duration) ([]fires.Overdue, error)
 	Tolerance time.Duration
-	// Pending is the number of pending timers (wakeup.Engine.Pending).
+	// Pending is the number of pending timers (timers.Engine.Pending).
 	Pending func() int
 }
 

@@ -25,6 +25,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/lifecycle"
 )
 
 // DefaultTolerance is the skew above which the watcher warns.
@@ -69,9 +71,8 @@ type Watcher struct {
 	cfg Config
 	log *slog.Logger
 
+	svc    lifecycle.Service
 	mu     sync.Mutex
-	cancel context.CancelFunc
-	done   chan struct{}
 	last   time.Duration // the latest measurement
 	warned bool
 }
@@ -93,29 +94,15 @@ func New(cfg Config) (*Watcher, error) {
 // Start begins measuring in a goroutine that Stop ends. Starting a
 // running watcher is a no-op.
 func (w *Watcher) Start(ctx context.Context) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.cancel != nil {
-		return nil
-	}
-	ctx, w.cancel = context.WithCancel(ctx)
-	w.done = make(chan struct{})
-	go w.run(ctx, w.done)
-	return nil
+	return w.svc.Start(ctx, func(_, life context.Context) (func(), error) {
+		return func() { w.run(life) }, nil
+	})
 }
 
-// Stop ends the measurements and waits for the goroutine. Safe to call
-// more than once, and before Start.
-func (w *Watcher) Stop() {
-	w.mu.Lock()
-	cancel, done := w.cancel, w.done
-	w.cancel, w.done = nil, nil
-	w.mu.Unlock()
-	if cancel != nil {
-		cancel()
-		<-done
-	}
-}
+// Stop ends the measurements and waits for the goroutine, or returns
+// ctx's error when ctx ends first. Safe to call more than once, and before
+// Start.
+func (w *Watcher) Stop(ctx context.Context) error { return w.svc.Stop(ctx) }
 
 // Last is the latest measurement (0 before the first).
 func (w *Watcher) Last() time.Duration {
@@ -124,8 +111,7 @@ func (w *Watcher) Last() time.Duration {
 	return w.last
 }
 
-func (w *Watcher) run(ctx context.Context, done chan struct{}) {
-	defer close(done)
+func (w *Watcher) run(ctx context.Context) {
 	timer := time.NewTimer(time.Second)
 	defer timer.Stop()
 	for {

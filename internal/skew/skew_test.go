@@ -83,7 +83,7 @@ func TestWatcherWarns(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop()
+	defer w.Stop(context.Background())
 	select {
 	case <-differs.Seen:
 	case <-time.After(10 * time.Second):
@@ -92,7 +92,7 @@ func TestWatcherWarns(t *testing.T) {
 	if got := w.Last(); got < 29*time.Second || got > 30*time.Second {
 		t.Errorf("Last() = %s, want about 30s", got)
 	}
-	w.Stop()
+	w.Stop(context.Background())
 
 	// The same watcher, restarted with a logger for the recovery note.
 	agrees := testlog.NewSignal("agrees with the NATS server's again")
@@ -120,13 +120,13 @@ func TestNewValidates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Stop() // before Start: a no-op
+	w.Stop(context.Background()) // before Start: a no-op
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Start(context.Background()); err != nil {
 		t.Errorf("second Start: %v", err)
 	}
-	w.Stop()
-	w.Stop()
+	w.Stop(context.Background())
+	w.Stop(context.Background())
 }

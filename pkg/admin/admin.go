@@ -60,7 +60,7 @@ type Config struct {
 	// Timeout bounds each request. Default 30s.
 	Timeout time.Duration
 	// MaxBackfillSlots caps the slots one backfill request may replay.
-	// Default fire.DefaultMaxBackfillSlots.
+	// Default fires.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 }
 

@@ -33,7 +33,7 @@ var apiSeeds = map[string][]string{
 	"calendar.list":            {`{"limit":2}`},
 	"calendar.delete":          {`{"name":"fr","force":true}`},
 	"wakeup.add":               {`{"run":"order.1","step":"esc","workflow":"approvals","when":"1h","payload":{"o":1},"condition":"waiting","expire_after":"1h"}`},
-	"wakeup.cancel":            {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`},
+	"wakeup.cancel":            {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`, `{"step":"0"}`},
 	"wakeup.list":              {`{"run":"order.1","workflow":"approvals","limit":3}`},
 }
 

@@ -13,7 +13,6 @@ import (
 	"sync"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Page sizes and reply bounds of the listings.
@@ -314,10 +313,10 @@ func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if r.Run != "" {
-		if err := wakeup.ValidateID("run", r.Run); err != nil {
+		if err := kvstore.ValidateTimerID("run", r.Run); err != nil {
 			return nil, &kvstore.FieldError{Field: "run", Err: err}
 		}
-		q.prefix = wakeup.Escape(r.Run) + "."
+		q.prefix = kvstore.EscapeTimerID(r.Run) + "."
 	}
 	if r.Workflow != "" {
 		if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
@@ -474,7 +473,7 @@ type rawJSON []byte
 // (letters, digits, '-', '_', '=') joined by a dot.
 func timerKey(s string) bool {
 	run, step, ok := strings.Cut(s, ".")
-	if !ok || run == "" || step == "" || len(s) > 2*3*wakeup.MaxIDLen+1 {
+	if !ok || run == "" || step == "" || len(s) > 2*3*kvstore.MaxTimerIDLen+1 {
 		return false
 	}
 	for _, c := range run + step {

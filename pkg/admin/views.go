@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -37,7 +37,7 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 	if decodeErr != nil {
 		v.Invalid = decodeErr.Error()
 	}
-	st, planned, err := fire.StoredState(ctx, store, e, time.Now())
+	st, planned, err := fires.StoredState(ctx, store, e, time.Now())
 	if err != nil {
 		return v
 	}
@@ -96,7 +96,7 @@ type StatusRow struct {
 // owning its shard.
 func statusRow(v ScheduleInfo, shards int, owners map[int]string) StatusRow {
 	r := StatusRow{ID: v.ID, Workflow: v.Spec.Workflow, State: v.StateName(), Invalid: v.Invalid,
-		Shard: fire.ShardOf(v.ID, shards), LastStatus: v.LastStatus, LastSlot: v.LastSlot}
+		Shard: kvstore.ShardOf(v.ID, shards), LastStatus: v.LastStatus, LastSlot: v.LastSlot}
 	r.Owner = owners[r.Shard]
 	st := v.State
 	if st == nil {

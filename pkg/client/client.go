@@ -17,8 +17,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/admin"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -328,7 +328,7 @@ func (c *Client) Get(ctx context.Context, key string) (ScheduleInfo, error) {
 	return newScheduleInfo(admin.Info(ctx, c.store, e, nil)), nil
 }
 
-func (c *Client) control() fire.Control { return fire.Control{Store: c.store} }
+func (c *Client) control() fires.Control { return fires.Control{Store: c.store} }
 
 // Pause stops the schedule's regular fires until Resume (or until, if not
 // zero).
@@ -371,7 +371,7 @@ func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (TimerInfo, error
 // GetWakeup returns the pending timer of run at step; ErrNotFound when
 // there is none (it fired, was cancelled, or never was).
 func (c *Client) GetWakeup(ctx context.Context, run, step string) (TimerInfo, error) {
-	e, err := c.store.GetTimer(ctx, wakeup.Key(run, step))
+	e, err := c.store.GetTimer(ctx, kvstore.TimerKey(run, step))
 	if err != nil {
 		return TimerInfo{}, err
 	}

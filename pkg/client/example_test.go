@@ -10,10 +10,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -42,10 +43,10 @@ func exampleIn(layout kvstore.Layout, cfg natsembed.Config, opts ...client.Clien
 	must(kvstore.Setup(ctx, js, kvstore.SetupConfig{Layout: layout}))
 	store, err := kvstore.Open(ctx, js, layout)
 	must(err)
-	fe, err := fire.New(fire.Config{Store: store, Instance: "example"})
+	fe, err := fires.New(fires.Config{Store: store, Instance: "example"})
 	must(err)
 	must(fe.Start(ctx))
-	we, err := wakeup.New(wakeup.Config{Store: store, Owner: fe, Instance: "example"})
+	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "example"})
 	must(err)
 	must(we.Start(ctx))
 	api, err := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
@@ -54,8 +55,8 @@ func exampleIn(layout kvstore.Layout, cfg natsembed.Config, opts ...client.Clien
 	must(err)
 	return c, js, func() {
 		_ = api.Stop()
-		we.Stop()
-		fe.Stop()
+		we.Stop(context.Background())
+		fe.Stop(context.Background())
 		nc.Close()
 		srv.Shutdown()
 		_ = os.RemoveAll(dir)

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"hash/fnv"
 	"strconv"
 	"strings"
 	"time"
@@ -67,4 +68,11 @@ func ParseSlotID(s string) (id string, slot time.Time, err error) {
 		return "", time.Time{}, fmt.Errorf("%w: slot id %q: %v", ErrInvalid, s, err)
 	}
 	return s[:i], time.UnixMilli(ms).UTC(), nil
+}
+
+// ShardOf maps a schedule id to its shard.
+func ShardOf(id string, shards int) int {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return int(h.Sum32() % uint32(shards))
 }

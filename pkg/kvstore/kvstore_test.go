@@ -288,7 +288,6 @@ func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
 	}
 }
 
-
 // TestNamedLayout: the default layout is the one named "sched", and a
 // prefix that cannot name a bucket or a subject token is refused.
 func TestNamedLayout(t *testing.T) {

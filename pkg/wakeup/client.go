@@ -86,10 +86,10 @@ func (c Client) Register(ctx context.Context, r Request) (kvstore.TimerEntry, er
 
 func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.TimerEntry, error) {
 	now := c.Clock.Now()
-	if err := ValidateID("run", r.Run); err != nil {
+	if err := kvstore.ValidateTimerID("run", r.Run); err != nil {
 		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "run", Err: err}
 	}
-	if err := ValidateID("step", r.Step); err != nil {
+	if err := kvstore.ValidateTimerID("step", r.Step); err != nil {
 		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "step", Err: err}
 	}
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
@@ -180,7 +180,7 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if r.ExpireAfter > 0 {
 		t.ExpiresAt = due.Add(r.ExpireAfter).UTC()
 	}
-	key := Key(r.Run, r.Step)
+	key := kvstore.TimerKey(r.Run, r.Step)
 	rev, err := c.Store.PutTimer(ctx, key, t)
 	if err != nil {
 		return kvstore.TimerEntry{}, err
@@ -199,7 +199,7 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 	if r.ConditionKey == "" {
 		return nil
 	}
-	bucket, _, err := ParseConditionKey(r.ConditionKey)
+	bucket, _, err := kvstore.ParseConditionKey(r.ConditionKey)
 	if err != nil {
 		return &kvstore.FieldError{Field: "condition_key", Value: r.ConditionKey, Err: err}
 	}
@@ -220,7 +220,12 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 // or OutcomeFired when a scheduler already claimed it. Exactly one of the
 // two is recorded in the ledger. kvstore.ErrNotFound: no such timer.
 func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
-	key := Key(run, step)
+	for _, id := range []struct{ field, v string }{{"run", run}, {"step", step}} {
+		if err := kvstore.ValidateTimerID(id.field, id.v); err != nil {
+			return "", &kvstore.FieldError{Field: id.field, Err: err}
+		}
+	}
+	key := kvstore.TimerKey(run, step)
 	for range 20 {
 		e, err := c.Store.GetTimer(ctx, key)
 		if err != nil {
@@ -251,10 +256,10 @@ func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 // CancelRun cancels every pending timer of run (it left the activity) and
 // returns how many were cancelled.
 func (c Client) CancelRun(ctx context.Context, run string) (int, error) {
-	if err := ValidateID("run", run); err != nil {
+	if err := kvstore.ValidateTimerID("run", run); err != nil {
 		return 0, &kvstore.FieldError{Field: "run", Err: err}
 	}
-	timers, err := c.Store.ListTimers(ctx, RunFilter(run))
+	timers, err := c.Store.ListTimers(ctx, kvstore.TimerRunFilter(run))
 	if err != nil {
 		return 0, err
 	}
@@ -281,7 +286,7 @@ type Filter struct {
 func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error) {
 	filter := ">"
 	if f.Run != "" {
-		filter = RunFilter(f.Run)
+		filter = kvstore.TimerRunFilter(f.Run)
 	}
 	all, err := c.Store.ListTimers(ctx, filter)
 	if err != nil {

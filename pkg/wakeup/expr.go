@@ -11,6 +11,7 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/jetsched/jetsched/internal/textcut"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
@@ -297,7 +298,7 @@ func describeValue(v any) string {
 	case nil:
 		return "null"
 	case string:
-		return fmt.Sprintf("a string (%q)", clip(x, 40))
+		return fmt.Sprintf("a string (%q)", textcut.Cut(x, 40, "…"))
 	case int, int64, float64:
 		return fmt.Sprintf("a number (%v)", x)
 	case bool:
@@ -306,15 +307,4 @@ func describeValue(v any) string {
 		return fmt.Sprintf("a duration (%v)", x)
 	}
 	return fmt.Sprintf("a %T", v)
-}
-
-// clip cuts s to at most n bytes (on a rune boundary), marking the cut.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -108,7 +109,11 @@ func TestEvalWhenExprErrors(t *testing.T) {
 // gave; Compute's instant is stored; errors name when_expr or at and store
 // nothing.
 func TestRegisterWhenExprAndCompute(t *testing.T) {
-	e := newEnv(t)
+	_, store := natstest.Start(t).Store(t)
+	e := struct {
+		store  *kvstore.Store
+		client wakeup.Client
+	}{store, wakeup.Client{Store: store}}
 	ctx := context.Background()
 	if _, err := e.store.PutCalendar(ctx, "office", []byte(`{"zone":"UTC","hours":{"mon-sun":["00:00-24:00"]}}`)); err != nil {
 		t.Fatal(err)

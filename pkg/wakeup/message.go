@@ -5,24 +5,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-)
 
-// Headers of a wakeup message on sched.wakeup.<workflow>. The body is the
-// timer's payload, unchanged.
-const (
-	HeaderMsgID        = nats.MsgIdHdr // "wakeup.<key>.<due unix ms>"
-	HeaderRun          = "Sched-Run"
-	HeaderStep         = "Sched-Step"
-	HeaderWorkflow     = "Sched-Workflow"
-	HeaderDueAt        = "Sched-Due-At" // RFC 3339 with nanoseconds, in the timer's zone
-	HeaderDispatchedAt = "Sched-Dispatched-At"
-	HeaderCondition    = "Sched-Condition"
-	// HeaderConditionKey is the timer's condition key "BUCKET/KEY", which
-	// the scheduler checked held Sched-Condition before publishing.
-	HeaderConditionKey = "Sched-Condition-Key"
-	HeaderWhen         = "Sched-When" // the form it was registered with
-	HeaderReason       = "Sched-Reason"
-	HeaderRearms       = "Sched-Rearms"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Meta is what a worker reads from a wakeup message's headers.
@@ -38,24 +22,24 @@ type Meta struct {
 // ParseMeta reads the headers of a wakeup message.
 func ParseMeta(h nats.Header) (Meta, error) {
 	m := Meta{
-		ID: h.Get(HeaderMsgID), Run: h.Get(HeaderRun), Step: h.Get(HeaderStep), Workflow: h.Get(HeaderWorkflow),
-		Condition: h.Get(HeaderCondition), ConditionKey: h.Get(HeaderConditionKey), When: h.Get(HeaderWhen), Reason: h.Get(HeaderReason),
+		ID: h.Get(kvstore.HeaderMsgID), Run: h.Get(kvstore.HeaderRun), Step: h.Get(kvstore.HeaderStep), Workflow: h.Get(kvstore.HeaderWorkflow),
+		Condition: h.Get(kvstore.HeaderCondition), ConditionKey: h.Get(kvstore.HeaderConditionKey), When: h.Get(kvstore.HeaderWhen), Reason: h.Get(kvstore.HeaderReason),
 	}
 	if m.ID == "" || m.Run == "" || m.Step == "" {
-		return Meta{}, fmt.Errorf("wakeup: not a wakeup message: missing %s, %s or %s", HeaderMsgID, HeaderRun, HeaderStep)
+		return Meta{}, fmt.Errorf("wakeup: not a wakeup message: missing %s, %s or %s", kvstore.HeaderMsgID, kvstore.HeaderRun, kvstore.HeaderStep)
 	}
-	if v := h.Get(HeaderRearms); v != "" {
+	if v := h.Get(kvstore.HeaderRearms); v != "" {
 		if _, err := fmt.Sscan(v, &m.Rearms); err != nil {
-			return Meta{}, fmt.Errorf("wakeup: header %s: %w", HeaderRearms, err)
+			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderRearms, err)
 		}
 	}
 	var err error
-	if m.DueAt, err = time.Parse(time.RFC3339Nano, h.Get(HeaderDueAt)); err != nil {
-		return Meta{}, fmt.Errorf("wakeup: header %s: %w", HeaderDueAt, err)
+	if m.DueAt, err = time.Parse(time.RFC3339Nano, h.Get(kvstore.HeaderDueAt)); err != nil {
+		return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderDueAt, err)
 	}
-	if v := h.Get(HeaderDispatchedAt); v != "" {
+	if v := h.Get(kvstore.HeaderDispatchedAt); v != "" {
 		if m.DispatchedAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
-			return Meta{}, fmt.Errorf("wakeup: header %s: %w", HeaderDispatchedAt, err)
+			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderDispatchedAt, err)
 		}
 	}
 	return m, nil

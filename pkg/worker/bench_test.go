@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -68,9 +68,9 @@ func publishBench(b *testing.B, js jetstream.JetStream, wf string, n int) {
 	for i := range n {
 		m := nats.NewMsg("sched.fire." + wf)
 		at := now.Add(time.Duration(i) * time.Millisecond)
-		m.Header.Set(fire.HeaderScheduleID, wf)
-		m.Header.Set(fire.HeaderWorkflow, wf)
-		m.Header.Set(fire.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+		m.Header.Set(kvstore.HeaderScheduleID, wf)
+		m.Header.Set(kvstore.HeaderWorkflow, wf)
+		m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
 		// A slot id of its own per run: the stream drops a repeated one.
 		m.Header.Set(nats.MsgIdHdr, kvstore.SlotID(wf, at))
 		msgs[i] = m
@@ -197,14 +197,14 @@ func latenessRun(b *testing.B, maxWorkers int, slow bool) (p50, p99 float64, n i
 	if err != nil {
 		b.Fatal(err)
 	}
-	engine, err := fire.New(fire.Config{Store: store, Instance: "bench"})
+	engine, err := fires.New(fires.Config{Store: store, Instance: "bench"})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if err := engine.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
-	defer engine.Stop()
+	defer engine.Stop(context.Background())
 
 	slowAt := time.Now().Add(4 * time.Second).Truncate(time.Second)
 	from, to := slowAt, slowAt.Add(10*time.Second) // the window measured

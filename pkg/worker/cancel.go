@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Cancel requests (overlap policy cancel_other) are core messages on
@@ -127,7 +127,7 @@ func (w *Worker) subscribeCancels(workflow string) (*nats.Subscription, error) {
 // not one of the subject's schedule is ignored, as the scheduler ignores
 // such a completion report.
 func (w *Worker) onCancel(m *nats.Msg) {
-	var req fire.CancelRequest
+	var req kvstore.CancelRequest
 	tokens := strings.Split(m.Subject, ".")
 	schedule := tokens[len(tokens)-1]
 	if err := json.Unmarshal(m.Data, &req); err != nil || req.SlotID == "" || !strings.HasPrefix(req.SlotID, schedule+".") {

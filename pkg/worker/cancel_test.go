@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -25,14 +25,14 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	engine, err := fire.New(fire.Config{Store: store, Instance: "test"})
+	engine, err := fires.New(fires.Config{Store: store, Instance: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := engine.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer engine.Stop()
+	defer engine.Stop(context.Background())
 
 	first, causes := make(chan string, 1), make(chan error, 1)
 	var once sync.Once
@@ -66,7 +66,7 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 		if d.SlotID != slot {
 			continue // the next slots' completions
 		}
-		if d.Outcome != fire.OutcomeCancelled || d.subject != "sched.done.reindex.reindex" {
+		if d.Outcome != kvstore.OutcomeCancelled || d.subject != "sched.done.reindex.reindex" {
 			t.Fatalf("report %+v, want cancelled on sched.done.reindex.reindex", d)
 		}
 		break

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -61,7 +61,7 @@ func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
 			}
 			// The next worker of the service gets the fire again.
 			e.worker(worker.Config{}, func(w *worker.Worker) { _ = w.Handle("jobs", handler) })
-			if d := e.done(10 * time.Second); d.SlotID != id || d.Outcome != fire.OutcomeCompleted {
+			if d := e.done(10 * time.Second); d.SlotID != id || d.Outcome != kvstore.OutcomeCompleted {
 				t.Fatalf("first report %+v, want completed (a stop is not a failure)", d)
 			}
 			if n := []int{<-deliveries, <-deliveries}; n[0] != 1 || n[1] != 2 {
@@ -117,7 +117,7 @@ func TestStopWaitsForHandlers(t *testing.T) {
 		t.Fatalf("Stop after the handler returned: %v", err)
 	}
 	// It returned nil although its context was cancelled: acked.
-	if d := e.done(5 * time.Second); d.SlotID != held || d.Outcome != fire.OutcomeCompleted {
+	if d := e.done(5 * time.Second); d.SlotID != held || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("report %+v, want %s completed", d, held)
 	}
 	next := e.publishFire("next", "jobs") // waits in the stream while stopped
@@ -165,11 +165,11 @@ func TestTimeout(t *testing.T) {
 	if d := recv(t, errs, 5*time.Second, "the ErrorHandler"); d.ID != id || d.Number != 1 || d.Kind != worker.KindFire {
 		t.Fatalf("ErrorHandler got %+v", d)
 	}
-	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != fire.OutcomeCompleted {
+	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("report %+v, want completed on the retry", d)
 	}
 	free := e.publishFire("f", "free")
-	if d := e.done(5 * time.Second); d.SlotID != free || d.Outcome != fire.OutcomeCompleted {
+	if d := e.done(5 * time.Second); d.SlotID != free || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("report %+v, want %s completed (no timeout)", d, free)
 	}
 }

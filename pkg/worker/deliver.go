@@ -14,7 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
@@ -78,12 +78,12 @@ func (w *Worker) prepare(r *registration, m jetstream.Msg, d *Delivery) (func(co
 			})
 		}, nil
 	}
-	meta, err := fire.ParseMeta(m.Headers())
+	meta, err := kvstore.ParseFireMeta(m.Headers())
 	if err != nil {
 		return nil, err
 	}
 	d.ID, d.ScheduleID = meta.SlotID, meta.ScheduleID
-	f := Fire{Meta: meta, Subject: m.Subject(), Input: m.Data(), Delivery: d.Number}
+	f := Fire{FireMeta: meta, Subject: m.Subject(), Input: m.Data(), Delivery: d.Number}
 	return func(ctx context.Context) error {
 		return protect(ctx, func(ctx context.Context) error { return r.fire(ctx, f) })
 	}, nil
@@ -137,14 +137,14 @@ func (w *Worker) settle(ctx context.Context, d Delivery, m jetstream.Msg, err er
 	case err == nil:
 		w.metrics.handled.With(lv).Inc()
 		if w.settleOp(ctx, d, "ack", m.Ack) {
-			w.report(ctx, d, fire.OutcomeCompleted, "")
+			w.report(ctx, d, kvstore.OutcomeCompleted, "")
 		}
 	case ctx.Err() != nil && errors.Is(cause, ErrCancelRequested):
 		w.cancelled(ctx, d, m, cause, log)
 	case errors.As(err, &perm):
 		w.failed(ctx, d, err, log, "terminated: permanent")
 		if w.settleOp(ctx, d, "term", func() error { return m.TermWithReason(truncate(err.Error())) }) {
-			w.report(ctx, d, fire.OutcomeFailed, err.Error())
+			w.report(ctx, d, kvstore.OutcomeFailed, err.Error())
 		}
 	case ctx.Err() != nil && !errors.Is(cause, ErrTimeout) && !d.Last:
 		w.metrics.released.With(lv).Inc()
@@ -156,7 +156,7 @@ func (w *Worker) settle(ctx context.Context, d Delivery, m jetstream.Msg, err er
 		w.metrics.deadLettered.With(lv).Inc()
 		w.deadLetter(ctx, d, m, err)
 		if w.settleOp(ctx, d, "term", func() error { return m.TermWithReason(truncate("dead-lettered: " + err.Error())) }) {
-			w.report(ctx, d, fire.OutcomeFailed, fmt.Sprintf("dead-lettered after %d deliveries: %v", d.Number, err))
+			w.report(ctx, d, kvstore.OutcomeFailed, fmt.Sprintf("dead-lettered after %d deliveries: %v", d.Number, err))
 		}
 	case errors.As(err, &retry):
 		w.failed(ctx, d, err, log, "retry requested", "retry_in", retry.After)
@@ -176,7 +176,7 @@ func (w *Worker) cancelled(ctx context.Context, d Delivery, m jetstream.Msg, cau
 	w.metrics.cancelled.With(w.labels(d)).Inc()
 	log.InfoContext(ctx, "fire cancelled by the scheduler (overlap cancel_other)", "cause", cause)
 	if w.settleOp(ctx, d, "term", func() error { return m.TermWithReason(truncate(cause.Error())) }) {
-		w.report(ctx, d, fire.OutcomeCancelled, cause.Error())
+		w.report(ctx, d, kvstore.OutcomeCancelled, cause.Error())
 	}
 }
 
@@ -243,7 +243,7 @@ func (w *Worker) report(ctx context.Context, d Delivery, outcome, errText string
 	if d.Kind != KindFire {
 		return
 	}
-	data, err := json.Marshal(fire.DoneReport{SlotID: d.ID, Outcome: outcome, Error: errText, Worker: w.cfg.Name})
+	data, err := json.Marshal(kvstore.DoneReport{SlotID: d.ID, Outcome: outcome, Error: errText, Worker: w.cfg.Name})
 	if err == nil {
 		err = w.cfg.JetStream.Conn().Publish(w.cfg.Layout.DoneSubject(d.Workflow, d.ScheduleID), data)
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -74,7 +74,7 @@ func Example_readme() {
 		fmt.Println(err)
 		return
 	}
-	var d fire.DoneReport
+	var d kvstore.DoneReport
 	if err := json.Unmarshal(report.Data, &d); err != nil {
 		fmt.Println(err)
 		return

@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natsembed"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -47,8 +46,8 @@ func must(err error) {
 // monthly-invoices.
 func publishExampleFire(js jetstream.JetStream) error {
 	m := nats.NewMsg("sched.fire.invoices")
-	m.Header.Set(fire.HeaderScheduleID, "monthly-invoices")
-	m.Header.Set(fire.HeaderScheduledAt, time.Now().Format(time.RFC3339Nano))
+	m.Header.Set(kvstore.HeaderScheduleID, "monthly-invoices")
+	m.Header.Set(kvstore.HeaderScheduledAt, time.Now().Format(time.RFC3339Nano))
 	m.Data = []byte(`{"month":"2026-11"}`)
 	_, err := js.PublishMsg(context.Background(), m, jetstream.WithMsgID("monthly-invoices.1796112000000"))
 	return err

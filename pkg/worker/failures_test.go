@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetsched/jetsched/internal/testlog"
-	"github.com/jetsched/jetsched/pkg/fire"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -63,13 +63,13 @@ func TestPanicIsAFailedDelivery(t *testing.T) {
 	if err := recv(t, seen, 5*time.Second, "the panic"); !errors.As(err, &pe) || len(pe.Stack) == 0 {
 		t.Fatalf("ErrorHandler got %v, want a *PanicError with a stack", err)
 	}
-	if d := e.done(5 * time.Second); d.SlotID != once || d.Outcome != fire.OutcomeCompleted {
+	if d := e.done(5 * time.Second); d.SlotID != once || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("report %+v, want completed on the second delivery", d)
 	}
 	always := e.publishFire("always", "crashy")
 	recv(t, seen, 5*time.Second, "the first panic")
 	recv(t, seen, 5*time.Second, "the last panic")
-	if d := e.done(5 * time.Second); d.SlotID != always || d.Outcome != fire.OutcomeFailed || !strings.Contains(d.Error, "dead-lettered after 2 deliveries: handler panicked") {
+	if d := e.done(5 * time.Second); d.SlotID != always || d.Outcome != kvstore.OutcomeFailed || !strings.Contains(d.Error, "dead-lettered after 2 deliveries: handler panicked") {
 		t.Fatalf("report %+v, want failed: dead-lettered", d)
 	}
 	if dl := recv(t, e.dead, 5*time.Second, "the dead letter"); dl.Header.Get("Sched-Original-Id") != always {

@@ -49,7 +49,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -152,7 +151,7 @@ type Delivery struct {
 
 // Fire is one delivery of a schedule's fire.
 type Fire struct {
-	fire.Meta
+	kvstore.FireMeta
 	Subject string
 	// Input is the schedule's input JSON.
 	Input []byte

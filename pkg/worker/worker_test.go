@@ -14,9 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -33,7 +31,7 @@ type env struct {
 
 // doneMsg is a completion report and the subject it came on.
 type doneMsg struct {
-	fire.DoneReport
+	kvstore.DoneReport
 	subject string
 }
 
@@ -72,9 +70,9 @@ func (e *env) publishFireAt(schedule, workflow string, at time.Time) string {
 	at = at.Truncate(time.Millisecond)
 	id := kvstore.SlotID(schedule, at)
 	m := nats.NewMsg("sched.fire." + workflow)
-	m.Header.Set(fire.HeaderScheduleID, schedule)
-	m.Header.Set(fire.HeaderWorkflow, workflow)
-	m.Header.Set(fire.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+	m.Header.Set(kvstore.HeaderScheduleID, schedule)
+	m.Header.Set(kvstore.HeaderWorkflow, workflow)
+	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
 	m.Data = []byte(`{"n":1}`)
 	if _, err := e.js.PublishMsg(context.Background(), m, jetstream.WithMsgID(id)); err != nil {
 		e.t.Fatal(err)
@@ -182,7 +180,7 @@ func TestAckAndCompletion(t *testing.T) {
 	}
 	// The report's subject carries the workflow, so that permissions can
 	// scope a worker to its workflows.
-	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != fire.OutcomeCompleted || d.Worker != "svc" || d.subject != "sched.done.billing.bill" {
+	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != kvstore.OutcomeCompleted || d.Worker != "svc" || d.subject != "sched.done.billing.bill" {
 		t.Fatalf("report %+v", d)
 	}
 }
@@ -201,16 +199,16 @@ func TestRetryPermanentAndDeadLetter(t *testing.T) {
 		_ = w.Handle("flaky", func(context.Context, worker.Fire) error { calls.Add(1); return errors.New("boom") })
 	})
 	retryID := e.publishFire("r", "retry")
-	if d := e.done(5 * time.Second); d.SlotID != retryID || d.Outcome != fire.OutcomeCompleted {
+	if d := e.done(5 * time.Second); d.SlotID != retryID || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("retried fire: %+v", d)
 	}
 	permID := e.publishFire("p", "perm")
-	if d := e.done(5 * time.Second); d.SlotID != permID || d.Outcome != fire.OutcomeFailed || d.Error == "" {
+	if d := e.done(5 * time.Second); d.SlotID != permID || d.Outcome != kvstore.OutcomeFailed || d.Error == "" {
 		t.Fatalf("permanent failure: %+v", d)
 	}
 	flakyID := e.publishFire("f", "flaky")
 	d := e.done(10 * time.Second)
-	if d.SlotID != flakyID || d.Outcome != fire.OutcomeFailed || calls.Load() != 3 {
+	if d.SlotID != flakyID || d.Outcome != kvstore.OutcomeFailed || calls.Load() != 3 {
 		t.Fatalf("dead letter: %+v after %d calls", d, calls.Load())
 	}
 	select {
@@ -237,11 +235,11 @@ func TestStaleWakeupIsDropped(t *testing.T) {
 	})
 	for _, run := range []string{"order-2", "order-1"} {
 		m := nats.NewMsg("sched.wakeup.approvals")
-		m.Header.Set(wakeup.HeaderRun, run)
-		m.Header.Set(wakeup.HeaderStep, "escalate")
-		m.Header.Set(wakeup.HeaderWorkflow, "approvals")
-		m.Header.Set(wakeup.HeaderDueAt, time.Now().Format(time.RFC3339Nano))
-		m.Header.Set(wakeup.HeaderCondition, "waiting")
+		m.Header.Set(kvstore.HeaderRun, run)
+		m.Header.Set(kvstore.HeaderStep, "escalate")
+		m.Header.Set(kvstore.HeaderWorkflow, "approvals")
+		m.Header.Set(kvstore.HeaderDueAt, time.Now().Format(time.RFC3339Nano))
+		m.Header.Set(kvstore.HeaderCondition, "waiting")
 		if _, err := e.js.PublishMsg(context.Background(), m, jetstream.WithMsgID("w-"+run)); err != nil {
 			t.Fatal(err)
 		}
@@ -266,10 +264,10 @@ func TestWakeupDeadLetterCarriesWorkflow(t *testing.T) {
 		_ = w.HandleWakeup("approvals", func(context.Context, worker.Wakeup) error { return errors.New("boom") })
 	})
 	m := nats.NewMsg("sched.wakeup.approvals")
-	m.Header.Set(wakeup.HeaderRun, "order-1")
-	m.Header.Set(wakeup.HeaderStep, "escalate")
-	m.Header.Set(wakeup.HeaderWorkflow, "approvals")
-	m.Header.Set(wakeup.HeaderDueAt, time.Now().Format(time.RFC3339Nano))
+	m.Header.Set(kvstore.HeaderRun, "order-1")
+	m.Header.Set(kvstore.HeaderStep, "escalate")
+	m.Header.Set(kvstore.HeaderWorkflow, "approvals")
+	m.Header.Set(kvstore.HeaderDueAt, time.Now().Format(time.RFC3339Nano))
 	id := "wakeup.order-1.escalate.1796025876000"
 	if _, err := e.js.PublishMsg(context.Background(), m, jetstream.WithMsgID(id)); err != nil {
 		t.Fatal(err)

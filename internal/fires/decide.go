@@ -1,0 +1,461 @@
+package fires
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Action is what the engine must do next for one schedule.
+type Action int
+
+// Actions.
+const (
+	// ActWait: nothing to do until Decision.Until (zero: until the spec or
+	// state changes).
+	ActWait Action = iota
+	// ActInit: the schedule has no state yet; plan Next in memory (the
+	// first claim or misfire creates the record).
+	ActInit
+	// ActReplan: the recurrence changed; set Next, planned from now.
+	ActReplan
+	// ActCheckClaim: the last claim is not known to be settled and the next
+	// slot is due, or the claim expired. Look up its ledger entry; if it is
+	// missing and the claim expired, take the slot over.
+	ActCheckClaim
+	// ActClaim: claim Slot (with Reason, and SlotID for extra slots) and
+	// advance to Next in one CAS, then publish. Missed slots (catch-up
+	// policies) are recorded first.
+	ActClaim
+	// ActMisfire: record Missed slots (Slot through LastMissed) with
+	// Reason and advance to Next without firing.
+	ActMisfire
+	// ActTrigger: claim the oldest operator trigger (an extra slot).
+	ActTrigger
+	// ActBackfill: claim the next slot of the backfill (an extra slot), or
+	// end the backfill when Slot is zero.
+	ActBackfill
+)
+
+func (a Action) String() string {
+	return [...]string{"wait", "init", "replan", "check-claim", "claim", "misfire", "trigger", "backfill"}[a]
+}
+
+// maxMissedCount bounds the walk over missed slots; past it the misfire
+// jumps straight to the first slot after now.
+const maxMissedCount = 100_000
+
+// Input is everything Decide looks at. It is a value: Decide does no I/O
+// and reads no clock, so every decision is a table test.
+type Input struct {
+	Now time.Time
+	// Plan is the compiled spec's plan.
+	Plan string
+	// Schedule is the spec's compiled recurrence.
+	Schedule cronx.Schedule
+	// Policy is the spec's misfire and overlap handling.
+	Policy kvstore.Policy
+	// State is the schedule's state, nil when it has none.
+	State *kvstore.State
+	// Settled is the token of a claim this instance knows to be settled
+	// (it published the slot and wrote its tick, or found the tick).
+	Settled string
+	// Checked is the token of a live claim whose tick this instance looked
+	// up and did not find: its owner may still be publishing, so it is not
+	// looked up again before it expires.
+	Checked string
+	// MisfireThreshold is the scheduler's default for how late a slot may
+	// be and still fire (the spec's misfire_threshold wins).
+	MisfireThreshold time.Duration
+	// Written is when the spec's current revision was written (zero:
+	// unknown). A new schedule is owed its slots from then on, so a slot
+	// that falls due between the write and the first scheduler seeing it
+	// still fires (late) instead of being silently passed over.
+	Written time.Time
+	// At is a one-shot spec's fire time (zero otherwise): a one-shot is
+	// owed its slot even when it was written after that time.
+	At time.Time
+	// MaxClaim is the longest a claim can be exclusive (see
+	// kvstore.Claim.ExpiryAt): what the fire stream's duplicate window
+	// can absorb. Zero: kvstore.MaxClaimTTL.
+	MaxClaim time.Duration
+	// ReplayLimit bounds how far back a schedule without a state record
+	// is planned (zero: no bound beyond the misfire threshold). The engine
+	// sets it to what the fire stream's duplicate window can absorb: a
+	// state record lost (deleted by hand) must not make slots that fired
+	// already fire again where the stream no longer remembers them.
+	ReplayLimit time.Duration
+	// Created is when the schedule was created: the first revision of its
+	// spec since it was last deleted (zero: unknown). A recurring slot
+	// from before then cannot be owed, so a state whose next slot is older
+	// is implausible (forged, or a bad clock) and is re-planned.
+	Created time.Time
+}
+
+// Decision is Decide's answer.
+type Decision struct {
+	Action Action
+	// Until is when to look again (ActWait).
+	Until time.Time
+	// Slot is the slot to claim, or the first missed (ActMisfire).
+	Slot time.Time
+	// SlotID names an extra slot (trigger, backfill).
+	SlotID string
+	// Reason is why a policy produced a claim: its Sched-Reason
+	// ("catchup", "trigger", "backfill").
+	Reason string
+	// Cancel is the running slot a claim cancels (cancel_other).
+	Cancel string
+	// Next is the next slot after the action; zero when the recurrence ends.
+	Next time.Time
+	// Step explains Next: occurrences skipped before it, and why it moved.
+	Step cronx.Step
+	// Missed slots are recorded as not fired, with MissedReason: Missed
+	// of them, from FirstMissed to LastMissed; Missed == maxMissedCount
+	// means "at least".
+	Missed                  int
+	FirstMissed, LastMissed time.Time
+	MissedReason            string
+	// MissedThreshold and MissedNote are set when the slots were missed
+	// by the misfire policy: each slot's ledger reason then states its
+	// own lateness (see MisfireReason).
+	MissedThreshold time.Duration
+	MissedNote      string
+	// MissedAtLeast: there were too many missed slots to walk and the
+	// schedule cannot count them, so Missed is a lower bound.
+	MissedAtLeast bool
+	// Implausible says why the state could not have been written by a
+	// scheduler of this spec (ActReplan): its next slot lies beyond the
+	// recurrence's, before the schedule existed, or not after the slot
+	// last claimed. The schedule is re-planned from now, with an event.
+	Implausible string
+	// SkipNext is the state's new skip count (ActMisfire of one slot).
+	SkipNext int
+}
+
+// firstAfter is where a new schedule's first slot is searched from: just
+// before it was written, but no earlier than the misfire threshold before
+// now; a one-shot: just before its time, however long ago (its one slot
+// then fires late or is recorded missed, as its misfire policy says).
+// Recurring slots older than the threshold, from before any scheduler knew
+// the schedule, are not owed.
+func firstAfter(in Input) time.Time {
+	from := in.Now
+	switch {
+	case !in.At.IsZero():
+		from = in.At.Add(-time.Nanosecond)
+	case !in.Written.IsZero():
+		from = in.Written.Add(-time.Nanosecond)
+		back := in.threshold()
+		if in.ReplayLimit > 0 && in.ReplayLimit < back {
+			back = in.ReplayLimit
+		}
+		if oldest := in.Now.Add(-back); from.Before(oldest) {
+			from = oldest
+		}
+	}
+	if from.After(in.Now) {
+		from = in.Now
+	}
+	return from
+}
+
+// threshold is how late a slot may be and still fire: the spec's
+// misfire_threshold, else the scheduler's.
+func (in Input) threshold() time.Duration {
+	if in.Policy.MisfireThreshold > 0 {
+		return in.Policy.MisfireThreshold
+	}
+	return in.MisfireThreshold
+}
+
+// planUndecodable is the plan of a state record that does not decode: it
+// matches no spec's plan, so the schedule re-plans from now.
+const planUndecodable = "undecodable"
+
+// Reasons a slot does not fire, as recorded in the ledger.
+const (
+	reasonPaused   = "paused"
+	reasonOperator = "skipped by an operator (skip-next)"
+)
+
+// Decide chooses the next step for one schedule.
+func Decide(in Input) Decision {
+	st := in.State
+	switch {
+	case st == nil:
+		step := cronx.Explain(in.Schedule, firstAfter(in))
+		return Decision{Action: ActInit, Next: step.At, Step: step}
+	case st.Plan == "":
+		// A record an operator action created before any scheduler wrote
+		// one (a pause before the first fire): plan it as a new schedule,
+		// keeping what the action set.
+		step := cronx.Explain(in.Schedule, firstAfter(in))
+		return Decision{Action: ActReplan, Next: step.At, Step: step}
+	case st.Plan != in.Plan:
+		step := cronx.Explain(in.Schedule, in.Now)
+		return Decision{Action: ActReplan, Next: step.At, Step: step}
+	}
+	if c := st.Claim; c != nil && c.Token != in.Settled {
+		until := claimDue(in)
+		if until.After(in.Now) {
+			return Decision{Action: ActWait, Until: until}
+		}
+		return Decision{Action: ActCheckClaim, Slot: c.Slot}
+	}
+	// Operator requests come before the regular slots, paused or not.
+	if len(st.Triggers) > 0 {
+		return Decision{Action: ActTrigger, Slot: st.Triggers[0].At, Reason: kvstore.ReasonTrigger}
+	}
+	var wake time.Time
+	if b := st.Backfill; b != nil {
+		if d, ok := decideBackfill(in, b); ok {
+			return d
+		}
+		wake = b.NotBefore
+	}
+	d := decideRegular(in)
+	if d.Action == ActWait && !wake.IsZero() && (d.Until.IsZero() || wake.Before(d.Until)) {
+		d.Until = wake
+	}
+	return d
+}
+
+// decideBackfill returns the backfill's action when one is due now.
+func decideBackfill(in Input, b *kvstore.Backfill) (Decision, bool) {
+	if in.Now.Before(b.NotBefore) {
+		return Decision{}, false
+	}
+	from := b.Cursor
+	if from.IsZero() {
+		from = b.From.Add(-time.Nanosecond)
+	}
+	slot := in.Schedule.Next(from)
+	if slot.IsZero() || slot.After(b.To) {
+		return Decision{Action: ActBackfill}, true // done
+	}
+	return Decision{Action: ActBackfill, Slot: slot, Reason: kvstore.ReasonBackfill}, true
+}
+
+// decideRegular handles the recurrence's own slots: pause, skip-next,
+// overlap and misfire policies.
+func decideRegular(in Input) Decision {
+	st, pol := in.State, in.Policy
+	if st.Ended || st.Next.IsZero() {
+		return Decision{Action: ActWait}
+	}
+	resumed := st.ResumedAt
+	if p := st.Paused; p != nil {
+		if p.Until.IsZero() || in.Now.Before(p.Until) {
+			return Decision{Action: ActWait, Until: p.Until}
+		}
+		resumed = p.Until
+	}
+	slot := st.Next
+	if why := implausible(in, slot); why != "" {
+		step := cronx.Explain(in.Schedule, in.Now)
+		return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}
+	}
+	if slot.After(in.Now) {
+		return Decision{Action: ActWait, Until: slot}
+	}
+	if slot.Before(resumed) {
+		return skipThrough(in, slot, resumed.Add(-time.Nanosecond), reasonPaused)
+	}
+	if st.SkipNext > 0 {
+		d := skipThrough(in, slot, slot, reasonOperator)
+		d.SkipNext = st.SkipNext - 1
+		return d
+	}
+	held := false // the slot waited for the previous fire (buffer policies)
+	if r := st.Running; r != nil && pol.Overlap != kvstore.OverlapAllow {
+		if in.Now.Before(r.Deadline) {
+			switch pol.Overlap {
+			case kvstore.OverlapSkip:
+				return skipThrough(in, slot, slot, "overlap: "+r.SlotID+" is still running")
+			case kvstore.OverlapBufferOne, kvstore.OverlapBufferAll:
+				return Decision{Action: ActWait, Until: r.Deadline}
+			case kvstore.OverlapCancelOther:
+				d := claim(in, slot, "")
+				d.Cancel = r.SlotID
+				return d
+			}
+		}
+		held = !slot.After(r.Deadline)
+	}
+	if !st.LastDone.IsZero() && !slot.After(st.LastDone) && (pol.Overlap == kvstore.OverlapBufferOne || pol.Overlap == kvstore.OverlapBufferAll) {
+		held = true
+	}
+	if held {
+		d := claim(in, slot, "")
+		if pol.Overlap == kvstore.OverlapBufferOne {
+			// One buffered fire; the slots that came due meanwhile are
+			// skipped.
+			if n := d.Next; !n.IsZero() && !n.After(in.Now) {
+				rest := skipThrough(in, n, in.Now, "overlap: buffer_one keeps one fire")
+				d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = rest.Missed, rest.FirstMissed, rest.LastMissed, rest.MissedReason
+				d.Next, d.Step = rest.Next, rest.Step
+			}
+		}
+		return d
+	}
+	threshold := in.threshold()
+	if in.Now.Sub(slot) <= threshold {
+		return claim(in, slot, "")
+	}
+	// A misfire.
+	oldest := in.Now.Add(-pol.CatchupWindow)
+	switch pol.Misfire {
+	case kvstore.MisfireFireAll:
+		if slot.Before(oldest) {
+			return misfire(in, slot, oldest.Add(-time.Nanosecond), threshold, "older than the catch-up window "+pol.CatchupWindow.String())
+		}
+		return claim(in, slot, kvstore.ReasonCatchup)
+	case kvstore.MisfireFireOnce:
+		// Fire the latest due slot once; the ones before it are missed.
+		last, n, count := slot, slot, 0
+		for !n.IsZero() && !n.After(in.Now) && count < maxMissedCount {
+			last, count = n, count+1
+			n = in.Schedule.Next(n)
+		}
+		if last.Before(oldest) {
+			break // nothing recent enough to catch up
+		}
+		d := claim(in, last, kvstore.ReasonCatchup)
+		if last.After(slot) {
+			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once catches up the latest only")
+			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
+			d.MissedThreshold, d.MissedNote, d.MissedAtLeast = before.MissedThreshold, before.MissedNote, before.MissedAtLeast
+		}
+		return d
+	}
+	// skip: the slots later than the threshold are missed; those within
+	// it (the one due as a scheduler comes back, say) fire as usual.
+	return misfire(in, slot, in.Now.Add(-threshold-time.Nanosecond), threshold, "")
+}
+
+// misfire records the slots from slot through until as missed by the
+// misfire policy.
+func misfire(in Input, slot, until time.Time, threshold time.Duration, note string) Decision {
+	d := skipThrough(in, slot, until, MisfireReason(in.Now.Sub(slot), threshold, note))
+	d.MissedThreshold, d.MissedNote = threshold, note
+	return d
+}
+
+// MisfireReason is the ledger reason of a slot missed late by late: e.g.
+// "misfire: 3m0.5s late, threshold 1m0s; fire_once catches up the latest
+// only".
+func MisfireReason(late, threshold time.Duration, note string) string {
+	r := fmt.Sprintf("misfire: %s late, threshold %s", late.Round(time.Millisecond), threshold)
+	if note != "" {
+		r += "; " + note
+	}
+	return r
+}
+
+// claim claims slot and plans the one after it.
+func claim(in Input, slot time.Time, reason string) Decision {
+	step := cronx.Explain(in.Schedule, slot)
+	return Decision{Action: ActClaim, Slot: slot, Reason: reason, Next: step.At, Step: step}
+}
+
+// skipThrough records the slots from slot through until (inclusive) as not
+// fired and plans the first slot after until. It walks at most
+// maxMissedCount slots; past that an Interval counts the rest exactly and
+// any other schedule reports a lower bound (Decision.MissedAtLeast).
+func skipThrough(in Input, slot, until time.Time, reason string) Decision {
+	d := Decision{Action: ActMisfire, Slot: slot, FirstMissed: slot, MissedReason: reason, SkipNext: in.State.SkipNext}
+	n := slot
+	for !n.IsZero() && !n.After(until) {
+		d.Missed++
+		d.LastMissed = n
+		if d.Missed == maxMissedCount {
+			break
+		}
+		n = in.Schedule.Next(n)
+	}
+	from := d.LastMissed
+	if d.Missed == maxMissedCount {
+		from = until
+		d.MissedAtLeast = true
+		if iv, ok := in.Schedule.(cronx.Interval); ok {
+			if c, ok := iv.Count(slot.Add(-time.Nanosecond), until); ok {
+				d.Missed, d.MissedAtLeast = int(min(c, uint64(math.MaxInt))), false
+				if after := iv.Next(until); !after.IsZero() {
+					d.LastMissed = after.Add(-iv.Every)
+				}
+			}
+		}
+	}
+	d.Step = cronx.Explain(in.Schedule, from)
+	d.Next = d.Step.At
+	return d
+}
+
+// implausible says why a state's next slot cannot have come from this
+// spec, or "" when it can. Re-planning from now always yields a plausible
+// state, so an implausible one is re-planned once, never in a loop.
+func implausible(in Input, slot time.Time) string {
+	st := in.State
+	if c := st.Claim; c != nil && c.SlotID == "" && !slot.After(c.Slot) && !c.Slot.After(in.Now) {
+		return fmt.Sprintf("next slot %s is not after the slot last claimed, %s", stamp(slot), stamp(c.Slot))
+	}
+	if in.At.IsZero() && !in.Created.IsZero() && slot.Before(in.Created.Add(-in.threshold())) {
+		return fmt.Sprintf("next slot %s is before the schedule was created (%s)", stamp(slot), stamp(in.Created))
+	}
+	if !slot.After(in.Now) {
+		return ""
+	}
+	// Plausible: at most the first slot after now plus the threshold (a
+	// scheduler whose clock runs ahead plans from a later now), or the first
+	// slot after now (what a re-plan writes), or within the threshold.
+	horizon := in.Now.Add(in.threshold())
+	limit := in.Schedule.Next(horizon)
+	if !limit.IsZero() && !slot.After(limit) {
+		return ""
+	}
+	if first := in.Schedule.Next(in.Now); !first.IsZero() && !slot.After(first) || !slot.After(horizon) {
+		return ""
+	}
+	if limit.IsZero() {
+		return fmt.Sprintf("next slot %s is beyond the recurrence's end", stamp(slot))
+	}
+	return fmt.Sprintf("next slot %s is beyond the recurrence's next slot %s (misfire threshold %s)", stamp(slot), stamp(limit), in.threshold())
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// Due is when the engine must look at a schedule again; ok is false when
+// nothing can happen until the spec or state changes. It is Decide's
+// answer read as a time: now for any action, Until for a wait.
+func Due(in Input) (due time.Time, ok bool) {
+	d := Decide(in)
+	if d.Action != ActWait {
+		return in.Now, true
+	}
+	return d.Until, !d.Until.IsZero()
+}
+
+// claimDue is when a claim not known to be settled needs a look: when the
+// next slot is due (its tick is looked up: usually it is there, as after a
+// restart), or when the claim expires (a takeover if the tick is missing),
+// whichever is first, unless it was already looked up while live.
+func claimDue(in Input) time.Time {
+	st, c := in.State, in.State.Claim
+	expires := c.ExpiryAt(in.Now, in.MaxClaim)
+	if c.Token != in.Checked && !st.Ended && !st.Next.IsZero() && st.Next.Before(expires) {
+		return st.Next
+	}
+	return expires
+}
+
+// deref is *t, or the zero time for nil.
+func deref(t *time.Time) time.Time {
+	if t == nil {
+		return time.Time{}
+	}
+	return *t
+}

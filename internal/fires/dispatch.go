@@ -1,0 +1,402 @@
+package fires
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Steps of the fire protocol, for Config.StepHook.
+const (
+	StepBeforeClaim  = "before-claim"
+	StepAfterClaim   = "after-claim"
+	StepAfterPublish = "after-publish"
+	StepAfterLedger  = "after-ledger"
+)
+
+func (e *Engine) step(s string) {
+	if e.cfg.StepHook != nil {
+		e.cfg.StepHook(s)
+	}
+}
+
+// publishBudget is how long a takeover may keep retrying its publish: up to
+// its own claim's expiry. The fire stream's duplicate window must cover the
+// original claim's TTL plus this budget.
+func publishBudget(claimTTL time.Duration) time.Duration { return claimTTL }
+
+// natsRetry is the backoff of a NATS write retried until ctx ends:
+// exponential from 20ms to 1s, with jitter.
+func natsRetry(ctx context.Context) backoff.BackOffContext { return pipeline.Backoff(ctx) }
+
+// claimMargin is how long before its claim expires an owner stops trying
+// to publish, so that it never races a takeover at the boundary.
+func claimMargin(claimTTL time.Duration) time.Duration { return claimTTL / 10 }
+
+// dispatch publishes a freshly claimed slot without waiting for the
+// stream's acknowledgement: the in-flight tracker waits for it, records the
+// tick and tells the loop the claim is settled. Only when the message
+// cannot even be sent does it publish synchronously (and then settled is
+// true on success).
+func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled bool, err error) {
+	if c.Cancel != "" {
+		e.publishCancel(j, c)
+	}
+	msg, now := e.fireMsg(j, c, "")
+	if f, err := e.store.JetStream().PublishMsgAsync(msg, jetstream.WithMsgID(c.ID(j.id)),
+		jetstream.WithExpectStream(e.store.Layout().FiresStream)); err == nil {
+		e.trackFire(j, c, msg, now, f)
+		return false, nil
+	}
+	ack, err := e.publishMsg(ctx, j, c, msg)
+	if permanent(err) {
+		return true, e.failSlot(ctx, j, c, err)
+	}
+	if err != nil {
+		return false, err
+	}
+	e.published(j, c, "", now, ack)
+	e.step(StepAfterPublish)
+	if ack.Duplicate {
+		e.notifySettled(j.id, c.Token, true) // a fire counted that was none
+	}
+	if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
+		return false, err
+	}
+	e.step(StepAfterLedger)
+	return true, nil
+}
+
+// publishCancel asks the workers of a running slot to stop it (overlap policy
+// cancel_other): a core message on sched.cancel.<workflow>.<schedule id>,
+// the workflow first so that workers' permissions can be scoped to their
+// workflows. Workers that cannot cancel ignore it.
+func (e *Engine) publishCancel(j job, c kvstore.Claim) {
+	data, _ := json.Marshal(kvstore.CancelRequest{Schedule: j.id, SlotID: c.Cancel, By: c.ID(j.id), At: c.At})
+	subj := e.store.Layout().CancelSubject(j.workflow, j.id)
+	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
+		e.log.Warn("publish cancel", "subject", subj, "err", err)
+	}
+}
+
+// dispatchTakeover re-publishes the slot of an expired, unsettled claim
+// under a new claim. Inside the duplicate window the stream drops the
+// re-publish if the first one had landed; after it, the stream itself is
+// searched for the slot id first.
+func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
+	slotID := old.ID(j.id)
+	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
+		ack, found, err := e.findFire(ctx, j.workflow, slotID, old)
+		if err != nil {
+			return err
+		}
+		if found {
+			return e.writeTick(ctx, j, c, ack)
+		}
+	}
+	ack, err := e.publish(ctx, j, c, kvstore.ReasonTakeover)
+	if permanent(err) {
+		return e.failSlot(ctx, j, c, err)
+	}
+	if err != nil {
+		return err
+	}
+	e.step(StepAfterPublish)
+	if err := e.writeTick(ctx, j, c, ack); err != nil {
+		return err
+	}
+	e.step(StepAfterLedger)
+	return nil
+}
+
+// publish sends the fire message of claim c, retrying with backoff until
+// shortly before the claim expires.
+func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
+	msg, now := e.fireMsg(j, c, reason)
+	ack, err := e.publishMsg(ctx, j, c, msg)
+	if err != nil {
+		return nil, err
+	}
+	e.published(j, c, reason, now, ack)
+	return ack, nil
+}
+
+// fireMsg is the fire message of claim c, dispatched now.
+func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time) {
+	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow))
+	msg.Data = j.input
+	now := e.cfg.Clock.Now()
+	msg.Header.Set(kvstore.HeaderScheduleID, j.id)
+	msg.Header.Set(kvstore.HeaderWorkflow, j.workflow)
+	loc := j.compiled.Location
+	msg.Header.Set(kvstore.HeaderScheduledAt, c.Slot.In(loc).Format(time.RFC3339Nano))
+	msg.Header.Set(kvstore.HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
+	msg.Header.Set(kvstore.HeaderInstance, e.cfg.Instance)
+	if reason == "" {
+		reason = c.Reason
+	}
+	if reason != "" {
+		msg.Header.Set(kvstore.HeaderReason, reason)
+	}
+	if c.Note != "" {
+		msg.Header.Set(kvstore.HeaderNote, headerNote(c.Note))
+	}
+	if !c.Nominal.IsZero() {
+		msg.Header.Set(kvstore.HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
+	}
+	return msg, now
+}
+
+// publishMsg publishes msg, retrying with backoff until shortly before the
+// claim expires.
+func (e *Engine) publishMsg(ctx context.Context, j job, c kvstore.Claim, msg *nats.Msg) (*jetstream.PubAck, error) {
+	slotID := c.ID(j.id)
+	// Publish only while the claim is ours; convert the deadline from the
+	// injected clock to the process clock.
+	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-claimMargin(e.cfg.ClaimTTL))))
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var ack *jetstream.PubAck
+	err := backoff.Retry(func() error {
+		actx, acancel := context.WithTimeout(pctx, 5*time.Second)
+		defer acancel()
+		a, err := e.store.JetStream().PublishMsg(actx, msg,
+			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(e.store.Layout().FiresStream))
+		if err != nil {
+			e.log.Debug("publish failed; retrying", "slot", slotID, "err", err)
+			return unpublishable(err)
+		}
+		ack = a
+		return nil
+	}, natsRetry(pctx))
+	if err != nil {
+		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
+	}
+	return ack, nil
+}
+
+// published makes the observations of a fire the stream acknowledged
+// with ack: metrics, and the moved and fired events. A duplicate ack (the
+// stream had the slot already) is no fire: no fired event.
+func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time, ack *jetstream.PubAck) {
+	if reason == "" {
+		reason = c.Reason
+	}
+	e.cfg.Observer.Fired(j.workflow, now.Sub(c.Slot), reason)
+	if c.Reason == kvstore.ReasonMoved && reason == kvstore.ReasonMoved {
+		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
+	}
+	if ack != nil && !ack.Duplicate && e.cfg.Events.Has(kvstore.EventFired) {
+		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot.UTC(), SlotID: c.ID(j.id), Workflow: j.workflow,
+			ScheduledAt: c.Slot.In(j.compiled.Location), DispatchedAt: now.UTC(), Stream: ack.Stream, Seq: ack.Sequence,
+			Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+	}
+}
+
+// writeTick records a published slot in the ledger, retrying briefly.
+func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
+	t := e.dispatchedTick(j, c, ack)
+	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
+	defer cancel()
+	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// dispatchedTick is the ledger entry of a published slot.
+func (e *Engine) dispatchedTick(j job, c kvstore.Claim, ack *jetstream.PubAck) kvstore.Tick {
+	return kvstore.Tick{
+		Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
+		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
+		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
+	}
+}
+
+// notFiredStatus is the ledger status of slots not fired for reason: missed
+// for a misfire, skipped for a pause, an overlap or an operator's skip.
+func notFiredStatus(reason string) kvstore.TickStatus {
+	if reason == reasonPaused || reason == reasonOperator || strings.HasPrefix(reason, "overlap") {
+		return kvstore.TickSkipped
+	}
+	return kvstore.TickMissed
+}
+
+// replanned reports a state that could not have come from its spec (see
+// Decision.Implausible), now re-planned: a warning and an event.
+func (e *Engine) replanned(j job, d Decision, now time.Time) {
+	e.log.Warn("implausible state re-planned", "schedule", j.id, "reason", d.Implausible, "next", d.Next)
+	e.event(kvstore.Event{Kind: kvstore.EventReplanned, Schedule: j.id, Slot: d.Next, Reason: d.Implausible + "; re-planned from now",
+		Owner: e.cfg.Instance, At: now.UTC()})
+}
+
+// reasonCategory reduces a not-fired reason to a metric label.
+func reasonCategory(r string) string {
+	switch {
+	case r == reasonPaused:
+		return "paused"
+	case r == reasonOperator:
+		return "operator"
+	case strings.HasPrefix(r, "overlap"):
+		return "overlap"
+	case strings.HasPrefix(r, "misfire"):
+		return "misfire"
+	}
+	return "other"
+}
+
+// tickReason is the ledger's reason for a published slot.
+func tickReason(c kvstore.Claim) string {
+	if c.Note != "" {
+		return c.Reason + ": " + c.Note
+	}
+	return c.Reason
+}
+
+// recordSkipped writes the ledger entry and event of every occurrence a
+// calendar passed over before the next slot. They are observations: a
+// failure is logged, not retried.
+func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now time.Time) {
+	for _, sk := range step.Skipped {
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
+			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC()}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record skipped slot", "schedule", j.id, "err", err)
+		}
+		e.event(kvstore.Event{Kind: kvstore.EventSkipped, Schedule: j.id, Slot: sk.Nominal.UTC(), Reason: sk.Reason,
+			Owner: e.cfg.Instance, At: now.UTC()})
+	}
+	if n := step.SkippedCount; n > 0 {
+		e.log.Info("occurrences skipped", "schedule", j.id, "count", n, "next", step.At)
+		e.cfg.Observer.NotFired(string(kvstore.TickSkipped), "calendar", n)
+	}
+}
+
+// findFire searches the fire stream for slotID among the messages published
+// while claim old was live. It is the last resort of a takeover that comes
+// after the duplicate window has forgotten the first publish.
+func (e *Engine) findFire(ctx context.Context, workflow, slotID string, old kvstore.Claim) (*jetstream.PubAck, bool, error) {
+	l := e.store.Layout()
+	const skew = 5 * time.Second
+	start := old.At.Add(-skew)
+	end := old.Expires.Add(skew)
+	cons, err := e.store.JetStream().OrderedConsumer(ctx, l.FiresStream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{l.FireSubject(workflow)},
+		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
+		OptStartTime:   &start,
+		HeadersOnly:    true,
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+	}
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			md, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			if m.Headers().Get(kvstore.HeaderMsgID) == slotID {
+				return &jetstream.PubAck{Stream: md.Stream, Sequence: md.Sequence.Stream, Duplicate: true}, true, nil
+			}
+			if md.Timestamp.After(end) || md.NumPending == 0 {
+				return nil, false, nil
+			}
+		}
+		if err := batch.Error(); err != nil {
+			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+		}
+		if n == 0 {
+			return nil, false, nil
+		}
+	}
+}
+
+// maxMissedTicks bounds the ledger entries one misfire writes: one per
+// slot up to it, then one summary entry for the rest.
+const maxMissedTicks = 1000
+
+// recordMissed writes a ledger entry per slot a decision did not fire (up
+// to maxMissedTicks, then one summary) and one event. They are
+// observations: a failure is logged, not retried.
+func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.Time) {
+	if d.Missed == 0 {
+		return
+	}
+	status := notFiredStatus(d.MissedReason)
+	kind := kvstore.EventMissed
+	if status == kvstore.TickSkipped {
+		kind = kvstore.EventSkipped
+	}
+	e.log.Info("slots not fired", "schedule", j.id, "count", d.Missed, "first", d.FirstMissed, "last", d.LastMissed, "reason", d.MissedReason)
+	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
+	n, written := d.FirstMissed, 0
+	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
+		reason := d.MissedReason
+		if d.MissedThreshold > 0 {
+			reason = MisfireReason(now.Sub(n), d.MissedThreshold, d.MissedNote) // each slot its own lateness
+		}
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status,
+			Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record missed slot", "schedule", j.id, "err", err)
+			return
+		}
+		written++
+		n = j.compiled.Schedule.Next(n)
+	}
+	if rest := d.Missed - written; rest > 0 && !n.IsZero() {
+		more := fmt.Sprintf("%d more slots", rest)
+		if d.MissedAtLeast {
+			more = "at least " + more
+		}
+		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
+			Reason: fmt.Sprintf("%s (this entry stands for %s through %s)", d.MissedReason, more, d.LastMissed.UTC().Format(time.RFC3339))}
+		if err := e.store.PutTick(ctx, t); err != nil {
+			e.log.Warn("record missed slots", "schedule", j.id, "err", err)
+		}
+	}
+	e.event(kvstore.Event{Kind: kind, Schedule: j.id, Slot: d.FirstMissed, Reason: d.MissedReason,
+		Count: uint64(d.Missed), CountAtLeast: d.MissedAtLeast, Owner: e.cfg.Instance, At: now.UTC()})
+}
+
+// reportInvalid logs and publishes an invalid-spec event.
+func (e *Engine) reportInvalid(id string, err error) {
+	field := ""
+	if fe := (*kvstore.FieldError)(nil); errors.As(err, &fe) {
+		field = fe.Field
+	}
+	e.log.Warn("invalid spec; the schedule will not fire until it is fixed", "schedule", id, "field", field, "err", err)
+	e.event(kvstore.Event{Kind: kvstore.EventInvalid, Schedule: id, Field: field, Reason: err.Error(),
+		Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+}
+
+// event publishes an observer event on sched.event.<kind>.<id>, which the
+// events stream captures, when Config.Events has its kind. Events are best effort (a core publish, no ack
+// awaited): they never hold up a fire.
+func (e *Engine) event(ev kvstore.Event) {
+	if !e.cfg.Events.Has(ev.Kind) {
+		return
+	}
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return
+	}
+	subj := e.store.Layout().EventSubject(ev.Kind, ev.SubjectID())
+	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
+		e.log.Debug("publish event", "subject", subj, "err", err)
+	}
+}

@@ -1,0 +1,103 @@
+package fires_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestCompletionReportsAreScopedByWorkflow: a report counts only on
+// sched.done.<the slot's workflow>.<its schedule>, since that subject is
+// what a worker's permissions scope; the deprecated sched.done.<id> form is
+// still read (with a warning).
+func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
+	h := setup(t)
+	refused, ignored, legacy := testlog.NewSignal("completion report refused"), testlog.NewSignal("completion report ignored"),
+		testlog.NewSignal("deprecated subject")
+	h.engine(fires.Config{Logger: slog.New(slog.NewMultiHandler(refused, ignored, legacy))})
+	h.put("ov", kvstore.Spec{Workflow: "wf", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"})
+	first := h.waitFires("ov", 10*time.Second, atLeast(1))[0]
+	h.waitTick(first.meta.SlotID)
+	report := func(subject, slot string) {
+		t.Helper()
+		data, _ := json.Marshal(kvstore.DoneReport{SlotID: slot, Outcome: kvstore.OutcomeFailed, Worker: "test"})
+		if err := h.js.Conn().Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitSignal := func(s testlog.Signal) {
+		t.Helper()
+		select {
+		case <-s.Seen:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no log line %q", s.Match)
+		}
+	}
+	// Another workflow's worker forges a report for this slot: refused.
+	report("sched.done.payroll.ov", first.meta.SlotID)
+	waitSignal(refused)
+	// A report on this schedule's subject about another schedule's slot:
+	// ignored.
+	report("sched.done.wf.ov", "other.1796025876000")
+	waitSignal(ignored)
+	if tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID); tick.Status != kvstore.TickDispatched {
+		t.Fatalf("tick %s after forged reports, want dispatched", tick.Status)
+	}
+	// The genuine report ends the run: the next slot fires.
+	report("sched.done.wf.ov", first.meta.SlotID)
+	second := h.waitFires("ov", 10*time.Second, atLeast(2))[1]
+	waitFor(t, 5*time.Second, func() bool {
+		tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID)
+		return tick.Status == kvstore.TickFailed
+	})
+	// The deprecated form still counts, with a warning.
+	h.waitTick(second.meta.SlotID)
+	report("sched.done.ov", second.meta.SlotID)
+	waitSignal(legacy)
+	waitFor(t, 5*time.Second, func() bool {
+		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
+		return tick.Status == kvstore.TickFailed
+	})
+}
+
+// TestCompletionBeforeTheTickIsRecorded: a worker that reports before the
+// slot's dispatched tick is written (it is sent after the publish's
+// acknowledgement; a core subscriber sees the fire first) still gets its
+// outcome into the ledger.
+func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
+	h := setup(t)
+	nc := h.js.Conn()
+	slots := make(chan string, 64)
+	sub, err := nc.Subscribe("sched.fire.fast", func(m *nats.Msg) {
+		slot := m.Header.Get(kvstore.HeaderMsgID)
+		data, _ := json.Marshal(kvstore.DoneReport{SlotID: slot, Outcome: kvstore.OutcomeCompleted, Worker: "quick"})
+		_ = nc.Publish("sched.done.fast.quick", data) // at once: before the tick, as often as not
+		slots <- slot
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	h.engine(fires.Config{})
+	h.put("quick", kvstore.Spec{Workflow: "fast", Every: "1s"})
+	for range 3 {
+		var slot string
+		select {
+		case slot = <-slots:
+		case <-time.After(10 * time.Second):
+			t.Fatal("no fire")
+		}
+		waitFor(t, 10*time.Second, func() bool {
+			tick, err := h.store.GetTick(context.Background(), slot)
+			return err == nil && tick.Status == kvstore.TickCompleted
+		})
+	}
+}

@@ -1,0 +1,383 @@
+package fires
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/lifecycle"
+	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Engine is one scheduler instance's fire path: it watches specs and state,
+// keeps the due index, and claims, publishes and records each due slot.
+// Any number of engines may share one set of buckets; the CAS on the state
+// revision decides who fires each slot.
+type Engine struct {
+	cfg   Config
+	log   *slog.Logger
+	store *kvstore.Store
+
+	// dupWindow is the fire stream's duplicate window, read at Start.
+	dupWindow time.Duration
+
+	leases *leases
+	// followups sends the ledger ticks of fresh fires, inflight waits for
+	// their publishes (see docs/protocol.md).
+	followups *pipeline.Followups
+	inflight  *pipeline.Inflight
+	// settles tells the loop which claims are settled. A full channel
+	// drops the news: the loop then reads the tick when the claim matters.
+	settles chan settle
+	shards  int
+
+	queries chan overdueQuery
+	// interner shares zones and default calendars between the compiled
+	// schedules (see kvstore.Interner).
+	interner kvstore.Interner
+
+	svc lifecycle.Service
+	mu  sync.Mutex
+	// ready is the current run's: closed once its index is complete.
+	ready chan struct{}
+}
+
+// New validates cfg and returns a stopped engine.
+func New(cfg Config) (*Engine, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	e := &Engine{
+		cfg:     cfg,
+		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
+		store:   cfg.Store,
+		ready:   make(chan struct{}),
+		queries: make(chan overdueQuery),
+	}
+	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
+	e.leases.observe = cfg.Observer.Leases
+	return e, nil
+}
+
+// Instance is the engine's instance id.
+func (e *Engine) Instance() string { return e.cfg.Instance }
+
+// Owns reports whether this instance holds (and keeps renewing) the shard
+// lease of key: the wakeup engine dispatches only such timers.
+func (e *Engine) Owns(key string) bool {
+	n := e.leases.shardCount()
+	return n > 0 && e.leases.owns(kvstore.ShardOf(key, n))
+}
+
+// LeaseChanges returns a channel that receives a value whenever this
+// instance's leases change (before Start too).
+func (e *Engine) LeaseChanges() <-chan struct{} { return e.leases.subscribe() }
+
+type overdueQuery struct {
+	tolerance time.Duration
+	reply     chan []Overdue
+}
+
+// Overdue lists the schedules of this instance's shards whose next slot is
+// later than tolerance: the dead-man signal (a fire that should have
+// happened and did not). It asks the engine's loop; ctx bounds the wait.
+func (e *Engine) Overdue(ctx context.Context, tolerance time.Duration) ([]Overdue, error) {
+	q := overdueQuery{tolerance: tolerance, reply: make(chan []Overdue, 1)}
+	done := e.svc.Done()
+	if done == nil {
+		return nil, nil // never started: nothing is owned
+	}
+	select {
+	case e.queries <- q:
+	case <-done:
+		return nil, nil // stopped
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case out := <-q.reply:
+		return out, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// LeasesHeld is the number of shard leases this instance holds.
+func (e *Engine) LeasesHeld() int { return e.leases.count() }
+
+// Ready is closed once the due index holds every spec and state that
+// existed when the current run started (a restart makes a new one).
+func (e *Engine) Ready() <-chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.ready
+}
+
+// Start checks the fire stream's duplicate window, takes this instance's
+// share of the shard leases, opens the watches and starts the loop. It
+// returns once the loop runs (ctx bounds the setup only); on a running
+// engine it does nothing. A stopped engine starts again.
+func (e *Engine) Start(ctx context.Context) error {
+	return e.svc.Start(ctx, e.setup)
+}
+
+// setup prepares a run (see lifecycle.Setup).
+func (e *Engine) setup(ctx, life context.Context) (func(), error) {
+	if err := e.checkDuplicateWindow(ctx); err != nil {
+		return nil, err
+	}
+	shards, err := e.store.Shards(ctx)
+	if err != nil {
+		return nil, err
+	}
+	e.shards = shards
+	e.leases.setShards(shards)
+	var stops []func() error
+	undo := func() {
+		for _, stop := range stops {
+			_ = stop()
+		}
+	}
+	specs, err := e.store.WatchSpecs(life)
+	if err != nil {
+		return nil, fmt.Errorf("fire: watch specs: %w", err)
+	}
+	stops = append(stops, specs.Stop)
+	states, err := e.store.WatchState(life)
+	if err != nil {
+		undo()
+		return nil, fmt.Errorf("fire: watch state: %w", err)
+	}
+	stops = append(stops, states.Stop)
+	cals, err := e.store.WatchCalendars(life)
+	if err != nil {
+		undo()
+		return nil, fmt.Errorf("fire: watch calendars: %w", err)
+	}
+	stops = append(stops, cals.Stop)
+	dones := make(chan doneReport, 1024)
+	sub, err := e.subscribeDones(life, dones)
+	if err != nil {
+		undo()
+		return nil, err
+	}
+	e.mu.Lock()
+	select {
+	case <-e.ready:
+		e.ready = make(chan struct{}) // a restart: a new index
+	default:
+	}
+	ready := e.ready
+	e.mu.Unlock()
+	// Take this instance's share of the shards before the loop runs.
+	e.leases.round(ctx)
+	var keeper sync.WaitGroup
+	keeper.Go(func() { e.leases.run(life) })
+	l := newLoop(e, specs, states, cals, dones)
+	l.ready = ready
+	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
+	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
+	e.settles = make(chan settle, settleQueue)
+	l.settles = e.settles
+	return func() {
+		l.run(life)
+		e.inflight.Close()  // after the workers have stopped
+		e.followups.Close() // after the last tick is sent
+		_ = sub.Unsubscribe()
+		keeper.Wait() // the lease keeper has handed the shards back
+	}, nil
+}
+
+// Stop stops claiming, lets in-flight slots finish publishing (each is
+// bounded by its claim's expiry), hands the shard leases back and returns
+// when every goroutine of the run has exited, or ctx's error when ctx ends
+// first (the run then goes on stopping; Stop may be called again). Stop
+// before Start, and a second Stop, are no-ops.
+func (e *Engine) Stop(ctx context.Context) error { return e.svc.Stop(ctx) }
+
+// checkDuplicateWindow enforces the protocol's timing: a takeover
+// re-publishes a slot at the earliest when its claim expires, so the fire
+// stream must still remember the first publish's Nats-Msg-Id by then.
+func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
+	l := e.store.Layout()
+	s, err := e.store.JetStream().Stream(ctx, l.FiresStream)
+	if err != nil {
+		return fmt.Errorf("fire: stream %s: %w", l.FiresStream, err)
+	}
+	window := s.CachedInfo().Config.Duplicates
+	e.dupWindow = window
+	need := e.cfg.ClaimTTL + publishBudget(e.cfg.ClaimTTL)
+	if window < need {
+		return fmt.Errorf("fire: stream %s has a duplicate window of %s; the claim TTL %s plus the publish retry budget %s needs at least %s (raise the window or lower the claim TTL)",
+			l.FiresStream, window, e.cfg.ClaimTTL, publishBudget(e.cfg.ClaimTTL), need)
+	}
+	return nil
+}
+
+// entry is the loop's view of one schedule. A scheduler holds one per
+// schedule, so it keeps only what deciding and firing need.
+type entry struct {
+	id      string
+	target  // what a fire needs from the spec
+	specRev uint64
+	written int64 // when the spec revision was written (Unix ns)
+	// spec is the decoded spec, kept only while it may be compiled again:
+	// until its first compile, and for good when it names a calendar (a
+	// calendar change re-compiles it).
+	spec     *kvstore.Spec
+	compiled kvstore.Compiled // Schedule nil while invalid, removed or not compiled yet
+	invalid  error
+	state    *kvstore.State
+	stateRev uint64
+	// plan is this instance's plan for a schedule without a state record
+	// (state nil); the first write (a claim or a misfire) creates the
+	// record. Kept small: at first a million schedules have only a plan.
+	plan *plan
+	// pending is a state update watched while a worker held the entry: it is
+	// decoded when the worker reports back, and only if newer than what the
+	// worker wrote (usually it is the echo of that write).
+	pending jetstream.KeyValueEntry
+	settled string // token of a claim known settled by this instance
+	checked string // token of a live claim whose tick was missing
+	busy    bool   // a worker holds it
+	removed bool   // spec deleted while busy
+	// removedAt is when the spec was deleted (Unix ns), for the remove job.
+	removedAt int64
+	stale     bool // its calendar changed while busy
+	failures  int  // consecutive failed attempts, for backoff
+}
+
+// target is what firing a schedule needs from its spec.
+type target struct {
+	workflow string
+	input    []byte
+	at       int64 // a one-shot's time (Unix ns); zero otherwise
+}
+
+func targetOf(s *kvstore.Spec) target {
+	t := target{workflow: s.Workflow, input: s.Input}
+	if s.At != nil {
+		t.at = s.At.UnixNano()
+	}
+	return t
+}
+
+// decideInput is the Input of a schedule's next decision.
+func (e *Engine) decideInput(now time.Time, t target, c kvstore.Compiled, written time.Time, st *kvstore.State, settled, checked string) Input {
+	return Input{
+		ReplayLimit:      e.replayLimit(),
+		MaxClaim:         e.maxClaim(),
+		Now:              now,
+		Plan:             c.Plan,
+		Policy:           c.Policy,
+		Schedule:         c.Schedule,
+		State:            st,
+		Settled:          settled,
+		Checked:          checked,
+		MisfireThreshold: e.cfg.MisfireThreshold,
+		Written:          written,
+		At:               unixNano(t.at),
+	}
+}
+
+func (e *Engine) entryInput(en *entry, now time.Time) Input {
+	return e.decideInput(now, en.target, en.compiled, unixNano(en.written), en.current(), en.settled, en.checked)
+}
+
+// maxClaim is the longest claim any correct instance can make on this
+// fire stream: a takeover re-publishes at the earliest when a claim
+// expires, and the duplicate window must still remember the first publish
+// then (checkDuplicateWindow enforces it for this instance's own claims).
+func (e *Engine) maxClaim() time.Duration { return e.dupWindow / 2 }
+
+// replayLimit is how far back a schedule without a state record may be
+// planned: what the fire stream's duplicate window still remembers, less
+// a claim's lifetime (see Input.ReplayLimit).
+func (e *Engine) replayLimit() time.Duration {
+	return max(e.dupWindow-e.cfg.ClaimTTL, time.Second)
+}
+
+// unixNano is the time of ns nanoseconds since the epoch; 0 is the zero time.
+func unixNano(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).UTC()
+}
+
+// current is the entry's state: its record, or its plan as a state.
+func (en *entry) current() *kvstore.State {
+	if en.state != nil || en.plan == nil {
+		return en.state
+	}
+	p := en.plan
+	return &kvstore.State{Plan: en.compiled.Plan, Next: p.next, Ended: p.ended, NextReason: p.reason, NextNominal: p.nominal}
+}
+
+// plan is a first slot planned in memory (see entry.plan).
+type plan struct {
+	next, nominal time.Time
+	reason        string
+	ended         bool
+}
+
+// job is a snapshot of an entry handed to a worker.
+type job struct {
+	id      string
+	written time.Time
+	target
+	compiled kvstore.Compiled
+	state    *kvstore.State
+	stateRev uint64
+	planned  bool // state is the loop's plan, not a stored record (see entry)
+	settled  string
+	checked  string
+	remove   bool
+	// removedAt is when the spec was deleted (a remove job).
+	removedAt time.Time
+	dones     []doneReport
+	// uncounted fires to take back from State.Fires (see settle).
+	uncounted uint64
+}
+
+// result is what a worker hands back.
+type result struct {
+	id       string
+	state    *kvstore.State // nil with stateRev > 0: deleted
+	stateRev uint64
+	planned  bool // state is a plan, not a stored record
+	settled  string
+	// settledNow: this worker settled the claim with token settled (else
+	// settled is only what it started from).
+	settledNow bool
+	checked    string
+	removed    bool // the remove job finished
+	// absent: the worker found the state record deleted; state and
+	// stateRev are nil and 0, and the loop decides again from scratch.
+	absent bool
+	// uncounted is what the job could not take back from State.Fires
+	// (it wrote no state): the loop keeps it for the next job.
+	uncounted uint64
+	// requeue are completion reports whose slot had no tick yet: the loop
+	// hands them to a later job.
+	requeue []doneReport
+	// progress: the job wrote the state or settled a claim (see
+	// worker.process); only progress ends a run of failures.
+	progress bool
+	err      error
+}
+
+// settle records that this worker settled the claim with token.
+func (r *result) settle(token string) { r.settled, r.settledNow = token, true }
+
+// isDelete reports whether a watched entry is a delete or purge marker.
+func isDelete(e jetstream.KeyValueEntry) bool {
+	op := e.Operation()
+	return op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge
+}

@@ -1,0 +1,393 @@
+package fires_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// harness is a real nats-server with jetsched's buckets, and a recorder of
+// every fire message the stream holds.
+type harness struct {
+	t     *testing.T
+	srv   *natstest.Server
+	js    jetstream.JetStream
+	store *kvstore.Store
+
+	mu    sync.Mutex
+	fires []fireMsg
+	added chan struct{}
+}
+
+type fireMsg struct {
+	meta    kvstore.FireMeta
+	subject string
+	data    []byte
+	seq     uint64
+}
+
+func setup(t *testing.T) *harness {
+	t.Helper()
+	srv := natstest.Start(t)
+	js, store := srv.Store(t)
+	h := &harness{t: t, srv: srv, js: js, store: store, added: make(chan struct{}, 1)}
+	h.subscribeFires()
+	return h
+}
+
+// subscribeFires records every message of SCHED_FIRES (again, after the
+// stream was deleted and created anew).
+func (h *harness) subscribeFires() {
+	t := h.t
+	t.Helper()
+	cons, err := h.js.OrderedConsumer(context.Background(), "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := cons.Consume(func(m jetstream.Msg) {
+		meta, err := kvstore.ParseFireMeta(m.Headers())
+		if err != nil {
+			t.Errorf("fire without valid headers: %v", err)
+			return
+		}
+		md, _ := m.Metadata()
+		h.mu.Lock()
+		h.fires = append(h.fires, fireMsg{meta: meta, subject: m.Subject(), data: m.Data(), seq: md.Sequence.Stream})
+		h.mu.Unlock()
+		select {
+		case h.added <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cc.Stop)
+}
+
+func (h *harness) engine(cfg fires.Config) *fires.Engine {
+	h.t.Helper()
+	cfg.Store = h.store
+	e, err := fires.New(cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
+	select {
+	case <-e.Ready():
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("engine index not ready")
+	}
+	return e
+}
+
+func (h *harness) put(id string, spec kvstore.Spec) {
+	h.t.Helper()
+	if _, err := h.store.PutSpec(context.Background(), id, spec); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// waitFires waits until cond holds for the recorded fires of schedule id.
+func (h *harness) waitFires(id string, timeout time.Duration, cond func([]fireMsg) bool) []fireMsg {
+	h.t.Helper()
+	deadline := time.After(timeout)
+	for {
+		got := h.of(id)
+		if cond(got) {
+			return got
+		}
+		select {
+		case <-h.added:
+		case <-deadline:
+			h.t.Fatalf("timed out after %s; fires of %s so far: %d", timeout, id, len(got))
+		}
+	}
+}
+
+func (h *harness) of(id string) []fireMsg {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out []fireMsg
+	for _, f := range h.fires {
+		if f.meta.ScheduleID == id {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// checkCadence asserts slots step by exactly `every` with no duplicate.
+func checkCadence(t *testing.T, fires []fireMsg, every time.Duration) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i, f := range fires {
+		if seen[f.meta.SlotID] {
+			t.Fatalf("duplicate fire of slot %s", f.meta.SlotID)
+		}
+		seen[f.meta.SlotID] = true
+		if i == 0 {
+			continue
+		}
+		if gap := f.meta.ScheduledAt.Sub(fires[i-1].meta.ScheduledAt); gap != every {
+			t.Fatalf("slot %d at %v follows %v: gap %v, want %v (lost or repeated slot)",
+				i, f.meta.ScheduledAt, fires[i-1].meta.ScheduledAt, gap, every)
+		}
+	}
+}
+
+// waitTick polls the ledger for a slot's entry until it appears.
+func (h *harness) waitTick(slotID string) kvstore.Tick {
+	h.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	poll := time.NewTicker(20 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		tick, err := h.store.GetTick(context.Background(), slotID)
+		if err == nil {
+			return tick
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("no tick for slot %s: %v", slotID, err)
+		}
+		<-poll.C
+	}
+}
+
+func atLeast(n int) func([]fireMsg) bool { return func(f []fireMsg) bool { return len(f) >= n } }
+
+func TestEngineFiresEverySecond(t *testing.T) {
+	h := setup(t)
+	h.engine(fires.Config{})
+	input := json.RawMessage(`{"hello":"world"}`)
+	h.put("tick", kvstore.Spec{Workflow: "wf", Every: "1s", TZ: "Europe/Paris", Input: input})
+
+	fires := h.waitFires("tick", 10*time.Second, atLeast(3))
+	checkCadence(t, fires, time.Second)
+	paris, _ := time.LoadLocation("Europe/Paris")
+	for _, f := range fires {
+		if f.subject != "sched.fire.wf" {
+			t.Errorf("subject %q, want sched.fire.wf", f.subject)
+		}
+		if string(f.data) != string(input) {
+			t.Errorf("body %q, want the input unchanged", f.data)
+		}
+		if f.meta.Workflow != "wf" || f.meta.Reason != "" {
+			t.Errorf("headers: %+v", f.meta)
+		}
+		if f.meta.SlotID != kvstore.SlotID("tick", f.meta.ScheduledAt) {
+			t.Errorf("Nats-Msg-Id %q is not the slot id of %v", f.meta.SlotID, f.meta.ScheduledAt)
+		}
+		if _, off := f.meta.ScheduledAt.Zone(); off != func() int { _, o := f.meta.ScheduledAt.In(paris).Zone(); return o }() {
+			t.Errorf("Sched-Scheduled-At %v is not in the schedule's zone", f.meta.ScheduledAt)
+		}
+		if f.meta.ScheduledAt.Truncate(time.Second) != f.meta.ScheduledAt {
+			t.Errorf("slot %v is not on the 1s grid", f.meta.ScheduledAt)
+		}
+		if f.meta.DispatchedAt.Before(f.meta.ScheduledAt) {
+			t.Errorf("dispatched %v before scheduled %v", f.meta.DispatchedAt, f.meta.ScheduledAt)
+		}
+	}
+	// Every fire has its ledger entry (written right after the publish).
+	for _, f := range fires {
+		tick := h.waitTick(f.meta.SlotID)
+		if tick.Status != kvstore.TickDispatched || tick.Seq != f.seq {
+			t.Errorf("tick %+v, want dispatched at seq %d", tick, f.seq)
+		}
+	}
+}
+
+func TestEngineRestartKeepsCadence(t *testing.T) {
+	h := setup(t)
+	first := h.engine(fires.Config{Instance: "first"})
+	h.put("tick", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	before := h.waitFires("tick", 10*time.Second, atLeast(2))
+	first.Stop(context.Background())
+
+	// Stay down across at least one slot, then start a new instance on
+	// the same buckets.
+	last := before[len(before)-1].meta.ScheduledAt
+	time.Sleep(time.Until(last.Add(2200 * time.Millisecond)))
+	n := len(h.of("tick"))
+	h.engine(fires.Config{Instance: "second"})
+
+	fires := h.waitFires("tick", 10*time.Second, atLeast(n+3))
+	checkCadence(t, fires, time.Second)
+	var bySecond int
+	for _, f := range fires {
+		if f.meta.Instance == "second" {
+			bySecond++
+		}
+	}
+	if bySecond < 3 {
+		t.Fatalf("second instance fired %d slots, want >= 3", bySecond)
+	}
+}
+
+func TestEngineDeletedSpecStopsFiring(t *testing.T) {
+	h := setup(t)
+	h.engine(fires.Config{})
+	h.put("gone", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.put("stays", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.waitFires("gone", 10*time.Second, atLeast(1))
+	if err := h.store.DeleteSpec(context.Background(), "gone"); err != nil {
+		t.Fatal(err)
+	}
+	n := len(h.of("gone"))
+	// Three more fires of the other schedule prove time moved on.
+	m := len(h.of("stays"))
+	h.waitFires("stays", 10*time.Second, atLeast(m+3))
+	// One fire may have been in flight when the delete landed.
+	if got := len(h.of("gone")); got > n+1 {
+		t.Fatalf("deleted schedule fired %d more times", got-n)
+	}
+	if _, _, err := h.store.GetState(context.Background(), "gone"); err == nil {
+		// The engine removes the state when it sees the delete.
+		deadline := time.Now().Add(5 * time.Second)
+		for err == nil && time.Now().Before(deadline) {
+			<-h.added
+			_, _, err = h.store.GetState(context.Background(), "gone")
+		}
+		if err == nil {
+			t.Fatal("state of a deleted schedule still exists")
+		}
+	}
+}
+
+func TestEngineTakesOverAbandonedClaims(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name      string
+		published bool // the dead owner published before dying
+	}{
+		{"crash after claim, before publish", false},
+		{"crash after publish, before ledger", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h := setup(t)
+			// Aligned to the epoch: the slots are whole hours.
+			spec := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}
+			h.put("hourly", spec)
+			// A dead instance claimed the 09:00 slot 40s ago and vanished.
+			now := time.Now().UTC()
+			slot := now.Truncate(time.Hour)
+			claim := &kvstore.Claim{Slot: slot, Token: "dead-token", Owner: "dead", At: now.Add(-40 * time.Second), Expires: now.Add(-10 * time.Second)}
+			st := kvstore.State{Next: slot.Add(time.Hour), Plan: spec.Plan(), Claim: claim, Fires: 1}
+			if _, err := h.store.CreateState(ctx, "hourly", st); err != nil {
+				t.Fatal(err)
+			}
+			if tc.published {
+				m := nats.NewMsg("sched.fire.wf")
+				m.Header.Set(kvstore.HeaderScheduleID, "hourly")
+				m.Header.Set(kvstore.HeaderWorkflow, "wf")
+				m.Header.Set(kvstore.HeaderScheduledAt, slot.Format(time.RFC3339Nano))
+				if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(kvstore.SlotID("hourly", slot))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			h.engine(fires.Config{Instance: "survivor"})
+
+			tick := h.waitTick(kvstore.SlotID("hourly", slot))
+			if tick.Status != kvstore.TickDispatched || tick.Duplicate != tc.published || tick.Owner != "survivor" {
+				t.Fatalf("tick %+v", tick)
+			}
+			fires := h.waitFires("hourly", 5*time.Second, atLeast(1))
+			if len(fires) != 1 {
+				t.Fatalf("%d fire messages for the slot, want exactly 1", len(fires))
+			}
+			if !tc.published && fires[0].meta.Reason != "takeover" {
+				t.Fatalf("reason %q, want takeover", fires[0].meta.Reason)
+			}
+			st2, _, err := h.store.GetState(ctx, "hourly")
+			if err != nil || st2.Claim.Owner != "survivor" || !st2.Next.Equal(slot.Add(time.Hour)) {
+				t.Fatalf("state after takeover: %+v, %v", st2, err)
+			}
+		})
+	}
+}
+
+func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
+	h := setup(t)
+	nc := h.js.Conn()
+	events, err := nc.SubscribeSync("sched.event.invalid.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer events.Unsubscribe()
+	h.engine(fires.Config{})
+	h.put("good", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	specs, err := h.js.KeyValue(context.Background(), "sched_specs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage := map[string]struct{ value, field string }{
+		"not-json":    {"\x00\x01 not json", "spec"},
+		"wrong-type":  {`{"workflow":"wf","every":5}`, "every"},
+		"never-fires": {`{"workflow":"wf","cron":"0 0 30 2 *"}`, "cron"},
+		"bad-zone":    {`{"workflow":"wf","cron":"* * * * *","tz":"Atlantis/Capital"}`, "tz"},
+	}
+	for id, g := range garbage {
+		if _, err := specs.Put(context.Background(), id, []byte(g.value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	seen := map[string]kvstore.Event{}
+	for len(seen) < len(garbage) {
+		m, err := events.NextMsg(10 * time.Second)
+		if err != nil {
+			t.Fatalf("invalid events so far %v: %v", seen, err)
+		}
+		var ev kvstore.Event
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		seen[ev.Schedule] = ev
+	}
+	for id, g := range garbage {
+		if ev := seen[id]; ev.Field != g.field || ev.Reason == "" {
+			t.Errorf("%s: event %+v, want field %q and a reason", id, ev, g.field)
+		}
+	}
+	// The good schedule keeps firing; the bad ones never fire.
+	n := len(h.of("good"))
+	h.waitFires("good", 10*time.Second, atLeast(n+2))
+	for id := range garbage {
+		if f := h.of(id); len(f) != 0 {
+			t.Errorf("invalid schedule %s fired %d times", id, len(f))
+		}
+	}
+}
+
+func TestEngineStopsALimitedSchedule(t *testing.T) {
+	h := setup(t)
+	h.engine(fires.Config{})
+	// The limit counts the recurrence's fire times from start, so start
+	// in the future to see both.
+	start := time.Now().Truncate(time.Second).Add(2 * time.Second)
+	h.put("twice", kvstore.Spec{Workflow: "wf", Every: "1s", Start: &start, Limit: 2})
+	h.put("clock", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	fires := h.waitFires("twice", 10*time.Second, atLeast(2))
+	n := len(h.of("clock"))
+	h.waitFires("clock", 10*time.Second, atLeast(n+2))
+	if got := len(h.of("twice")); got != 2 {
+		t.Fatalf("limited schedule fired %d times, want 2", got)
+	}
+	checkCadence(t, fires, time.Second)
+	st, _, err := h.store.GetState(context.Background(), "twice")
+	if err != nil || !st.Ended {
+		t.Fatalf("state %+v (%v), want ended", st, err)
+	}
+}

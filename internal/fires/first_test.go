@@ -1,0 +1,55 @@
+package fires
+
+import (
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestDecideFirstSlot covers where a new schedule's first slot comes from:
+// slots due between the spec's write and the first scheduler seeing it are
+// owed (within the misfire threshold), and a one-shot is owed its slot
+// however late it is seen.
+func TestDecideFirstSlot(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	every := cronx.Interval{Every: time.Second}
+	tests := []struct {
+		name      string
+		sched     cronx.Schedule
+		now       time.Time
+		written   time.Time
+		oneShot   time.Time
+		threshold time.Duration // spec's
+		want      time.Time
+	}{
+		{name: "write time unknown: first slot after now", sched: every, now: at(10.5), want: at(11)},
+		{name: "written 2.5 s ago: the slots since are owed", sched: every, now: at(10.5), written: at(8), want: at(8)},
+		{name: "written on a slot boundary: that slot is owed", sched: every, now: at(10.5), written: at(9), want: at(9)},
+		{name: "written long ago: only the threshold back", sched: every, now: at(100.5), written: at(1), want: at(41)},
+		{name: "spec threshold wins", sched: every, now: at(100.5), written: at(1), threshold: 5 * time.Second, want: at(96)},
+		{name: "written in the future (clock skew): from now", sched: every, now: at(10.5), written: at(20), want: at(11)},
+		{name: "one-shot seen after its time", sched: cronx.At(at(3)), now: at(10.5), written: at(4), oneShot: at(3), want: at(3)},
+		{name: "one-shot seen an hour late", sched: cronx.At(at(3)), now: at(3603), written: at(4), oneShot: at(3), want: at(3)},
+		{name: "one-shot in the future", sched: cronx.At(at(30)), now: at(10.5), written: at(4), oneShot: at(30), want: at(30)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := Decide(Input{Now: tt.now, Schedule: tt.sched, Written: tt.written, At: tt.oneShot,
+				MisfireThreshold: time.Minute, Policy: kvstore.Policy{MisfireThreshold: tt.threshold}})
+			if d.Action != ActInit || !d.Next.Equal(tt.want) {
+				t.Fatalf("Decide = %v next %s, want ActInit next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
+			}
+			// A record an operator action created first (empty plan) is
+			// planned the same way, keeping the action's fields.
+			paused := &kvstore.State{Paused: &kvstore.Pause{Note: "freeze"}}
+			d = Decide(Input{Now: tt.now, Schedule: tt.sched, Plan: "p", State: paused, Written: tt.written, At: tt.oneShot,
+				MisfireThreshold: time.Minute, Policy: kvstore.Policy{MisfireThreshold: tt.threshold}})
+			if d.Action != ActReplan || !d.Next.Equal(tt.want) {
+				t.Fatalf("Decide on an operator-created record = %v next %s, want ActReplan next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
+			}
+		})
+	}
+}

@@ -1,0 +1,219 @@
+package fires_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestLeasesShareAndHandOver: two instances split the shards; when one
+// stops, the other takes them all and every schedule keeps its cadence
+// with no duplicate.
+func TestLeasesShareAndHandOver(t *testing.T) {
+	h := setup(t)
+	a := h.engine(fires.Config{Instance: "a", LeaseTTL: 2 * time.Second})
+	b := h.engine(fires.Config{Instance: "b", LeaseTTL: 2 * time.Second})
+	ids := []string{}
+	for i := range 20 {
+		id := "s" + string(rune('a'+i))
+		ids = append(ids, id)
+		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
+	}
+	waitFor(t, 10*time.Second, func() bool { return a.LeasesHeld() > 0 && b.LeasesHeld() > 0 && a.LeasesHeld()+b.LeasesHeld() == 64 })
+	for _, id := range ids {
+		h.waitFires(id, 10*time.Second, atLeast(2))
+	}
+	a.Stop(context.Background())
+	waitFor(t, 10*time.Second, func() bool { return b.LeasesHeld() == 64 })
+	for _, id := range ids {
+		n := len(h.of(id))
+		fires := h.waitFires(id, 10*time.Second, atLeast(n+2))
+		checkCadence(t, fires, time.Second)
+	}
+	byB := 0
+	for _, f := range h.of(ids[0]) {
+		if f.meta.Instance == "b" {
+			byB++
+		}
+	}
+	if byB == 0 {
+		t.Fatal("b never fired the schedule after a left")
+	}
+}
+
+// TestMisfireFireAllCatchesUp: after downtime past the threshold, fire_all
+// fires every missed slot, in order, marked catchup.
+func TestMisfireFireAllCatchesUp(t *testing.T) {
+	h := setup(t)
+	first := h.engine(fires.Config{Instance: "first"})
+	h.put("all", kvstore.Spec{Workflow: "wf", Every: "1s", Misfire: kvstore.MisfireFireAll, MisfireThreshold: "500ms"})
+	h.put("skip", kvstore.Spec{Workflow: "wf", Every: "1s", MisfireThreshold: "500ms"})
+	before := h.waitFires("all", 10*time.Second, atLeast(2))
+	h.waitFires("skip", 10*time.Second, atLeast(2))
+	first.Stop(context.Background())
+	last := before[len(before)-1].meta.ScheduledAt
+	time.Sleep(time.Until(last.Add(3500 * time.Millisecond))) // down for 3 slots
+	h.engine(fires.Config{Instance: "second"})
+	n := len(h.of("all"))
+	fires := h.waitFires("all", 10*time.Second, atLeast(n+4))
+	checkCadence(t, fires, time.Second)
+	catchup := 0
+	for _, f := range fires {
+		if f.meta.Reason == kvstore.ReasonCatchup {
+			catchup++
+		}
+	}
+	if catchup < 2 {
+		t.Fatalf("%d catch-up fires, want the missed slots", catchup)
+	}
+	// skip records the missed slots instead of firing them.
+	waitFor(t, 10*time.Second, func() bool {
+		ticks, err := h.store.History(context.Background(), "skip")
+		if err != nil {
+			return false
+		}
+		for _, tk := range ticks {
+			if tk.Status == kvstore.TickMissed && strings.HasPrefix(tk.Reason, "misfire") {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// TestOverlapSkipUntilCompletion: with overlap skip, slots due while the
+// previous fire has not reported completion are skipped; a completion
+// report (or the timeout) frees the schedule.
+func TestOverlapSkipUntilCompletion(t *testing.T) {
+	h := setup(t)
+	h.engine(fires.Config{})
+	h.put("ov", kvstore.Spec{Workflow: "wf", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"})
+	first := h.waitFires("ov", 10*time.Second, atLeast(1))[0]
+	// No report yet: the next slots are skipped.
+	waitFor(t, 10*time.Second, func() bool {
+		ticks, _ := h.store.History(context.Background(), "ov")
+		for _, tk := range ticks {
+			if tk.Status == kvstore.TickSkipped && strings.Contains(tk.Reason, "still running") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(h.of("ov")); n != 1 {
+		t.Fatalf("%d fires while the first runs, want 1", n)
+	}
+	data, _ := json.Marshal(kvstore.DoneReport{SlotID: first.meta.SlotID, Outcome: kvstore.OutcomeCompleted, Worker: "test"})
+	if err := h.js.Conn().Publish("sched.done.ov", data); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFires("ov", 10*time.Second, atLeast(2))
+	tick := h.waitTick(first.meta.SlotID)
+	waitFor(t, 5*time.Second, func() bool {
+		tick, _ = h.store.GetTick(context.Background(), first.meta.SlotID)
+		return tick.Status == kvstore.TickCompleted
+	})
+}
+
+// TestOperatorControls: pause and resume, trigger, skip and backfill.
+func TestOperatorControls(t *testing.T) {
+	h := setup(t)
+	h.engine(fires.Config{})
+	ctx := context.Background()
+	c := fires.Control{Store: h.store}
+	h.put("op", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.waitFires("op", 10*time.Second, atLeast(1))
+
+	// Trigger: an extra slot with its own id and reason.
+	slotID, err := c.Trigger(ctx, "op", "by hand")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		for _, f := range h.of("op") {
+			if f.meta.SlotID == slotID && f.meta.Reason == kvstore.ReasonTrigger && f.meta.Note == "by hand" {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Pause: no regular fires; resume: fires again, the paused slots are
+	// recorded as skipped.
+	if _, err := c.Pause(ctx, "op", "maintenance", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	n := len(h.of("op"))
+	time.Sleep(2500 * time.Millisecond) // two slots pass while paused
+	if got := len(h.of("op")); got > n+1 {
+		t.Fatalf("%d fires while paused", got-n)
+	}
+	if _, err := c.Resume(ctx, "op"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFires("op", 10*time.Second, atLeast(len(h.of("op"))+1))
+	waitFor(t, 5*time.Second, func() bool {
+		ticks, _ := h.store.History(ctx, "op")
+		for _, tk := range ticks {
+			if tk.Status == kvstore.TickSkipped && tk.Reason == "paused" {
+				return true
+			}
+		}
+		return false
+	})
+
+	// Backfill three past slots, marked backfill.
+	from := time.Now().Add(-time.Hour).Truncate(time.Second)
+	if _, err := c.Backfill(ctx, "op", from, from.Add(2*time.Second), 50, "replay"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		k := 0
+		for _, f := range h.of("op") {
+			if f.meta.Reason == kvstore.ReasonBackfill {
+				k++
+			}
+		}
+		return k == 3
+	})
+
+	// Skip the next two regular slots.
+	if _, err := c.Skip(ctx, "op", 2); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, func() bool {
+		ticks, _ := h.store.History(ctx, "op")
+		k := 0
+		for _, tk := range ticks {
+			if tk.Status == kvstore.TickSkipped && strings.Contains(tk.Reason, "skip-next") {
+				k++
+			}
+		}
+		return k == 2
+	})
+	// Controls refuse what makes no sense.
+	if _, err := c.Resume(ctx, "op"); err == nil {
+		t.Fatal("resume of a running schedule accepted")
+	}
+	if _, err := c.Backfill(ctx, "op", from, from.Add(time.Hour*2), 10, ""); err == nil {
+		t.Fatal("backfill into the future accepted")
+	}
+}
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %s", timeout)
+		}
+		<-tick.C
+	}
+}

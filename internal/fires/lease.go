@@ -1,0 +1,345 @@
+package fires
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// leaseValue is the value of shard.<n> and member.<instance> in
+// sched_leases.
+type leaseValue struct {
+	Owner   string    `json:"owner"`
+	Renewed time.Time `json:"renewed"`
+	TTL     string    `json:"ttl"`
+}
+
+// leases holds this instance's share of the shards. Each lease is a key
+// with a per-key TTL, renewed by CAS (a publish that expects the key's last
+// revision and sets a fresh TTL). Instances register as members the same
+// way; each aims at ceil(shards/members) leases, takes free ones and hands
+// extras back, so joining and leaving rebalance. Leases only keep
+// instances from racing on every slot: the state CAS stays the guard, so
+// two owners for a moment is safe.
+type leases struct {
+	kv       jetstream.KeyValue
+	js       jetstream.JetStream
+	instance string
+	shards   int
+	ttl      time.Duration
+	clock    clock.Clock
+	log      *slog.Logger
+	event    func(kvstore.Event)
+	observe  func(int)
+	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
+
+	subMu sync.Mutex
+	subs  []chan struct{} // more listeners (the wakeup engine)
+
+	mu     sync.Mutex
+	held   map[int]heldLease
+	member uint64 // revision of member.<instance>
+}
+
+type heldLease struct {
+	rev     uint64
+	renewed time.Time // last successful write, by this instance's clock
+}
+
+func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
+	return &leases{
+		kv: kv, js: js, instance: instance, shards: shards, ttl: ttl,
+		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {},
+		changed: make(chan struct{}, 1), held: make(map[int]heldLease),
+	}
+}
+
+// owns reports whether this instance may dispatch schedules of shard: it
+// holds the lease and renewed it within 90% of the TTL.
+func (l *leases) owns(shard int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, ok := l.held[shard]
+	return ok && l.clock.Now().Sub(h.renewed) < l.ttl*9/10
+}
+
+// setShards fixes the shard count for a run (read from the leases
+// bucket at Start).
+func (l *leases) setShards(n int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.shards = n
+}
+
+// shardCount is the shard count (0 before the first Start).
+func (l *leases) shardCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.shards
+}
+
+// count is the number of leases held.
+func (l *leases) count() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.held)
+}
+
+// run renews and rebalances every third of the TTL until ctx ends, then
+// hands every lease back.
+func (l *leases) run(ctx context.Context) {
+	tick := time.NewTicker(l.ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			l.release()
+			return
+		case <-tick.C:
+			l.round(ctx)
+		}
+	}
+}
+
+// round renews what is held, registers this member, and takes or gives
+// leases towards the fair share.
+func (l *leases) round(ctx context.Context) {
+	rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
+	defer cancel()
+	l.renewAll(rctx)
+	l.registerMember(rctx)
+	members, taken, err := l.survey(rctx)
+	if err != nil {
+		l.log.Debug("lease survey", "err", err)
+		return
+	}
+	target := (l.shards + max(members, 1) - 1) / max(members, 1)
+	held := l.heldShards()
+	if extra := len(held) - target; extra > 0 {
+		// Hand back the extras so that a joining instance gets its share.
+		for _, s := range held[len(held)-extra:] {
+			l.drop(rctx, s, "rebalance")
+		}
+		return
+	}
+	for _, s := range l.order() {
+		if len(l.heldShards()) >= target {
+			return
+		}
+		if _, busy := taken[s]; busy {
+			continue
+		}
+		l.acquire(rctx, s)
+	}
+}
+
+// order is the shard order this instance tries: a rotation seeded by its
+// id, so that instances do not all contend for shard 0 first.
+func (l *leases) order() []int {
+	start := kvstore.ShardOf(l.instance, l.shards)
+	out := make([]int, l.shards)
+	for i := range out {
+		out[i] = (start + i) % l.shards
+	}
+	return out
+}
+
+func (l *leases) heldShards() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := make([]int, 0, len(l.held))
+	for s := range l.held {
+		out = append(out, s)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// survey counts live members and lists the shards leased by anyone.
+func (l *leases) survey(ctx context.Context) (members int, taken map[int]string, err error) {
+	keys, err := l.kv.ListKeys(ctx)
+	if err != nil {
+		if errors.Is(err, jetstream.ErrNoKeysFound) {
+			return 0, map[int]string{}, nil
+		}
+		return 0, nil, err
+	}
+	defer keys.Stop()
+	taken = map[int]string{}
+	for k := range keys.Keys() {
+		switch {
+		case len(k) > 7 && k[:7] == "member.":
+			members++
+		case len(k) > 6 && k[:6] == "shard.":
+			if n, err := strconv.Atoi(k[6:]); err == nil {
+				taken[n] = k
+			}
+		}
+	}
+	return members, taken, nil
+}
+
+func (l *leases) value() []byte {
+	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String()})
+	return b
+}
+
+// acquire creates shard.<n> with a TTL: it succeeds only if no live lease
+// exists.
+func (l *leases) acquire(ctx context.Context, shard int) {
+	rev, err := l.kv.Create(ctx, shardKey(shard), l.value(), jetstream.KeyTTL(l.ttl))
+	if err != nil {
+		return // someone holds it (or NATS is away): try next round
+	}
+	l.mu.Lock()
+	l.held[shard] = heldLease{rev: rev, renewed: l.clock.Now()}
+	l.mu.Unlock()
+	l.log.Debug("lease gained", "shard", shard)
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Shard: &shard, Owner: l.instance, At: l.clock.Now().UTC()})
+	l.notify()
+}
+
+// renewAll refreshes every held lease by CAS with a new TTL; a lease whose
+// revision moved on was taken over and is dropped. A lease renewed after a
+// silence past the guard (owns was false, so the loops parked its due
+// schedules) is news for the loops, as a gained one is.
+func (l *leases) renewAll(ctx context.Context) {
+	resumed := 0
+	for _, s := range l.heldShards() {
+		l.mu.Lock()
+		h := l.held[s]
+		l.mu.Unlock()
+		rev, err := l.casTTL(ctx, shardKey(s), h.rev)
+		switch {
+		case err == nil:
+			l.mu.Lock()
+			if _, ok := l.held[s]; ok {
+				now := l.clock.Now()
+				if now.Sub(h.renewed) >= l.ttl*9/10 {
+					resumed++
+				}
+				l.held[s] = heldLease{rev: rev, renewed: now}
+			}
+			l.mu.Unlock()
+		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
+			l.lost(s, "taken over")
+		default:
+			// NATS is away: keep trying; owns() turns false at 90% TTL.
+			l.log.Debug("lease renewal failed", "shard", s, "err", err)
+		}
+	}
+	if resumed > 0 {
+		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
+		l.notify()
+	}
+}
+
+// registerMember keeps member.<instance> alive.
+func (l *leases) registerMember(ctx context.Context) {
+	key := "member." + l.instance
+	if l.member != 0 {
+		if rev, err := l.casTTL(ctx, key, l.member); err == nil {
+			l.member = rev
+			return
+		}
+	}
+	if rev, err := l.kv.Create(ctx, key, l.value(), jetstream.KeyTTL(l.ttl)); err == nil {
+		l.member = rev
+		return
+	}
+	// A previous incarnation's member key: overwrite it once it expires.
+}
+
+// casTTL writes key with a fresh TTL if it is still at revision rev. KV's
+// Update would clear the TTL, so this publishes to the key's subject with
+// the same expectations Update uses, plus Nats-TTL.
+func (l *leases) casTTL(ctx context.Context, key string, rev uint64) (uint64, error) {
+	msg := &nats.Msg{Subject: jsname.KV(l.js, l.kv.Bucket(), key), Data: l.value(), Header: nats.Header{}}
+	ack, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
+	if err != nil {
+		if natserr.WrongLastSequence(err) {
+			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
+		}
+		return 0, err
+	}
+	return ack.Sequence, nil
+}
+
+// drop hands a lease back.
+func (l *leases) drop(ctx context.Context, shard int, why string) {
+	l.mu.Lock()
+	h, ok := l.held[shard]
+	delete(l.held, shard)
+	l.mu.Unlock()
+	if !ok {
+		return
+	}
+	_ = l.kv.Delete(ctx, shardKey(shard), jetstream.LastRevision(h.rev))
+	l.log.Debug("lease handed back", "shard", shard, "why", why)
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
+	l.notify()
+}
+
+func (l *leases) lost(shard int, why string) {
+	l.mu.Lock()
+	delete(l.held, shard)
+	l.mu.Unlock()
+	l.log.Info("lease lost", "shard", shard, "why", why)
+	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
+	l.notify()
+}
+
+// release hands every lease back and leaves the membership, so that the
+// others take the shards at once instead of after the TTL.
+func (l *leases) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	for _, s := range l.heldShards() {
+		l.drop(ctx, s, "stopping")
+	}
+	if l.member != 0 {
+		_ = l.kv.Delete(ctx, "member."+l.instance, jetstream.LastRevision(l.member))
+	}
+}
+
+func (l *leases) notify() {
+	l.observe(l.count())
+	select {
+	case l.changed <- struct{}{}:
+	default:
+	}
+	l.subMu.Lock()
+	defer l.subMu.Unlock()
+	for _, c := range l.subs {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// subscribe returns a channel that receives (coalesced) a value whenever
+// the leases held change.
+func (l *leases) subscribe() <-chan struct{} {
+	c := make(chan struct{}, 1)
+	l.subMu.Lock()
+	l.subs = append(l.subs, c)
+	l.subMu.Unlock()
+	return c
+}
+
+func shardKey(n int) string { return "shard." + strconv.Itoa(n) }

@@ -1,0 +1,612 @@
+package fires
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/dueindex"
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// loop owns the entries and the due index. Only its goroutine touches
+// them; workers get snapshots (jobs) and send back results.
+type loop struct {
+	e      *Engine
+	specs  jetstream.KeyWatcher
+	states jetstream.KeyWatcher
+	cals   jetstream.KeyWatcher
+	dones  chan doneReport
+	// parked are due schedules of shards this instance does not own; they
+	// are looked at again when the leases change.
+	parked map[string]bool
+	// calendars are the named calendars, by name.
+	calendars map[string]*calendar.Calendar
+	entries   map[string]*entry
+	// ready is closed once the index is complete (the run's Ready).
+	ready chan struct{}
+	// waiting are completion reports for a worker to record, by schedule.
+	waiting map[string][]doneReport
+	// uncounted are fires counted at their claim that the stream took for
+	// duplicates, by schedule, to take back at the next state write.
+	uncounted map[string]uint64
+	index     dueindex.Index
+	jobs      chan job
+	results   chan result
+	settles   <-chan settle // claims whose publish was acknowledged
+	busy      int
+	timer     *time.Timer
+
+	specsLoaded, statesLoaded, calsLoaded bool
+}
+
+func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
+	return &loop{
+		dones:     dones,
+		parked:    make(map[string]bool),
+		e:         e,
+		specs:     specs,
+		states:    states,
+		cals:      cals,
+		calendars: make(map[string]*calendar.Calendar),
+		entries:   make(map[string]*entry),
+		waiting:   make(map[string][]doneReport),
+		uncounted: make(map[string]uint64),
+		jobs:      make(chan job, e.cfg.Workers),
+		results:   make(chan result, e.cfg.Workers),
+	}
+}
+
+func (l *loop) run(ctx context.Context) {
+	var wg sync.WaitGroup
+	// Workers use their own context: on Stop they finish the slot they
+	// hold (bounded by its claim expiry) instead of abandoning it midway.
+	workCtx, cancelWork := context.WithCancel(context.Background())
+	defer cancelWork()
+	for range l.e.cfg.Workers {
+		wg.Go(func() {
+			w := worker{e: l.e}
+			for j := range l.jobs {
+				l.results <- w.process(workCtx, j)
+			}
+		})
+	}
+	l.timer = time.NewTimer(time.Hour)
+	defer l.timer.Stop()
+
+	specUpdates, stateUpdates, calUpdates := l.specs.Updates(), l.states.Updates(), l.cals.Updates()
+	for ctx.Err() == nil {
+		select {
+		case <-ctx.Done():
+		case kv, ok := <-specUpdates:
+			if !ok {
+				specUpdates = nil
+				continue
+			}
+			l.onSpec(kv)
+		case kv, ok := <-stateUpdates:
+			if !ok {
+				stateUpdates = nil
+				continue
+			}
+			l.onState(kv)
+		case kv, ok := <-calUpdates:
+			if !ok {
+				calUpdates = nil
+				continue
+			}
+			l.onCalendar(kv)
+		case r := <-l.results:
+			l.onResult(r)
+		case s := <-l.settles:
+			l.onSettle(s)
+		case d := <-l.dones:
+			l.onDone(d)
+		case q := <-l.e.queries:
+			q.reply <- l.overdue(q.tolerance)
+		case <-l.e.leases.changed:
+			l.unpark()
+		case <-l.timer.C:
+		}
+		l.dispatch()
+		l.resetTimer()
+	}
+
+	// Stop: no new claims; collect what the workers hold, then let them go.
+	_ = l.specs.Stop()
+	_ = l.states.Stop()
+	_ = l.cals.Stop()
+	for l.busy > 0 {
+		l.onResult(<-l.results)
+	}
+	close(l.jobs)
+	wg.Wait()
+}
+
+func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded && l.calsLoaded }
+
+func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.specsLoaded = true
+		l.markReady()
+		return
+	}
+	id := kv.Key()
+	en := l.entries[id]
+	if isDelete(kv) {
+		if en == nil || kv.Revision() <= en.specRev {
+			return
+		}
+		en.specRev = kv.Revision()
+		en.compiled.Schedule, en.invalid = nil, nil
+		en.removedAt = kv.Created().UnixNano()
+		l.index.Remove(id)
+		if en.busy {
+			en.removed = true // finished when its worker reports back
+			return
+		}
+		l.removeEntry(en)
+		return
+	}
+	if en == nil {
+		en = &entry{id: id}
+		l.entries[id] = en
+	}
+	if kv.Revision() <= en.specRev {
+		return
+	}
+	en.specRev = kv.Revision()
+	en.written = 0
+	if c := kv.Created(); !c.IsZero() {
+		en.written = c.UnixNano()
+	}
+	en.removed = false
+	spec, err := kvstore.DecodeSpec(kv.Value())
+	en.spec, en.target = &spec, targetOf(&spec)
+	if err != nil {
+		en.invalid, en.compiled.Schedule = err, nil
+		l.index.Remove(id)
+		l.e.reportInvalid(id, err)
+		return
+	}
+	if !l.loaded() && spec.Calendar != "" {
+		// Compiled once every calendar is known (markReady). The others
+		// compile now, while the watch is still delivering.
+		en.compiled.Schedule = nil
+		return
+	}
+	l.compile(en)
+}
+
+// compile (re)builds an entry's schedule from its spec and the calendars
+// known now; a failure is reported (log and invalid event).
+func (l *loop) compile(en *entry) {
+	if en.spec == nil {
+		return // compiled already, and no calendar can change it
+	}
+	en.plan = nil // planned again from the new schedule
+	en.invalid = nil
+	err := en.spec.Validate(en.id)
+	var c kvstore.Compiled
+	if err == nil {
+		c, err = en.spec.CompileShared(en.id, l.calendarSource, &l.e.interner)
+	}
+	if err == nil {
+		// A calendar change can leave a schedule no slot at all: that is
+		// reported (invalid), not taken for the recurrence's end.
+		err = c.CheckFires(l.e.cfg.Clock.Now())
+	}
+	if err != nil {
+		en.invalid, en.compiled.Schedule = err, nil
+		l.index.Remove(en.id)
+		l.e.reportInvalid(en.id, err)
+		return
+	}
+	en.compiled, en.invalid, en.failures = c, nil, 0
+	if en.spec.Calendar == "" {
+		en.spec = nil // only a calendar change would need it again
+	}
+	l.schedule(en)
+}
+
+func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
+	if c, ok := l.calendars[name]; ok {
+		return c, nil
+	}
+	return nil, kvstore.ErrNotFound
+}
+
+// onCalendar keeps the named calendars and re-compiles the schedules that
+// use a changed one (their plan changes, so they re-plan from now).
+func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.calsLoaded = true
+		l.markReady()
+		return
+	}
+	name := kv.Key()
+	if isDelete(kv) {
+		delete(l.calendars, name)
+	} else if cal, err := calendar.ParseZones(kv.Value(), &l.e.interner.Zones); err == nil {
+		l.calendars[name] = cal
+	} else {
+		l.e.log.Warn("undecodable calendar; schedules using it stop until it is fixed", "calendar", name, "err", err)
+		delete(l.calendars, name)
+	}
+	if !l.loaded() {
+		return
+	}
+	for _, en := range l.entries {
+		if en.spec == nil || en.spec.Calendar != name || en.specRev == 0 {
+			continue
+		}
+		if en.busy {
+			en.stale = true // re-compiled when its worker reports back
+			continue
+		}
+		l.compile(en)
+	}
+}
+
+func (l *loop) onState(kv jetstream.KeyValueEntry) {
+	if kv == nil {
+		l.statesLoaded = true
+		l.markReady()
+		return
+	}
+	id := kv.Key()
+	en := l.entries[id]
+	if en == nil {
+		if isDelete(kv) {
+			return // nothing to forget (a first claim creates over the marker)
+		}
+		// State without a spec (yet): keep it, the spec may follow.
+		en = &entry{id: id}
+		l.entries[id] = en
+	}
+	if kv.Revision() <= en.stateRev {
+		return // our own write, echoed, or older news
+	}
+	if en.busy {
+		// Most likely the echo of the worker's own write: decoded only if
+		// the worker's result turns out older.
+		if en.pending == nil || kv.Revision() > en.pending.Revision() {
+			en.pending = kv
+		}
+		return
+	}
+	l.applyState(en, kv)
+	l.schedule(en)
+}
+
+// applyState makes a watched state record the entry's state.
+func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
+	en.stateRev, en.plan = kv.Revision(), nil
+	if isDelete(kv) {
+		en.state = nil
+	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
+		en.state = &st
+	} else {
+		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)
+		en.state = &kvstore.State{Plan: planUndecodable} // differs from any plan: re-plan from now
+	}
+}
+
+func (l *loop) onResult(r result) {
+	l.busy--
+	en := l.entries[r.id]
+	if en == nil {
+		return
+	}
+	en.busy = false
+	if r.uncounted > 0 {
+		l.uncounted[r.id] += r.uncounted // not written back yet
+	}
+	if len(r.requeue) > 0 {
+		l.waiting[r.id] = append(l.waiting[r.id], r.requeue...)
+		defer l.lookAgain(en, requeueDelay)
+	}
+	switch {
+	case r.removed || r.absent:
+		// The record is gone (deleted by the remove job, or found deleted
+		// by the worker). Its delete marker, watched, is newer than
+		// stateRev, so it is applied when it comes (or below, if it came).
+		en.state, en.plan = nil, nil
+	case r.stateRev > en.stateRev:
+		en.stateRev, en.state, en.plan = r.stateRev, r.state, nil
+	}
+	if p := en.pending; p != nil {
+		en.pending = nil
+		if p.Revision() > en.stateRev {
+			l.applyState(en, p) // someone else wrote after the worker
+		}
+	}
+	if r.settledNow {
+		en.settled = r.settled // (an earlier token never overwrites onSettle's news)
+	}
+	if r.checked != "" {
+		en.checked = r.checked
+	}
+	if en.removed {
+		if r.removed {
+			delete(l.entries, r.id)
+		} else {
+			l.removeEntry(en)
+		}
+		return
+	}
+	if r.removed {
+		l.schedule(en) // the spec came back while its state was deleted
+		return
+	}
+	if en.stale {
+		en.stale = false
+		l.compile(en)
+		return
+	}
+	if r.err != nil {
+		en.failures++
+		wait := retryDelay(en.failures)
+		if !errors.Is(r.err, kvstore.ErrConflict) {
+			l.e.log.Warn("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
+		}
+		if en.failures == stallAfter {
+			l.e.stalled(en.id, en.failures, r.err)
+		}
+		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))
+		return
+	}
+	if r.progress {
+		if en.failures >= stallAfter {
+			l.e.log.Info("schedule works again", "schedule", en.id, "after_attempts", en.failures)
+		}
+		en.failures = 0
+	}
+	l.schedule(en)
+}
+
+// onSettle records that a claim's fire was published and its tick sent.
+// It may come before the worker's result with that claim: the token is
+// kept, and matches the claim once the result is in.
+func (l *loop) onSettle(s settle) {
+	en := l.entries[s.id]
+	if en == nil {
+		return
+	}
+	if s.duplicate {
+		l.uncounted[s.id]++
+		if s.token == "" {
+			return
+		}
+	}
+	en.settled = s.token
+	if !en.busy {
+		l.schedule(en)
+	}
+}
+
+// schedule puts en in the due index at the time it next needs attention.
+func (l *loop) schedule(en *entry) {
+	if en.compiled.Schedule == nil || en.busy {
+		l.index.Remove(en.id)
+		return
+	}
+	now := l.e.cfg.Clock.Now()
+	if en.state == nil && en.plan == nil {
+		l.plan(en, now)
+	}
+	due, ok := Due(l.e.entryInput(en, now))
+	if !ok {
+		l.index.Remove(en.id)
+		return
+	}
+	l.index.Set(en.id, due)
+}
+
+// plan gives a schedule without a state record its first slot, in memory
+// only: every instance plans the same slot from the spec's write time, and
+// whoever claims it creates the record by CAS on the revision it saw (none,
+// or the delete marker of an earlier state). A million new schedules thus
+// cost no writes until they fire. A plan that skips slots (a calendar rule)
+// is left to a worker, which writes it at once so that the skips are in
+// the ledger now, not at the first fire.
+func (l *loop) plan(en *entry, now time.Time) {
+	d := Decide(l.e.entryInput(en, now))
+	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
+		return
+	}
+	st := plannedState(en.compiled.Plan, d, now)
+	en.plan = &plan{next: st.Next, nominal: st.NextNominal, reason: st.NextReason, ended: st.Ended}
+}
+
+// removeEntry forgets a schedule whose spec was deleted, and deletes its
+// state through a worker, so that the loop never does I/O.
+func (l *loop) removeEntry(en *entry) {
+	l.index.Remove(en.id)
+	if en.state == nil {
+		delete(l.entries, en.id)
+		return
+	}
+	en.busy, en.removed = true, true
+	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.removedAt)})
+}
+
+// dispatch hands every due schedule to a worker, as long as one is free.
+func (l *loop) dispatch() {
+	if !l.loaded() {
+		return
+	}
+	now := l.e.cfg.Clock.Now()
+	for l.busy < l.e.cfg.Workers {
+		id, ok := l.index.PopDue(now)
+		if !ok {
+			return
+		}
+		en := l.entries[id]
+		if en == nil || en.compiled.Schedule == nil {
+			continue
+		}
+		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
+			l.parked[id] = true
+			continue
+		}
+		en.busy = true
+		l.send(job{id: id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+			planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[id], uncounted: l.uncounted[id]})
+		delete(l.waiting, id)
+		delete(l.uncounted, id)
+	}
+}
+
+func (l *loop) send(j job) {
+	l.busy++
+	l.jobs <- j // never blocks: busy <= Workers == cap(jobs)
+}
+
+func (l *loop) resetTimer() {
+	l.timer.Stop()
+	_, due, ok := l.index.Peek()
+	if !ok || !l.loaded() || l.busy >= l.e.cfg.Workers {
+		return // a result or a watch event wakes the loop
+	}
+	l.timer.Reset(max(l.e.cfg.Clock.Until(due), 0))
+}
+
+func (l *loop) markReady() {
+	if l.loaded() {
+		select {
+		case <-l.ready:
+		default:
+			for _, en := range l.entries {
+				if en.specRev > 0 && en.invalid == nil && en.compiled.Schedule == nil {
+					l.compile(en) // calendars are known now
+				}
+			}
+			close(l.ready)
+			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
+			l.reportRecovery()
+		}
+	}
+}
+
+// reportRecovery says what this instance found at start: schedules whose
+// slot is overdue (each then follows its misfire policy, recorded per
+// slot) and claims left unsettled by a previous owner (each is checked and,
+// if its fire is missing, taken over).
+func (l *loop) reportRecovery() {
+	now := l.e.cfg.Clock.Now()
+	var overdue, unsettled, invalid int
+	for _, en := range l.entries {
+		if en.invalid != nil {
+			invalid++
+		}
+		st := en.current()
+		if st == nil {
+			continue
+		}
+		if !st.Ended && !st.Next.IsZero() && st.Next.Before(now) {
+			overdue++
+		}
+		if st.Claim != nil && st.Claim.Owner != l.e.cfg.Instance {
+			if st.Claim.Expires.After(now.Add(-l.e.dupWindow)) {
+				unsettled++
+			}
+		}
+	}
+	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
+	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
+		Reason: fmt.Sprintf("%d schedules: %d overdue (misfire policies apply), %d recent claims of other instances to check, %d invalid", len(l.entries), overdue, unsettled, invalid),
+		Count:  uint64(overdue)})
+}
+
+// overdue lists owned schedules whose next slot is late beyond tolerance.
+func (l *loop) overdue(tolerance time.Duration) []Overdue {
+	now := l.e.cfg.Clock.Now()
+	var out []Overdue
+	for id, en := range l.entries {
+		st := en.current()
+		if st == nil || en.compiled.Schedule == nil || st.Ended || st.Next.IsZero() || st.Paused != nil {
+			continue
+		}
+		if late := now.Sub(st.Next); late > tolerance && l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
+			out = append(out, Overdue{ID: id, Workflow: en.workflow, Late: late})
+		}
+	}
+	return out
+}
+
+// unpark re-schedules the parked schedules whose shard this instance now
+// owns.
+func (l *loop) unpark() {
+	for id := range l.parked {
+		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
+			continue
+		}
+		delete(l.parked, id)
+		if en := l.entries[id]; en != nil {
+			l.schedule(en)
+		}
+	}
+}
+
+// onDone queues a worker's completion report on its schedule; the owner
+// of the shard records it (ledger status, and the end of Running).
+func (l *loop) onDone(d doneReport) {
+	en := l.entries[d.Schedule]
+	if en == nil || !l.e.leases.owns(kvstore.ShardOf(d.Schedule, l.e.shards)) {
+		return
+	}
+	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
+	if !en.busy && en.compiled.Schedule != nil {
+		l.index.Set(en.id, l.e.cfg.Clock.Now())
+	}
+}
+
+// requeueDelay is how soon a completion report whose tick was not written
+// yet is tried again.
+const requeueDelay = 100 * time.Millisecond
+
+// lookAgain makes sure en is looked at within d.
+func (l *loop) lookAgain(en *entry, d time.Duration) {
+	if en.busy || en.compiled.Schedule == nil {
+		return
+	}
+	at := l.e.cfg.Clock.Now().Add(d)
+	if due, ok := l.index.Due(en.id); !ok || due.After(at) {
+		l.index.Set(en.id, at)
+	}
+}
+
+// stallAfter is how many consecutive failed attempts flag a schedule as
+// stalled (an event and a warning; the overdue metric shows it too). It
+// keeps being retried.
+const stallAfter = 5
+
+// stalled flags a schedule whose steps keep failing.
+func (e *Engine) stalled(id string, attempts int, err error) {
+	e.log.Warn("schedule stalled: its steps keep failing; still retrying", "schedule", id, "attempts", attempts, "err", err)
+	e.event(kvstore.Event{Kind: kvstore.EventStalled, Schedule: id, Reason: err.Error(), Count: uint64(attempts),
+		Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+}
+
+// retryDelay is the exponential backoff with jitter after n failures.
+func retryDelay(n int) time.Duration {
+	b := backoff.NewExponentialBackOff(
+		backoff.WithInitialInterval(50*time.Millisecond),
+		backoff.WithMaxInterval(5*time.Second),
+		backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0.5),
+		backoff.WithMaxElapsedTime(0),
+	)
+	d := b.NextBackOff()
+	for range min(n, 20) - 1 {
+		d = b.NextBackOff()
+	}
+	return d
+}

@@ -1,0 +1,35 @@
+package fires
+
+import "time"
+
+// Observer receives the engine's measurements (the daemon feeds them to
+// Prometheus). Methods are called from the engine's goroutines and must
+// not block. The zero Config uses a no-op observer.
+type Observer interface {
+	// Fired: a slot was published; lateness is publish time minus the
+	// slot's scheduled time; reason is its Sched-Reason ("" regular).
+	Fired(workflow string, lateness time.Duration, reason string)
+	// Claimed: a claim CAS succeeded, or lost (conflict).
+	Claimed(conflict bool)
+	// NotFired: n slots were recorded without firing; kind is "missed" or
+	// "skipped", reason the category ("misfire", "paused", "operator",
+	// "overlap", "calendar").
+	NotFired(kind, reason string, n int)
+	// Leases: the number of shard leases held now.
+	Leases(n int)
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Fired(string, time.Duration, string) {}
+func (nopObserver) Claimed(bool)                        {}
+func (nopObserver) NotFired(string, string, int)        {}
+func (nopObserver) Leases(int)                          {}
+
+// Overdue is a schedule whose next slot is late beyond a tolerance: the
+// dead-man signal.
+type Overdue struct {
+	ID       string
+	Workflow string
+	Late     time.Duration
+}

@@ -1,0 +1,46 @@
+package fires
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Planned is the state a scheduler plans for a schedule that has no state
+// record yet: schedulers keep that plan in memory and create the record
+// with the first claim (or misfire). Readers such as the admin API and the
+// Go SDK show it in place of the missing record. written is when the spec
+// was stored (kvstore.SpecEntry.Written); src resolves a named calendar.
+func Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.CalendarSource) (kvstore.State, error) {
+	c, err := spec.Compile(id, src)
+	if err != nil {
+		return kvstore.State{}, err
+	}
+	d := Decide(Input{Now: now, Plan: c.Plan, Policy: c.Policy, Schedule: c.Schedule,
+		MisfireThreshold: DefaultMisfireThreshold, Written: written, At: deref(spec.At)})
+	st := plannedState(c.Plan, d, time.Time{})
+	return *st, nil
+}
+
+// plannedState is a new schedule's state as decided (ActInit) at now.
+func plannedState(plan string, d Decision, now time.Time) *kvstore.State {
+	st := &kvstore.State{Plan: plan, UpdatedAt: utc(now)}
+	setNext(st, d)
+	return st
+}
+
+// StoredState reads the state record of a stored spec, or, when it has none
+// yet, the plan a scheduler keeps for it (planned is then true). A spec
+// that has neither (it does not compile) gives kvstore.ErrNotFound.
+func StoredState(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, now time.Time) (st kvstore.State, planned bool, err error) {
+	st, _, err = store.GetState(ctx, e.ID)
+	if !errors.Is(err, kvstore.ErrNotFound) {
+		return st, false, err
+	}
+	if st, perr := Planned(e.ID, e.Spec, e.Written, now, store.CalendarSource(ctx)); perr == nil {
+		return st, true, nil
+	}
+	return kvstore.State{}, false, err
+}

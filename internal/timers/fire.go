@@ -1,0 +1,258 @@
+package timers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// process looks at one timer: fires it when due, settles or takes over a
+// claim, drops it when expired. It reads the record fresh (the index keeps
+// no payloads) and acts by CAS on its revision.
+func (e *Engine) process(ctx context.Context, j tjob) tresult {
+	r := tresult{key: j.key, settled: j.settled}
+	ent, err := e.cfg.Store.GetTimer(ctx, j.key)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return r // cancelled or fired meanwhile
+	}
+	if err != nil {
+		r.err = err
+		return r
+	}
+	t, now := ent.Timer, e.cfg.Clock.Now()
+	id := kvstore.WakeupID(j.key, t.Due)
+	if c := t.Claim; c != nil && c.Token == j.settled {
+		r.err = e.remove(ctx, j.key, ent.Revision) // fired by us; the delete had failed
+		return r
+	}
+	if c := t.Claim; c != nil {
+		// Another instance (or a previous life of this one) claimed it.
+		if _, err := e.cfg.Store.GetTick(ctx, id); err == nil {
+			r.err = e.remove(ctx, j.key, ent.Revision)
+			r.settled = c.Token
+			return r
+		}
+		if exp := c.ExpiryAt(now, e.maxClaim); now.Before(exp) {
+			r.retry = exp
+			return r
+		}
+		return e.fire(ctx, ent, now, true)
+	}
+	if now.Before(t.Due) {
+		r.retry = t.Due
+		return r
+	}
+	if !t.ExpiresAt.IsZero() && now.After(t.ExpiresAt) {
+		r.err = e.expire(ctx, ent, now)
+		return r
+	}
+	return e.fire(ctx, ent, now, false)
+}
+
+// fire claims the timer by CAS, publishes the wakeup, records it and
+// removes the record. takeover re-publishes an expired claim's wakeup (the
+// stream's duplicate window drops it if it had landed).
+func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time, takeover bool) tresult {
+	r := tresult{key: ent.Key}
+	t := ent.Timer
+	prev := t.Claim
+	c := &kvstore.Claim{Slot: t.Due, Token: randomToken(), Owner: e.cfg.Instance, At: now.UTC(), Expires: now.Add(e.cfg.ClaimTTL).UTC()}
+	t.Claim = c
+	rev, err := e.cfg.Store.UpdateTimer(ctx, ent.Key, t, ent.Revision)
+	if errors.Is(err, kvstore.ErrConflict) {
+		return r // cancelled, re-registered or claimed meanwhile: the watch brings news
+	}
+	if err != nil {
+		r.err = err
+		return r
+	}
+	id := kvstore.WakeupID(ent.Key, t.Due)
+	if t.ConditionKey != "" {
+		// One KV get, after the claim (only the claim's holder reads it)
+		// and before the publish.
+		if res, done := e.checkCondition(ctx, ent.Key, rev, t, id, c, prev, takeover); done {
+			return res
+		}
+	}
+	msg := e.wakeupMsg(t, takeover)
+	r.fired, r.claimRev = true, rev
+	if !takeover {
+		// Sent without waiting: the in-flight tracker records and deletes
+		// it once acknowledged (see pipeline.Inflight).
+		opts := []jetstream.PublishOpt{jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream)}
+		if f, err := e.cfg.Store.JetStream().PublishMsgAsync(msg, opts...); err == nil {
+			e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
+				e.log.Debug("wakeup not acknowledged; publishing it again", "key", ent.Key, "err", first)
+				ack, err := e.publishMsg(context.Background(), msg, id, c)
+				switch {
+				case natserr.Permanent(err):
+					e.failTimer(context.Background(), ent.Key, rev, t, id, err)
+				case err != nil:
+					e.log.Warn("wakeup not published before its claim expires; it will be taken over", "key", ent.Key, "err", err)
+				}
+				return ack, err
+			}, func(ack *jetstream.PubAck) {
+				if err := e.followUp(context.Background(), ent.Key, rev, t, id, ack, false); err != nil {
+					e.log.Warn("wakeup tick or delete not sent; the claim will be checked", "key", ent.Key, "err", err)
+				}
+			})
+			return r
+		}
+	}
+	ack, err := e.publishMsg(ctx, msg, id, c)
+	if natserr.Permanent(err) {
+		r.settled = c.Token
+		r.err = e.failTimer(ctx, ent.Key, rev, t, id, err)
+		return r
+	}
+	if err != nil {
+		r.fired, r.err = false, err
+		return r
+	}
+	r.settled = c.Token
+	r.err = e.followUp(ctx, ent.Key, rev, t, id, ack, takeover)
+	return r
+}
+
+// followUp records a published wakeup and deletes its timer at the fired
+// revision. A takeover writes its tick synchronously, as the fire path's
+// does: the tick is what settles a claim for everyone else.
+func (e *Engine) followUp(ctx context.Context, key string, rev uint64, t kvstore.Timer, id string, ack *jetstream.PubAck, takeover bool) error {
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFired,
+		Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence, Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC()}
+	if takeover {
+		tick.Reason = "takeover"
+		if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+			return err
+		}
+	} else if err := e.followups.PutTick(ctx, tick); err != nil {
+		return err
+	}
+	return e.followups.DeleteTimer(ctx, key, rev)
+}
+
+// failTimer drops a claimed timer whose wakeup can never be published
+// (too large for the server or the stream): its ledger entry says failed
+// and why, an event and a warning say so, and the timer is deleted, rather
+// than retried and taken over for ever.
+func (e *Engine) failTimer(ctx context.Context, key string, rev uint64, t kvstore.Timer, id string, cause error) error {
+	now := e.cfg.Clock.Now().UTC()
+	reason := "not publishable: " + cause.Error()
+	e.log.Warn("wakeup cannot be published; recorded as failed and dropped", "key", key, "err", cause)
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: id, Workflow: t.Workflow, Slot: t.Due, Status: kvstore.TickFailed,
+		Reason: reason, Owner: e.cfg.Instance, At: now}
+	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		return err
+	}
+	// Announced once recorded: whoever the event sends to the ledger finds
+	// the entry there.
+	e.event(kvstore.EventFailed, key, reason)
+	return e.remove(ctx, key, rev)
+}
+
+// event publishes an observer event about timer key (best effort, as the
+// fire engine's), when Config.Events has its kind:
+// sched.event.<kind>.<run>.<step>.
+func (e *Engine) event(kind kvstore.EventKind, key, reason string) {
+	if !e.cfg.Events.Has(kind) {
+		return
+	}
+	data, err := json.Marshal(kvstore.Event{Kind: kind, Schedule: key, Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
+	if err != nil {
+		return
+	}
+	_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().TimerEventSubject(kind, key), data)
+}
+
+// remove deletes a fired timer at the claimed revision; a conflict means it
+// was registered again meanwhile, and the new timer stays.
+func (e *Engine) remove(ctx context.Context, key string, rev uint64) error {
+	err := e.cfg.Store.DeleteTimer(ctx, key, rev)
+	if errors.Is(err, kvstore.ErrConflict) || errors.Is(err, kvstore.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// expire drops a timer that was not delivered before its expiry.
+func (e *Engine) expire(ctx context.Context, ent kvstore.TimerEntry, now time.Time) error {
+	if err := e.cfg.Store.DeleteTimer(ctx, ent.Key, ent.Revision); err != nil {
+		if errors.Is(err, kvstore.ErrConflict) {
+			return nil
+		}
+		return err
+	}
+	t := ent.Timer
+	reason := fmt.Sprintf("expired: not delivered by %s (due %s)", t.ExpiresAt.Format(time.RFC3339), t.Due.Format(time.RFC3339))
+	e.log.Warn("timer expired undelivered", "key", ent.Key, "due", t.Due, "expires", t.ExpiresAt)
+	tick := kvstore.Tick{Schedule: "wakeup", SlotID: kvstore.WakeupID(ent.Key, t.Due), Workflow: t.Workflow, Slot: t.Due,
+		Status: kvstore.TickExpired, Reason: reason, Owner: e.cfg.Instance, At: now.UTC()}
+	if err := e.cfg.Store.PutTick(ctx, tick); err != nil {
+		e.log.Warn("record expired timer", "key", ent.Key, "err", err)
+	}
+	e.event(kvstore.EventWakeupExpired, ent.Key, reason)
+	return nil
+}
+
+// wakeupMsg is the wakeup message of timer t.
+func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
+	msg := nats.NewMsg(e.cfg.Store.Layout().WakeupSubject(t.Workflow))
+	msg.Data = t.Payload
+	loc, err := e.zones.Load(t.Zone)
+	if err != nil {
+		loc = time.UTC
+	}
+	msg.Header.Set(kvstore.HeaderRun, t.Run)
+	msg.Header.Set(kvstore.HeaderStep, t.Step)
+	msg.Header.Set(kvstore.HeaderWorkflow, t.Workflow)
+	msg.Header.Set(kvstore.HeaderDueAt, t.Due.In(loc).Format(time.RFC3339Nano))
+	msg.Header.Set(kvstore.HeaderDispatchedAt, e.cfg.Clock.Now().UTC().Format(time.RFC3339Nano))
+	if t.Condition != "" {
+		msg.Header.Set(kvstore.HeaderCondition, t.Condition)
+	}
+	if t.ConditionKey != "" {
+		msg.Header.Set(kvstore.HeaderConditionKey, t.ConditionKey)
+	}
+	if t.When != "" {
+		msg.Header.Set(kvstore.HeaderWhen, t.When)
+	}
+	if t.Rearms > 0 {
+		msg.Header.Set(kvstore.HeaderRearms, strconv.Itoa(t.Rearms))
+	}
+	if takeover {
+		msg.Header.Set(kvstore.HeaderReason, "takeover")
+	}
+	return msg
+}
+
+// publishMsg publishes a wakeup, retrying until shortly before the claim
+// expires.
+func (e *Engine) publishMsg(ctx context.Context, msg *nats.Msg, id string, c *kvstore.Claim) (*jetstream.PubAck, error) {
+	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-e.cfg.ClaimTTL / 10)))
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+	var ack *jetstream.PubAck
+	err := backoff.Retry(func() error {
+		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream))
+		ack = a
+		if natserr.Permanent(err) {
+			return backoff.Permanent(err) // no retry can succeed
+		}
+		return err
+	}, pipeline.Backoff(pctx))
+	if err != nil {
+		return nil, fmt.Errorf("wakeup: publish %s before its claim expires: %w", id, err)
+	}
+	return ack, nil
+}

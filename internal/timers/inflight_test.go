@@ -1,0 +1,77 @@
+package timers_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+// TestUnacknowledgedWakeupIsPublishedAgain: a wakeup sent while the wakeup
+// stream is gone is not acknowledged; the engine publishes it again until
+// the stream is back, then records it and deletes the timer. The stream
+// holds it once.
+func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
+	js, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	fe, err := fires.New(fires.Config{Store: store, Instance: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fe.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer fe.Stop(context.Background())
+	h := testlog.NewSignal("publishing it again")
+	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "one", ClaimTTL: 20 * time.Second, Logger: h.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := we.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer we.Stop(context.Background())
+	stream := store.Layout().WakeupsStream
+	if err := js.DeleteStream(ctx, stream); err != nil {
+		t.Fatal(err)
+	}
+	ent, err := wakeup.Client{Store: store}.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "1ms"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-h.Seen:
+	case <-time.After(15 * time.Second):
+		t.Fatal("the wakeup's failed publish was not retried")
+	}
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	id := kvstore.WakeupID(ent.Key, ent.Timer.Due)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		_, terr := store.GetTimer(ctx, ent.Key)
+		tk, kerr := store.GetTick(ctx, id)
+		if errors.Is(terr, kvstore.ErrNotFound) && kerr == nil && tk.Status == kvstore.TickFired {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the stream came back: timer err %v, tick %+v err %v", terr, tk, kerr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	s, err := js.Stream(ctx, stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := s.Info(ctx); err != nil || info.State.Msgs != 1 {
+		t.Fatalf("stream holds %v wakeups (%v), want 1", info.State.Msgs, err)
+	}
+}

@@ -1,0 +1,109 @@
+// Package fire runs jetsched's fire path inside your own process: an
+// Engine watches the specs and state in the buckets of a kvstore.Store,
+// keeps the due index, and claims, publishes and records each due slot of
+// the schedules of the shards it holds. Any number of engines, in any
+// number of processes, may share one set of buckets; the compare-and-swap
+// claim on each schedule's state keeps every slot to one fire message.
+//
+// Most deployments run `scheduler run` instead; embed an Engine when a
+// service should carry its own scheduler. How the engine works is in
+// docs/protocol.md; its implementation is internal.
+package fire
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Defaults of Config.
+const (
+	DefaultWorkers          = fires.DefaultWorkers
+	DefaultMisfireThreshold = fires.DefaultMisfireThreshold
+)
+
+// Config configures an Engine. Each field's zero value is its default.
+type Config struct {
+	// Store is where specs, state and ticks live (kvstore.Open). Required.
+	Store *kvstore.Store
+	// Instance names this scheduler in claims and ticks: letters, digits,
+	// '-', '_', '='. Default: a random id, new for every process.
+	Instance string
+	// Logger receives the engine's logs. Default: discard.
+	Logger *slog.Logger
+	// ClaimTTL is how long a claim is exclusive (1s to 10m). Default 30s.
+	ClaimTTL time.Duration
+	// MisfireThreshold is how late a slot may be and still fire, unless
+	// its spec says otherwise. Default 1m.
+	MisfireThreshold time.Duration
+	// LeaseTTL is how long a shard lease lives without renewal: a dead
+	// instance's shards move to the others this long after it dies.
+	// Default 10s.
+	LeaseTTL time.Duration
+	// Workers bounds the schedules processed at once. Default
+	// DefaultWorkers.
+	Workers int
+	// Observer receives measurements (nil: none).
+	Observer Observer
+	// Events chooses the observer events published on
+	// sched.event.<kind>.<id> (nil: every kind but fired).
+	Events kvstore.EventSet
+}
+
+// Observer receives an engine's measurements. Its methods are called from
+// the engine's goroutines and must not block.
+type Observer interface {
+	// Fired: a slot was published, lateness after its scheduled time;
+	// reason is its Sched-Reason ("" for a regular slot).
+	Fired(workflow string, lateness time.Duration, reason string)
+	// Claimed: a claim's compare-and-swap won, or lost (conflict).
+	Claimed(conflict bool)
+	// NotFired: n slots were recorded without a fire; kind is "missed",
+	// "skipped" or "failed", reason its category.
+	NotFired(kind, reason string, n int)
+	// Leases: the number of shard leases this engine holds now.
+	Leases(n int)
+}
+
+// Engine is one scheduler instance's fire path. Start runs it, Stop ends
+// it; a stopped engine may be started again.
+type Engine struct{ e *fires.Engine }
+
+// New validates cfg and returns a stopped engine. An invalid field is an
+// error naming it.
+func New(cfg Config) (*Engine, error) {
+	e, err := fires.New(fires.Config{
+		Store: cfg.Store, Instance: cfg.Instance, Logger: cfg.Logger, ClaimTTL: cfg.ClaimTTL,
+		MisfireThreshold: cfg.MisfireThreshold, LeaseTTL: cfg.LeaseTTL, Workers: cfg.Workers,
+		Observer: cfg.Observer, Events: cfg.Events,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Engine{e: e}, nil
+}
+
+// Start takes this instance's share of the shard leases and starts firing;
+// it returns once the engine runs (ctx bounds the start only).
+func (e *Engine) Start(ctx context.Context) error { return e.e.Start(ctx) }
+
+// Stop stops claiming, lets the slots being published finish, hands the
+// shard leases back and waits; it returns ctx's error if ctx ends first.
+func (e *Engine) Stop(ctx context.Context) error { return e.e.Stop(ctx) }
+
+// Ready is closed once the engine has indexed every spec and state record
+// that existed when it started.
+func (e *Engine) Ready() <-chan struct{} { return e.e.Ready() }
+
+// Instance is the engine's instance id.
+func (e *Engine) Instance() string { return e.e.Instance() }
+
+// Owns reports whether this instance holds the shard lease of key (a
+// schedule id or a timer key): the wakeup engine fires only such timers.
+func (e *Engine) Owns(key string) bool { return e.e.Owns(key) }
+
+// LeaseChanges receives a value whenever this instance's leases change.
+func (e *Engine) LeaseChanges() <-chan struct{} { return e.e.LeaseChanges() }
