@@ -154,8 +154,8 @@ func (f addFlags) mode(upsertSet bool) (verb string, upsert bool, err error) {
 func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Description: f.description,
-		Misfire: f.misfire, CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
-		Overlap: f.overlap, CompletionTimeout: f.completionTimeout,
+		Misfire: kvstore.MisfirePolicy(kvstore.MisfirePolicy(kvstore.MisfirePolicy(f.misfire))), CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
+		Overlap: kvstore.OverlapPolicy(kvstore.OverlapPolicy(f.overlap)), CompletionTimeout: f.completionTimeout,
 	}
 	if err := f.rec.apply(&s, stdin); err != nil {
 		return s, err

@@ -233,16 +233,16 @@ func (o *operator) randomSpec(now time.Time) kvstore.Spec {
 	misfire := [...]string{"", "skip", "fire_once", "fire_all"}[o.rng.IntN(4)]
 	switch o.rng.IntN(5) {
 	case 0:
-		return kvstore.Spec{Workflow: "wf", Every: "1s", Misfire: misfire}
+		return kvstore.Spec{Workflow: "wf", Every: "1s", Misfire: kvstore.MisfirePolicy(misfire)}
 	case 1:
-		return kvstore.Spec{Workflow: "wf", Every: "2s", Misfire: misfire}
+		return kvstore.Spec{Workflow: "wf", Every: "2s", Misfire: kvstore.MisfirePolicy(misfire)}
 	case 2:
-		return kvstore.Spec{Workflow: "wf", Cron: "* * * * * *", TZ: "Europe/Paris", Misfire: misfire}
+		return kvstore.Spec{Workflow: "wf", Cron: "* * * * * *", TZ: "Europe/Paris", Misfire: kvstore.MisfirePolicy(misfire)}
 	case 3:
-		return kvstore.Spec{Workflow: "wf", Cron: "*/2 * * * * *", TZ: "America/New_York", Misfire: misfire}
+		return kvstore.Spec{Workflow: "wf", Cron: "*/2 * * * * *", TZ: "America/New_York", Misfire: kvstore.MisfirePolicy(misfire)}
 	}
 	at := now.Add(time.Duration(200+o.rng.IntN(2000)) * time.Millisecond).UTC().Truncate(time.Millisecond)
-	return kvstore.Spec{Workflow: "wf", At: &at, Misfire: misfire}
+	return kvstore.Spec{Workflow: "wf", At: &at, Misfire: kvstore.MisfirePolicy(misfire)}
 }
 
 var errNoState = errors.New("no state record to forge yet")

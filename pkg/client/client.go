@@ -168,7 +168,7 @@ func BusinessHoursOnly() Option {
 // MisfireFireAll) and catch-up window (0: default 24h).
 func WithMisfire(policy MisfirePolicy, window time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
-		s.Misfire = string(policy)
+		s.Misfire = policy
 		if window > 0 {
 			s.CatchupWindow = window.String()
 		}
@@ -180,7 +180,7 @@ func WithMisfire(policy MisfirePolicy, window time.Duration) Option {
 // timeout (0: default 1h).
 func WithOverlap(policy OverlapPolicy, completionTimeout time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
-		s.Overlap = string(policy)
+		s.Overlap = policy
 		if completionTimeout > 0 {
 			s.CompletionTimeout = completionTimeout.String()
 		}

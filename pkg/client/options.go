@@ -82,36 +82,36 @@ func (o *clientOptions) inDomain(js jetstream.JetStream) (jetstream.JetStream, e
 
 // MisfirePolicy is what happens to slots that fell due while no scheduler
 // could fire them (WithMisfire; docs/records.md).
-type MisfirePolicy string
+type MisfirePolicy = kvstore.MisfirePolicy
 
 // Misfire policies.
 const (
 	// MisfireSkip records the missed slots and fires at the next one (the
 	// default).
-	MisfireSkip MisfirePolicy = kvstore.MisfireSkip
+	MisfireSkip = kvstore.MisfireSkip
 	// MisfireFireOnce fires one catch-up for the missed slots.
-	MisfireFireOnce MisfirePolicy = kvstore.MisfireFireOnce
+	MisfireFireOnce = kvstore.MisfireFireOnce
 	// MisfireFireAll fires every missed slot, in order.
-	MisfireFireAll MisfirePolicy = kvstore.MisfireFireAll
+	MisfireFireAll = kvstore.MisfireFireAll
 )
 
 // OverlapPolicy is what happens when a slot comes due while the previous
 // fire has not reported its completion (WithOverlap; docs/protocol.md).
-type OverlapPolicy string
+type OverlapPolicy = kvstore.OverlapPolicy
 
 // Overlap policies.
 const (
 	// OverlapAllow fires regardless (the default).
-	OverlapAllow OverlapPolicy = kvstore.OverlapAllow
+	OverlapAllow = kvstore.OverlapAllow
 	// OverlapSkip records the new slot skipped.
-	OverlapSkip OverlapPolicy = kvstore.OverlapSkip
+	OverlapSkip = kvstore.OverlapSkip
 	// OverlapBufferOne fires one buffered slot once the previous is done.
-	OverlapBufferOne OverlapPolicy = kvstore.OverlapBufferOne
+	OverlapBufferOne = kvstore.OverlapBufferOne
 	// OverlapBufferAll fires every buffered slot, one after the other.
-	OverlapBufferAll OverlapPolicy = kvstore.OverlapBufferAll
+	OverlapBufferAll = kvstore.OverlapBufferAll
 	// OverlapCancelOther asks the workers to cancel the running slot
 	// (pkg/worker ends its handler's context) and fires the new one.
-	OverlapCancelOther OverlapPolicy = kvstore.OverlapCancelOther
+	OverlapCancelOther = kvstore.OverlapCancelOther
 )
 
 // HolidayRoll is what a calendar does with an occurrence on a holiday

@@ -97,8 +97,8 @@ func newScheduleInfo(v admin.ScheduleInfo) ScheduleInfo {
 		Key: v.ID, Revision: v.Revision, Workflow: s.Workflow, Recurrence: recurrenceText(s), Zone: s.TZ,
 		DomDow: DomDowRule(s.DomDow), Input: s.Input, Description: s.Description, Calendar: s.Calendar,
 		HolidayRoll: HolidayRoll(s.HolidayRoll), Static: s.Static,
-		Misfire: MisfirePolicy(cmp.Or(s.Misfire, kvstore.MisfireSkip)),
-		Overlap: OverlapPolicy(cmp.Or(s.Overlap, kvstore.OverlapAllow)),
+		Misfire: cmp.Or(s.Misfire, kvstore.MisfireSkip),
+		Overlap: cmp.Or(s.Overlap, kvstore.OverlapAllow),
 		State:   ScheduleState(v.StateName()), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
 	}
 	if len(s.CalendarInline) > 0 {

@@ -89,8 +89,8 @@ func (s Spec) identityRecurrence() string {
 		{"tz", s.TZ}, {"dialect", s.Dialect}, {"dom_dow", s.DomDow}, {"dst_gap", s.DSTGap}, {"dst_overlap", s.DSTOverlap},
 		{"align", align}, {"anchor", utcText(s.Anchor)}, {"phase", s.Phase}, {"start", utcText(s.Start)}, {"end", utcText(s.End)}, {"limit", limit},
 		{"calendar", s.Calendar}, {"calendar_inline", cal}, {"holiday_roll", s.HolidayRoll}, {"business_hours_only", bho},
-		{"misfire", s.Misfire}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
-		{"overlap", s.Overlap}, {"completion_timeout", s.CompletionTimeout},
+		{"misfire", string(s.Misfire)}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
+		{"overlap", string(s.Overlap)}, {"completion_timeout", s.CompletionTimeout},
 	} {
 		if f.value != "" {
 			b.WriteString(" " + f.name + "=" + f.value)

@@ -57,8 +57,8 @@ func checkSpecLimits(s Spec) error {
 	for _, f := range []struct{ name, value string }{
 		{"cron", s.Cron}, {"every", s.Every}, {"tz", s.TZ}, {"dialect", s.Dialect}, {"dom_dow", s.DomDow}, {"dst_gap", s.DSTGap},
 		{"dst_overlap", s.DSTOverlap}, {"calendar", s.Calendar}, {"holiday_roll", s.HolidayRoll}, {"time", s.Time},
-		{"misfire", s.Misfire}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
-		{"overlap", s.Overlap}, {"completion_timeout", s.CompletionTimeout},
+		{"misfire", string(s.Misfire)}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
+		{"overlap", string(s.Overlap)}, {"completion_timeout", s.CompletionTimeout},
 	} {
 		if err := CheckSize(f.name, len(f.value), MaxFieldBytes); err != nil {
 			return err

@@ -5,30 +5,38 @@ import (
 	"time"
 )
 
+// MisfirePolicy is what happens to slots later than the misfire
+// threshold (Spec.Misfire); the empty value is MisfireSkip.
+type MisfirePolicy string
+
 // Misfire policies.
 const (
-	MisfireSkip     = "skip"
-	MisfireFireOnce = "fire_once"
-	MisfireFireAll  = "fire_all"
+	MisfireSkip     MisfirePolicy = "skip"
+	MisfireFireOnce MisfirePolicy = "fire_once"
+	MisfireFireAll  MisfirePolicy = "fire_all"
 )
+
+// OverlapPolicy is what happens to a slot due while the previous fire has
+// not reported completion (Spec.Overlap); the empty value is OverlapAllow.
+type OverlapPolicy string
 
 // Overlap policies.
 const (
-	OverlapAllow       = "allow"
-	OverlapSkip        = "skip"
-	OverlapBufferOne   = "buffer_one"
-	OverlapBufferAll   = "buffer_all"
-	OverlapCancelOther = "cancel_other"
+	OverlapAllow       OverlapPolicy = "allow"
+	OverlapSkip        OverlapPolicy = "skip"
+	OverlapBufferOne   OverlapPolicy = "buffer_one"
+	OverlapBufferAll   OverlapPolicy = "buffer_all"
+	OverlapCancelOther OverlapPolicy = "cancel_other"
 )
 
 // Policy is a spec's misfire and overlap handling, parsed, with defaults.
 type Policy struct {
-	Misfire       string
+	Misfire       MisfirePolicy
 	CatchupWindow time.Duration
 	// MisfireThreshold is zero when the spec leaves it to the scheduler's
 	// default.
 	MisfireThreshold  time.Duration
-	Overlap           string
+	Overlap           OverlapPolicy
 	CompletionTimeout time.Duration
 }
 
@@ -40,14 +48,14 @@ func (s Spec) Policy() (Policy, error) {
 	case MisfireSkip, MisfireFireOnce, MisfireFireAll:
 		p.Misfire = s.Misfire
 	default:
-		return p, fieldErr("misfire", s.Misfire, "want skip, fire_once or fire_all")
+		return p, fieldErr("misfire", string(s.Misfire), "want skip, fire_once or fire_all")
 	}
 	switch s.Overlap {
 	case "":
 	case OverlapAllow, OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelOther:
 		p.Overlap = s.Overlap
 	default:
-		return p, fieldErr("overlap", s.Overlap, "want allow, skip, buffer_one, buffer_all or cancel_other")
+		return p, fieldErr("overlap", string(s.Overlap), "want allow, skip, buffer_one, buffer_all or cancel_other")
 	}
 	for _, d := range []struct {
 		field, value string

@@ -96,15 +96,15 @@ type Spec struct {
 	// "fire_once" (one catch-up fire now), "fire_all" (every missed slot,
 	// in order). Only slots within CatchupWindow (default 24h) are caught
 	// up; older ones are recorded missed.
-	Misfire          string `json:"misfire,omitempty"`
-	CatchupWindow    string `json:"catchup_window,omitempty"`
-	MisfireThreshold string `json:"misfire_threshold,omitempty"`
+	Misfire          MisfirePolicy `json:"misfire,omitempty"`
+	CatchupWindow    string        `json:"catchup_window,omitempty"`
+	MisfireThreshold string        `json:"misfire_threshold,omitempty"`
 	// Overlap is what happens when a slot comes due while the previous
 	// fire has not reported completion: "allow" (default), "skip",
 	// "buffer_one", "buffer_all", "cancel_other". CompletionTimeout
 	// (default 1h) frees the slot when no report comes.
-	Overlap           string `json:"overlap,omitempty"`
-	CompletionTimeout string `json:"completion_timeout,omitempty"`
+	Overlap           OverlapPolicy `json:"overlap,omitempty"`
+	CompletionTimeout string        `json:"completion_timeout,omitempty"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty"`
 	// Static marks a schedule declared in a file of `scheduler run
