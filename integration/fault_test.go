@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -51,7 +52,7 @@ func TestFaultKillRandomInstance(t *testing.T) {
 		if next.After(chaosEnd) {
 			break
 		}
-		sleepUntil(next)
+		time.Sleep(time.Until(next)) // real time on purpose: the chaos kills every 3-6s
 		for _, p := range procs {
 			if !p.running() {
 				t.Fatalf("scheduler %s exited on its own (status %d)", p.name, p.exitCode())
@@ -60,14 +61,17 @@ func TestFaultKillRandomInstance(t *testing.T) {
 		victim := procs[rand.IntN(len(procs))]
 		victim.kill()
 		kills++
+		// Real time on purpose: the victim stays down 1-2s, as a crashed
+		// process does before its supervisor restarts it.
 		time.Sleep(randDuration(time.Second, 2*time.Second))
 		victim.start()
 		_ = fires.sync() // read while the chaos goes on; errors are retried later
 	}
-	sleepUntil(chaosEnd)
-	chaosStop := time.Now()
+	// The run ends at chaosEnd; settle waits until every schedule has fired
+	// past it.
+	chaosStop := chaosEnd
 	t.Logf("%s: %d kills in %s", name, kills, chaosStop.Sub(created).Round(time.Second))
-	settle(t, fires, name, ids, chaosStop, created, 40*time.Second)
+	settle(t, fires, name, ids, chaosStop, created, time.Until(chaosStop)+40*time.Second)
 	for _, p := range procs {
 		if !p.running() {
 			t.Errorf("scheduler %s is not running at the end (status %d)", p.name, p.exitCode())
@@ -107,9 +111,11 @@ func TestFaultCrashAtEachStep(t *testing.T) {
 			default:
 				t.Logf("%s: crasher exited with status 3 after %s", name, time.Since(created).Round(100*time.Millisecond))
 			}
-			time.Sleep(8 * time.Second) // longer than the 3s claim TTL: takeovers happen
-			chaosStop := time.Now()
-			settle(t, fires, name, ids, chaosStop, created, 20*time.Second)
+			// The run ends 8s after the crash, past the 3s claim TTL of the
+			// crasher's claims, so that the survivor's takeovers are inside
+			// it; settle waits until every schedule has fired past its end.
+			chaosStop := time.Now().Add(8 * time.Second)
+			settle(t, fires, name, ids, chaosStop, created, 28*time.Second)
 			if !survivor.running() {
 				t.Errorf("the surviving scheduler exited (status %d)", survivor.exitCode())
 			}
@@ -133,12 +139,14 @@ func TestFaultServerRestart(t *testing.T) {
 	putSchedules(t, store, ids)
 	fires := newFireLog(t, js)
 
-	time.Sleep(5 * time.Second)
-	_ = fires.sync()
+	// The fleet fires steadily before the outage: every schedule has fired.
+	if behind := fires.waitAllReach(ids, created.Add(2*slotStep), 30*time.Second); len(behind) > 0 {
+		t.Fatalf("%s: %d schedules did not fire before the outage, e.g. %v", name, len(behind), first(behind, 5))
+	}
 	srv.Shutdown()
 	down := time.Now()
-	time.Sleep(2 * time.Second)
-	srv.Restart() // same port, same store
+	time.Sleep(2 * time.Second) // real time on purpose: the outage lasts two seconds
+	srv.Restart()               // same port, same store
 	t.Logf("%s: server down for %s", name, time.Since(down).Round(10*time.Millisecond))
 
 	// Fires resume: every schedule fires a slot after the restart.
@@ -146,9 +154,10 @@ func TestFaultServerRestart(t *testing.T) {
 	if behind := fires.waitAllReach(ids, back.Add(slotStep), 30*time.Second); len(behind) > 0 {
 		t.Errorf("%s: %d schedules did not fire within 30s of the restart, e.g. %v", name, len(behind), first(behind, 5))
 	}
-	sleepUntil(back.Add(10 * time.Second))
-	chaosStop := time.Now()
-	settle(t, fires, name, ids, chaosStop, created, 30*time.Second)
+	// The run ends 10s after the restart; settle waits until every
+	// schedule has fired past it.
+	chaosStop := back.Add(10 * time.Second)
+	settle(t, fires, name, ids, chaosStop, created, time.Until(chaosStop)+30*time.Second)
 	for _, p := range procs {
 		if !p.running() {
 			t.Errorf("scheduler %s exited after the server restart (status %d)", p.name, p.exitCode())
@@ -173,8 +182,11 @@ func TestFaultClusterLeaderLoss(t *testing.T) {
 	putSchedules(t, store, ids)
 	fires := newFireLog(t, js)
 
-	time.Sleep(5 * time.Second)
-	_ = fires.sync()
+	// The fleet fires steadily before the leader goes: every schedule has
+	// fired.
+	if behind := fires.waitAllReach(ids, created.Add(2*slotStep), 30*time.Second); len(behind) > 0 {
+		t.Fatalf("%s: %d schedules did not fire before the leader loss, e.g. %v", name, len(behind), first(behind, 5))
+	}
 	var firesLeader, stateLeader string
 	err := poll(10*time.Second, 200*time.Millisecond, func() (bool, error) {
 		var err error
@@ -205,12 +217,12 @@ func TestFaultClusterLeaderLoss(t *testing.T) {
 	newLeader, _ := streamLeader(js, "SCHED_FIRES")
 	t.Logf("%s: new SCHED_FIRES leader %s", name, newLeader)
 
-	time.Sleep(5 * time.Second)
+	time.Sleep(5 * time.Second) // real time on purpose: the lost node stays down 5s more
 	c.start(victim)
-	up := time.Now()
-	sleepUntil(up.Add(10 * time.Second))
-	chaosStop := time.Now()
-	settle(t, fires, name, ids, chaosStop, created, 30*time.Second)
+	// The run ends 10s after the node is back; settle waits until every
+	// schedule has fired past it.
+	chaosStop := time.Now().Add(10 * time.Second)
+	settle(t, fires, name, ids, chaosStop, created, time.Until(chaosStop)+30*time.Second)
 	for _, p := range procs {
 		if !p.running() {
 			t.Errorf("scheduler %s exited during the leader loss (status %d)", p.name, p.exitCode())
@@ -247,11 +259,7 @@ func TestFaultClockSkew(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = eng.Stop(context.Background()) })
-		select {
-		case <-eng.Ready():
-		case <-time.After(10 * time.Second):
-			t.Fatalf("engine %s: index not ready", e.instance)
-		}
+		testwait.Done(t, 10*time.Second, "engine "+e.instance+": index ready", eng.Ready())
 	}
 	store := openStore(t, js)
 	ids := scheduleIDs("skew", 50)
@@ -259,9 +267,10 @@ func TestFaultClockSkew(t *testing.T) {
 	putSchedules(t, store, ids)
 	fires := newFireLog(t, js)
 
-	sleepUntil(created.Add(15 * time.Second))
-	chaosStop := time.Now()
-	settle(t, fires, name, ids, chaosStop, created, 20*time.Second)
+	// The run lasts 15s; settle waits until every schedule has fired past
+	// its end.
+	chaosStop := created.Add(15 * time.Second)
+	settle(t, fires, name, ids, chaosStop, created, time.Until(chaosStop)+20*time.Second)
 }
 
 // TestFaultGarbageSpecs: records in sched_specs that are not specs are

@@ -628,10 +628,6 @@ func settle(t *testing.T, f *fireLog, name string, ids []string, chaosStop, notB
 	return f.report(t, name, ids, tEnd, notBefore)
 }
 
-// sleepUntil sleeps until t (letting chaos or a run go on); it returns at
-// once when t has passed.
-func sleepUntil(t time.Time) { time.Sleep(time.Until(t)) }
-
 // randDuration is uniform in [lo, hi).
 func randDuration(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(rand.Int64N(int64(hi-lo)))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -23,6 +24,9 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 var key = []byte("0123456789abcdef-auditor-test")
+
+// waitTimeout bounds every wait for a positive signal.
+const waitTimeout = 15 * time.Second
 
 type counter struct{ n atomic.Int32 }
 
@@ -66,19 +70,8 @@ func setup(t testing.TB, dupWindow time.Duration) *bundle {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = b.a.Stop(context.Background()) })
-	b.waitUntil(t, "the audit lease", func() bool { return b.a.Round(ctx) == nil })
+	testwait.Eventually(t, waitTimeout, "the audit lease", func() bool { return b.a.Round(ctx) == nil })
 	return b
-}
-
-func (b *bundle) waitUntil(t testing.TB, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond) // polls a positive signal
-	}
 }
 
 // fire publishes a fire message as a scheduler does, and its ledger tick.
@@ -110,6 +103,7 @@ func (b *bundle) verify(t *testing.T) audit.Report {
 // one injected (no scheduler's ledger entry) are each named by Verify with
 // its sequence and what differs.
 func TestDispatchDigests(t *testing.T) {
+	t.Parallel()
 	b := setup(t, time.Second)
 	ctx := context.Background()
 	for i := 1; i <= 70; i++ {
@@ -133,7 +127,7 @@ func TestDispatchDigests(t *testing.T) {
 		t.Fatal(err)
 	}
 	var copySeq uint64
-	b.waitUntil(t, "the duplicate window to forget s.5", func() bool {
+	testwait.Eventually(t, waitTimeout, "the duplicate window to forget s.5", func() bool {
 		ack, err := b.js.Publish(ctx, "sched.fire.wf", []byte(`{"i":5,"amount":1000000}`), jetstream.WithMsgID("s.5"))
 		if err != nil || ack.Duplicate {
 			return false
@@ -175,6 +169,7 @@ func TestDispatchDigests(t *testing.T) {
 // into the buckets are, with their revision, key and value hash; the
 // scheduler's own claim of a timer and its delete after firing are not.
 func TestExternalChanges(t *testing.T) {
+	t.Parallel()
 	b := setup(t, 0)
 	ctx := context.Background()
 	if _, err := b.store.PutSpec(ctx, "api-spec", kvstore.Spec{Workflow: "wf", Every: "1m"}); err != nil {
@@ -211,7 +206,7 @@ func TestExternalChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 	var ext []audit.ExternalChange
-	b.waitUntil(t, "three external changes", func() bool {
+	testwait.Eventually(t, waitTimeout, "three external changes", func() bool {
 		if err := b.a.Round(ctx); err != nil {
 			t.Fatal(err)
 		}
@@ -250,6 +245,7 @@ func mustOpen(t *testing.T, js jetstream.JetStream) *kvstore.Store {
 // reported by a running scheduler: an audit_rollback event naming the
 // head it expected, and the counter.
 func TestRollbackReported(t *testing.T) {
+	t.Parallel()
 	b := setup(t, 0)
 	ctx := context.Background()
 	for i := range 30 {
@@ -281,6 +277,7 @@ func TestRollbackReported(t *testing.T) {
 
 // TestConfigRefused: a bad config is refused naming the field.
 func TestConfigRefused(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, store := srv.Store(t)
 	log := audit.New(store.JetStream(), key, "scheduler:t")

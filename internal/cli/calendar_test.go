@@ -30,6 +30,7 @@ func writeFile(t *testing.T, name, content string) string {
 }
 
 func TestCalendarLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	file := writeFile(t, "us.json", usCalendar)
 
@@ -95,6 +96,7 @@ func TestCalendarLifecycle(t *testing.T) {
 }
 
 func TestPreviewWithCalendar(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	file := writeFile(t, "us.json", usCalendar)
 	if code, _, errOut := e.run("calendar", "put", "us", file); code != ExitOK {

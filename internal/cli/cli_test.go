@@ -68,6 +68,7 @@ func (e *env) specCount() int {
 }
 
 func TestScheduleAddRejectsBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	badFile := filepath.Join(t.TempDir(), "bad.json")
 	if err := os.WriteFile(badFile, []byte(`{"a":`), 0o600); err != nil {
@@ -126,6 +127,7 @@ func TestScheduleAddRejectsBadInput(t *testing.T) {
 }
 
 func TestScheduleLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	code, out, errOut := e.run("schedule", "add", "--id", "report", "--workflow", "reports",
 		"--cron", "0 9 * * 1-5", "--tz", "Europe/Paris", "--input", `{ "region": "eu" }`)
@@ -178,6 +180,7 @@ func TestScheduleLifecycle(t *testing.T) {
 }
 
 func TestScheduleImport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	good := filepath.Join(t.TempDir(), "specs.jsonl")
 	if err := os.WriteFile(good, []byte(`{"id":"a","spec":{"workflow":"wf","every":"1m"}}
@@ -207,6 +210,7 @@ func TestScheduleImport(t *testing.T) {
 // status 2 naming the flag and nothing written; --dom-dow reaches the
 // stored spec and the plan.
 func TestScheduleAddPeerForms(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	accepted := []struct {
 		cron   string

@@ -32,6 +32,7 @@ func (e *env) refused(code int, want string, args ...string) {
 }
 
 func TestListingsPage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 7 {
 		wf := []string{"even", "odd"}[i%2]
@@ -115,6 +116,7 @@ func TestListingsPage(t *testing.T) {
 // TestConflictsExit3: create-only on a taken id, a stale --if-revision on
 // add and rm exit 3 and change nothing.
 func TestConflictsExit3(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "1m")
 	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m") // upsert by default
@@ -140,6 +142,7 @@ func TestConflictsExit3(t *testing.T) {
 // TestEdgeLimits: values over the caps, and other bad values of point 9,
 // exit 2 naming the flag before anything is sent.
 func TestEdgeLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.must("schedule", "add", "--id", "s", "--workflow", "w", "--every", "1s")
 	huge := writeFile(t, "huge.json", `"`+strings.Repeat("x", 1<<20+100)+`"`) // over NATS's max payload

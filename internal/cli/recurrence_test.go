@@ -50,6 +50,7 @@ func slotLines(c kvstore.Compiled, from time.Time, n int) string {
 // of the spec, @every and wakeup --when (issue 13, item 2); an error names
 // the flag and the token.
 func TestScheduleAddDurationGrammar(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i, c := range []struct {
 		every string
@@ -104,6 +105,7 @@ func TestScheduleAddDurationGrammar(t *testing.T) {
 // --tz's wall clock; --anchor epoch, epoch+PHASE and RFC 3339 choose the
 // other readings; --daily-at is the cron it stands for (issue 13, item 3).
 func TestScheduleAddAnchors(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	paris, err := cronx.LoadZone("Europe/Paris")
 	if err != nil {
@@ -202,6 +204,7 @@ func testtime(t *testing.T, s string) time.Time {
 // the spec, as preview reads it; a calendar of holidays only skips its
 // holidays and fires on weekends (issue 13, item 4).
 func TestScheduleAddCalendarFile(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	file := writeFile(t, "us.json", usCalendar)
 	if code, _, errOut := e.run("schedule", "add", "--id", "daily", "--workflow", "wf", "--daily-at", "10:00",
@@ -242,6 +245,7 @@ func TestScheduleAddCalendarFile(t *testing.T) {
 // compares preview's output with the next 50 slots of the spec the API
 // stored, compiled as the scheduler compiles it (issue 13, item 5).
 func TestPreviewParity(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	file := writeFile(t, "us.json", usCalendar)
 	if code, _, errOut := e.run("calendar", "put", "us", file); code != ExitOK {

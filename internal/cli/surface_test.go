@@ -86,6 +86,7 @@ func (e auditEnv) auditEntries() uint64 {
 // same add again, as services do at every boot, writes no revision and no
 // audit entry and says unchanged.
 func TestAddWithoutIDAndAgain(t *testing.T) {
+	t.Parallel()
 	e := newAuditEnv(t)
 	args := []string{"schedule", "add", "--workflow", "cleanup", "--every", "1h", "--input", `{"olderThanDays":30}`}
 	code, out, errOut := e.run(args...)
@@ -123,6 +124,7 @@ func TestAddWithoutIDAndAgain(t *testing.T) {
 // TestMessagesNameTheThingAndTheFlag: one mistake, one message, the same
 // as the API's.
 func TestMessagesNameTheThingAndTheFlag(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, verb := range []string{"get", "rm", "pause", "resume", "trigger", "skip"} {
 		code, out, errOut := e.run("schedule", verb, "nosuchid")
@@ -156,6 +158,7 @@ func TestMessagesNameTheThingAndTheFlag(t *testing.T) {
 // TestAuditVerifyJSONIsSnakeCase: audit verify --json has the keys every
 // other JSON of the CLI has.
 func TestAuditVerifyJSONIsSnakeCase(t *testing.T) {
+	t.Parallel()
 	e := newAuditEnv(t)
 	if code, _, errOut := e.run("schedule", "add", "--id", "a", "--workflow", "w", "--every", "1h"); code != ExitOK {
 		t.Fatal(errOut)
@@ -270,6 +273,7 @@ func TestGetShowsEverySpecField(t *testing.T) {
 // TestGetShowsBusinessHoursAndTheMove: the issue's case, through the CLI
 // against a real server: business_hours_only and why the next slot moved.
 func TestGetShowsBusinessHoursAndTheMove(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if code, _, errOut := e.run("schedule", "add", "--id", "bho", "--workflow", "w", "--cron", "0 7 * * *", "--tz", "Europe/Paris", "--business-hours-only"); code != ExitOK {
 		t.Fatal(errOut)
@@ -297,6 +301,7 @@ func TestGetShowsBusinessHoursAndTheMove(t *testing.T) {
 // schedule add and rm of a static schedule are refused naming its file,
 // pause and trigger work; --events takes only event kinds.
 func TestStaticThroughTheCLI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	dir := t.TempDir()
 	bad := filepath.Join(dir, "billing.yaml")
@@ -343,6 +348,7 @@ func TestStaticThroughTheCLI(t *testing.T) {
 // TestImportWithoutID: an import item without an id gets the content
 // hash, as schedule add does.
 func TestImportWithoutID(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	file := filepath.Join(t.TempDir(), "specs.jsonl")
 	if err := os.WriteFile(file, []byte(`{"spec":{"workflow":"cleanup","every":"1h","input":{"olderThanDays":30}}}`+"\n"), 0o600); err != nil {

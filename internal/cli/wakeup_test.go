@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -41,17 +42,16 @@ func (e *env) startScheduler() {
 // waitTick waits for a timer's ledger entry.
 func (e *env) waitTick(key string, due time.Time) kvstore.Tick {
 	e.t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		tick, err := e.store.GetTick(context.Background(), kvstore.WakeupID(key, due))
-		if err == nil {
-			return tick
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("no ledger entry for %s: %v", key, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polling the ledger: the positive signal has a deadline above
+	var tick kvstore.Tick
+	err := testwait.Until(15*time.Second, "the ledger entry of timer "+key, func() error {
+		var err error
+		tick, err = e.store.GetTick(context.Background(), kvstore.WakeupID(key, due))
+		return err
+	})
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	return tick
 }
 
 // TestWakeupConditionKey: `wakeup add --condition-key BUCKET/KEY
@@ -59,6 +59,7 @@ func (e *env) waitTick(key string, due time.Time) kvstore.Tick {
 // time (changed: stale, with the value found; kept: fired), a missing
 // bucket or a missing --condition is refused with exit 2 naming the flag.
 func TestWakeupConditionKey(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	js := e.store.JetStream()
@@ -117,6 +118,7 @@ func TestWakeupConditionKey(t *testing.T) {
 // result that is no time or in the past by the API, exit 2 / code invalid
 // on field when_expr.
 func TestWakeupWhenExpr(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	dueAt := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
@@ -166,6 +168,7 @@ func TestWakeupWhenExpr(t *testing.T) {
 // calendars of docs/calendar.md (one stored and read through the API, one
 // a local file), a count over a holiday, an expression, and bad input.
 func TestWakeupPreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if code, _, errOut := e.run("calendar", "put", "fullweek",
 		writeFile(t, "full.json", `{"zone": "America/New_York", "hours": {"mon-fri": ["00:00-24:00"]}}`)); code != ExitOK {

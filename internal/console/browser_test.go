@@ -2,6 +2,7 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +14,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/jetsched/jetsched/internal/console"
+	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // screenshotsEnv names the directory the browser test writes the
@@ -169,7 +172,12 @@ func screenshots(t *testing.T, ctx context.Context, e *env, dir string) {
 	}
 	// Let the 5-second schedule fire a few times, so that the ledger, the
 	// fire headers and the lateness histogram have something to show.
-	time.Sleep(11 * time.Second) // real time on purpose: fires happen on the clock
+	testwait.Eventually(t, time.Minute, "three fires of heartbeat", func() bool {
+		var v struct {
+			State *kvstore.State `json:"state"`
+		}
+		return json.Unmarshal([]byte(e.cli("schedule", "get", "heartbeat", "--json")), &v) == nil && v.State != nil && v.State.Fires >= 3
+	})
 	year := time.Now().Year()
 	// Each page whole at 1280 px; a phone's first screen at 390 x 844.
 	shots := []struct {

@@ -12,12 +12,14 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/console"
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 // TestPagesReadWithoutJavaScript: every page is complete HTML from the
 // server alone: the list, a schedule (spec, next fires explained, month,
 // ledger), timers, calendars with the year grid, the fleet.
 func TestPagesReadWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, console.Config{})
 	e.cli("calendar", "put", "us", e.file("us.json", usCalendar))
 	e.cli("schedule", "add", "--id", "payroll", "--workflow", "pay", "--cron", "0 9 25 * *", "--tz", "America/New_York", "--calendar", "us")
@@ -66,6 +68,7 @@ func TestPagesReadWithoutJavaScript(t *testing.T) {
 // TestListSortedByNextFireAndPaged: the list is in next-fire order across
 // pages, filters by workflow, state and text, and pages with a cursor.
 func TestListSortedByNextFireAndPaged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, console.Config{PageSize: 2})
 	base := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Second)
 	// Ids in the reverse of their fire order.
@@ -120,6 +123,7 @@ func TestListSortedByNextFireAndPaged(t *testing.T) {
 // and nothing changes; an operator's pause goes through the admin API and
 // the audit trail names the console user.
 func TestActionsNeedAnOperatorAndATokenFromTheForm(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, console.Config{})
 	e.cli("schedule", "add", "--id", "job", "--workflow", "wf", "--every", "1h")
 	_, page := e.get(operatorToken, "/schedules/job")
@@ -184,6 +188,7 @@ func stringOf(v any) string {
 
 // TestReadOnlyShowsNoActionAndRefusesThem.
 func TestReadOnlyShowsNoActionAndRefusesThem(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, console.Config{ReadOnly: true})
 	e.cli("schedule", "add", "--id", "job", "--workflow", "wf", "--every", "1h")
 	_, page := e.get(operatorToken, "/schedules/job")
@@ -201,17 +206,14 @@ func TestReadOnlyShowsNoActionAndRefusesThem(t *testing.T) {
 // TestLiveEventOnNewSchedule: the schedules topic announces a schedule
 // added with the CLI, and the list then shows it.
 func TestLiveEventOnNewSchedule(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, console.Config{})
 	e.cli("schedule", "add", "--id", "first", "--workflow", "wf", "--every", "1h")
 	e.waitPage(viewerToken, "/schedules", "schedules", 10*time.Second, func(p string) bool { return strings.Contains(p, `data-id="first"`) })
 	events, stop := e.subscribe(viewerToken, "schedules")
 	defer stop()
 	e.cli("schedule", "add", "--id", "second", "--workflow", "wf", "--every", "2h")
-	select {
-	case <-events:
-	case <-time.After(10 * time.Second):
-		t.Fatal("no live event after schedule add")
-	}
+	testwait.Receive(t, 10*time.Second, "a live event after schedule add", events)
 	e.waitPage(viewerToken, "/schedules", "schedules", 10*time.Second, func(p string) bool {
 		return strings.Contains(p, `data-id="second"`) && strings.Contains(p, "2 matching")
 	})

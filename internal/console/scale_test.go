@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -55,15 +56,16 @@ func TestScale(t *testing.T) {
 	// The admin API's own catalogue loads first, so that the baseline
 	// holds it and the difference is the console's. A listing waits for
 	// the catalogue (up to 5 s, then "unavailable": ask again).
-	for deadline := time.Now().Add(2 * time.Minute); ; {
+	err = testwait.Until(2*time.Minute, fmt.Sprintf("the admin API's catalogue of %d schedules", n), func() error {
 		var pg admin.Page[admin.ScheduleInfo]
 		err := (apiClient{nc: nc, prefix: "sched.api"}).call(ctx, "", "schedule.list", admin.ListRequest{Limit: 1}, &pg)
-		if err == nil && pg.Total == n {
-			break
+		if err == nil && pg.Total != n {
+			err = fmt.Errorf("total %d", pg.Total)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the admin API's catalogue did not load %d schedules: %v (total %d)", n, err, pg.Total)
-		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	before := liveHeap()
 	t0 = time.Now()
@@ -72,7 +74,7 @@ func TestScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Stop(ctx) }()
-	<-s.index.ready
+	testwait.Done(t, 2*time.Minute, "the console's index", s.index.ready)
 	load := time.Since(t0)
 	after := liveHeap()
 	t.Logf("index of %d schedules loaded in %s (planned next fire computed for each); console heap %.1f MiB (%.0f bytes per schedule)",

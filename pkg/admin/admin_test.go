@@ -3,6 +3,7 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 )
 
@@ -28,6 +30,7 @@ func call(t *testing.T, nc *nats.Conn, subject string, req any) (json.RawMessage
 }
 
 func TestAdminAPI(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	d, err := daemon.Start(ctx, daemon.Config{Embedded: true, Listen: "127.0.0.1:0", DataDir: t.TempDir()})
 	if err != nil {
@@ -54,17 +57,16 @@ func TestAdminAPI(t *testing.T) {
 		t.Fatalf("get unknown: %s %s", code, body)
 	}
 	// Wait for the scheduler to plan it, then operate it.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = testwait.Until(10*time.Second, "schedule rep planned", func() error {
 		body, _ = call(t, nc, "sched.api.schedule.get", map[string]any{"id": "rep"})
 		var info admin.ScheduleInfo
-		if json.Unmarshal(body, &info) == nil && info.State != nil {
-			break
+		if json.Unmarshal(body, &info) != nil || info.State == nil {
+			return fmt.Errorf("get: %s", body)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never planned: %s", body)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, c := range []struct {
 		subject string

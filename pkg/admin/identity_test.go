@@ -14,6 +14,7 @@ import (
 // TestPutWithoutID: a spec put without an id gets its content hash as id,
 // and putting it again writes nothing and says unchanged.
 func TestPutWithoutID(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	spec := json.RawMessage(`{"workflow":"cleanup","every":"1h","input":{"olderThanDays":30}}`)
 	var first, again admin.PutResponse
@@ -38,6 +39,7 @@ func TestPutWithoutID(t *testing.T) {
 // TestPutOneShotInThePast: a new one-shot in the past is refused naming
 // at; the same one-shot registered again after it fired is unchanged.
 func TestPutOneShotInThePast(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	at := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)
 	spec := json.RawMessage(`{"workflow":"launch","at":"` + at + `"}`)
@@ -59,6 +61,7 @@ func TestPutOneShotInThePast(t *testing.T) {
 // TestStaticRefusedThroughTheAPI: put and delete of a static schedule get
 // code static naming its file; pause, resume, trigger and skip work.
 func TestStaticRefusedThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	set := kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
 	if _, err := a.store.ApplyStatic(context.Background(), set); err != nil {
@@ -87,6 +90,7 @@ func TestStaticRefusedThroughTheAPI(t *testing.T) {
 // TestErrorVocabulary: one mistake, one message, whatever the verb: no
 // package prefixes, the record named as the user named it.
 func TestErrorVocabulary(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	for _, verb := range []string{"schedule.get", "schedule.delete", "schedule.pause", "schedule.resume", "schedule.trigger", "schedule.skip"} {
 		e := a.refused(verb, admin.IDRequest{ID: "nosuchid"}, admin.CodeNotFound, "")

@@ -113,6 +113,7 @@ func (a *api) bulk(n int, id func(int) string, spec func(int) kvstore.Spec) {
 // answered). Pages are bounded, in id order, and cover every schedule
 // exactly once; filters select server-side with exact totals.
 func TestListPastOneMegabyte(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	const n = 5000
 	input := json.RawMessage(`{"pad":"` + strings.Repeat("x", 400) + `"}`)
@@ -206,6 +207,7 @@ func ids(items []admin.ScheduleInfo) []string {
 // without them (named in "omitted"), get returns them whole, and a page of
 // large records ends early rather than pass the reply budget.
 func TestListBoundsEachReply(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	big := json.RawMessage(`"` + strings.Repeat("y", kvstore.MaxInputBytes-2) + `"`)
 	for _, id := range []string{"big1", "big2", "big3", "big4", "big5"} {
@@ -239,6 +241,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // TestListShowsWhatWasJustWritten: a listing right after a write through
 // any path (here straight into the bucket) includes it.
 func TestListShowsWhatWasJustWritten(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	var pg admin.Page[admin.ScheduleInfo]
 	for i := range 20 {
@@ -262,6 +265,7 @@ func TestListShowsWhatWasJustWritten(t *testing.T) {
 
 // TestOtherListings pages timers, calendars and a schedule's history.
 func TestOtherListings(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	ctx := context.Background()
 	for i := range 7 {

@@ -16,6 +16,7 @@ import (
 // with conflict; of two concurrent updates at the same revision exactly
 // one wins.
 func TestRevisions(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	spec := json.RawMessage(`{"workflow":"w","every":"1m"}`)
 	spec2 := json.RawMessage(`{"workflow":"w","every":"2m"}`)
@@ -70,6 +71,7 @@ func TestRevisions(t *testing.T) {
 // TestRefusals: malformed and out-of-range requests get a coded reply
 // naming the field, and nothing is written.
 func TestRefusals(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t)
 	a.ok("schedule.create", admin.PutRequest{ID: "s", Spec: json.RawMessage(`{"workflow":"w","every":"1m"}`)}, nil)
 	note := strings.Repeat("n", kvstore.MaxNoteBytes+1)
@@ -127,6 +129,7 @@ func TestRefusals(t *testing.T) {
 // TestBackfillBounds: a range over the maximum is refused with the count
 // it would make; progress (done/total) is in the state; cancel ends it.
 func TestBackfillBounds(t *testing.T) {
+	t.Parallel()
 	a := newAPI(t) // MaxBackfillSlots 100
 	// Aligned to the epoch, so that whole minutes are slots.
 	a.ok("schedule.create", admin.PutRequest{ID: "b", Spec: json.RawMessage(`{"workflow":"w","every":"1m","align":"epoch"}`)}, nil)

@@ -19,6 +19,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var key = []byte("0123456789abcdef-test-key")
 
 func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
@@ -62,6 +63,7 @@ func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
 }
 
 func TestForgedEntryIsDetected(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
@@ -86,6 +88,7 @@ func TestForgedEntryIsDetected(t *testing.T) {
 }
 
 func TestDeletedEntryIsDetected(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()

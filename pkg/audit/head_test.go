@@ -43,6 +43,7 @@ func trailOf(t *testing.T, n int) (jetstream.JetStream, *audit.Log, audit.Head) 
 // no longer extends the head anchored outside it, nor the head the
 // operator kept.
 func TestRollbackIsCaught(t *testing.T) {
+	t.Parallel()
 	js, l, anchored := trailOf(t, 79)
 	ctx := context.Background()
 	natstest.Recreate(t, js, audit.Stream, 20)
@@ -83,6 +84,7 @@ func TestRollbackIsCaught(t *testing.T) {
 // messages (the scheduler may update its config) drops the oldest
 // entries; verify names the gap at the start and the head it expected.
 func TestLoweredLimitsAreCaught(t *testing.T) {
+	t.Parallel()
 	js, _, _ := trailOf(t, 30)
 	ctx := context.Background()
 	s, _ := js.Stream(ctx, audit.Stream)
@@ -100,6 +102,7 @@ func TestLoweredLimitsAreCaught(t *testing.T) {
 // TestExpectHead: a head kept elsewhere passes while the trail holds it,
 // and a head the trail never had (or a malformed one) is refused.
 func TestExpectHead(t *testing.T) {
+	t.Parallel()
 	js, _, h := trailOf(t, 5)
 	ctx := context.Background()
 	parsed, err := audit.ParseHead(h.String())
@@ -123,6 +126,7 @@ func TestExpectHead(t *testing.T) {
 // TestForgedAnchorIsReported: a value written into the head bucket
 // without the key is named, and does not replace the signed head.
 func TestForgedAnchorIsReported(t *testing.T) {
+	t.Parallel()
 	js, _, h := trailOf(t, 3)
 	ctx := context.Background()
 	kv, err := js.KeyValue(ctx, audit.HeadBucket)

@@ -4,17 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 func TestDefaultKeyIsCanonical(t *testing.T) {
+	t.Parallel()
 	key := func(wf string, input string, r client.Recurrence, opts ...client.Option) string {
 		t.Helper()
 		k, err := client.DefaultKey(wf, json.RawMessage(input), r, opts...)
@@ -51,6 +54,7 @@ func TestDefaultKeyIsCanonical(t *testing.T) {
 // TestReRegisterKeepsCadence: registering again at every start keeps the
 // schedule's next slot; a new recurrence re-plans.
 func TestReRegisterKeepsCadence(t *testing.T) {
+	t.Parallel()
 	c, _, stop := example()
 	defer stop()
 	ctx := context.Background()
@@ -64,30 +68,44 @@ func TestReRegisterKeepsCadence(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	time.Sleep(300 * time.Millisecond) // let the scheduler see the updates
-	info, _ := c.Get(ctx, key)
-	if !info.Next.Equal(first.Next) || info.Description != "v2" {
-		t.Fatalf("re-registering moved the cadence: %v -> %v", first.Next, info.Next)
-	}
-	if _, err := c.Schedule(ctx, "daily", nil, client.Cron("0 4 * * *"), client.WithKey("daily")); err != nil {
+	// The scheduler reads registrations in the order they were written:
+	// once it has planned one written after the re-registrations, it has
+	// seen them.
+	waitPlanned(c, mustSchedule(t, c, "marker", client.Every(time.Hour)))
+	info, err := c.Get(ctx, key)
+	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		info, _ = c.Get(ctx, key)
-		if info.Next.UTC().Hour() == 4 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("new recurrence not re-planned: next %v", info.Next)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !info.Next.Equal(first.Next) || info.Description != "v2" {
+		t.Fatalf("re-registering moved the cadence: %v -> %v (description %q)", first.Next, info.Next, info.Description)
 	}
+	mustSchedule(t, c, "daily", client.Cron("0 4 * * *"), client.WithKey("daily"))
+	err = testwait.Until(10*time.Second, "the new recurrence re-planned at 04:00", func() error {
+		info, err = c.Get(ctx, key)
+		if err == nil && info.Next.UTC().Hour() != 4 {
+			err = fmt.Errorf("next %v", info.Next)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustSchedule registers a schedule of workflow or fails the test.
+func mustSchedule(t *testing.T, c *client.Client, workflow string, r client.Recurrence, opts ...client.Option) string {
+	t.Helper()
+	key, err := c.Schedule(context.Background(), workflow, nil, r, opts...)
+	if err != nil {
+		t.Fatalf("schedule %s: %v", workflow, err)
+	}
+	return key
 }
 
 // TestScheduleWithDomDow: the day rule is stored with the spec, whose
 // schedule then uses it; a bad rule is refused naming dom_dow.
 func TestScheduleWithDomDow(t *testing.T) {
+	t.Parallel()
 	c, js, stop := example()
 	defer stop()
 	ctx := context.Background()
@@ -126,6 +144,7 @@ func TestScheduleWithDomDow(t *testing.T) {
 // TestClientOptionsValidate: bad options are refused by New, naming the
 // option.
 func TestClientOptionsValidate(t *testing.T) {
+	t.Parallel()
 	_, js, stop := example()
 	defer stop()
 	ctx := context.Background()

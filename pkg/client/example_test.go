@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
@@ -69,15 +70,19 @@ func must(err error) {
 	}
 }
 
-// waitPlanned waits until a scheduler has planned the schedule.
+// waitPlanned waits until a scheduler has planned the schedule, and
+// panics (as must does) when none has within 10 seconds.
 func waitPlanned(c *client.Client, key string) client.ScheduleInfo {
-	for {
-		info, err := c.Get(context.Background(), key)
-		if err == nil && !info.Next.IsZero() {
-			return info
+	var info client.ScheduleInfo
+	must(testwait.Until(10*time.Second, "schedule "+key+" planned", func() error {
+		var err error
+		info, err = c.Get(context.Background(), key)
+		if err == nil && info.Next.IsZero() {
+			err = errors.New("no next slot yet")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return err
+	}))
+	return info
 }
 
 // Services declare their schedules in code and register them at every

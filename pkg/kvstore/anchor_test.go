@@ -174,6 +174,7 @@ func TestWithAnchor(t *testing.T) {
 // registering at once agree on one write; a spec written before align
 // existed keeps its behaviour when registered again.
 func TestPutSpecAnchorsAtTheFirstWrite(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()

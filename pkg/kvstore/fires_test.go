@@ -54,6 +54,7 @@ func TestNeverFiringByCalendarIsRefused(t *testing.T) {
 // Through the store: a named calendar that removes every occurrence makes
 // PutSpec refuse the schedule, and nothing is written.
 func TestPutSpecRefusesNeverFiringCalendar(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, store := srv.Store(t)
 	ctx := context.Background()

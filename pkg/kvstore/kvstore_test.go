@@ -202,6 +202,7 @@ func TestLayout(t *testing.T) {
 }
 
 func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	nc, js := srv.Connect(t)
 	ctx := context.Background()
@@ -331,6 +332,7 @@ func TestSubjectToken(t *testing.T) {
 // Setup creates, since the scheduler's permission block (natsconf/) is
 // built from it: a stream left out would be refused to the scheduler.
 func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()

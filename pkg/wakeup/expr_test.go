@@ -109,6 +109,7 @@ func TestEvalWhenExprErrors(t *testing.T) {
 // gave; Compute's instant is stored; errors name when_expr or at and store
 // nothing.
 func TestRegisterWhenExprAndCompute(t *testing.T) {
+	t.Parallel()
 	_, store := natstest.Start(t).Store(t)
 	e := struct {
 		store  *kvstore.Store

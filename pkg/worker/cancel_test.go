@@ -3,11 +3,13 @@ package worker_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -19,6 +21,7 @@ import (
 // cancelled, which the ledger records. Only the scheduler (the fire
 // engine) and pkg/worker take part.
 func TestCancelOtherEndToEnd(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	store, err := kvstore.Open(ctx, e.js, kvstore.Layout{})
@@ -57,8 +60,8 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 	if _, err := store.PutSpec(ctx, "reindex", kvstore.Spec{Workflow: "reindex", Every: "1s", Overlap: kvstore.OverlapCancelOther}); err != nil {
 		t.Fatal(err)
 	}
-	slot := recv(t, first, 10*time.Second, "the first fire")
-	if cause := recv(t, causes, 10*time.Second, "the cancel request"); !errors.Is(cause, worker.ErrCancelRequested) {
+	slot := testwait.Receive(t, 10*time.Second, "the first fire", first)
+	if cause := testwait.Receive(t, 10*time.Second, "the cancel request", causes); !errors.Is(cause, worker.ErrCancelRequested) {
 		t.Fatalf("cause %v, want ErrCancelRequested", cause)
 	}
 	for {
@@ -71,16 +74,15 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 		}
 		break
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	err = testwait.Until(10*time.Second, "the ledger's tick of "+slot+" cancelled", func() error {
 		tick, err := store.GetTick(ctx, slot)
-		if err == nil && tick.Status == kvstore.TickCancelled {
-			break
+		if err == nil && tick.Status != kvstore.TickCancelled {
+			err = fmt.Errorf("tick %+v", tick)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tick of %s: %+v %v, want cancelled", slot, tick, err)
-		}
-		time.Sleep(20 * time.Millisecond) // polls the ledger
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	// The cancelled fire is not delivered again.
 	if err := store.DeleteSpec(ctx, "reindex"); err != nil {

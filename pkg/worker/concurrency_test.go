@@ -8,12 +8,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
 // TestHandlersRunConcurrently: MaxWorkers handlers of one workflow run
 // at once; a slow fire does not hold up the others.
 func TestHandlersRunConcurrently(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const n = 4
 	started, release := make(chan string, n), make(chan struct{})
@@ -32,7 +34,7 @@ func TestHandlersRunConcurrently(t *testing.T) {
 	}
 	// All n run at the same time: none returns before the last started.
 	for i := range n {
-		recv(t, started, 5*time.Second, fmt.Sprintf("handler %d of %d running at once", i+1, n))
+		testwait.Receive(t, 5*time.Second, fmt.Sprintf("handler %d of %d running at once", i+1, n), started)
 	}
 	close(release)
 	for range n {
@@ -43,6 +45,7 @@ func TestHandlersRunConcurrently(t *testing.T) {
 // TestMaxWorkersBoundsHandlers: no more than MaxWorkers handlers of a
 // workflow run at once, and WithMaxWorkers overrides it per workflow.
 func TestMaxWorkersBoundsHandlers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var running, most atomic.Int32
 	e.worker(worker.Config{MaxWorkers: 8}, func(w *worker.Worker) {
@@ -75,6 +78,7 @@ func TestMaxWorkersBoundsHandlers(t *testing.T) {
 // AckWait and be redelivered; and a handler running 3x AckWait is
 // delivered exactly once, kept alive by in-progress pings.
 func TestNoMessageAgesInABuffer(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mu sync.Mutex
 	calls := map[string][]int{} // slot -> delivery numbers seen
@@ -93,7 +97,7 @@ func TestNoMessageAgesInABuffer(t *testing.T) {
 		})
 	})
 	a := e.publishFire("a", "slow")
-	<-first
+	testwait.Done(t, 5*time.Second, "the first handler", first)
 	b := e.publishFire("b", "slow") // waits while a's handler runs
 	e.done(15 * time.Second)
 	e.done(15 * time.Second)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -15,6 +16,7 @@ import (
 // context's, or ErrStopped); the fire it gives up on is nak'ed at once,
 // not failed, and the next worker gets it again.
 func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		stop      func(w *worker.Worker, cancelStart context.CancelFunc) error
@@ -52,11 +54,11 @@ func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := e.publishFire("s", "jobs")
-			recv(t, started, 5*time.Second, "the handler")
+			testwait.Receive(t, 5*time.Second, "the handler", started)
 			if err := tc.stop(w, cancelStart); err != nil {
 				t.Fatalf("stop: %v", err)
 			}
-			if cause := recv(t, causes, time.Second, "the handler's end"); !errors.Is(cause, tc.wantCause) {
+			if cause := testwait.Receive(t, time.Second, "the handler's end", causes); !errors.Is(cause, tc.wantCause) {
 				t.Fatalf("cause %v, want %v", cause, tc.wantCause)
 			}
 			// The next worker of the service gets the fire again.
@@ -64,7 +66,7 @@ func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
 			if d := e.done(10 * time.Second); d.SlotID != id || d.Outcome != kvstore.OutcomeCompleted {
 				t.Fatalf("first report %+v, want completed (a stop is not a failure)", d)
 			}
-			if n := []int{<-deliveries, <-deliveries}; n[0] != 1 || n[1] != 2 {
+			if n := []int{testwait.Receive(t, 5*time.Second, "delivery 1", deliveries), testwait.Receive(t, 5*time.Second, "delivery 2", deliveries)}; n[0] != 1 || n[1] != 2 {
 				t.Fatalf("deliveries %v, want 1 then 2", n)
 			}
 		})
@@ -75,6 +77,7 @@ func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
 // handler; when its context ends first it returns ctx.Err() and a later
 // Stop waits again; a stopped worker starts again.
 func TestStopWaitsForHandlers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	started, release := make(chan string, 4), make(chan struct{})
 	w := e.worker(worker.Config{}, func(w *worker.Worker) {
@@ -99,7 +102,7 @@ func TestStopWaitsForHandlers(t *testing.T) {
 		t.Fatalf("Handle while running: %v, want ErrStarted", err)
 	}
 	held := e.publishFire("held", "jobs")
-	recv(t, started, 5*time.Second, "the held handler")
+	testwait.Receive(t, 5*time.Second, "the held handler", started)
 
 	for _, stop := range []func(context.Context) error{w.Stop, w.StopAndCancel} {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -124,7 +127,7 @@ func TestStopWaitsForHandlers(t *testing.T) {
 	if err := w.Start(context.Background()); err != nil {
 		t.Fatalf("restart: %v", err)
 	}
-	if got := recv(t, started, 5*time.Second, "the fire published while stopped"); got != next {
+	if got := testwait.Receive(t, 5*time.Second, "the fire published while stopped", started); got != next {
 		t.Fatalf("handled %s, want %s", got, next)
 	}
 }
@@ -133,6 +136,7 @@ func TestStopWaitsForHandlers(t *testing.T) {
 // ErrTimeout and fails the delivery (retried with the backoff);
 // WithTimeout(0) lifts it for one workflow.
 func TestTimeout(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	causes, errs := make(chan error, 4), make(chan worker.Delivery, 4)
 	e.worker(worker.Config{Timeout: 100 * time.Millisecond, BackOff: []time.Duration{50 * time.Millisecond},
@@ -159,10 +163,10 @@ func TestTimeout(t *testing.T) {
 		}, worker.WithTimeout(0))
 	})
 	id := e.publishFire("b", "bounded")
-	if cause := recv(t, causes, 5*time.Second, "the timeout"); !errors.Is(cause, worker.ErrTimeout) {
+	if cause := testwait.Receive(t, 5*time.Second, "the timeout", causes); !errors.Is(cause, worker.ErrTimeout) {
 		t.Fatalf("cause %v, want ErrTimeout", cause)
 	}
-	if d := recv(t, errs, 5*time.Second, "the ErrorHandler"); d.ID != id || d.Number != 1 || d.Kind != worker.KindFire {
+	if d := testwait.Receive(t, 5*time.Second, "the ErrorHandler", errs); d.ID != id || d.Number != 1 || d.Kind != worker.KindFire {
 		t.Fatalf("ErrorHandler got %+v", d)
 	}
 	if d := e.done(5 * time.Second); d.SlotID != id || d.Outcome != kvstore.OutcomeCompleted {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -59,11 +60,14 @@ func Example_readme() {
 	exited := make(chan error, 1)
 	go func() { exited <- runWorker(runCtx, js) }()
 
-	for { // publish once the worker's consumer exists (it starts with new messages)
-		if _, err := js.Consumer(ctx, "SCHED_FIRES", "billing-fire-invoices"); err == nil {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
+	// Publish once the worker's consumer exists (it starts with new messages).
+	err = testwait.Until(10*time.Second, "the worker's consumer", func() error {
+		_, err := js.Consumer(ctx, "SCHED_FIRES", "billing-fire-invoices")
+		return err
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
 	if err := publishExampleFire(js); err != nil {
 		fmt.Println(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -22,6 +23,7 @@ import (
 // TestErrorTypes: the errors handlers return are exported types that
 // errors.As finds through wrapping.
 func TestErrorTypes(t *testing.T) {
+	t.Parallel()
 	cause := errors.New("db down")
 	var re *worker.RetryError
 	if err := fmt.Errorf("sync: %w", worker.Retry(cause, 3*time.Second)); !errors.As(err, &re) || re.After != 3*time.Second || !errors.Is(err, cause) {
@@ -41,6 +43,7 @@ func TestErrorTypes(t *testing.T) {
 // MaxDeliver), the ErrorHandler sees a *PanicError, and the stack is
 // logged with the slot and the delivery number.
 func TestPanicIsAFailedDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	reg := prometheus.NewRegistry()
 	var logs testlog.Buffer
@@ -60,19 +63,19 @@ func TestPanicIsAFailedDelivery(t *testing.T) {
 	})
 	once := e.publishFire("once", "crashy")
 	var pe *worker.PanicError
-	if err := recv(t, seen, 5*time.Second, "the panic"); !errors.As(err, &pe) || len(pe.Stack) == 0 {
+	if err := testwait.Receive(t, 5*time.Second, "the panic", seen); !errors.As(err, &pe) || len(pe.Stack) == 0 {
 		t.Fatalf("ErrorHandler got %v, want a *PanicError with a stack", err)
 	}
 	if d := e.done(5 * time.Second); d.SlotID != once || d.Outcome != kvstore.OutcomeCompleted {
 		t.Fatalf("report %+v, want completed on the second delivery", d)
 	}
 	always := e.publishFire("always", "crashy")
-	recv(t, seen, 5*time.Second, "the first panic")
-	recv(t, seen, 5*time.Second, "the last panic")
+	testwait.Receive(t, 5*time.Second, "the first panic", seen)
+	testwait.Receive(t, 5*time.Second, "the last panic", seen)
 	if d := e.done(5 * time.Second); d.SlotID != always || d.Outcome != kvstore.OutcomeFailed || !strings.Contains(d.Error, "dead-lettered after 2 deliveries: handler panicked") {
 		t.Fatalf("report %+v, want failed: dead-lettered", d)
 	}
-	if dl := recv(t, e.dead, 5*time.Second, "the dead letter"); dl.Header.Get("Sched-Original-Id") != always {
+	if dl := testwait.Receive(t, 5*time.Second, "the dead letter", e.dead); dl.Header.Get("Sched-Original-Id") != always {
 		t.Fatalf("dead letter %v", dl.Header)
 	}
 	// The log line of a panic names the slot and the delivery, with the stack.
@@ -145,6 +148,7 @@ func histogramCount(t *testing.T, reg *prometheus.Registry, name, workflow strin
 // connection is gone) is logged, counted and given to the ErrorHandler as
 // a *SettleError, never dropped.
 func TestSettleErrorsAreCountedAndPassedOn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	nc, err := nats.Connect(e.srv.URL())
 	if err != nil {
@@ -173,11 +177,11 @@ func TestSettleErrorsAreCountedAndPassedOn(t *testing.T) {
 		})
 	})
 	e.publishFire("s", "jobs")
-	<-started
+	testwait.Done(t, 5*time.Second, "the handler", started)
 	nc.Close()
 	close(release)
 	for {
-		se := recv(t, settleErrs, 5*time.Second, "the failed ack")
+		se := testwait.Receive(t, 5*time.Second, "the failed ack", settleErrs)
 		if se.Op == "ack" {
 			if !errors.Is(se, nats.ErrConnectionClosed) {
 				t.Fatalf("ack error %v, want ErrConnectionClosed", se)
@@ -192,6 +196,7 @@ func TestSettleErrorsAreCountedAndPassedOn(t *testing.T) {
 
 // TestInFlightGauge: the in-flight gauge counts running handlers.
 func TestInFlightGauge(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	reg := prometheus.NewRegistry()
 	started, release := make(chan struct{}, 2), make(chan struct{})
@@ -204,8 +209,8 @@ func TestInFlightGauge(t *testing.T) {
 	})
 	e.publishFireAt("a", "jobs", time.Now())
 	e.publishFireAt("b", "jobs", time.Now())
-	recv(t, started, 5*time.Second, "handler a")
-	recv(t, started, 5*time.Second, "handler b")
+	testwait.Receive(t, 5*time.Second, "handler a", started)
+	testwait.Receive(t, 5*time.Second, "handler b", started)
 	gauge := func() float64 {
 		mfs, _ := reg.Gather()
 		for _, mf := range mfs {
@@ -228,6 +233,7 @@ func TestInFlightGauge(t *testing.T) {
 
 // TestConfigValidation: bad settings are refused naming the field.
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		cfg  worker.Config

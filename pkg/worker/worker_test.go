@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -112,19 +114,6 @@ func stop(t *testing.T, w *worker.Worker) {
 	}
 }
 
-// recv waits for a value on ch, failing the test after timeout.
-func recv[T any](t *testing.T, ch <-chan T, timeout time.Duration, what string) T {
-	t.Helper()
-	select {
-	case v := <-ch:
-		return v
-	case <-time.After(timeout):
-		t.Fatalf("timed out after %s waiting for %s", timeout, what)
-	}
-	var zero T
-	return zero
-}
-
 // settled waits until the consumer (on SCHED_FIRES; "SCHED_WAKEUPS/name"
 // for the wakeups') has no delivery pending, and returns its info.
 func (e *env) settled(consumer string, timeout time.Duration) *jetstream.ConsumerInfo {
@@ -137,44 +126,39 @@ func (e *env) settled(consumer string, timeout time.Duration) *jetstream.Consume
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	deadline := time.Now().Add(timeout)
-	poll := time.NewTicker(20 * time.Millisecond)
-	defer poll.Stop()
-	for {
-		info, err := cons.Info(context.Background())
-		if err != nil {
-			e.t.Fatal(err)
+	var info *jetstream.ConsumerInfo
+	err = testwait.Until(timeout, "consumer "+consumer+" settled", func() error {
+		var err error
+		if info, err = cons.Info(context.Background()); err != nil {
+			return err
 		}
-		if info.NumAckPending == 0 && info.NumPending == 0 && info.NumRedelivered == 0 {
-			return info
+		if info.NumAckPending != 0 || info.NumPending != 0 || info.NumRedelivered != 0 {
+			return fmt.Errorf("%d pending, %d ack pending, %d redelivered; delivered %+v, ack floor %+v",
+				info.NumPending, info.NumAckPending, info.NumRedelivered, info.Delivered, info.AckFloor)
 		}
-		if time.Now().After(deadline) {
-			e.t.Fatalf("consumer %s not settled after %s: %d pending, %d ack pending, %d redelivered; delivered %+v, ack floor %+v",
-				consumer, timeout, info.NumPending, info.NumAckPending, info.NumRedelivered, info.Delivered, info.AckFloor)
-		}
-		<-poll.C
+		return nil
+	})
+	if err != nil {
+		e.t.Fatal(err)
 	}
+	return info
 }
 
+// done waits for the next completion report.
 func (e *env) done(timeout time.Duration) doneMsg {
 	e.t.Helper()
-	select {
-	case d := <-e.dones:
-		return d
-	case <-time.After(timeout):
-		e.t.Fatal("no completion report")
-	}
-	return doneMsg{}
+	return testwait.Receive(e.t, timeout, "a completion report", e.dones)
 }
 
 func TestAckAndCompletion(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	got := make(chan worker.Fire, 1)
 	e.worker(worker.Config{}, func(w *worker.Worker) {
 		_ = w.Handle("billing", func(_ context.Context, f worker.Fire) error { got <- f; return nil })
 	})
 	id := e.publishFire("bill", "billing")
-	f := <-got
+	f := testwait.Receive(t, 5*time.Second, "the fire", got)
 	if f.SlotID != id || string(f.Input) != `{"n":1}` || f.Delivery != 1 || f.Subject != "sched.fire.billing" {
 		t.Fatalf("fire %+v", f)
 	}
@@ -186,6 +170,7 @@ func TestAckAndCompletion(t *testing.T) {
 }
 
 func TestRetryPermanentAndDeadLetter(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var calls atomic.Int32
 	e.worker(worker.Config{MaxDeliver: 3, BackOff: []time.Duration{100 * time.Millisecond}}, func(w *worker.Worker) {
@@ -225,6 +210,7 @@ func TestRetryPermanentAndDeadLetter(t *testing.T) {
 // TestStaleWakeupIsDropped: a wakeup whose condition no longer holds is
 // acked without calling the handler.
 func TestStaleWakeupIsDropped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	handled, checked := make(chan string, 4), make(chan string, 4)
 	e.worker(worker.Config{ConditionHolds: func(_ context.Context, run, cond string) bool {
@@ -244,9 +230,9 @@ func TestStaleWakeupIsDropped(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	recv(t, checked, 5*time.Second, "a condition check")
-	recv(t, checked, 5*time.Second, "the second condition check")
-	if run := recv(t, handled, 5*time.Second, "the live wakeup"); run != "order-1" {
+	testwait.Receive(t, 5*time.Second, "a condition check", checked)
+	testwait.Receive(t, 5*time.Second, "the second condition check", checked)
+	if run := testwait.Receive(t, 5*time.Second, "the live wakeup", handled); run != "order-1" {
 		t.Fatalf("handled %s, a stale wakeup", run)
 	}
 	e.settled("SCHED_WAKEUPS/svc-wakeup-approvals", 5*time.Second) // both acked
@@ -259,6 +245,7 @@ func TestStaleWakeupIsDropped(t *testing.T) {
 // sched.event.dead_letter.<workflow>.<wakeup id as one token>, inside the
 // workflow's scope like a fire's.
 func TestWakeupDeadLetterCarriesWorkflow(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.worker(worker.Config{MaxDeliver: 1}, func(w *worker.Worker) {
 		_ = w.HandleWakeup("approvals", func(context.Context, worker.Wakeup) error { return errors.New("boom") })
