@@ -78,6 +78,7 @@ type Engine struct {
 	// their ticks and deletes.
 	inflight  *pipeline.Inflight
 	followups *pipeline.Followups
+	pub       pipeline.Publisher
 
 	svc lifecycle.Service
 	mu  sync.Mutex
@@ -143,6 +144,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
+	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log}
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped
