@@ -17,15 +17,30 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// Steps of the fire protocol, for Config.StepHook.
+// Step is a point in the fire protocol, or a decision the engine took,
+// reported to Config.StepHook: fault tests crash a process at a step, and
+// tests wait for a step instead of reading the log.
+type Step string
+
+// Steps of the fire protocol (JETSCHED_CRASH_AT names them).
 const (
-	StepBeforeClaim  = "before-claim"
-	StepAfterClaim   = "after-claim"
-	StepAfterPublish = "after-publish"
-	StepAfterLedger  = "after-ledger"
+	StepBeforeClaim  Step = "before-claim"
+	StepAfterClaim   Step = "after-claim"
+	StepAfterPublish Step = "after-publish"
+	StepAfterLedger  Step = "after-ledger"
 )
 
-func (e *Engine) step(s string) {
+// Decisions on the way: a fire's publish was not acknowledged and is sent
+// again; a completion report was refused (its subject names another
+// workflow), ignored (malformed), or read from the deprecated subject.
+const (
+	StepRepublish     Step = "republish"
+	StepReportRefused Step = "report-refused"
+	StepReportIgnored Step = "report-ignored"
+	StepReportLegacy  Step = "report-legacy"
+)
+
+func (e *Engine) step(s Step) {
 	if e.cfg.StepHook != nil {
 		e.cfg.StepHook(s)
 	}

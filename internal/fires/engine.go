@@ -185,7 +185,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
-		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log}
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) }}
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	return func() {

@@ -35,6 +35,9 @@ type Publisher struct {
 	Inflight *Inflight
 	// Log receives the retries and give-ups. Required.
 	Log *slog.Logger
+	// Republished, when set, is called when a message sent without
+	// waiting was not acknowledged and is published again.
+	Republished func()
 }
 
 // Margin is how long before its claim expires an owner stops trying to
@@ -68,6 +71,9 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 	if err == nil {
 		p.Inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)
+			if p.Republished != nil {
+				p.Republished()
+			}
 			ack, err := p.Publish(context.Background(), m.Msg, m.ID, m.Claim)
 			switch {
 			case natserr.Permanent(err):
