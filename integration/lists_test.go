@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -46,7 +47,7 @@ func TestListingAtScale(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Ids out of order: the catalogue sorts them.
-		if _, err := js.PublishAsync(fmt.Sprintf("$KV.sched_specs.s%07d", (i*7919)%n), data); err != nil {
+		if _, err := js.PublishAsync(jsname.KV(js, "sched_specs", fmt.Sprintf("s%07d", (i*7919)%n)), data); err != nil {
 			t.Fatal(err)
 		}
 		if i%2000 == 1999 || i == n-1 { // a window of pipelined puts

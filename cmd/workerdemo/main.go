@@ -10,6 +10,7 @@
 //	go run ./cmd/workerdemo --nats-url nats://127.0.0.1:4222
 //	go run ./cmd/workerdemo --workflow billing --fail-rate 0.3
 //	go run ./cmd/workerdemo --work 20s --max-workers 4 --timeout 1m
+//	go run ./cmd/workerdemo --nats-url nats://leaf:4222 --js-domain hub
 package main
 
 import (
@@ -25,7 +26,6 @@ import (
 	_ "time/tzdata" // zones resolve the same on every machine
 
 	"github.com/lmittmann/tint"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -58,6 +58,10 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	if err := conn.Validate(); err != nil {
+		fmt.Fprintln(stderr, "workerdemo:", err)
+		return 2
+	}
 	var log *slog.Logger
 	if *jsonLogs {
 		log = slog.New(slog.NewJSONHandler(stderr, nil))
@@ -72,7 +76,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
+	js, err := natsconn.JetStream(nc, conn)
 	if err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 1

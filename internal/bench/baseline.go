@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/pipelined"
 )
 
@@ -48,8 +49,8 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 	if ledger {
 		what, label = "triples", "CAS + publish + ledger put"
 	}
-	kvSubj := "$KV." + s.layout.StateBucket + "."
-	tickSubj := "$KV." + s.layout.TicksBucket + "."
+	kvSubj := jsname.KVPrefix(r.js, s.layout.StateBucket)
+	tickSubj := jsname.KVPrefix(r.js, s.layout.TicksBucket)
 	fireSubj := s.layout.FireSubject("baseline")
 	pending := make([]jetstream.PubAckFuture, keys)
 	revs := make([]uint64, keys)

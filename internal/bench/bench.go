@@ -263,10 +263,10 @@ func (r *runner) dial(name string) (*nats.Conn, jetstream.JetStream, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("bench: connect %s: %w", r.url, err)
 	}
-	js, err := jetstream.New(nc)
+	js, err := natsconn.JetStream(nc, o)
 	if err != nil {
 		nc.Close()
-		return nil, nil, fmt.Errorf("bench: jetstream: %w", err)
+		return nil, nil, fmt.Errorf("bench: %w", err)
 	}
 	return nc, js, nil
 }

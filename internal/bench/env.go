@@ -16,6 +16,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -156,7 +157,7 @@ func (in *instance) waitReady(ctx context.Context) error {
 // specs bucket (as `nats kv put` would; the scheduler's watch validates
 // them), pipelined with one wait at the end.
 func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i int) (string, kvstore.Spec)) error {
-	subj := "$KV." + s.layout.SpecsBucket + "."
+	subj := jsname.KVPrefix(s.r.js, s.layout.SpecsBucket)
 	for i := range n {
 		id, sp := spec(i)
 		data, err := sp.Encode()

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -34,7 +35,7 @@ func (r *runner) timers(ctx context.Context) ([]Result, error) {
 	}
 	defer rc.stop()
 	created := time.Now().UTC()
-	subj := "$KV." + s.layout.WakeupsBucket + "."
+	subj := jsname.KVPrefix(r.js, s.layout.WakeupsBucket)
 	for i := range n {
 		run := "run-" + strconv.Itoa(i)
 		t := kvstore.Timer{Run: run, Step: "wait", Workflow: "timers", Created: created,

@@ -43,9 +43,8 @@ func cliActor() string {
 func (a *app) auditCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "audit", Short: "The tamper-evident audit trail (SCHED_AUDIT)"}
 	var (
-		o         audit.VerifyOptions
-		head      string
-		apiPrefix string
+		o    audit.VerifyOptions
+		head string
 	)
 	verify := &cobra.Command{
 		Use:   "verify [--from SEQ] [--expect-head SEQ:MAC] [--dispatches]",
@@ -61,8 +60,9 @@ each one deleted, altered or injected, with its sequence and what differs;
 messages gone by the stream's retention are counted, not reported.
 
 An account without JetStream (natsconf's OPS) reads the streams through
-the services it imports under --js-api-prefix; when $JS.API.INFO answers
-that JetStream is not enabled for the account, JS.jetsched.API is used.`,
+the services it imports under --js-api-prefix; when neither it nor
+--js-domain is given and $JS.API.INFO answers that JetStream is not
+enabled for the account, JS.jetsched.API is used.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			key, err := a.auditKey()
@@ -79,6 +79,9 @@ that JetStream is not enabled for the account, JS.jetsched.API is used.`,
 				}
 				o.ExpectHead = &h
 			}
+			if err := a.conn.Validate(); err != nil {
+				return usageError{err}
+			}
 			conn := a.conn
 			conn.Name = "jetsched cli"
 			nc, err := natsconn.Connect(conn)
@@ -86,7 +89,7 @@ that JetStream is not enabled for the account, JS.jetsched.API is used.`,
 				return err
 			}
 			defer nc.Close()
-			r, err := verifyTrail(cmd.Context(), nc, apiPrefix, key, o)
+			r, err := verifyTrail(cmd.Context(), nc, conn, key, o)
 			if err != nil {
 				return err
 			}
@@ -97,34 +100,31 @@ that JetStream is not enabled for the account, JS.jetsched.API is used.`,
 	fl.Uint64Var(&o.From, "from", 0, "start at this stream sequence (default: the last checkpoint; all digests with --dispatches)")
 	fl.StringVar(&head, "expect-head", "", "SEQ:MAC: a head kept outside NATS that the trail must still hold")
 	fl.BoolVar(&o.Dispatches, "dispatches", false, "also read again the fire and wakeup messages the dispatch digests cover")
-	fl.StringVar(&apiPrefix, "js-api-prefix", "", "JetStream API prefix of the imported stream reads (default $JS.API, falling back to "+natsperm.APIPrefix+")")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON")
 	cmd.AddCommand(verify)
 	return cmd
 }
 
-// verifyTrail verifies through the JetStream API under prefix. Without
-// one, an account without JetStream (it answers $JS.API.INFO with "not
-// enabled", as natsconf's OPS does) reads under natsperm.APIPrefix.
-func verifyTrail(ctx context.Context, nc *nats.Conn, prefix string, key []byte, o audit.VerifyOptions) (audit.Report, error) {
-	if prefix == "" {
-		js, err := jetstream.New(nc)
-		if err != nil {
-			return audit.Report{}, err
-		}
+// verifyTrail verifies through the JetStream context conn names
+// (--js-domain, --js-api-prefix). Without either, an account without
+// JetStream (it answers $JS.API.INFO with "not enabled", as natsconf's OPS
+// does) reads under natsperm.APIPrefix.
+func verifyTrail(ctx context.Context, nc *nats.Conn, conn natsconn.Options, key []byte, o audit.VerifyOptions) (audit.Report, error) {
+	js, err := natsconn.JetStream(nc, conn)
+	if err != nil {
+		return audit.Report{}, err
+	}
+	if conn.JSDomain == "" && conn.JSAPIPrefix == "" {
 		_, err = js.AccountInfo(ctx)
 		switch {
 		case errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount), errors.Is(err, jetstream.ErrJetStreamNotEnabled):
-			prefix = natsperm.APIPrefix
+			conn.JSAPIPrefix = natsperm.APIPrefix
+			if js, err = natsconn.JetStream(nc, conn); err != nil {
+				return audit.Report{}, err
+			}
 		case err != nil:
 			return audit.Report{}, fmt.Errorf("JetStream account info: %w", err)
-		default:
-			return audit.Verify(ctx, js, key, o)
 		}
-	}
-	js, err := jetstream.NewWithAPIPrefix(nc, prefix)
-	if err != nil {
-		return audit.Report{}, err
 	}
 	return audit.Verify(ctx, js, key, o)
 }

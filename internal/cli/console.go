@@ -108,6 +108,9 @@ It listens on loopback by default and refuses any other address unless
 				return err
 			}
 			defer nc.Close()
+			if cfg.JetStream, err = natsconn.JetStream(nc, conn); err != nil {
+				return err
+			}
 			cfg.Conn, cfg.Layout, cfg.Logger, cfg.DeadManTolerance = nc, kvstore.NamedLayout(a.namePrefix), log, tolerance
 			s, err := console.Start(cmd.Context(), cfg)
 			if err != nil {

@@ -4,12 +4,14 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/jetsched/jetsched/internal/fires"
 )
 
 // crashHook implements JETSCHED_CRASH_AT=<step>[:<n>] for fault tests: the
 // process exits with status 3, without any cleanup, the n-th time (default
 // the first) the fire protocol reaches step. Empty: no hook.
-func crashHook(spec string, exit func(int)) func(string) {
+func crashHook(spec string, exit func(int)) func(fires.Step) {
 	if spec == "" {
 		return nil
 	}
@@ -19,8 +21,8 @@ func crashHook(spec string, exit func(int)) func(string) {
 		n = 1
 	}
 	var seen atomic.Int64
-	return func(s string) {
-		if s == step && seen.Add(1) == int64(n) {
+	return func(s fires.Step) {
+		if string(s) == step && seen.Add(1) == int64(n) {
 			exit(3)
 		}
 	}

@@ -52,6 +52,10 @@ func (c Clock) NewTimer(d time.Duration) *Timer {
 	return &Timer{C: t.C, t: t}
 }
 
+// After is time.After on this clock (use it only where the timer cannot
+// leak: a select that always waits for it or for a context that ends).
+func (c Clock) After(d time.Duration) <-chan time.Time { return c.NewTimer(d).C }
+
 // WithDeadline is context.WithDeadline with the deadline read on this
 // clock: it ends when the clock reaches deadline (or ctx ends).
 func (c Clock) WithDeadline(ctx context.Context, deadline time.Time) (context.Context, context.CancelFunc) {

@@ -21,6 +21,12 @@ func TestFakeTimersFireInOrderWhenTimeMoves(t *testing.T) {
 	if got := f.Pending(); got != 2 {
 		t.Fatalf("%d timers armed, want 2", got)
 	}
+	if !f.ArmedFor(start.Add(2*time.Second)) || f.ArmedFor(start.Add(3*time.Second)) {
+		t.Fatal("ArmedFor does not tell the armed deadlines")
+	}
+	if next, ok := f.Next(); !ok || !next.Equal(start.Add(time.Second)) {
+		t.Fatalf("next deadline %v, %v", next, ok)
+	}
 	select {
 	case <-a.C:
 		t.Fatal("fired before the time moved")

@@ -29,6 +29,9 @@ func NewFake(start time.Time) (Clock, *Fake) {
 	return Clock{fake: f}, f
 }
 
+// Clock is a Clock reading f (what NewFake returned).
+func (f *Fake) Clock() Clock { return Clock{fake: f} }
+
 // Now is the fake time.
 func (f *Fake) Now() time.Time {
 	f.mu.Lock()
@@ -80,6 +83,19 @@ func (f *Fake) Pending() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return len(f.timers)
+}
+
+// ArmedFor reports whether a timer is armed for exactly at: a test can
+// wait for the code under test to have planned that instant.
+func (f *Fake) ArmedFor(at time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ft := range f.timers {
+		if ft.on && ft.at.Equal(at) {
+			return true
+		}
+	}
+	return false
 }
 
 // Next is the earliest armed deadline, and whether there is one.

@@ -42,6 +42,11 @@ type Config struct {
 	// Conn is the NATS connection the console reads and acts through.
 	// Required.
 	Conn *nats.Conn
+	// JetStream is the context on Conn the console reads the buckets and
+	// streams through: its domain or API prefix (natsconn.JetStream, from
+	// --js-domain or --js-api-prefix) is where they are. Default:
+	// jetstream.New(Conn).
+	JetStream jetstream.JetStream
 	// Layout names the buckets, streams and subjects (zero: the default
 	// "sched" layout).
 	Layout kvstore.Layout
@@ -167,9 +172,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		certs = append(certs, cert)
 	}
 	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil))).With("component", "console")
-	js, err := jetstream.New(cfg.Conn)
-	if err != nil {
-		return nil, fmt.Errorf("console: jetstream: %w", err)
+	js := cfg.JetStream
+	if js == nil {
+		if js, err = jetstream.New(cfg.Conn); err != nil {
+			return nil, fmt.Errorf("console: jetstream: %w", err)
+		}
 	}
 	store, err := kvstore.Open(ctx, js, cfg.Layout)
 	if err != nil {

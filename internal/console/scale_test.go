@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -115,7 +116,7 @@ func writeSpecs(t *testing.T, js jetstream.JetStream, n int) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := js.PublishAsync("$KV.sched_specs."+fmt.Sprintf("s%07d", i), data)
+		a, err := js.PublishAsync(jsname.KV(js, "sched_specs", fmt.Sprintf("s%07d", i)), data)
 		if err != nil {
 			t.Fatal(err)
 		}

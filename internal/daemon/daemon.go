@@ -79,7 +79,7 @@ type Config struct {
 	// Default fires.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 	// Console serves the web console on Console.Listen ("": off) over the
-	// daemon's own NATS connection; its Conn, Layout, Logger and
+	// daemon's own NATS connection; its Conn, JetStream, Layout, Logger and
 	// DeadManTolerance are filled in.
 	Console console.Config
 	// Static are the static schedule sets to apply at start (scheduler run
@@ -136,8 +136,10 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		}
 		log.Info("connected to NATS", "url", d.nc.ConnectedUrlRedacted(), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
 	}
-	if d.js, err = jetstream.New(d.nc); err != nil {
-		return fmt.Errorf("jetstream: %w", err)
+	// Conn's --js-domain or --js-api-prefix place the buckets and streams
+	// (a hub's JetStream, reached from a leaf node).
+	if d.js, err = natsconn.JetStream(d.nc, cfg.Conn); err != nil {
+		return err
 	}
 	if err := kvstore.Preflight(ctx, d.nc, d.js); err != nil {
 		return err
@@ -200,7 +202,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if cfg.Console.Listen != "" {
 		cc := cfg.Console
-		cc.Conn, cc.Layout, cc.Logger = d.nc, cfg.Setup.Layout, log
+		cc.Conn, cc.JetStream, cc.Layout, cc.Logger = d.nc, d.js, cfg.Setup.Layout, log
 		cc.DeadManTolerance = cmp.Or(cfg.DeadManTolerance, time.Minute)
 		if d.console, err = console.Start(ctx, cc); err != nil {
 			return err

@@ -56,9 +56,10 @@ type Config struct {
 	// Observer receives measurements. Default: none.
 	Observer Observer
 	// StepHook, when set, is called at each step of the fire protocol
-	// (StepBeforeClaim ... StepAfterLedger). Fault tests use it to crash a
-	// process at a chosen step; it must not block.
-	StepHook func(step string)
+	// (StepBeforeClaim ... StepAfterLedger) and at the decisions listed
+	// with StepRepublish. Fault tests use it to crash a process at a
+	// chosen step, other tests to wait for a decision; it must not block.
+	StepHook func(step Step)
 	// Events chooses the observer events published on
 	// sched.event.<kind>.<id>, by kind (shard lease events included).
 	// Default (nil): every kind but fired, which the fire stream records

@@ -69,7 +69,7 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 		select {
 		case <-ctx.Done():
 			return kvstore.State{}, ctx.Err()
-		case <-time.After(retryDelay(attempt + 1)):
+		case <-c.Clock.After(retryDelay(attempt + 1)):
 		}
 	}
 	return kvstore.State{}, fmt.Errorf("fire: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)

@@ -17,15 +17,30 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// Steps of the fire protocol, for Config.StepHook.
+// Step is a point in the fire protocol, or a decision the engine took,
+// reported to Config.StepHook: fault tests crash a process at a step, and
+// tests wait for a step instead of reading the log.
+type Step string
+
+// Steps of the fire protocol (JETSCHED_CRASH_AT names them).
 const (
-	StepBeforeClaim  = "before-claim"
-	StepAfterClaim   = "after-claim"
-	StepAfterPublish = "after-publish"
-	StepAfterLedger  = "after-ledger"
+	StepBeforeClaim  Step = "before-claim"
+	StepAfterClaim   Step = "after-claim"
+	StepAfterPublish Step = "after-publish"
+	StepAfterLedger  Step = "after-ledger"
 )
 
-func (e *Engine) step(s string) {
+// Decisions on the way: a fire's publish was not acknowledged and is sent
+// again; a completion report was refused (its subject names another
+// workflow), ignored (malformed), or read from the deprecated subject.
+const (
+	StepRepublish     Step = "republish"
+	StepReportRefused Step = "report-refused"
+	StepReportIgnored Step = "report-ignored"
+	StepReportLegacy  Step = "report-legacy"
+)
+
+func (e *Engine) step(s Step) {
 	if e.cfg.StepHook != nil {
 		e.cfg.StepHook(s)
 	}
@@ -40,42 +55,34 @@ func publishBudget(claimTTL time.Duration) time.Duration { return claimTTL }
 // exponential from 20ms to 1s, with jitter.
 func natsRetry(ctx context.Context) backoff.BackOffContext { return pipeline.Backoff(ctx) }
 
-// claimMargin is how long before its claim expires an owner stops trying
-// to publish, so that it never races a takeover at the boundary.
-func claimMargin(claimTTL time.Duration) time.Duration { return claimTTL / 10 }
-
-// dispatch publishes a freshly claimed slot without waiting for the
-// stream's acknowledgement: the in-flight tracker waits for it, records the
-// tick and tells the loop the claim is settled. Only when the message
-// cannot even be sent does it publish synchronously (and then settled is
-// true on success).
+// dispatch publishes a freshly claimed slot through the claim pipeline:
+// without waiting for the stream's acknowledgement, the in-flight tracker
+// records the tick and tells the loop the claim is settled (settled is
+// true only when the pipeline had to publish at once and settled it).
 func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled bool, err error) {
 	if c.Cancel != "" {
 		e.publishCancel(j, c)
 	}
 	msg, now := e.fireMsg(j, c, "")
-	if f, err := e.store.JetStream().PublishMsgAsync(msg, jetstream.WithMsgID(c.ID(j.id)),
-		jetstream.WithExpectStream(e.store.Layout().FiresStream)); err == nil {
-		e.trackFire(j, c, msg, now, f)
-		return false, nil
-	}
-	ack, err := e.publishMsg(ctx, j, c, msg)
-	if permanent(err) {
-		return true, e.failSlot(ctx, j, c, err)
-	}
-	if err != nil {
-		return false, err
-	}
-	e.published(j, c, "", now, ack)
-	e.step(StepAfterPublish)
-	if ack.Duplicate {
-		e.notifySettled(j.id, c.Token, true) // a fire counted that was none
-	}
-	if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
-		return false, err
-	}
-	e.step(StepAfterLedger)
-	return true, nil
+	return e.pub.Send(ctx, pipeline.Message{Msg: msg, ID: c.ID(j.id), Claim: c,
+		Published: func(ctx context.Context, ack *jetstream.PubAck) error {
+			e.published(j, c, "", now, ack)
+			e.step(StepAfterPublish)
+			if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
+				return err
+			}
+			e.step(StepAfterLedger)
+			e.notifySettled(j.id, c.Token, ack.Duplicate)
+			return nil
+		},
+		Failed: func(ctx context.Context, err error) error {
+			if ferr := e.failSlot(ctx, j, c, err); ferr != nil {
+				return ferr
+			}
+			e.notifySettled(j.id, c.Token, false)
+			return nil
+		},
+	})
 }
 
 // publishCancel asks the workers of a running slot to stop it (overlap policy
@@ -124,7 +131,7 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 // shortly before the claim expires.
 func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
 	msg, now := e.fireMsg(j, c, reason)
-	ack, err := e.publishMsg(ctx, j, c, msg)
+	ack, err := e.pub.Publish(ctx, msg, c.ID(j.id), c)
 	if err != nil {
 		return nil, err
 	}
@@ -156,34 +163,6 @@ func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time
 		msg.Header.Set(kvstore.HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
 	}
 	return msg, now
-}
-
-// publishMsg publishes msg, retrying with backoff until shortly before the
-// claim expires.
-func (e *Engine) publishMsg(ctx context.Context, j job, c kvstore.Claim, msg *nats.Msg) (*jetstream.PubAck, error) {
-	slotID := c.ID(j.id)
-	// Publish only while the claim is ours; convert the deadline from the
-	// injected clock to the process clock.
-	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-claimMargin(e.cfg.ClaimTTL))))
-	pctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	var ack *jetstream.PubAck
-	err := backoff.Retry(func() error {
-		actx, acancel := context.WithTimeout(pctx, 5*time.Second)
-		defer acancel()
-		a, err := e.store.JetStream().PublishMsg(actx, msg,
-			jetstream.WithMsgID(slotID), jetstream.WithExpectStream(e.store.Layout().FiresStream))
-		if err != nil {
-			e.log.Debug("publish failed; retrying", "slot", slotID, "err", err)
-			return unpublishable(err)
-		}
-		ack = a
-		return nil
-	}, natsRetry(pctx))
-	if err != nil {
-		return nil, fmt.Errorf("fire: publish slot %s before its claim expires: %w", slotID, err)
-	}
-	return ack, nil
 }
 
 // published makes the observations of a fire the stream acknowledged

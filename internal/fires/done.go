@@ -65,11 +65,13 @@ func (e *Engine) subscribeDones(ctx context.Context, dones chan<- doneReport) (*
 	sub, err := e.store.JetStream().Conn().Subscribe(subject, func(m *nats.Msg) {
 		d, ok := parseDone(m)
 		if !ok {
+			e.step(StepReportIgnored)
 			e.log.Debug("completion report ignored: not <prefix>.done.<workflow>.<schedule id> with a known outcome and a slot of that schedule",
 				"subject", m.Subject)
 			return
 		}
 		if d.Workflow == "" {
+			e.step(StepReportLegacy)
 			legacy.Do(func() {
 				e.log.Warn("completion report on a deprecated subject: report on <prefix>.done.<workflow>.<schedule id>; the old form is read for one more release",
 					"subject", m.Subject, "worker", d.Worker)
@@ -96,6 +98,7 @@ func (w worker) applyDones(ctx context.Context, j job, r *result) {
 			want = t.Workflow
 		}
 		if d.Workflow != "" && d.Workflow != want {
+			w.e.step(StepReportRefused)
 			w.e.log.Warn("completion report refused: its subject names another workflow than the slot's",
 				"slot", d.SlotID, "subject_workflow", d.Workflow, "slot_workflow", want, "worker", d.Worker)
 			continue

@@ -3,14 +3,12 @@ package fires_test
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/fires"
-	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -20,9 +18,8 @@ import (
 // still read (with a warning).
 func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	h := setup(t)
-	refused, ignored, legacy := testlog.NewSignal("completion report refused"), testlog.NewSignal("completion report ignored"),
-		testlog.NewSignal("deprecated subject")
-	h.engine(fires.Config{Logger: slog.New(slog.NewMultiHandler(refused, ignored, legacy))})
+	steps := make(chan fires.Step, 64)
+	h.engine(fires.Config{StepHook: stepsTo(steps)})
 	h.put("ov", kvstore.Spec{Workflow: "wf", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"})
 	first := h.waitFires("ov", 10*time.Second, atLeast(1))[0]
 	h.waitTick(first.meta.SlotID)
@@ -33,21 +30,14 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitSignal := func(s testlog.Signal) {
-		t.Helper()
-		select {
-		case <-s.Seen:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no log line %q", s.Match)
-		}
-	}
+	waitSignal := func(s fires.Step) { t.Helper(); waitStep(t, 10*time.Second, steps, s) }
 	// Another workflow's worker forges a report for this slot: refused.
 	report("sched.done.payroll.ov", first.meta.SlotID)
-	waitSignal(refused)
+	waitSignal(fires.StepReportRefused)
 	// A report on this schedule's subject about another schedule's slot:
 	// ignored.
 	report("sched.done.wf.ov", "other.1796025876000")
-	waitSignal(ignored)
+	waitSignal(fires.StepReportIgnored)
 	if tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID); tick.Status != kvstore.TickDispatched {
 		t.Fatalf("tick %s after forged reports, want dispatched", tick.Status)
 	}
@@ -61,7 +51,7 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	// The deprecated form still counts, with a warning.
 	h.waitTick(second.meta.SlotID)
 	report("sched.done.ov", second.meta.SlotID)
-	waitSignal(legacy)
+	waitSignal(fires.StepReportLegacy)
 	waitFor(t, 5*time.Second, func() bool {
 		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
 		return tick.Status == kvstore.TickFailed

@@ -31,6 +31,7 @@ type Engine struct {
 	// their publishes (see docs/protocol.md).
 	followups *pipeline.Followups
 	inflight  *pipeline.Inflight
+	pub       pipeline.Publisher
 	// settles tells the loop which claims are settled. A full channel
 	// drops the news: the loop then reads the tick when the claim matters.
 	settles chan settle
@@ -183,6 +184,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	l.ready = ready
 	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
+	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) }}
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	return func() {

@@ -39,12 +39,3 @@ func (e *Engine) failSlot(ctx context.Context, j job, c kvstore.Claim, cause err
 	defer cancel()
 	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
 }
-
-// unpublishable wraps a permanent publish error so that the retry loop
-// stops at once.
-func unpublishable(err error) error {
-	if permanent(err) {
-		return backoff.Permanent(err)
-	}
-	return err
-}

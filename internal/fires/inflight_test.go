@@ -9,7 +9,6 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -19,8 +18,8 @@ import (
 func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	h := testlog.NewSignal("publishing it again")
-	e, err := fires.New(fires.Config{Store: store, Logger: h.Logger(), ClaimTTL: 20 * time.Second})
+	steps := make(chan fires.Step, 16)
+	e, err := fires.New(fires.Config{Store: store, ClaimTTL: 20 * time.Second, StepHook: stepsTo(steps)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,19 +28,15 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = e.Stop(context.Background()) })
 	<-e.Ready()
-	fires := store.Layout().FiresStream
-	if err := js.DeleteStream(ctx, fires); err != nil {
+	stream := store.Layout().FiresStream
+	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Now().UTC().Truncate(time.Millisecond)
 	if _, err := store.PutSpec(ctx, "once", kvstore.Spec{Workflow: "wf", At: &at}); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Seen:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the fire's failed publish was not retried")
-	}
+	waitStep(t, 15*time.Second, steps, fires.StepRepublish)
 	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +45,7 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 		tk, err := store.GetTick(ctx, slotID)
 		return err == nil && tk.Status == kvstore.TickDispatched
 	})
-	s, err := js.Stream(ctx, fires)
+	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
 	}

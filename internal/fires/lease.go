@@ -102,7 +102,7 @@ func (l *leases) count() int {
 // run renews and rebalances every third of the TTL until ctx ends, then
 // hands every lease back.
 func (l *leases) run(ctx context.Context) {
-	tick := time.NewTicker(l.ttl / 3)
+	tick := l.clock.NewTimer(l.ttl / 3)
 	defer tick.Stop()
 	for {
 		select {
@@ -111,6 +111,7 @@ func (l *leases) run(ctx context.Context) {
 			return
 		case <-tick.C:
 			l.round(ctx)
+			tick.Reset(l.ttl / 3)
 		}
 	}
 }

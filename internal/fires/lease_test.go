@@ -7,8 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -32,7 +35,8 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, clock.Clock{},
+	c, f := clock.NewFake(time.Now())
+	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, c,
 		slog.New(slog.NewTextHandler(io.Discard, nil)), func(kvstore.Event) {})
 	l.acquire(ctx, 1)
 	if !l.owns(1) {
@@ -49,14 +53,16 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	default:
 	}
 
-	// Silence past the guard, as when the leases' stream had no leader.
-	l.mu.Lock()
-	h := l.held[1]
-	h.renewed = l.clock.Now().Add(-l.ttl * 95 / 100)
-	l.held[1] = h
-	l.mu.Unlock()
+	// Silence up to the guard (90% of the TTL), as when the leases'
+	// stream had no leader: the shard is owned until the guard, and not
+	// from it on.
+	f.Advance(l.ttl*9/10 - time.Millisecond)
+	if !l.owns(1) {
+		t.Fatal("does not own the shard just before 90% of the TTL")
+	}
+	f.Advance(time.Millisecond)
 	if l.owns(1) {
-		t.Fatal("owns the shard after 95% of the TTL without a renewal")
+		t.Fatal("owns the shard at 90% of the TTL without a renewal")
 	}
 	l.renewAll(ctx)
 	if !l.owns(1) {
@@ -71,5 +77,67 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	case <-timers:
 	default:
 		t.Error("a renewal after the silence did not wake the timer loop")
+	}
+}
+
+// TestLeaseExpiryHandsTheShardOver: an instance that dies holding a lease
+// stops renewing it; when the key's TTL runs out on the server, another
+// instance takes the shard, and the dead one, should it come back, finds
+// its lease taken over and lets go.
+func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := context.Background()
+	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+		t.Fatal(err)
+	}
+	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	ca, _ := clock.NewFake(time.Now())
+	cb, _ := clock.NewFake(time.Now())
+	// The shortest TTL a key may have: the expiry below is the server's,
+	// in real time, and this keeps the wait for it short.
+	const ttl = time.Second
+	a := newLeases(store.Leases(), js, "a", 1, ttl, ca, log, func(kvstore.Event) {})
+	b := newLeases(store.Leases(), js, "b", 1, ttl, cb, log, func(kvstore.Event) {})
+	a.acquire(ctx, 0)
+	if !a.owns(0) {
+		t.Fatal("a does not own the shard it acquired")
+	}
+	w, err := store.Leases().Watch(ctx, shardKey(0), jetstream.UpdatesOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	b.acquire(ctx, 0)
+	if b.owns(0) {
+		t.Fatal("b took a shard whose lease is live")
+	}
+	// a dies here. The server removes its key at the TTL and says so with
+	// a marker, which the watcher reports as a purge.
+	testwait.Eventually(t, 10*time.Second, "the dead lease's key expired", func() bool {
+		select {
+		case e := <-w.Updates():
+			return e != nil && e.Operation() == jetstream.KeyValuePurge
+		default:
+			return false
+		}
+	})
+	b.acquire(ctx, 0)
+	if !b.owns(0) {
+		t.Fatal("b did not take the shard whose lease expired")
+	}
+	<-a.changed // a's acquisition
+	a.renewAll(ctx)
+	if a.owns(0) {
+		t.Fatal("a still owns the shard b took over")
+	}
+	select {
+	case <-a.changed:
+	default:
+		t.Error("losing the lease did not wake a's fire loop")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -41,7 +42,7 @@ type loop struct {
 	results   chan result
 	settles   <-chan settle // claims whose publish was acknowledged
 	busy      int
-	timer     *time.Timer
+	timer     *clock.Timer
 
 	specsLoaded, statesLoaded, calsLoaded bool
 }
@@ -77,7 +78,7 @@ func (l *loop) run(ctx context.Context) {
 			}
 		})
 	}
-	l.timer = time.NewTimer(time.Hour)
+	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 
 	specUpdates, stateUpdates, calUpdates := l.specs.Updates(), l.states.Updates(), l.cals.Updates()

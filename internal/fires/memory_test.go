@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -57,7 +58,7 @@ func BenchmarkMemoryPerSchedule(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if _, err := js.PublishAsync(fmt.Sprintf("$KV.sched_specs.s%06d", i), data); err != nil {
+					if _, err := js.PublishAsync(jsname.KV(js, "sched_specs", fmt.Sprintf("s%06d", i)), data); err != nil {
 						b.Fatal(err)
 					}
 				}

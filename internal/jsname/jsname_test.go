@@ -1,7 +1,9 @@
 package jsname_test
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -37,5 +39,38 @@ func TestSubjectsFollowTheContext(t *testing.T) {
 		if got := jsname.API(tc.js, "DIRECT.GET.S"); got != tc.api {
 			t.Errorf("API = %q, want %q", got, tc.api)
 		}
+	}
+}
+
+// TestInDomain: a context is rebound to a domain unless it is in it
+// already; one bound elsewhere is refused.
+func TestInDomain(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, err := nats.Connect(srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	plain, _ := jetstream.New(nc, jetstream.WithDefaultTimeout(7*time.Second))
+	hub, _ := jetstream.NewWithDomain(nc, "hub")
+	pre, _ := jetstream.NewWithAPIPrefix(nc, "$JS.acme.API")
+	if js, err := jsname.InDomain(plain, ""); err != nil || js != plain {
+		t.Errorf("no domain: %v, %v; want the context passed in", js, err)
+	}
+	if js, err := jsname.InDomain(hub, "hub"); err != nil || js != hub {
+		t.Errorf("the same domain: %v, %v; want the context passed in", js, err)
+	}
+	js, err := jsname.InDomain(plain, "hub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := js.Options(); o.Domain != "hub" || o.DefaultTimeout != 7*time.Second {
+		t.Errorf("rebound: domain %q, timeout %s; want hub and the passed context's 7s", o.Domain, o.DefaultTimeout)
+	}
+	if _, err := jsname.InDomain(hub, "edge"); err == nil || !strings.Contains(err.Error(), `bound to domain "hub"`) {
+		t.Errorf("another domain: %v", err)
+	}
+	if _, err := jsname.InDomain(pre, "hub"); err == nil || !strings.Contains(err.Error(), "API prefix") {
+		t.Errorf("an API prefix: %v", err)
 	}
 }

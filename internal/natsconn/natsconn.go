@@ -1,6 +1,7 @@
 // Package natsconn turns the connection flags every jetsched command takes
 // (--nats-url, --creds, --nkey, --user/--password, --tls-*) into a NATS
-// connection.
+// connection, and --js-domain or --js-api-prefix into the JetStream context
+// on it.
 package natsconn
 
 import (
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 )
 
 // DefaultURL is where commands look for NATS when no URL is given: the
@@ -35,6 +37,14 @@ type Options struct {
 	// natsconf/ may read replies only under its own prefix,
 	// "_INBOX_<user>", so that no other user can read its pulled fires.
 	InboxPrefix string
+	// JSDomain reaches JetStream in that domain (jetstream.NewWithDomain):
+	// a hub's JetStream from a leaf node whose own JetStream has another
+	// domain. Not with JSAPIPrefix.
+	JSDomain string
+	// JSAPIPrefix reaches JetStream under that API prefix
+	// (jetstream.NewWithAPIPrefix): another account's JetStream API
+	// imported under a prefix of its own. Not with JSDomain.
+	JSAPIPrefix string
 	// Name is the connection name shown by the server (`nats server report
 	// connections`).
 	Name string
@@ -87,6 +97,8 @@ func (o *Options) flags() []flag {
 		{&o.TLSCA, "tls-ca", "CA certificate to verify the NATS server"},
 		{&o.TLSCert, "tls-cert", "client certificate for NATS TLS"},
 		{&o.TLSKey, "tls-key", "client key for NATS TLS"},
+		{&o.JSDomain, "js-domain", "JetStream domain of jetsched's buckets and streams (a hub's JetStream, from a leaf node with a domain of its own)"},
+		{&o.JSAPIPrefix, "js-api-prefix", "JetStream API prefix of jetsched's buckets and streams (another account's JetStream API imported under that prefix)"},
 		{&o.InboxPrefix, "inbox-prefix", "prefix of reply subjects instead of _INBOX (a worker account of natsconf/ reads replies only on _INBOX_<user>)"},
 	}
 }
@@ -102,8 +114,55 @@ func (o Options) Validate() error {
 		return errors.New("--tls-cert and --tls-key go together")
 	case strings.ContainsAny(o.InboxPrefix, "*> \t") || strings.HasSuffix(o.InboxPrefix, "."):
 		return fmt.Errorf("--inbox-prefix %q: a subject prefix without wildcards, spaces or a trailing '.'", o.InboxPrefix)
+	case o.JSDomain != "" && o.JSAPIPrefix != "":
+		return errors.New("--js-domain and --js-api-prefix are mutually exclusive (a domain is the API prefix $JS.<domain>.API)")
+	case strings.ContainsAny(o.JSDomain, ".*> \t\r\n"):
+		return fmt.Errorf("--js-domain %q: a domain is one subject token, without '.', wildcards or spaces", o.JSDomain)
+	case o.JSAPIPrefix != "" && !validPrefix(strings.TrimSuffix(o.JSAPIPrefix, ".")):
+		return fmt.Errorf("--js-api-prefix %q: a subject prefix such as JS.acme.API, without wildcards, spaces or empty tokens", o.JSAPIPrefix)
 	}
 	return nil
+}
+
+// validPrefix reports whether p is a literal subject: tokens separated by
+// '.', none empty, without wildcards or spaces.
+func validPrefix(p string) bool {
+	if strings.ContainsAny(p, "*> \t\r\n") {
+		return false
+	}
+	for tok := range strings.SplitSeq(p, ".") {
+		if tok == "" {
+			return false
+		}
+	}
+	return true
+}
+
+// JetStream is the JetStream context on nc that o names: in the domain
+// JSDomain (jetstream.NewWithDomain), under the API prefix JSAPIPrefix
+// (jetstream.NewWithAPIPrefix), else the connected account's own
+// (jetstream.New). Every jetstream.JetStream a command makes comes from
+// here, so that the flags reach every bucket and stream it uses.
+func JetStream(nc *nats.Conn, o Options, opts ...jetstream.JetStreamOpt) (jetstream.JetStream, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	var (
+		js  jetstream.JetStream
+		err error
+	)
+	switch {
+	case o.JSDomain != "":
+		js, err = jetstream.NewWithDomain(nc, o.JSDomain, opts...)
+	case o.JSAPIPrefix != "":
+		js, err = jetstream.NewWithAPIPrefix(nc, o.JSAPIPrefix, opts...)
+	default:
+		js, err = jetstream.New(nc, opts...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return js, nil
 }
 
 // LogOptions log a connection's disconnects and reconnects, and the errors

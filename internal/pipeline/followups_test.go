@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -31,7 +32,7 @@ func TestFollowupsRetryAFailedTick(t *testing.T) {
 	// A probe sent after the tick on the same connection fails after it:
 	// once the probe's error is in, the tick's put has failed too, and it
 	// is being retried.
-	probe, err := js.PublishAsync("$KV."+ticks+".probe", []byte("x"))
+	probe, err := js.PublishAsync(jsname.KV(js, ticks, "probe"), []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}

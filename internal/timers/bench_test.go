@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -50,7 +51,7 @@ func benchPending(b *testing.B, n int) {
 		run := "run-" + strconv.Itoa(i)
 		t := kvstore.Timer{Run: run, Step: "s", Workflow: "bench", Due: due.UTC(), Created: start.UTC()}
 		data, _ := json.Marshal(t)
-		if _, err := js.PublishAsync("$KV.sched_wakeups."+kvstore.TimerKey(run, "s"), data); err != nil {
+		if _, err := js.PublishAsync(jsname.KV(js, "sched_wakeups", kvstore.TimerKey(run, "s")), data); err != nil {
 			b.Fatal(err)
 		}
 	}

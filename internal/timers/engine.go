@@ -57,7 +57,16 @@ type Config struct {
 	// Events chooses the observer events published, by kind, as
 	// fires.Config.Events does. Default (nil): every kind but fired.
 	Events kvstore.EventSet
+	// StepHook, when set, is called at the engine's decisions
+	// (StepRepublish); tests wait for them. It must not block.
+	StepHook func(Step)
 }
+
+// Step is a decision of the wakeup engine, reported to Config.StepHook.
+type Step string
+
+// StepRepublish: a wakeup's publish was not acknowledged and is sent again.
+const StepRepublish Step = "republish"
 
 // Engine fires due timers: it watches sched_wakeups, keeps a due index
 // with one timer for the earliest deadline, and claims, publishes, records
@@ -78,6 +87,7 @@ type Engine struct {
 	// their ticks and deletes.
 	inflight  *pipeline.Inflight
 	followups *pipeline.Followups
+	pub       pipeline.Publisher
 
 	svc lifecycle.Service
 	mu  sync.Mutex
@@ -98,8 +108,20 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 30*time.Second)
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
+	switch {
+	case cfg.ClaimTTL < time.Second || cfg.ClaimTTL > kvstore.MaxClaimTTL:
+		return nil, fmt.Errorf("wakeup: Config.ClaimTTL %s: must be 1s to %s", cfg.ClaimTTL, kvstore.MaxClaimTTL)
+	case cfg.Workers < 1:
+		return nil, fmt.Errorf("wakeup: Config.Workers %d: must be at least 1", cfg.Workers)
+	}
 	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{}),
 		conds: conditions{js: cfg.Store.JetStream()}}, nil
+}
+
+func (e *Engine) step(s Step) {
+	if e.cfg.StepHook != nil {
+		e.cfg.StepHook(s)
+	}
 }
 
 // Pending is the number of timers this instance knows to be pending.
@@ -143,6 +165,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
+	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) }}
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped
@@ -210,7 +234,7 @@ func (l *tloop) run(ctx context.Context) {
 			}
 		})
 	}
-	timer := time.NewTimer(time.Hour)
+	timer := l.e.cfg.Clock.NewTimer(time.Hour)
 	defer timer.Stop()
 	updates := l.watch.Updates()
 	for ctx.Err() == nil {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -88,29 +87,25 @@ func (e *Engine) fire(ctx context.Context, ent kvstore.TimerEntry, now time.Time
 	msg := e.wakeupMsg(t, takeover)
 	r.fired, r.claimRev = true, rev
 	if !takeover {
-		// Sent without waiting: the in-flight tracker records and deletes
-		// it once acknowledged (see pipeline.Inflight).
-		opts := []jetstream.PublishOpt{jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream)}
-		if f, err := e.cfg.Store.JetStream().PublishMsgAsync(msg, opts...); err == nil {
-			e.inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
-				e.log.Debug("wakeup not acknowledged; publishing it again", "key", ent.Key, "err", first)
-				ack, err := e.publishMsg(context.Background(), msg, id, c)
-				switch {
-				case natserr.Permanent(err):
-					e.failTimer(context.Background(), ent.Key, rev, t, id, err)
-				case err != nil:
-					e.log.Warn("wakeup not published before its claim expires; it will be taken over", "key", ent.Key, "err", err)
-				}
-				return ack, err
-			}, func(ack *jetstream.PubAck) {
-				if err := e.followUp(context.Background(), ent.Key, rev, t, id, ack, false); err != nil {
-					e.log.Warn("wakeup tick or delete not sent; the claim will be checked", "key", ent.Key, "err", err)
-				}
-			})
-			return r
+		// Through the claim pipeline, without waiting: the in-flight
+		// tracker records and deletes it once acknowledged.
+		settled, err := e.pub.Send(ctx, pipeline.Message{Msg: msg, ID: id, Claim: *c,
+			Published: func(ctx context.Context, ack *jetstream.PubAck) error {
+				return e.followUp(ctx, ent.Key, rev, t, id, ack, false)
+			},
+			Failed: func(ctx context.Context, err error) error {
+				return e.failTimer(ctx, ent.Key, rev, t, id, err)
+			},
+		})
+		switch {
+		case settled:
+			r.settled, r.err = c.Token, err
+		case err != nil:
+			r.fired, r.err = false, err
 		}
+		return r
 	}
-	ack, err := e.publishMsg(ctx, msg, id, c)
+	ack, err := e.pub.Publish(ctx, msg, id, *c)
 	if natserr.Permanent(err) {
 		r.settled = c.Token
 		r.err = e.failTimer(ctx, ent.Key, rev, t, id, err)
@@ -234,25 +229,4 @@ func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 		msg.Header.Set(kvstore.HeaderReason, "takeover")
 	}
 	return msg
-}
-
-// publishMsg publishes a wakeup, retrying until shortly before the claim
-// expires.
-func (e *Engine) publishMsg(ctx context.Context, msg *nats.Msg, id string, c *kvstore.Claim) (*jetstream.PubAck, error) {
-	deadline := time.Now().Add(e.cfg.Clock.Until(c.Expires.Add(-e.cfg.ClaimTTL / 10)))
-	pctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	var ack *jetstream.PubAck
-	err := backoff.Retry(func() error {
-		a, err := e.cfg.Store.JetStream().PublishMsg(pctx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(e.cfg.Store.Layout().WakeupsStream))
-		ack = a
-		if natserr.Permanent(err) {
-			return backoff.Permanent(err) // no retry can succeed
-		}
-		return err
-	}, pipeline.Backoff(pctx))
-	if err != nil {
-		return nil, fmt.Errorf("wakeup: publish %s before its claim expires: %w", id, err)
-	}
-	return ack, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -29,8 +29,16 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fe.Stop(context.Background())
-	h := testlog.NewSignal("publishing it again")
-	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "one", ClaimTTL: 20 * time.Second, Logger: h.Logger()})
+	republished := make(chan struct{}, 1)
+	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "one", ClaimTTL: 20 * time.Second,
+		StepHook: func(s timers.Step) {
+			if s == timers.StepRepublish {
+				select {
+				case republished <- struct{}{}:
+				default:
+				}
+			}
+		}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,11 +54,7 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-h.Seen:
-	case <-time.After(15 * time.Second):
-		t.Fatal("the wakeup's failed publish was not retried")
-	}
+	testwait.Done(t, 15*time.Second, "the wakeup's failed publish retried", republished)
 	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -97,7 +98,7 @@ func (a *api) bulk(n int, id func(int) string, spec func(int) kvstore.Spec) {
 		if err != nil {
 			a.t.Fatal(err)
 		}
-		if _, err := a.js.PublishAsync("$KV.sched_specs."+id(i), data); err != nil {
+		if _, err := a.js.PublishAsync(jsname.KV(a.js, "sched_specs", id(i)), data); err != nil {
 			a.t.Fatal(err)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 )
 
@@ -180,7 +181,10 @@ func (l *Log) anchor(ctx context.Context, stream jetstream.Stream, h Head) error
 	if err != nil {
 		return fmt.Errorf("audit: head bucket %s: %w", l.trail.HeadBucket, err)
 	}
+	// The key's subject in the stream, and the one a write to it is
+	// published on (behind the context's domain or API prefix).
 	subject := "$KV." + l.trail.HeadBucket + "." + h.Stream
+	put := jsname.KV(l.js, l.trail.HeadBucket, h.Stream)
 	data, _ := json.Marshal(h)
 	for range 20 {
 		anchors, err := ReadAnchors(ctx, l.js, l.key, l.trail)
@@ -207,7 +211,7 @@ func (l *Log) anchor(ctx context.Context, stream jetstream.Stream, h Head) error
 		case !errors.Is(err, jetstream.ErrMsgNotFound):
 			return fmt.Errorf("audit: read anchored head: %w", err)
 		}
-		_, err = l.js.Publish(ctx, subject, data, jetstream.WithExpectLastSequencePerSubject(last))
+		_, err = l.js.Publish(ctx, put, data, jetstream.WithExpectLastSequencePerSubject(last))
 		if err == nil {
 			return nil
 		}

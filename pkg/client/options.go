@@ -6,6 +6,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -64,16 +65,7 @@ func WithDomain(domain string) ClientOption {
 
 // inDomain returns js bound to the options' domain.
 func (o *clientOptions) inDomain(js jetstream.JetStream) (jetstream.JetStream, error) {
-	cur := js.Options()
-	switch {
-	case o.domain == "" || cur.Domain == o.domain:
-		return js, nil
-	case cur.Domain != "":
-		return nil, fmt.Errorf("client: WithDomain(%q): the JetStream passed in is bound to domain %q", o.domain, cur.Domain)
-	case cur.APIPrefix != "":
-		return nil, fmt.Errorf("client: WithDomain(%q): the JetStream passed in has the API prefix %q; give one or the other", o.domain, cur.APIPrefix)
-	}
-	bound, err := jetstream.NewWithDomain(js.Conn(), o.domain, jetstream.WithDefaultTimeout(cur.DefaultTimeout))
+	bound, err := jsname.InDomain(js, o.domain)
 	if err != nil {
 		return nil, fmt.Errorf("client: WithDomain(%q): %w", o.domain, err)
 	}

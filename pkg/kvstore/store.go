@@ -96,7 +96,7 @@ func (s *Store) AuditWrite(ctx context.Context, action, target string, detail an
 // revision last (0: whatever it is), and returns the marker's revision
 // (what kv.Delete does, keeping the revision for the audit trail).
 func (s *Store) deleteKey(ctx context.Context, kv jetstream.KeyValue, key string, last uint64) (uint64, error) {
-	msg := &nats.Msg{Subject: "$KV." + kv.Bucket() + "." + key, Header: nats.Header{"KV-Operation": []string{"DEL"}}}
+	msg := &nats.Msg{Subject: s.kvSubject(kv, key), Header: nats.Header{"KV-Operation": []string{"DEL"}}}
 	var opts []jetstream.PublishOpt
 	if last > 0 {
 		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(last))

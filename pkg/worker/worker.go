@@ -49,6 +49,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -65,8 +66,19 @@ const (
 
 // Config configures a Worker.
 type Config struct {
-	// JetStream is the connection. Required.
+	// JetStream is the connection. Required. Its JetStream domain or API
+	// prefix is where the streams are: a JetStream made with
+	// jetstream.NewWithDomain(nc, "hub") reaches a hub's streams from a
+	// leaf node, with no Domain needed.
 	JetStream jetstream.JetStream
+	// Domain, if set, reaches the streams through that JetStream domain (a
+	// hub's, from a leaf node with a JetStream of its own): New binds a
+	// context with jetstream.NewWithDomain on JetStream's connection, as
+	// pkg/client's WithDomain does. A JetStream bound to the same domain
+	// already is used as it is; one bound to another domain, or made with
+	// an API prefix, is an error. Completion reports and cancel requests
+	// are core NATS and take no domain.
+	Domain string
 	// Name prefixes the durable consumers: "<name>-fire-<workflow>" and
 	// "<name>-wakeup-<workflow>". Instances of one service share a name
 	// (and so the work); different services use different names. A new
@@ -263,6 +275,11 @@ func New(cfg Config) (*Worker, error) {
 	if cfg.JetStream == nil {
 		return nil, errors.New("worker: Config.JetStream is required")
 	}
+	js, err := jsname.InDomain(cfg.JetStream, cfg.Domain)
+	if err != nil {
+		return nil, fmt.Errorf("worker: Config.Domain %q: %w", cfg.Domain, err)
+	}
+	cfg.JetStream = js
 	cfg.Name = cmp.Or(cfg.Name, "worker")
 	if err := kvstore.ValidateWorkflow(cfg.Name); err != nil {
 		return nil, fmt.Errorf("worker: Config.Name: %w", err)
