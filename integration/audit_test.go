@@ -21,6 +21,7 @@ import (
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -39,7 +40,7 @@ func TestAuditTrail(t *testing.T) {
 	if code, _, e := run("schedule", "add", "--id", "a", "--workflow", "wf", "--every", "1m"); code != 0 {
 		t.Fatal(e)
 	}
-	waitUntil(t, 10*time.Second, func() bool { code, _, _ := run("schedule", "pause", "a", "--note", "audit me"); return code == 0 })
+	testwait.Eventually(t, 10*time.Second, "schedule a paused", func() bool { code, _, _ := run("schedule", "pause", "a", "--note", "audit me"); return code == 0 })
 	nc, err := nats.Connect(d.ClientURL())
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +130,7 @@ func TestAuditOfEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, 20*time.Second, func() bool { info, err := fires.Info(ctx); return err == nil && info.State.Msgs >= 3 })
+	testwait.Eventually(t, 20*time.Second, "three fires in SCHED_FIRES", func() bool { info, err := fires.Info(ctx); return err == nil && info.State.Msgs >= 3 })
 	if code, _, e := run("schedule", "pause", "a"); code != 0 {
 		t.Fatal(e)
 	}
@@ -173,7 +174,7 @@ func TestAuditOfEverything(t *testing.T) {
 
 	round := func() {
 		t.Helper()
-		waitUntil(t, 20*time.Second, func() bool { return d.Auditor().Round(ctx) == nil })
+		testwait.Eventually(t, 20*time.Second, "an audit round", func() bool { return d.Auditor().Round(ctx) == nil })
 	}
 	round()
 	if code, out, e := run("audit", "verify", "--dispatches", "--from", "1"); code != 0 || !strings.Contains(out, "dispatches: ") || !strings.Contains(out, "head: ") {
@@ -193,7 +194,7 @@ func TestAuditOfEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 	copied := &nats.Msg{Subject: orig.Subject, Header: orig.Header, Data: []byte(`{"altered":true}`)}
-	waitUntil(t, 20*time.Second, func() bool { // until the duplicate window forgets the slot
+	testwait.Eventually(t, 20*time.Second, "the duplicate window to forget the slot", func() bool { // until the duplicate window forgets the slot
 		ack, err := js.PublishMsg(ctx, copied)
 		return err == nil && !ack.Duplicate
 	})
@@ -215,7 +216,7 @@ func TestAuditOfEverything(t *testing.T) {
 		fmt.Sprintf("SCHED_FIRES seq %d: injected: Nats-Msg-Id \"a.forged\"", injected.Sequence), `sched_specs "sneaky" revision`}
 	var out, errOut string
 	deadline := time.Now().Add(20 * time.Second)
-	waitUntil(t, 25*time.Second, func() bool { // the next round digests them once settled
+	testwait.Eventually(t, 25*time.Second, "the next round's digest", func() bool { // the next round digests them once settled
 		round()
 		var code int
 		code, out, errOut = run("audit", "verify", "--dispatches", "--from", "1")

@@ -13,6 +13,7 @@ import (
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -93,18 +94,18 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 
 	const n, rate = 30, 20.0
 	to := time.Now().Add(-time.Hour).Truncate(time.Second)
-	waitUntil(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the backfill of bf accepted", func() bool {
 		_, err := (fires.Control{Store: store}).Backfill(ctx, "bf", to.Add(-(n-1)*time.Second), to, rate, "")
 		return err == nil
 	})
-	waitUntil(t, 10*time.Second, func() bool { return count() >= 10 })
+	testwait.Eventually(t, 10*time.Second, "ten backfilled fires", func() bool { return count() >= 10 })
 	mu.Lock()
 	first := got[0].instance
 	mu.Unlock()
 	ds[first].Stop() // hands its leases back; the other instance takes the backfill on
-	waitUntil(t, 30*time.Second, func() bool { return count() >= n })
+	testwait.Eventually(t, 30*time.Second, "every backfilled fire", func() bool { return count() >= n })
 
-	waitUntil(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the backfill of bf ended", func() bool {
 		st, _, err := store.GetState(ctx, "bf")
 		return err == nil && st.Backfill == nil // ended after its last slot
 	})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 )
 
@@ -25,7 +26,7 @@ func TestOperatorCLI(t *testing.T) {
 		return out
 	}
 	must("schedule", "add", "--id", "ops", "--workflow", "wf", "--every", "1s", "--overlap", "allow", "--misfire", "fire_once")
-	waitUntil(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the trigger of ops accepted", func() bool {
 		code, _, _ := run("schedule", "trigger", "ops", "--note", "first")
 		return code == cli.ExitOK // refused until a scheduler planned it
 	})
@@ -43,7 +44,7 @@ func TestOperatorCLI(t *testing.T) {
 		t.Fatalf("second resume: exit %d: %s", code, errOut)
 	}
 	must("schedule", "skip", "ops", "-n", "1")
-	waitUntil(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the trigger and skip-next in the history of ops", func() bool {
 		h := must("schedule", "history", "ops", "--all")
 		return strings.Contains(h, "trigger-") && strings.Contains(h, "skip-next") && strings.Contains(h, "dispatched")
 	})
@@ -57,16 +58,5 @@ func TestOperatorCLI(t *testing.T) {
 	}
 	if code, _, errOut := run("schedule", "pause", "nope"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
 		t.Fatalf("pause of an unknown schedule: exit %d: %s", code, errOut)
-	}
-}
-
-func waitUntil(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", timeout)
-		}
-		time.Sleep(100 * time.Millisecond)
 	}
 }

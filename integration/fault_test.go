@@ -188,13 +188,13 @@ func TestFaultClusterLeaderLoss(t *testing.T) {
 		t.Fatalf("%s: %d schedules did not fire before the leader loss, e.g. %v", name, len(behind), first(behind, 5))
 	}
 	var firesLeader, stateLeader string
-	err := poll(10*time.Second, 200*time.Millisecond, func() (bool, error) {
+	err := testwait.Until(10*time.Second, "the stream leaders", func() error {
 		var err error
 		if firesLeader, err = streamLeader(js, "SCHED_FIRES"); err != nil {
-			return false, err
+			return err
 		}
 		stateLeader, err = streamLeader(js, "KV_sched_state")
-		return err == nil, err
+		return err
 	})
 	if err != nil {
 		t.Fatalf("find stream leaders: %v", err)

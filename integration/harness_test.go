@@ -28,6 +28,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -215,36 +216,17 @@ func connectURLs(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 func openStore(t *testing.T, js jetstream.JetStream) *kvstore.Store {
 	t.Helper()
 	var store *kvstore.Store
-	err := poll(30*time.Second, 100*time.Millisecond, func() (bool, error) {
+	err := testwait.Until(30*time.Second, "the jetsched buckets", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var err error
 		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
-		return err == nil, err
+		return err
 	})
 	if err != nil {
 		t.Fatalf("open jetsched buckets: %v", err)
 	}
 	return store
-}
-
-// poll calls cond every interval until it returns true or timeout passes;
-// the error is cond's last one.
-func poll(timeout, interval time.Duration, cond func() (bool, error)) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, err := cond()
-		if ok {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			if err == nil {
-				err = errors.New("condition not met")
-			}
-			return fmt.Errorf("after %s: %w", timeout, err)
-		}
-		time.Sleep(interval)
-	}
 }
 
 // freePort finds a free TCP port on 127.0.0.1 outside Linux's ephemeral
@@ -319,11 +301,11 @@ func startCluster(t *testing.T, n int) *cluster {
 	}
 	// Wait for the meta leader: JetStream answers once it is elected.
 	_, js := connectURLs(t, c.URLs())
-	err := poll(45*time.Second, 100*time.Millisecond, func() (bool, error) {
+	err := testwait.Until(45*time.Second, "the cluster's JetStream", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		_, err := js.AccountInfo(ctx)
-		return err == nil, err
+		return err
 	})
 	if err != nil {
 		t.Fatalf("cluster JetStream not ready: %v", err)
@@ -420,7 +402,7 @@ func putSchedules(t *testing.T, store *kvstore.Store, ids []string) {
 	t.Helper()
 	for i, id := range ids {
 		spec := faultSpec(fmt.Sprintf("fault%d", i%4))
-		err := poll(20*time.Second, 100*time.Millisecond, func() (bool, error) {
+		err := testwait.Until(20*time.Second, "spec "+id+" written", func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_, err := store.PutSpec(ctx, id, spec)
@@ -428,7 +410,7 @@ func putSchedules(t *testing.T, store *kvstore.Store, ids []string) {
 			if errors.As(err, &fe) {
 				t.Fatalf("put spec %s: %v", id, err)
 			}
-			return err == nil, err
+			return err
 		})
 		if err != nil {
 			t.Fatalf("put spec %s: %v", id, err)
@@ -487,10 +469,7 @@ func (f *fireLog) add(h nats.Header) {
 
 // syncRetry syncs, retrying for up to timeout (servers may be electing).
 func (f *fireLog) syncRetry(timeout time.Duration) error {
-	return poll(timeout, 250*time.Millisecond, func() (bool, error) {
-		err := f.sync()
-		return err == nil, err
-	})
+	return testwait.Until(timeout, "SCHED_FIRES read", f.sync)
 }
 
 // last is the latest slot fired for a schedule (zero if none).
@@ -522,12 +501,14 @@ func (f *fireLog) behind(ids []string, t time.Time) []string {
 // slot has been dealt with.
 func (f *fireLog) waitAllReach(ids []string, t time.Time, timeout time.Duration) []string {
 	var behind []string
-	_ = poll(timeout, 250*time.Millisecond, func() (bool, error) {
+	_ = testwait.Until(timeout, "every schedule fired at "+t.Format(time.TimeOnly), func() error {
 		if err := f.sync(); err != nil {
-			return false, err
+			return err
 		}
-		behind = f.behind(ids, t)
-		return len(behind) == 0, nil
+		if behind = f.behind(ids, t); len(behind) > 0 {
+			return fmt.Errorf("%d schedules behind", len(behind))
+		}
+		return nil
 	})
 	return behind
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 func get(t *testing.T, url string) (int, string) {
@@ -31,7 +32,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
 		t.Fatalf("/healthz %d %s", code, body)
 	}
-	waitUntil(t, 10*time.Second, func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
 
 	cliRun := cliRunner(d)
 	run := func(args ...string) {
@@ -45,7 +46,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	run("schedule", "add", "--id", "held", "--workflow", "wf", "--every", "1s", "--overlap", "buffer_all")
 	run("wakeup", "add", "--run", "r", "--step", "s", "--workflow", "wf", "--when", "1h")
 
-	waitUntil(t, 15*time.Second, func() bool {
+	testwait.Eventually(t, 15*time.Second, "the fire and claim metrics", func() bool {
 		_, body := get(t, base+"/metrics")
 		return strings.Contains(body, `jetsched_fires_total{reason="",workflow="wf"}`) &&
 			strings.Contains(body, "jetsched_fire_lateness_seconds_bucket") &&

@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -60,7 +61,7 @@ func TestClusterConfigs(t *testing.T) {
 	}
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
-	waitUntil(t, 30*time.Second, func() bool {
+	testwait.Eventually(t, 30*time.Second, "the cluster's JetStream", func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 		defer cancel()
 		_, err := js.AccountInfo(ctx)
@@ -69,7 +70,7 @@ func TestClusterConfigs(t *testing.T) {
 
 	ctx := context.Background()
 	var d *daemon.Daemon
-	waitUntil(t, 30*time.Second, func() bool { // R3 assets need the cluster settled
+	testwait.Eventually(t, 30*time.Second, "the daemon started on the R3 cluster", func() bool { // R3 assets need the cluster settled
 		d, err = daemon.Start(ctx, daemon.Config{Conn: natsconn.Options{URL: url, User: "scheduler", Password: "scheduler-secret"},
 			Setup: kvstore.SetupConfig{Replicas: 3}})
 		return err == nil
@@ -142,7 +143,7 @@ func TestNatsconfEmbeddedServer(t *testing.T) {
 		code := cli.Main(ctx, args, &out, &errOut)
 		return code, out.String(), errOut.String()
 	}
-	waitUntil(t, 30*time.Second, func() bool {
+	testwait.Eventually(t, 30*time.Second, "schedule inv added", func() bool {
 		code, _, _ := operator("schedule", "add", "--id", "inv", "--workflow", "invoices", "--every", "1s")
 		return code == cli.ExitOK
 	})
@@ -206,7 +207,7 @@ func TestNatsconfDemo(t *testing.T) {
 
 	// The demo worker's completion report, published on the scheduler's
 	// connection, passes its permissions: it reaches a subscriber.
-	waitUntil(t, 20*time.Second, func() bool {
+	testwait.Eventually(t, 20*time.Second, "the scheduler's connection", func() bool {
 		nc, err := nats.Connect(url, nats.UserInfo("scheduler", "scheduler-secret"))
 		if err == nil {
 			nc.Close()

@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/internal/testlog"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -76,7 +77,7 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatalf("a worker with --wakeups cannot create its wakeup consumer: %v", err)
 	}
 	defer func() { _ = wakeups.StopAndCancel(context.Background()) }()
-	waitUntil(t, 15*time.Second, func() bool { // the report on sched.done.invoices.inv was accepted
+	testwait.Eventually(t, 15*time.Second, "the completion report of inv accepted", func() bool { // the report on sched.done.invoices.inv was accepted
 		tick, err := d.Store().GetTick(ctx, invSlot)
 		return err == nil && tick.Status == kvstore.TickCompleted
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/staticfile"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -30,7 +31,7 @@ func TestReAddFiredOneShot(t *testing.T) {
 	if code, _, errOut := run(args...); code != cli.ExitOK {
 		t.Fatalf("add: exit %d: %s", code, errOut)
 	}
-	waitUntil(t, 15*time.Second, func() bool {
+	testwait.Eventually(t, 15*time.Second, "the one-shot launch fired once and ended", func() bool {
 		_, out, _ := run("schedule", "get", "launch", "--json")
 		var v admin.ScheduleInfo
 		return json.Unmarshal([]byte(out), &v) == nil && v.State != nil && v.State.Ended && v.State.Fires == 1
@@ -114,11 +115,11 @@ func TestStaticScheduleFile(t *testing.T) {
 	if code, _, errOut := run("schedule", "add", "--id", "mine", "--workflow", "w", "--cron", "0 4 * * *"); code != cli.ExitOK {
 		t.Fatalf("a dynamic schedule: %s", errOut)
 	}
-	waitUntil(t, 15*time.Second, func() bool {
+	testwait.Eventually(t, 15*time.Second, "the trigger of the cleanup schedule accepted", func() bool {
 		code, _, _ := run("schedule", "trigger", cleanup)
 		return code == cli.ExitOK // refused until a scheduler planned it
 	})
-	waitUntil(t, 15*time.Second, func() bool {
+	testwait.Eventually(t, 15*time.Second, "the triggered slot dispatched", func() bool {
 		_, h, _ := run("schedule", "history", cleanup)
 		return strings.Contains(h, "trigger-") && strings.Contains(h, "dispatched")
 	})

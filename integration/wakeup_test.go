@@ -10,6 +10,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -107,7 +108,7 @@ func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("order-5's wakeup not handled")
 	}
-	waitUntil(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the stale tick", func() bool {
 		tick, err := d.Store().GetTick(ctx, staleID)
 		return err == nil && tick.Status == kvstore.TickStale
 	})

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -207,7 +208,7 @@ func (c *cluster) healthy(i int) error {
 
 // waitHealthy polls every node's /healthz until all are ok.
 func (c *cluster) waitHealthy(timeout time.Duration) error {
-	return poll(timeout, 250*time.Millisecond, func() error {
+	return testwait.Until(timeout, "every node healthy", func() error {
 		var errs []error
 		for i := range c.nodes {
 			errs = append(errs, c.healthy(i))
@@ -278,7 +279,9 @@ func moveLeader(nc *nats.Conn, js jetstream.JetStream, stream, server string) er
 }
 
 // poll calls cond every interval until it returns nil or timeout passes;
-// the error is cond's last one.
+// the error is cond's last one. Waits use testwait.Until; poll is for
+// checks that act (moveLeader asks for a step-down at each one), which
+// must not come faster than the cluster can answer them.
 func poll(timeout, interval time.Duration, cond func() error) error {
 	deadline := time.Now().Add(timeout)
 	for {
@@ -289,7 +292,7 @@ func poll(timeout, interval time.Duration, cond func() error) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("after %s: %w", timeout, err)
 		}
-		time.Sleep(interval)
+		time.Sleep(interval) // real time on purpose: paces the actions, an election takes about a second
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -74,7 +75,7 @@ func watchGuard(c *cluster, i int) (*guardWatch, error) {
 // and the watch covers the span before a cut.
 func (g *guardWatch) waitDispatching(span, timeout time.Duration) error {
 	since := time.Now()
-	return poll(timeout+span, 100*time.Millisecond, func() error {
+	return testwait.Until(timeout+span, "scheduler "+g.instance+" dispatching", func() error {
 		g.mu.Lock()
 		defer g.mu.Unlock()
 		if time.Since(since) < span || len(g.claims) == 0 || time.Since(g.claims[len(g.claims)-1]) > span {

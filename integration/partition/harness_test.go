@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -94,7 +95,7 @@ func (h *harness) useChecker(i int) error {
 		return err
 	}
 	var store *kvstore.Store
-	err = poll(30*time.Second, 250*time.Millisecond, func() error {
+	err = testwait.Until(30*time.Second, "the jetsched buckets", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
@@ -117,7 +118,7 @@ func (h *harness) register(scheds []schedule) {
 	h.t.Helper()
 	for i, s := range scheds {
 		spec := s.spec(fmt.Sprintf("part%d", i%4))
-		err := poll(30*time.Second, 200*time.Millisecond, func() error {
+		err := testwait.Until(30*time.Second, "spec "+s.id+" written", func() error {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
 			_, err := h.store.PutSpec(ctx, s.id, spec)
@@ -155,7 +156,7 @@ func (h *harness) waitSteady(timeout time.Duration) error {
 	if err := h.useChecker(h.checker); err != nil {
 		return err
 	}
-	err := poll(timeout, 500*time.Millisecond, func() error {
+	err := testwait.Until(timeout, "a shard lease for every scheduler", func() error {
 		owners := h.leaseOwners()
 		for _, n := range h.c.nodes {
 			if owners[n.instance] == 0 {

@@ -21,6 +21,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 // nsPrefix starts the name of every namespace the harness makes:
@@ -313,16 +315,11 @@ func (nw *network) filtersClear() error {
 func (nw *network) waitReachable(a, b int, port int, timeout time.Duration) error {
 	d := nsDialer{ns: nw.hosts[a].ns}
 	addr := netip.AddrPortFrom(nw.hosts[b].addr, uint16(port)).String()
-	deadline := time.Now().Add(timeout)
-	for {
+	return testwait.Until(timeout, nw.hosts[a].ns+" reaching "+addr, func() error {
 		c, err := d.dialTimeout("tcp", addr, time.Second)
 		if err == nil {
 			_ = c.Close()
-			return nil
 		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s cannot reach %s within %s: %w", nw.hosts[a].ns, addr, timeout, err)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err
+	})
 }

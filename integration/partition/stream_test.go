@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -56,7 +57,7 @@ func (f *fireReader) add(h nats.Header, stored time.Time) {
 
 // syncRetry syncs until it succeeds or timeout passes (elections).
 func (f *fireReader) syncRetry(timeout time.Duration) error {
-	return poll(timeout, 250*time.Millisecond, func() error {
+	return testwait.Until(timeout, "SCHED_FIRES read", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		return f.sync(ctx)
@@ -80,7 +81,7 @@ func (f *fireReader) missing(scheds []schedule, from, to time.Time) []string {
 // timeout passes; it returns the slots still missing.
 func (f *fireReader) waitFired(scheds []schedule, from, to time.Time, timeout time.Duration) []string {
 	var miss []string
-	_ = poll(timeout, 500*time.Millisecond, func() error {
+	_ = testwait.Until(timeout, "every slot fired", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 		defer cancel()
 		err := f.sync(ctx)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -74,7 +75,7 @@ func TestFakeDeadline(t *testing.T) {
 	c, f := clock.NewFake(start)
 	ctx, cancel := c.WithDeadline(context.Background(), start.Add(30*time.Second))
 	defer cancel()
-	<-f.Armed()
+	testwait.Done(t, 10*time.Second, "the deadline's timer armed", f.Armed())
 	f.Advance(29 * time.Second)
 	select {
 	case <-ctx.Done():

@@ -2,6 +2,7 @@ package demoworker_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -32,6 +34,7 @@ func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) 
 }
 
 func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
+	t.Parallel()
 	got := make(chan kvstore.FireMeta, 1)
 	var lateness time.Duration
 	js := start(t, demoworker.Config{OnFire: func(m kvstore.FireMeta, l time.Duration) {
@@ -40,16 +43,11 @@ func TestWorkerAcksAndMeasuresLateness(t *testing.T) {
 	}})
 	at := time.Now().Add(-time.Second).Truncate(time.Millisecond)
 	publishFire(t, js, "s1", at)
-	select {
-	case m := <-got:
-		if m.ScheduleID != "s1" || !m.ScheduledAt.Equal(at) {
-			t.Fatalf("meta %+v", m)
-		}
-		if lateness < time.Second {
-			t.Fatalf("lateness %v, want >= 1s (scheduled 1s ago)", lateness)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no fire handled")
+	if m := testwait.Receive(t, 10*time.Second, "the fire handled", got); m.ScheduleID != "s1" || !m.ScheduledAt.Equal(at) {
+		t.Fatalf("meta %+v", m)
+	}
+	if lateness < time.Second {
+		t.Fatalf("lateness %v, want >= 1s (scheduled 1s ago)", lateness)
 	}
 }
 
@@ -76,6 +74,7 @@ func start(t *testing.T, cfg demoworker.Config) jetstream.JetStream {
 }
 
 func TestWorkerFailsAndRedelivers(t *testing.T) {
+	t.Parallel()
 	js := start(t, demoworker.Config{FailRate: 1, MaxDeliver: 2, Durable: "failing"})
 	publishFire(t, js, "s1", time.Now())
 	// The first delivery naks with a 1s delay; the second (the last
@@ -92,34 +91,30 @@ func waitSettled(t *testing.T, js jetstream.JetStream, consumer string, n uint64
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(15 * time.Second)
-	poll := time.NewTicker(50 * time.Millisecond)
-	defer poll.Stop()
-	for {
+	err = testwait.Until(15*time.Second, "consumer "+consumer+" settled after "+fmt.Sprint(n)+" deliveries", func() error {
 		info, err := cons.Info(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if info.Delivered.Consumer >= n && info.NumAckPending == 0 && info.NumRedelivered == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("consumer state: delivered %d, ack pending %d, redelivered %d",
+		if err == nil && (info.Delivered.Consumer < n || info.NumAckPending != 0 || info.NumRedelivered != 0) {
+			err = fmt.Errorf("delivered %d, ack pending %d, redelivered %d",
 				info.Delivered.Consumer, info.NumAckPending, info.NumRedelivered)
 		}
-		<-poll.C
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
 
 // TestWorkEndsWithTheTimeout: the simulated work ends with the handler's
 // context; past its Timeout on its only delivery, the fire is given up.
 func TestWorkEndsWithTheTimeout(t *testing.T) {
+	t.Parallel()
 	js := start(t, demoworker.Config{Work: time.Hour, Timeout: 100 * time.Millisecond, MaxDeliver: 1, MaxWorkers: 2, Durable: "slow"})
 	publishFire(t, js, "s1", time.Now())
 	waitSettled(t, js, "slow-fire-all", 1)
 }
 
 func TestConfigValidation(t *testing.T) {
+	t.Parallel()
 	if _, err := demoworker.New(demoworker.Config{}); err == nil {
 		t.Error("nil JetStream accepted")
 	}
@@ -140,6 +135,7 @@ func TestConfigValidation(t *testing.T) {
 // the KV key its timers name; the scheduler drops the wakeup of a run
 // that moved on (stale in the ledger) and publishes the other's.
 func TestRunsAreTheSchedulersCondition(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
 	ctx := context.Background()
@@ -181,20 +177,18 @@ func TestRunsAreTheSchedulersCondition(t *testing.T) {
 	}
 	defer we.Stop(context.Background())
 	want := map[string]kvstore.TickStatus{"order-42": kvstore.TickFired, "order-44": kvstore.TickStale}
-	deadline := time.Now().Add(15 * time.Second)
 	for run, status := range want {
-		for {
-			tick, err := store.GetTick(ctx, kvstore.WakeupID(kvstore.TimerKey(run, "escalate"), due))
-			if err == nil {
-				if tick.Status != status {
-					t.Fatalf("%s: %+v, want %s", run, tick, status)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s: no ledger entry", run)
-			}
-			time.Sleep(20 * time.Millisecond) // polling the ledger, with the deadline above
+		var tick kvstore.Tick
+		err := testwait.Until(15*time.Second, "the ledger entry of "+run, func() error {
+			var err error
+			tick, err = store.GetTick(ctx, kvstore.WakeupID(kvstore.TimerKey(run, "escalate"), due))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tick.Status != status {
+			t.Fatalf("%s: %+v, want %s", run, tick, status)
 		}
 	}
 }

@@ -43,6 +43,7 @@ func putCalendar(t *testing.T, h *harness, name string, cal map[string]any) {
 // from now, a per-second schedule's first occurrences move to the working
 // start, and that fire says so in its headers and in its tick.
 func TestEngineBusinessHoursMoveAFire(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	loc := midDayZone(t)
 	nc := h.js.Conn()
@@ -82,6 +83,7 @@ func TestEngineBusinessHoursMoveAFire(t *testing.T) {
 // the day (one skipped tick and event naming the rule); removing the
 // holiday from the calendar re-plans the schedule, which fires again.
 func TestEngineHolidaySkipsAndCalendarChangeReplans(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	loc := midDayZone(t)
 	today := time.Now().In(loc).Format("2006-01-02")
@@ -132,6 +134,7 @@ func TestEngineHolidaySkipsAndCalendarChangeReplans(t *testing.T) {
 // into the bucket naming a missing calendar is reported invalid, and starts
 // firing once the calendar is stored.
 func TestEngineUnknownCalendarIsInvalidUntilItExists(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	nc := h.js.Conn()
 	invalid, err := nc.SubscribeSync("sched.event.invalid.>")
@@ -165,6 +168,7 @@ func TestEngineUnknownCalendarIsInvalidUntilItExists(t *testing.T) {
 // an event naming the calendar, rather than quietly ended; changed back,
 // it fires again.
 func TestCalendarChangeThatStopsASchedule(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	invalid, err := h.js.Conn().SubscribeSync("sched.event.invalid.*")
 	if err != nil {

@@ -40,6 +40,7 @@ func fakeEngine(t *testing.T, h *harness, cfg fires.Config) (*clock.Fake, time.T
 // once: the slots later than the threshold are recorded missed, the ones
 // within it fire, and the schedule goes on.
 func TestFakeClockMisfire(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	f, start := fakeEngine(t, h, fires.Config{MisfireThreshold: 90 * time.Second})
 	h.put("m", kvstore.Spec{Workflow: "wf", Every: "1m", Align: kvstore.AlignEpoch})
@@ -69,6 +70,7 @@ func TestFakeClockMisfire(t *testing.T) {
 // TestFakeClockPauseUntil: a pause until a time ends at that time on the
 // engine's clock; the slots that fell due while paused are skipped.
 func TestFakeClockPauseUntil(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	f, start := fakeEngine(t, h, fires.Config{})
 	h.put("p", kvstore.Spec{Workflow: "wf", Every: "1m", Align: kvstore.AlignEpoch})
@@ -85,7 +87,7 @@ func TestFakeClockPauseUntil(t *testing.T) {
 	if got := h.waitFires("p", 10*time.Second, atLeast(1)); !got[0].meta.ScheduledAt.Equal(want) {
 		t.Fatalf("first fire after the pause %v, want %v", got[0].meta.ScheduledAt, want)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the six slots due while paused skipped", func() bool {
 		hist, err := h.store.History(context.Background(), "p")
 		if err != nil {
 			return false
@@ -104,6 +106,7 @@ func TestFakeClockPauseUntil(t *testing.T) {
 // published) is taken over when it expires on the engine's clock, and its
 // slot fires once, marked takeover.
 func TestFakeClockTakeover(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	start := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -17,6 +18,7 @@ import (
 // what a worker's permissions scope; the deprecated sched.done.<id> form is
 // still read (with a warning).
 func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	steps := make(chan fires.Step, 64)
 	h.engine(fires.Config{StepHook: stepsTo(steps)})
@@ -44,7 +46,7 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	// The genuine report ends the run: the next slot fires.
 	report("sched.done.wf.ov", first.meta.SlotID)
 	second := h.waitFires("ov", 10*time.Second, atLeast(2))[1]
-	waitFor(t, 5*time.Second, func() bool {
+	testwait.Eventually(t, 5*time.Second, "the first slot's tick failed", func() bool {
 		tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID)
 		return tick.Status == kvstore.TickFailed
 	})
@@ -52,7 +54,7 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	h.waitTick(second.meta.SlotID)
 	report("sched.done.ov", second.meta.SlotID)
 	waitSignal(fires.StepReportLegacy)
-	waitFor(t, 5*time.Second, func() bool {
+	testwait.Eventually(t, 5*time.Second, "the second slot's tick failed", func() bool {
 		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
 		return tick.Status == kvstore.TickFailed
 	})
@@ -63,6 +65,7 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 // acknowledgement; a core subscriber sees the fire first) still gets its
 // outcome into the ledger.
 func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	nc := h.js.Conn()
 	slots := make(chan string, 64)
@@ -79,13 +82,8 @@ func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
 	h.engine(fires.Config{})
 	h.put("quick", kvstore.Spec{Workflow: "fast", Every: "1s"})
 	for range 3 {
-		var slot string
-		select {
-		case slot = <-slots:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no fire")
-		}
-		waitFor(t, 10*time.Second, func() bool {
+		slot := testwait.Receive(t, 10*time.Second, "a fire of quick", slots)
+		testwait.Eventually(t, 10*time.Second, "the slot's tick completed", func() bool {
 			tick, err := h.store.GetTick(context.Background(), slot)
 			return err == nil && tick.Status == kvstore.TickCompleted
 		})

@@ -3,6 +3,7 @@ package fires_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -85,11 +87,7 @@ func (h *harness) engine(cfg fires.Config) *fires.Engine {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
-	select {
-	case <-e.Ready():
-	case <-time.After(10 * time.Second):
-		h.t.Fatal("engine index not ready")
-	}
+	testwait.Done(h.t, 10*time.Second, "the engine's index", e.Ready())
 	return e
 }
 
@@ -148,27 +146,25 @@ func checkCadence(t *testing.T, fires []fireMsg, every time.Duration) {
 	}
 }
 
-// waitTick polls the ledger for a slot's entry until it appears.
+// waitTick waits for a slot's ledger entry.
 func (h *harness) waitTick(slotID string) kvstore.Tick {
 	h.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	poll := time.NewTicker(20 * time.Millisecond)
-	defer poll.Stop()
-	for {
-		tick, err := h.store.GetTick(context.Background(), slotID)
-		if err == nil {
-			return tick
-		}
-		if time.Now().After(deadline) {
-			h.t.Fatalf("no tick for slot %s: %v", slotID, err)
-		}
-		<-poll.C
+	var tick kvstore.Tick
+	err := testwait.Until(10*time.Second, "the tick of slot "+slotID, func() error {
+		var err error
+		tick, err = h.store.GetTick(context.Background(), slotID)
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
 	}
+	return tick
 }
 
 func atLeast(n int) func([]fireMsg) bool { return func(f []fireMsg) bool { return len(f) >= n } }
 
 func TestEngineFiresEverySecond(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	input := json.RawMessage(`{"hello":"world"}`)
@@ -210,6 +206,7 @@ func TestEngineFiresEverySecond(t *testing.T) {
 }
 
 func TestEngineRestartKeepsCadence(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	first := h.engine(fires.Config{Instance: "first"})
 	h.put("tick", kvstore.Spec{Workflow: "wf", Every: "1s"})
@@ -219,6 +216,8 @@ func TestEngineRestartKeepsCadence(t *testing.T) {
 	// Stay down across at least one slot, then start a new instance on
 	// the same buckets.
 	last := before[len(before)-1].meta.ScheduledAt
+	// Real time on purpose: the slots fall due on the wall clock while no
+	// engine runs.
 	time.Sleep(time.Until(last.Add(2200 * time.Millisecond)))
 	n := len(h.of("tick"))
 	h.engine(fires.Config{Instance: "second"})
@@ -237,6 +236,7 @@ func TestEngineRestartKeepsCadence(t *testing.T) {
 }
 
 func TestEngineDeletedSpecStopsFiring(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	h.put("gone", kvstore.Spec{Workflow: "wf", Every: "1s"})
@@ -253,20 +253,15 @@ func TestEngineDeletedSpecStopsFiring(t *testing.T) {
 	if got := len(h.of("gone")); got > n+1 {
 		t.Fatalf("deleted schedule fired %d more times", got-n)
 	}
-	if _, _, err := h.store.GetState(context.Background(), "gone"); err == nil {
-		// The engine removes the state when it sees the delete.
-		deadline := time.Now().Add(5 * time.Second)
-		for err == nil && time.Now().Before(deadline) {
-			<-h.added
-			_, _, err = h.store.GetState(context.Background(), "gone")
-		}
-		if err == nil {
-			t.Fatal("state of a deleted schedule still exists")
-		}
-	}
+	// The engine removes the state when it sees the delete.
+	testwait.Eventually(t, 5*time.Second, "the state of the deleted schedule removed", func() bool {
+		_, _, err := h.store.GetState(context.Background(), "gone")
+		return errors.Is(err, kvstore.ErrNotFound)
+	})
 }
 
 func TestEngineTakesOverAbandonedClaims(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	tests := []struct {
 		name      string
@@ -320,6 +315,7 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 }
 
 func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	nc := h.js.Conn()
 	events, err := nc.SubscribeSync("sched.event.invalid.>")
@@ -372,6 +368,7 @@ func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
 }
 
 func TestEngineStopsALimitedSchedule(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	// The limit counts the recurrence's fire times from start, so start

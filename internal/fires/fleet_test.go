@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -15,6 +16,7 @@ import (
 // stops, the other takes them all and every schedule keeps its cadence
 // with no duplicate.
 func TestLeasesShareAndHandOver(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	a := h.engine(fires.Config{Instance: "a", LeaseTTL: 2 * time.Second})
 	b := h.engine(fires.Config{Instance: "b", LeaseTTL: 2 * time.Second})
@@ -24,12 +26,12 @@ func TestLeasesShareAndHandOver(t *testing.T) {
 		ids = append(ids, id)
 		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
 	}
-	waitFor(t, 10*time.Second, func() bool { return a.LeasesHeld() > 0 && b.LeasesHeld() > 0 && a.LeasesHeld()+b.LeasesHeld() == 64 })
+	testwait.Eventually(t, 10*time.Second, "the 64 shards split between a and b", func() bool { return a.LeasesHeld() > 0 && b.LeasesHeld() > 0 && a.LeasesHeld()+b.LeasesHeld() == 64 })
 	for _, id := range ids {
 		h.waitFires(id, 10*time.Second, atLeast(2))
 	}
 	a.Stop(context.Background())
-	waitFor(t, 10*time.Second, func() bool { return b.LeasesHeld() == 64 })
+	testwait.Eventually(t, 10*time.Second, "b holding all 64 shards", func() bool { return b.LeasesHeld() == 64 })
 	for _, id := range ids {
 		n := len(h.of(id))
 		fires := h.waitFires(id, 10*time.Second, atLeast(n+2))
@@ -49,6 +51,7 @@ func TestLeasesShareAndHandOver(t *testing.T) {
 // TestMisfireFireAllCatchesUp: after downtime past the threshold, fire_all
 // fires every missed slot, in order, marked catchup.
 func TestMisfireFireAllCatchesUp(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	first := h.engine(fires.Config{Instance: "first"})
 	h.put("all", kvstore.Spec{Workflow: "wf", Every: "1s", Misfire: kvstore.MisfireFireAll, MisfireThreshold: "500ms"})
@@ -57,7 +60,10 @@ func TestMisfireFireAllCatchesUp(t *testing.T) {
 	h.waitFires("skip", 10*time.Second, atLeast(2))
 	first.Stop(context.Background())
 	last := before[len(before)-1].meta.ScheduledAt
-	time.Sleep(time.Until(last.Add(3500 * time.Millisecond))) // down for 3 slots
+	// Real time on purpose: the fleet is down on the wall clock for three
+	// slots, which the next instance finds in the past (the fake-clock
+	// form of a misfire is TestFakeClockMisfire).
+	time.Sleep(time.Until(last.Add(3500 * time.Millisecond)))
 	h.engine(fires.Config{Instance: "second"})
 	n := len(h.of("all"))
 	fires := h.waitFires("all", 10*time.Second, atLeast(n+4))
@@ -72,7 +78,7 @@ func TestMisfireFireAllCatchesUp(t *testing.T) {
 		t.Fatalf("%d catch-up fires, want the missed slots", catchup)
 	}
 	// skip records the missed slots instead of firing them.
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "a missed slot of skip recorded as a misfire", func() bool {
 		ticks, err := h.store.History(context.Background(), "skip")
 		if err != nil {
 			return false
@@ -90,12 +96,13 @@ func TestMisfireFireAllCatchesUp(t *testing.T) {
 // previous fire has not reported completion are skipped; a completion
 // report (or the timeout) frees the schedule.
 func TestOverlapSkipUntilCompletion(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	h.put("ov", kvstore.Spec{Workflow: "wf", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"})
 	first := h.waitFires("ov", 10*time.Second, atLeast(1))[0]
 	// No report yet: the next slots are skipped.
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "a slot of ov skipped while the first runs", func() bool {
 		ticks, _ := h.store.History(context.Background(), "ov")
 		for _, tk := range ticks {
 			if tk.Status == kvstore.TickSkipped && strings.Contains(tk.Reason, "still running") {
@@ -113,7 +120,7 @@ func TestOverlapSkipUntilCompletion(t *testing.T) {
 	}
 	h.waitFires("ov", 10*time.Second, atLeast(2))
 	tick := h.waitTick(first.meta.SlotID)
-	waitFor(t, 5*time.Second, func() bool {
+	testwait.Eventually(t, 5*time.Second, "the first slot of ov completed", func() bool {
 		tick, _ = h.store.GetTick(context.Background(), first.meta.SlotID)
 		return tick.Status == kvstore.TickCompleted
 	})
@@ -121,6 +128,7 @@ func TestOverlapSkipUntilCompletion(t *testing.T) {
 
 // TestOperatorControls: pause and resume, trigger, skip and backfill.
 func TestOperatorControls(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	ctx := context.Background()
@@ -133,7 +141,7 @@ func TestOperatorControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the triggered slot of op fired", func() bool {
 		for _, f := range h.of("op") {
 			if f.meta.SlotID == slotID && f.meta.Reason == kvstore.ReasonTrigger && f.meta.Note == "by hand" {
 				return true
@@ -143,20 +151,25 @@ func TestOperatorControls(t *testing.T) {
 	})
 
 	// Pause: no regular fires; resume: fires again, the paused slots are
-	// recorded as skipped.
+	// recorded as skipped. A witness schedule on the same engine shows that
+	// two slots' time passed while op was paused.
+	h.put("witness", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.waitFires("witness", 10*time.Second, atLeast(1))
 	if _, err := c.Pause(ctx, "op", "maintenance", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
-	n := len(h.of("op"))
-	time.Sleep(2500 * time.Millisecond) // two slots pass while paused
-	if got := len(h.of("op")); got > n+1 {
-		t.Fatalf("%d fires while paused", got-n)
-	}
+	paused := time.Now()
+	h.waitFires("witness", 10*time.Second, func(fs []fireMsg) bool {
+		return len(fs) > 0 && !fs[len(fs)-1].meta.ScheduledAt.Before(paused.Add(2*time.Second))
+	})
 	if _, err := c.Resume(ctx, "op"); err != nil {
 		t.Fatal(err)
 	}
-	h.waitFires("op", 10*time.Second, atLeast(len(h.of("op"))+1))
-	waitFor(t, 5*time.Second, func() bool {
+	resumed := time.Now()
+	h.waitFires("op", 10*time.Second, func(fs []fireMsg) bool {
+		return len(fs) > 0 && fs[len(fs)-1].meta.ScheduledAt.After(resumed)
+	})
+	testwait.Eventually(t, 5*time.Second, "the paused slots of op recorded as skipped", func() bool {
 		ticks, _ := h.store.History(ctx, "op")
 		for _, tk := range ticks {
 			if tk.Status == kvstore.TickSkipped && tk.Reason == "paused" {
@@ -165,13 +178,20 @@ func TestOperatorControls(t *testing.T) {
 		}
 		return false
 	})
+	// A slot due within a second of the pause may have been claimed before
+	// the engine saw it; none after.
+	for _, f := range h.of("op") {
+		if at := f.meta.ScheduledAt; at.After(paused.Add(time.Second)) && at.Before(resumed) {
+			t.Fatalf("slot %v fired while paused (paused %v, resumed %v)", at, paused, resumed)
+		}
+	}
 
 	// Backfill three past slots, marked backfill.
 	from := time.Now().Add(-time.Hour).Truncate(time.Second)
 	if _, err := c.Backfill(ctx, "op", from, from.Add(2*time.Second), 50, "replay"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "three backfilled slots of op fired", func() bool {
 		k := 0
 		for _, f := range h.of("op") {
 			if f.meta.Reason == kvstore.ReasonBackfill {
@@ -185,7 +205,7 @@ func TestOperatorControls(t *testing.T) {
 	if _, err := c.Skip(ctx, "op", 2); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "two slots of op skipped by skip-next", func() bool {
 		ticks, _ := h.store.History(ctx, "op")
 		k := 0
 		for _, tk := range ticks {
@@ -201,19 +221,5 @@ func TestOperatorControls(t *testing.T) {
 	}
 	if _, err := c.Backfill(ctx, "op", from, from.Add(time.Hour*2), 10, ""); err == nil {
 		t.Fatal("backfill into the future accepted")
-	}
-}
-
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s", timeout)
-		}
-		<-tick.C
 	}
 }

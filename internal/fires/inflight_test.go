@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -16,6 +17,7 @@ import (
 // is gone is not acknowledged; the engine publishes it again until the
 // stream is back, and it lands once, with its tick.
 func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
+	t.Parallel()
 	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	steps := make(chan fires.Step, 16)
@@ -27,7 +29,7 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = e.Stop(context.Background()) })
-	<-e.Ready()
+	testwait.Done(t, 10*time.Second, "the engine's index", e.Ready())
 	stream := store.Layout().FiresStream
 	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	slotID := kvstore.SlotID("once", at)
-	waitFor(t, 15*time.Second, func() bool {
+	testwait.Eventually(t, 15*time.Second, "the slot's tick dispatched", func() bool {
 		tk, err := store.GetTick(ctx, slotID)
 		return err == nil && tk.Status == kvstore.TickDispatched
 	})

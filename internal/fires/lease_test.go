@@ -25,6 +25,7 @@ import (
 // (docs/reliability.md): after a heal, a third of the schedules did not
 // fire for a minute, until an unrelated lease change.
 func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
@@ -42,7 +43,7 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	if !l.owns(1) {
 		t.Fatal("does not own the shard it acquired")
 	}
-	<-l.changed // the acquisition's news
+	testwait.Done(t, 5*time.Second, "the acquisition's news", l.changed)
 	timers := l.subscribe()
 
 	// A renewal in time is no news: the loops have parked nothing.
@@ -85,6 +86,7 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 // instance takes the shard, and the dead one, should it come back, finds
 // its lease taken over and lets go.
 func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
@@ -130,7 +132,7 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 	if !b.owns(0) {
 		t.Fatal("b did not take the shard whose lease expired")
 	}
-	<-a.changed // a's acquisition
+	testwait.Done(t, 5*time.Second, "a's acquisition", a.changed)
 	a.renewAll(ctx)
 	if a.owns(0) {
 		t.Fatal("a still owns the shard b took over")

@@ -32,6 +32,7 @@ import (
 // JETSCHED_OPERATOR_SEED picks the seed (default fixed, so CI replays the
 // same run), JETSCHED_OPERATOR_BUDGET the chaos time (default 6s).
 func TestRandomOperator(t *testing.T) {
+	t.Parallel()
 	seed := uint64(20261130)
 	if v := os.Getenv("JETSCHED_OPERATOR_SEED"); v != "" {
 		s, err := strconv.ParseUint(v, 10, 64)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -16,6 +17,7 @@ import (
 // A pause before the first fire creates the record with an empty plan; the
 // scheduler plans it and keeps the pause.
 func TestPlannedInMemoryUntilTheFirstFire(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	h.engine(fires.Config{})
@@ -43,7 +45,7 @@ func TestPlannedInMemoryUntilTheFirstFire(t *testing.T) {
 	if _, err := c.Pause(ctx, "later", "freeze", time.Time{}); err != nil {
 		t.Fatalf("pause before the first fire: %v", err)
 	}
-	waitFor(t, 10*time.Second, func() bool {
+	testwait.Eventually(t, 10*time.Second, "the pause of later recorded, its first slot planned", func() bool {
 		st, _, err := h.store.GetState(ctx, "later")
 		return err == nil && st.Plan != "" && st.Paused != nil && st.Paused.Note == "freeze" && st.Next.Equal(want)
 	})

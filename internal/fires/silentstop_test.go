@@ -36,6 +36,7 @@ func (h *harness) firesAfter(id string, t time.Time, timeout time.Duration) fire
 // A backfill in progress, rm, and the same id added again: the new
 // schedule starts clean (no inherited backfill) and fires.
 func TestRemoveDuringBackfillThenAddAgain(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	ctx := context.Background()
@@ -68,6 +69,7 @@ func TestRemoveDuringBackfillThenAddAgain(t *testing.T) {
 // A note far over the header limit, forged into the state record, is cut
 // in the Sched-Note header: the trigger fires and the schedule goes on.
 func TestOversizedTriggerNoteIsCut(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	h.engine(fires.Config{})
 	ctx := context.Background()
@@ -102,6 +104,7 @@ func TestOversizedTriggerNoteIsCut(t *testing.T) {
 // recorded as failed with the reason, with an event, and the schedule moves
 // on to its next slots; a fixed spec fires again.
 func TestUnpublishableSlotIsRecordedFailed(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	s, err := h.js.Stream(ctx, "SCHED_FIRES")
@@ -173,6 +176,7 @@ func (h *harness) forgeState(id string, change func(*kvstore.State)) {
 // the schedule fires again; the far-past one is not walked as a century of
 // missed slots.
 func TestImplausibleStateIsReplanned(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	nc := h.js.Conn()
 	replanned, err := nc.SubscribeSync("sched.event.replanned.>")
@@ -213,6 +217,7 @@ func TestImplausibleStateIsReplanned(t *testing.T) {
 // stream deleted by an operator) is flagged: a stalled event and a warning,
 // while it keeps being retried; with the stream back, it fires again.
 func TestFailingScheduleIsFlaggedStalled(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	nc := h.js.Conn()
@@ -247,6 +252,7 @@ func TestFailingScheduleIsFlaggedStalled(t *testing.T) {
 // id ("a.b" is two subject tokens) is reported on one token, so that
 // `sched.event.invalid.*` sees it.
 func TestInvalidEventOfADottedKeyIsOneToken(t *testing.T) {
+	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	invalid, err := h.js.Conn().SubscribeSync("sched.event.invalid.*")

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -71,7 +72,7 @@ func (e *env) staleEvents() func() map[string]kvstore.Event {
 func (e *env) tickOf(key string, due time.Time) kvstore.Tick {
 	e.t.Helper()
 	var tick kvstore.Tick
-	e.waitFor(15*time.Second, func() bool {
+	testwait.Eventually(e.t, 15*time.Second, "the tick of timer "+key+"", func() bool {
 		var err error
 		tick, err = e.store.GetTick(context.Background(), kvstore.WakeupID(key, due))
 		return err == nil
@@ -115,6 +116,7 @@ func (e *env) published(id string) int {
 // whose key still holds its value fires, with the condition key in its
 // headers.
 func TestConditionCheckedAtFireTime(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	events := e.staleEvents()
@@ -164,7 +166,7 @@ func TestConditionCheckedAtFireTime(t *testing.T) {
 			t.Errorf("%s: tick %s %q, want stale %q", c.run, tick.Status, tick.Reason, c.reason)
 		}
 		subject := "sched.event.stale." + c.run
-		e.waitFor(5*time.Second, func() bool { _, ok := events()[subject]; return ok })
+		testwait.Eventually(e.t, 5*time.Second, "the stale event on "+subject+"", func() bool { _, ok := events()[subject]; return ok })
 		if ev := events()[subject]; ev.Run != c.run || ev.Step != "escalate" || ev.Reason != c.reason || ev.Kind != kvstore.EventStale {
 			t.Errorf("event on %s: %+v", subject, ev)
 		}
@@ -175,11 +177,11 @@ func TestConditionCheckedAtFireTime(t *testing.T) {
 	if n := e.published(kvstore.WakeupID(kept, due)); n != 1 {
 		t.Fatalf("kept timer published %d times", n)
 	}
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == 1 })
+	testwait.Eventually(e.t, 10*time.Second, "one wakeup", func() bool { return len(e.received()) == 1 })
 	if m := e.received()[0]; m.Run != "order-2" || m.ConditionKey != "runs/order-2" || m.Condition != "awaiting" {
 		t.Fatalf("wakeup %+v", m)
 	}
-	e.waitFor(5*time.Second, func() bool {
+	testwait.Eventually(e.t, 5*time.Second, "no timer left", func() bool {
 		left, err := e.client.List(ctx, wakeup.Filter{})
 		return err == nil && len(left) == 0
 	})
@@ -191,6 +193,7 @@ func TestConditionCheckedAtFireTime(t *testing.T) {
 // one outcome, recorded: fired and published once, or stale and never
 // published.
 func TestConditionChangedDuringClaim(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	const n = 40
@@ -261,6 +264,7 @@ func runName(i int) string { return "run-" + string(rune('a'+i%26)) + string(run
 // published the wakeup, the takeover records it fired (the run was woken);
 // if not, stale, and nothing is published.
 func TestStaleOnTakeover(t *testing.T) {
+	t.Parallel()
 	for _, published := range []bool{false, true} {
 		name := "unpublished"
 		if published {
@@ -307,7 +311,7 @@ func TestStaleOnTakeover(t *testing.T) {
 			if n, wantN := e.published(id), map[bool]int{false: 0, true: 1}[published]; n != wantN {
 				t.Fatalf("published %d times, want %d", n, wantN)
 			}
-			e.waitFor(5*time.Second, func() bool {
+			testwait.Eventually(e.t, 5*time.Second, "the timer removed", func() bool {
 				_, err := e.store.GetTimer(ctx, key)
 				return errors.Is(err, kvstore.ErrNotFound)
 			})
@@ -318,6 +322,7 @@ func TestStaleOnTakeover(t *testing.T) {
 // TestConditionKeyRegistration: a condition key needs its value and an
 // existing bucket; errors name the field and store nothing.
 func TestConditionKeyRegistration(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.runs(nil)

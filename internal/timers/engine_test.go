@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -96,20 +97,8 @@ func (e *env) received() []wakeup.Meta {
 	return append([]wakeup.Meta(nil), e.msgs...)
 }
 
-func (e *env) waitFor(timeout time.Duration, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(timeout)
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("condition not met within %s", timeout)
-		}
-		<-tick.C
-	}
-}
-
 func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.start("a")
 	ctx := context.Background()
@@ -120,7 +109,7 @@ func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == len(ids) })
+	testwait.Eventually(e.t, 10*time.Second, "a wakeup per timer", func() bool { return len(e.received()) == len(ids) })
 	for _, m := range e.received() {
 		if m.Workflow != "approvals" || m.Condition != "awaiting" || m.When != "1s" {
 			t.Fatalf("meta %+v", m)
@@ -145,7 +134,7 @@ func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
 			t.Fatalf("no wakeup for %q/%q (ids must survive escaping)", id[0], id[1])
 		}
 	}
-	e.waitFor(5*time.Second, func() bool {
+	testwait.Eventually(e.t, 5*time.Second, "no timer left", func() bool {
 		left, err := e.client.List(ctx, wakeup.Filter{})
 		return err == nil && len(left) == 0
 	})
@@ -155,6 +144,7 @@ func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
 // cancelled; each ends with exactly one of fired and cancelled in the
 // ledger, and only the fired ones have a message.
 func TestCancelRacingFire(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.start("a")
 	ctx := context.Background()
@@ -168,6 +158,8 @@ func TestCancelRacingFire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Real time on purpose: the cancels start when the timers fall due on
+	// the wall clock, so that they race the fires.
 	time.Sleep(time.Until(due))
 	outcomes := map[string]string{}
 	var mu sync.Mutex
@@ -191,7 +183,7 @@ func TestCancelRacingFire(t *testing.T) {
 	for _, k := range keys {
 		id := kvstore.WakeupID(k, due.UTC())
 		var tick kvstore.Tick
-		e.waitFor(10*time.Second, func() bool {
+		testwait.Eventually(e.t, 10*time.Second, "the tick of "+id+"", func() bool {
 			var err error
 			tick, err = e.store.GetTick(ctx, id)
 			return err == nil
@@ -205,7 +197,7 @@ func TestCancelRacingFire(t *testing.T) {
 			fired++
 		}
 	}
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == fired })
+	testwait.Eventually(e.t, 10*time.Second, "one wakeup per fired tick", func() bool { return len(e.received()) == fired })
 	seen := map[string]bool{}
 	for _, m := range e.received() {
 		if seen[m.ID] {
@@ -219,25 +211,29 @@ func TestCancelRacingFire(t *testing.T) {
 // TestTimersSurviveRestarts: pending timers fire after a scheduler
 // restart and after a NATS restart.
 func TestTimersSurviveRestarts(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	stop := e.start("a")
 	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r1", Step: "s", Workflow: "wf", When: "2s"}); err != nil {
 		t.Fatal(err)
 	}
-	stop() // down while it falls due
+	stop()
+	// Real time on purpose: no scheduler runs while the timer falls due
+	// on the wall clock.
 	time.Sleep(2500 * time.Millisecond)
 	e.start("b")
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == 1 })
+	testwait.Eventually(e.t, 10*time.Second, "the wakeup of r1 after the restart", func() bool { return len(e.received()) == 1 })
 
 	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r2", Step: "s", Workflow: "wf", When: "2s"}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Restart()
-	e.waitFor(20*time.Second, func() bool { return len(e.received()) == 2 })
+	testwait.Eventually(e.t, 20*time.Second, "the wakeup of r2 after the NATS restart", func() bool { return len(e.received()) == 2 })
 }
 
 func TestRearmExpireCancelRunAndList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	e.start("a")
@@ -245,12 +241,12 @@ func TestRearmExpireCancelRunAndList(t *testing.T) {
 	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r", Step: "poll", Workflow: "wf", When: "500ms", Payload: []byte(`{"x":1}`)}); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == 1 })
+	testwait.Eventually(e.t, 10*time.Second, "the first wakeup of r", func() bool { return len(e.received()) == 1 })
 	first := e.received()[0]
 	if _, err := e.client.Rearm(ctx, first, []byte(`{"x":1}`), time.Now().Add(time.Second)); err != nil {
 		t.Fatal(err)
 	}
-	e.waitFor(10*time.Second, func() bool { return len(e.received()) == 2 })
+	testwait.Eventually(e.t, 10*time.Second, "the re-armed wakeup of r", func() bool { return len(e.received()) == 2 })
 	if got := e.received()[1]; got.Rearms != 1 || got.Run != "r" || got.Step != "poll" {
 		t.Fatalf("re-armed wakeup %+v", got)
 	}
@@ -302,6 +298,7 @@ func TestRearmExpireCancelRunAndList(t *testing.T) {
 }
 
 func TestExpiredTimerIsDroppedAndRecorded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	due := time.Now().Add(200 * time.Millisecond)
@@ -309,9 +306,11 @@ func TestExpiredTimerIsDroppedAndRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Until(due.Add(1500 * time.Millisecond))) // no scheduler until after the expiry
+	// Real time on purpose: no scheduler runs until the timer's expiry has
+	// passed on the wall clock.
+	time.Sleep(time.Until(due.Add(1500 * time.Millisecond)))
 	e.start("a")
-	e.waitFor(10*time.Second, func() bool {
+	testwait.Eventually(e.t, 10*time.Second, "the expired tick of r", func() bool {
 		tick, err := e.store.GetTick(ctx, kvstore.WakeupID(ent.Key, due))
 		return err == nil && tick.Status == kvstore.TickExpired
 	})
@@ -321,6 +320,7 @@ func TestExpiredTimerIsDroppedAndRecorded(t *testing.T) {
 }
 
 func TestWorkingTimeForm(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	if _, err := e.store.PutCalendar(ctx, "office", []byte(`{"zone":"UTC","hours":{"mon-sun":["00:00-24:00"]}}`)); err != nil {

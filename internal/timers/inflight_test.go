@@ -3,6 +3,7 @@ package timers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 // the stream is back, then records it and deletes the timer. The stream
 // holds it once.
 func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
+	t.Parallel()
 	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	fe, err := fires.New(fires.Config{Store: store, Instance: "one"})
@@ -59,17 +61,16 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	id := kvstore.WakeupID(ent.Key, ent.Timer.Due)
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	err = testwait.Until(15*time.Second, "the timer fired and removed after the stream came back", func() error {
 		_, terr := store.GetTimer(ctx, ent.Key)
 		tk, kerr := store.GetTick(ctx, id)
 		if errors.Is(terr, kvstore.ErrNotFound) && kerr == nil && tk.Status == kvstore.TickFired {
-			break
+			return nil
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the stream came back: timer err %v, tick %+v err %v", terr, tk, kerr)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return fmt.Errorf("timer err %v, tick %+v err %v", terr, tk, kerr)
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	s, err := js.Stream(ctx, stream)
 	if err != nil {

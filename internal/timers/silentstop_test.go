@@ -32,6 +32,7 @@ func nextEvent(t *testing.T, sub *nats.Subscription, what string) kvstore.Event 
 // is recorded as failed with the reason and dropped, instead of being
 // retried and taken over for ever.
 func TestUnpublishableWakeupIsRecordedFailed(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	s, err := e.js.Stream(ctx, "SCHED_WAKEUPS")
@@ -86,6 +87,7 @@ func TestUnpublishableWakeupIsRecordedFailed(t *testing.T) {
 // A timer record that does not decode (written straight into the bucket)
 // is reported with an invalid event, not silently ignored.
 func TestUndecodableTimerIsReported(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	invalid, err := e.js.Conn().SubscribeSync("sched.event.invalid.>")

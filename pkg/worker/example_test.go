@@ -86,7 +86,11 @@ func ExampleWorker() {
 		fmt.Println(err)
 		return
 	}
-	<-done
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		fmt.Println("no fire handled within 10s")
+	}
 	fmt.Println(w.Stop(ctx))
 	// Output:
 	// invoicing for monthly-invoices (delivery 2): {"month":"2026-11"}
