@@ -162,10 +162,10 @@ func TestOperatorControls(t *testing.T) {
 	h.waitFires("witness", 10*time.Second, func(fs []fireMsg) bool {
 		return len(fs) > 0 && !fs[len(fs)-1].meta.ScheduledAt.Before(paused.Add(2*time.Second))
 	})
+	resumed := time.Now() // before the resume: the slots before it are all skipped
 	if _, err := c.Resume(ctx, "op"); err != nil {
 		t.Fatal(err)
 	}
-	resumed := time.Now()
 	h.waitFires("op", 10*time.Second, func(fs []fireMsg) bool {
 		return len(fs) > 0 && fs[len(fs)-1].meta.ScheduledAt.After(resumed)
 	})
