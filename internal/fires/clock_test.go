@@ -15,7 +15,9 @@ import (
 
 // These tests drive the engine on a fake clock against a real server:
 // misfires, the end of a pause and a takeover at claim expiry happen when
-// the test moves the time, not after waiting for it.
+// the test moves the time, not after waiting for it. They take well under
+// a second each and are not parallel: they run before the parallel tests
+// start, not among them (their timers race a busy engine less).
 
 // armedAt waits until the fake clock has a timer armed for exactly at: the
 // engine has indexed what the test wrote and set its next wake-up.
@@ -40,7 +42,6 @@ func fakeEngine(t *testing.T, h *harness, cfg fires.Config) (*clock.Fake, time.T
 // once: the slots later than the threshold are recorded missed, the ones
 // within it fire, and the schedule goes on.
 func TestFakeClockMisfire(t *testing.T) {
-	t.Parallel()
 	h := setup(t)
 	f, start := fakeEngine(t, h, fires.Config{MisfireThreshold: 90 * time.Second})
 	h.put("m", kvstore.Spec{Workflow: "wf", Every: "1m", Align: kvstore.AlignEpoch})
@@ -70,7 +71,6 @@ func TestFakeClockMisfire(t *testing.T) {
 // TestFakeClockPauseUntil: a pause until a time ends at that time on the
 // engine's clock; the slots that fell due while paused are skipped.
 func TestFakeClockPauseUntil(t *testing.T) {
-	t.Parallel()
 	h := setup(t)
 	f, start := fakeEngine(t, h, fires.Config{})
 	h.put("p", kvstore.Spec{Workflow: "wf", Every: "1m", Align: kvstore.AlignEpoch})
@@ -106,7 +106,6 @@ func TestFakeClockPauseUntil(t *testing.T) {
 // published) is taken over when it expires on the engine's clock, and its
 // slot fires once, marked takeover.
 func TestFakeClockTakeover(t *testing.T) {
-	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	start := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
