@@ -300,3 +300,23 @@ func TestRunRefusesABadMemoryLimit(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want %d naming --memory-limit", code, errOut.String(), ExitInvalid)
 	}
 }
+
+// Engine settings out of range are refused before anything starts, naming
+// the flag (--timer-workers -1 used to panic at start).
+func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
+	for _, args := range [][]string{
+		{"--timer-workers", "-1"}, {"--workers", "0"}, {"--claim-ttl", "0s"}, {"--claim-ttl", "11m"},
+		{"--lease-ttl", "500ms"}, {"--misfire-threshold", "-1s"}, {"--tick-retention", "0s"},
+		{"--duplicate-window", "50s"}, {"--shards", "0"}, {"--dead-man-tolerance", "0s"},
+	} {
+		var out, errOut bytes.Buffer
+		dir := t.TempDir()
+		code := Main(context.Background(), append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", dir}, args...), &out, &errOut)
+		if code != ExitInvalid || !strings.Contains(errOut.String(), args[0]+" "+args[1]) {
+			t.Errorf("run %v: exit %d, stderr %q; want %d naming the flag", args, code, errOut.String(), ExitInvalid)
+		}
+		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+			t.Errorf("run %v: the embedded server started before the check (%d entries in its store)", args, len(entries))
+		}
+	}
+}

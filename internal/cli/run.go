@@ -100,6 +100,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.backfill < 1 {
 		return daemon.Config{}, invalidf("--max-backfill-slots %d: must be at least 1", f.backfill)
 	}
+	if err := f.checkEngine(); err != nil {
+		return daemon.Config{}, err
+	}
 	if f.instance != "" {
 		if err := kvstore.ValidateID(f.instance); err != nil {
 			return daemon.Config{}, invalidf("--instance: %v", err)
@@ -159,6 +162,32 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.Events = events
 	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil
+}
+
+// checkEngine refuses engine settings out of range before anything
+// starts, naming the flag (the engines' own checks name Config fields).
+func (f *daemonFlags) checkEngine() error {
+	switch {
+	case f.workers < 1:
+		return invalidf("--workers %d: must be at least 1", f.workers)
+	case f.tworkers < 1:
+		return invalidf("--timer-workers %d: must be at least 1", f.tworkers)
+	case f.claimTTL < time.Second || f.claimTTL > kvstore.MaxClaimTTL:
+		return invalidf("--claim-ttl %s: must be 1s to %s", f.claimTTL, kvstore.MaxClaimTTL)
+	case f.leaseTTL < time.Second:
+		return invalidf("--lease-ttl %s: must be at least 1s (per-key TTLs are whole seconds)", f.leaseTTL)
+	case f.misfire < 0:
+		return invalidf("--misfire-threshold %s: must not be negative", f.misfire)
+	case f.tickTTL <= 0:
+		return invalidf("--tick-retention %s: must be positive", f.tickTTL)
+	case f.dupWindow <= 2*f.claimTTL:
+		return invalidf("--duplicate-window %s: must exceed 2 x --claim-ttl (%s)", f.dupWindow, 2*f.claimTTL)
+	case f.shards < 1:
+		return invalidf("--shards %d: must be at least 1", f.shards)
+	case f.deadMan <= 0:
+		return invalidf("--dead-man-tolerance %s: must be positive", f.deadMan)
+	}
+	return nil
 }
 
 // embeddedPlace checks --server-config and returns --listen and

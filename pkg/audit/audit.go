@@ -25,9 +25,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
 )
 
 // Stream, subject and head bucket of the default trail.
@@ -262,27 +264,45 @@ func (l *Log) append(ctx context.Context, e Entry) (uint64, *jetstream.StreamInf
 	if err != nil {
 		return 0, nil, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
 	}
-	for attempt := 0; attempt < 20; attempt++ {
-		info, prev, err := lastEntry(ctx, stream)
+	// Another writer appending meanwhile moves the trail's last sequence:
+	// chain onto theirs, after the shared backoff (bounded, and by ctx).
+	var seq uint64
+	var info *jetstream.StreamInfo
+	err = backoff.Retry(func() error {
+		i, prev, err := lastEntry(ctx, stream)
 		if err != nil {
-			return 0, nil, err
+			return backoff.Permanent(err)
 		}
 		e.At, e.Prev = time.Now().UTC(), prev
 		e.MAC = mac(l.key, e)
 		data, _ := json.Marshal(e)
-		ack, err := l.js.Publish(ctx, subject, data, jetstream.WithExpectLastSequence(info.State.LastSeq))
-		if err == nil {
-			info.State.LastSeq = ack.Sequence
-			return ack.Sequence, info, nil
+		ack, err := l.js.Publish(ctx, subject, data, jetstream.WithExpectLastSequence(i.State.LastSeq))
+		switch {
+		case err == nil:
+			i.State.LastSeq = ack.Sequence
+			seq, info = ack.Sequence, i
+			return nil
+		case natserr.WrongLastSequence(err):
+			return errTrailMoved
 		}
-		if natserr.WrongLastSequence(err) {
-			time.Sleep(time.Duration(attempt+1) * 5 * time.Millisecond)
-			continue // someone appended meanwhile: chain onto theirs
-		}
-		return 0, nil, fmt.Errorf("audit: append: %w", err)
+		return backoff.Permanent(fmt.Errorf("audit: append: %w", err))
+	}, backoff.WithMaxRetries(pipeline.Backoff(ctx), appendRetries))
+	switch {
+	case errors.Is(err, errTrailMoved):
+		return 0, nil, fmt.Errorf("audit: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
+	case err != nil:
+		return 0, nil, err
 	}
-	return 0, nil, errors.New("audit: append: the trail kept moving; gave up")
+	return seq, info, nil
 }
+
+// appendRetries bounds the appends that find the trail moved on by
+// another writer.
+const appendRetries = 20
+
+// errTrailMoved: another writer appended between reading the last entry
+// and publishing onto it.
+var errTrailMoved = errors.New("the trail moved on")
 
 // lastEntry returns the stream's info and its last entry's MAC ("" when
 // empty).

@@ -410,84 +410,41 @@ func formParseWorking(num, unit string) (Form, string) {
 	return f, ""
 }
 
+// formWantClock is the reason for a malformed time of day.
+const formWantClock = "want a time of day HH:MM or HH:MM:SS"
+
 // formParseTimeOfDay parses "HH:MM" or "HH:MM:SS" (the hour may have one
-// digit).
+// digit) with time.Parse.
 func formParseTimeOfDay(s string) (Form, string) {
-	h, m, sec, ns, rest, reason := formParseClock(s)
+	if strings.IndexByte(s, '.') >= 0 { // time.Parse takes a fraction after the seconds
+		return Form{}, formWantClock
+	}
+	t, reason := formTimeParse(s, formWantClock, "15:04", "15:04:05")
 	if reason != "" {
 		return Form{}, reason
 	}
-	if rest != "" || ns != 0 || strings.IndexByte(s, '.') >= 0 {
-		return Form{}, "want a time of day HH:MM or HH:MM:SS"
-	}
-	return Form{Kind: KindTimeOfDay, hour: h, minute: m, sec: sec}, ""
+	return Form{Kind: KindTimeOfDay, hour: t.Hour(), minute: t.Minute(), sec: t.Second()}, ""
 }
 
-// formParseClock parses "H:MM", "HH:MM", "HH:MM:SS" or "HH:MM:SS.fff"
-// (up to 9 fraction digits) at the start of s and returns the rest.
-func formParseClock(s string) (h, m, sec, ns int, rest, reason string) {
-	const want = "want a time of day HH:MM or HH:MM:SS"
-	i := 0
-	for i < len(s) && i < 3 && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i < 1 || i > 2 || len(s) < i+3 || s[i] != ':' || !formDigits(s[i+1:i+3]) {
-		return 0, 0, 0, 0, "", want
-	}
-	h, _ = strconv.Atoi(s[:i])
-	m, _ = strconv.Atoi(s[i+1 : i+3])
-	s = s[i+3:]
-	if s != "" && s[0] == ':' {
-		if len(s) < 3 || !formDigits(s[1:3]) {
-			return 0, 0, 0, 0, "", want
-		}
-		sec, _ = strconv.Atoi(s[1:3])
-		s = s[3:]
-		if s != "" && s[0] == '.' {
-			j := 1
-			for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-				j++
-			}
-			if j == 1 || j > 10 {
-				return 0, 0, 0, 0, "", "want 1 to 9 digits of fractional seconds"
-			}
-			ns, _ = strconv.Atoi(s[1:j] + strings.Repeat("0", 10-j))
-			s = s[j:]
-		}
-	}
-	switch {
-	case h > 23:
-		return 0, 0, 0, 0, "", fmt.Sprintf("hour %d out of range 0-23", h)
-	case m > 59:
-		return 0, 0, 0, 0, "", fmt.Sprintf("minute %d out of range 0-59", m)
-	case sec > 59:
-		return 0, 0, 0, 0, "", fmt.Sprintf("second %d out of range 0-59", sec)
-	}
-	return h, m, sec, ns, s, ""
-}
-
-// formParseDate parses a date, a date and time, or an RFC 3339 instant.
+// formParseDate parses a date, a date and time (a 'T' or spaces between
+// them; seconds and up to 9 fraction digits allowed), or an RFC 3339
+// instant, with time.Parse.
 func formParseDate(s string) (Form, string) {
-	if len(s) < 10 || !formDigits(s[:4]) || s[4] != '-' || !formDigits(s[5:7]) || s[7] != '-' || !formDigits(s[8:10]) {
+	if len(s) < 10 {
 		return Form{}, formWantDate
 	}
-	y, _ := strconv.Atoi(s[:4])
-	mo, _ := strconv.Atoi(s[5:7])
-	d, _ := strconv.Atoi(s[8:10])
+	d, reason := formTimeParse(s[:10], formWantDate, time.DateOnly)
 	switch {
-	case y == 0:
+	case reason != "":
+		return Form{}, reason
+	case d.Year() == 0:
 		return Form{}, "year 0 out of range 1-9999"
-	case mo < 1 || mo > 12:
-		return Form{}, fmt.Sprintf("month %d out of range 1-12", mo)
-	case d < 1 || d > formDaysIn(y, time.Month(mo)):
-		return Form{}, fmt.Sprintf("day %d out of range for %s %d", d, time.Month(mo), y)
 	}
-	f := Form{Kind: KindDate, year: y, month: time.Month(mo), day: d}
+	f := Form{Kind: KindDate, year: d.Year(), month: d.Month(), day: d.Day()}
 	rest := s[10:]
-	if rest == "" {
-		return f, ""
-	}
 	switch {
+	case rest == "":
+		return f, ""
 	case rest[0] == 'T' || rest[0] == 't':
 		rest = rest[1:]
 	case rest[0] == ' ' || rest[0] == '\t':
@@ -495,44 +452,86 @@ func formParseDate(s string) (Form, string) {
 	default:
 		return Form{}, formWantDate
 	}
-	h, m, sec, ns, rest, reason := formParseClock(rest)
-	if reason != "" {
-		if reason == "want a time of day HH:MM or HH:MM:SS" {
-			reason = formWantDate
+	if i := strings.IndexByte(rest, '.'); i >= 0 {
+		j := i + 1
+		for j < len(rest) && rest[j] >= '0' && rest[j] <= '9' {
+			j++
 		}
+		if j == i+1 || j > i+10 { // time.Parse would drop digits past the ninth
+			return Form{}, "want 1 to 9 digits of fractional seconds"
+		}
+	}
+	norm := s[:10] + "T" + rest
+	if z := norm[len(norm)-1]; z == 'z' {
+		norm = norm[:len(norm)-1] + "Z"
+	}
+	if z := norm[len(norm)-1]; z == 'Z' || (len(rest) > 6 && (rest[len(rest)-6] == '+' || rest[len(rest)-6] == '-')) {
+		t, reason := formTimeParse(norm, formWantDate, "2006-01-02T15:04Z07:00", "2006-01-02T15:04:05Z07:00")
+		if reason != "" {
+			return Form{}, reason
+		}
+		if _, off := t.Zone(); off <= -24*3600 || off >= 24*3600 {
+			return Form{}, fmt.Sprintf("offset %q out of range", norm[len(norm)-6:])
+		}
+		if u := t.UTC(); u.Year() < 1 || u.Year() > 9999 {
+			return Form{}, "instant out of range (years 1-9999 in UTC)"
+		}
+		return Form{Kind: KindInstant, unix: t.Unix(), nsec: t.Nanosecond()}, ""
+	}
+	t, reason := formTimeParse(norm, formWantDate, "2006-01-02T15:04", "2006-01-02T15:04:05")
+	if reason != "" {
 		return Form{}, reason
 	}
-	f.Kind, f.hour, f.minute, f.sec, f.nsec = KindDateTime, h, m, sec, ns
-	if rest == "" {
-		return f, ""
-	}
-	// An RFC 3339 offset: "Z" or "±HH:MM".
-	off := 0
-	switch {
-	case rest == "Z" || rest == "z":
-	case len(rest) == 6 && (rest[0] == '+' || rest[0] == '-') && formDigits(rest[1:3]) && rest[3] == ':' && formDigits(rest[4:6]):
-		oh, _ := strconv.Atoi(rest[1:3])
-		om, _ := strconv.Atoi(rest[4:6])
-		if oh > 23 || om > 59 {
-			return Form{}, fmt.Sprintf("offset %q out of range", rest)
-		}
-		off = oh*3600 + om*60
-		if rest[0] == '-' {
-			off = -off
-		}
-	default:
-		return Form{}, formWantDate
-	}
-	t := time.Date(y, time.Month(mo), d, h, m, sec, ns, time.UTC).Add(-time.Duration(off) * time.Second)
-	if t.Year() < 1 || t.Year() > 9999 {
-		return Form{}, "instant out of range (years 1-9999 in UTC)"
-	}
-	return Form{Kind: KindInstant, unix: t.Unix(), nsec: t.Nanosecond()}, ""
+	f.Kind, f.hour, f.minute, f.sec, f.nsec = KindDateTime, t.Hour(), t.Minute(), t.Second(), t.Nanosecond()
+	return f, ""
 }
 
-// formDaysIn is the number of days in month m of year y.
-func formDaysIn(y int, m time.Month) int {
-	return time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+// formTimeParse parses s with the first of layouts that takes it, by
+// time.Parse. A field out of range is named with its value and range; any
+// other failure is want.
+func formTimeParse(s, want string, layouts ...string) (time.Time, string) {
+	var err error
+	for _, l := range layouts {
+		var t time.Time
+		if t, err = time.Parse(l, s); err == nil {
+			return t, ""
+		}
+		if reason := formRangeReason(s, err); reason != "" {
+			return time.Time{}, reason
+		}
+	}
+	return time.Time{}, want
+}
+
+// formRangeReason names the field of s that time.Parse found out of range
+// in err, with its value and range ("hour 25 out of range 0-23"); "" when
+// err is about something else.
+func formRangeReason(s string, err error) string {
+	var pe *time.ParseError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	field, ok := strings.CutSuffix(strings.TrimPrefix(pe.Message, ": "), " out of range")
+	if !ok {
+		return ""
+	}
+	if field == "day" { // reported once the whole date is read: s starts with it
+		y, _ := strconv.Atoi(s[:4])
+		m, _ := strconv.Atoi(s[5:7])
+		return fmt.Sprintf("day %s out of range for %s %d", strings.TrimLeft(s[8:10], "0"), time.Month(m), y)
+	}
+	// The field's digits end where the unparsed rest begins.
+	end := len(s) - len(pe.ValueElem)
+	start := end
+	for start > 0 && s[start-1] >= '0' && s[start-1] <= '9' {
+		start--
+	}
+	n, _ := strconv.Atoi(s[start:end])
+	bounds := map[string]string{"month": "1-12", "hour": "0-23", "minute": "0-59", "second": "0-59"}[field]
+	if bounds == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %d out of range %s", field, n, bounds)
 }
 
 // formWall is the first instant whose wall-clock reading in loc is the
