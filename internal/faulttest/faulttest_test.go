@@ -80,6 +80,7 @@ func TestTail(t *testing.T) {
 }
 
 func TestFireReader(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()

@@ -16,6 +16,7 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSubjectsFollowTheContext(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
@@ -45,6 +46,7 @@ func TestSubjectsFollowTheContext(t *testing.T) {
 // TestInDomain: a context is rebound to a domain unless it is in it
 // already; one bound elsewhere is refused.
 func TestInDomain(t *testing.T) {
+	t.Parallel()
 	srv := natstest.Start(t)
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // missing fails its acknowledgement; it is retried and lands once the
 // bucket is back. Close waits for it.
 func TestFollowupsRetryAFailedTick(t *testing.T) {
+	t.Parallel()
 	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	ticks := store.Layout().TicksBucket
@@ -57,6 +58,7 @@ func TestFollowupsRetryAFailedTick(t *testing.T) {
 // conditional on the fired revision: a timer registered again meanwhile
 // stays, and the lost delete is not retried.
 func TestFollowupsDeleteTimerKeepsANewerOne(t *testing.T) {
+	t.Parallel()
 	_, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	f := pipeline.StartFollowups(store, 10*time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
