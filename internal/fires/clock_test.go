@@ -29,11 +29,14 @@ func armedAt(t *testing.T, f *clock.Fake, at time.Time) {
 // fakeEngine starts an engine on a fake clock and returns the clock's
 // controls and start, the next whole minute: the clock reads 30 s before
 // start, so no every-minute slot is due until the test moves the time.
+// The shard leases last an hour: the minutes the tests jump stay within
+// their 90% guard, so the engine owns its shards throughout and no lease
+// round runs in between (lease_test.go tests the guard itself).
 func fakeEngine(t *testing.T, h *harness, cfg fires.Config) (*clock.Fake, time.Time) {
 	t.Helper()
 	start := time.Now().UTC().Truncate(time.Minute).Add(time.Minute)
 	c, f := clock.NewFake(start.Add(-30 * time.Second))
-	cfg.Clock = c
+	cfg.Clock, cfg.LeaseTTL = c, time.Hour
 	h.engine(cfg)
 	return f, start
 }
