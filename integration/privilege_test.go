@@ -191,9 +191,21 @@ func startNatsconfServer(t *testing.T, extra ...natsperm.User) string {
 		t.Fatal(err)
 	}
 	opts.Port, opts.HTTPPort, opts.StoreDir, opts.NoSigs, opts.NoLog = -1, 0, t.TempDir(), true, true
+	// The extra users join the scheduler's account (JETSCHED). The parsed
+	// users come in no fixed order: the first may be the operator's (OPS,
+	// without JetStream).
+	var account *server.Account
+	for _, u := range opts.Users {
+		if u.Username == "scheduler" {
+			account = u.Account
+		}
+	}
+	if account == nil {
+		t.Fatal("natsconf/single.conf has no scheduler user")
+	}
 	for _, u := range extra {
 		opts.Users = append(opts.Users, &server.User{
-			Username: u.Name, Password: u.Password, Account: opts.Users[0].Account,
+			Username: u.Name, Password: u.Password, Account: account,
 			Permissions: &server.Permissions{
 				Publish:   &server.SubjectPermission{Allow: u.PublishAllow.Subjects(), Deny: u.PublishDeny.Subjects()},
 				Subscribe: &server.SubjectPermission{Allow: u.SubscribeAllow.Subjects()},
