@@ -66,7 +66,27 @@ type Config struct {
 	// already; a fired event is published once the stream has acknowledged
 	// the fire, with its sequence.
 	Events kvstore.EventSet
+
+	// hold holds the initial load back, for tests (see export_test.go).
+	hold *loadHold
 }
+
+// loadHold makes the loop stop reading one watch after its after-th
+// initial record until release is closed: a test can then watch the engine
+// work with part of the index loaded, however fast the machine.
+type loadHold struct {
+	watch   holdWatch
+	after   int
+	release <-chan struct{}
+}
+
+// holdWatch names the watch a loadHold holds back.
+type holdWatch int
+
+const (
+	holdSpecs holdWatch = iota + 1
+	holdStates
+)
 
 func (c Config) withDefaults() Config {
 	c.Instance = cmp.Or(c.Instance, randomID())

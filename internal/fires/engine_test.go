@@ -78,15 +78,7 @@ func (h *harness) subscribeFires() {
 
 func (h *harness) engine(cfg fires.Config) *fires.Engine {
 	h.t.Helper()
-	cfg.Store = h.store
-	e, err := fires.New(cfg)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := e.Start(context.Background()); err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
+	e := h.startLoading(cfg)
 	testwait.Done(h.t, 10*time.Second, "the engine's index", e.Ready())
 	return e
 }

@@ -45,6 +45,9 @@ type loop struct {
 	timer     *clock.Timer
 
 	specsLoaded, statesLoaded, calsLoaded bool
+	// heldFor counts the initial records read of the watch a test holds
+	// back (Config.hold).
+	heldFor int
 }
 
 func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
@@ -82,6 +85,7 @@ func (l *loop) run(ctx context.Context) {
 	defer l.timer.Stop()
 
 	specUpdates, stateUpdates, calUpdates := l.specs.Updates(), l.states.Updates(), l.cals.Updates()
+	var released <-chan struct{} // a held watch's release (Config.hold)
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
@@ -91,12 +95,25 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			}
 			l.onSpec(kv)
+			if l.hold(holdSpecs, l.specsLoaded) {
+				specUpdates, released = nil, l.e.cfg.hold.release
+			}
 		case kv, ok := <-stateUpdates:
 			if !ok {
 				stateUpdates = nil
 				continue
 			}
 			l.onState(kv)
+			if l.hold(holdStates, l.statesLoaded) {
+				stateUpdates, released = nil, l.e.cfg.hold.release
+			}
+		case <-released:
+			released = nil
+			if l.e.cfg.hold.watch == holdSpecs {
+				specUpdates = l.specs.Updates()
+			} else {
+				stateUpdates = l.states.Updates()
+			}
 		case kv, ok := <-calUpdates:
 			if !ok {
 				calUpdates = nil
@@ -131,6 +148,27 @@ func (l *loop) run(ctx context.Context) {
 }
 
 func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded && l.calsLoaded }
+
+// known reports whether en may be dispatched while the index is still
+// loading ("due work first", docs/protocol.md): its spec is compiled
+// (which waits for the calendars when it names one) and its state record,
+// or the knowledge that it has none, is in. A spec whose state record has
+// not come yet waits until every state record is in: only then does "no
+// record" mean a new schedule.
+func (l *loop) known(en *entry) bool {
+	return en.compiled.Schedule != nil && (en.stateRev > 0 || l.statesLoaded)
+}
+
+// hold reports whether the loop must stop reading a watch (w) now: a test
+// holds the initial load back after a number of records (Config.hold).
+func (l *loop) hold(w holdWatch, loaded bool) bool {
+	h := l.e.cfg.hold
+	if h == nil || h.watch != w || loaded {
+		return false
+	}
+	l.heldFor++
+	return l.heldFor == h.after
+}
 
 func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 	if kv == nil {
@@ -176,9 +214,9 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		l.e.reportInvalid(id, err)
 		return
 	}
-	if !l.loaded() && spec.Calendar != "" {
-		// Compiled once every calendar is known (markReady). The others
-		// compile now, while the watch is still delivering.
+	if !l.calsLoaded && spec.Calendar != "" {
+		// Compiled once every calendar is known (calendarsLoaded). The
+		// others compile now, while the watch is still delivering.
 		en.compiled.Schedule = nil
 		return
 	}
@@ -228,6 +266,7 @@ func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
 func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 	if kv == nil {
 		l.calsLoaded = true
+		l.calendarsLoaded()
 		l.markReady()
 		return
 	}
@@ -240,7 +279,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		l.e.log.Warn("undecodable calendar; schedules using it stop until it is fixed", "calendar", name, "err", err)
 		delete(l.calendars, name)
 	}
-	if !l.loaded() {
+	if !l.calsLoaded {
 		return
 	}
 	for _, en := range l.entries {
@@ -258,6 +297,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	if kv == nil {
 		l.statesLoaded = true
+		l.statesComplete()
 		l.markReady()
 		return
 	}
@@ -392,9 +432,29 @@ func (l *loop) onSettle(s settle) {
 	}
 }
 
-// schedule puts en in the due index at the time it next needs attention.
+// calendarsLoaded compiles the schedules that waited for their calendar.
+func (l *loop) calendarsLoaded() {
+	for _, en := range l.entries {
+		if en.specRev > 0 && en.invalid == nil && en.compiled.Schedule == nil && !en.busy {
+			l.compile(en)
+		}
+	}
+}
+
+// statesComplete schedules the entries that waited for the last state
+// record: their spec is in and no state record is, so they are new.
+func (l *loop) statesComplete() {
+	for _, en := range l.entries {
+		if en.stateRev == 0 {
+			l.schedule(en)
+		}
+	}
+}
+
+// schedule puts en in the due index at the time it next needs attention,
+// once it is known (see known).
 func (l *loop) schedule(en *entry) {
-	if en.compiled.Schedule == nil || en.busy {
+	if !l.known(en) || en.busy {
 		l.index.Remove(en.id)
 		return
 	}
@@ -440,9 +500,6 @@ func (l *loop) removeEntry(en *entry) {
 
 // dispatch hands every due schedule to a worker, as long as one is free.
 func (l *loop) dispatch() {
-	if !l.loaded() {
-		return
-	}
 	now := l.e.cfg.Clock.Now()
 	for l.busy < l.e.cfg.Workers {
 		id, ok := l.index.PopDue(now)
@@ -450,8 +507,8 @@ func (l *loop) dispatch() {
 			return
 		}
 		en := l.entries[id]
-		if en == nil || en.compiled.Schedule == nil {
-			continue
+		if en == nil || !l.known(en) {
+			continue // scheduled again once known (statesComplete)
 		}
 		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
 			l.parked[id] = true
@@ -473,7 +530,7 @@ func (l *loop) send(j job) {
 func (l *loop) resetTimer() {
 	l.timer.Stop()
 	_, due, ok := l.index.Peek()
-	if !ok || !l.loaded() || l.busy >= l.e.cfg.Workers {
+	if !ok || l.busy >= l.e.cfg.Workers {
 		return // a result or a watch event wakes the loop
 	}
 	l.timer.Reset(max(l.e.cfg.Clock.Until(due), 0))
@@ -484,11 +541,6 @@ func (l *loop) markReady() {
 		select {
 		case <-l.ready:
 		default:
-			for _, en := range l.entries {
-				if en.specRev > 0 && en.invalid == nil && en.compiled.Schedule == nil {
-					l.compile(en) // calendars are known now
-				}
-			}
 			close(l.ready)
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
 			l.reportRecovery()

@@ -1,0 +1,149 @@
+package fires_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// These tests hold the engine's initial load back after a few records
+// (fires.HoldSpecs, fires.HoldStates), so that what an instance does while
+// its index is still loading is seen on any machine, fast or slow.
+
+// startLoading starts an engine without waiting for its index.
+func (h *harness) startLoading(cfg fires.Config) *fires.Engine {
+	h.t.Helper()
+	cfg.Store = h.store
+	e, err := fires.New(cfg)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := e.Start(context.Background()); err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
+	return e
+}
+
+// releaseAndWaitReady lets a held load go on and waits for the index.
+func releaseAndWaitReady(t *testing.T, e *fires.Engine, release chan struct{}) {
+	t.Helper()
+	if isReady(e) {
+		t.Fatal("the index was complete while its load was held back")
+	}
+	close(release)
+	select {
+	case <-e.Ready():
+	case <-time.After(10 * time.Second):
+		t.Fatal("engine index not ready after the load was released")
+	}
+}
+
+func isReady(e *fires.Engine) bool {
+	select {
+	case <-e.Ready():
+		return true
+	default:
+		return false
+	}
+}
+
+// TestDueWorkFiresBeforeTheIndexIsComplete: an instance starting on many
+// schedules fires the ones already due while the rest of the index is
+// still loading: a new one-shot (no state record) and a recurring schedule
+// whose state record says its slot is due.
+func TestDueWorkFiresBeforeTheIndexIsComplete(t *testing.T) {
+	h := setup(t)
+	ctx := context.Background()
+	now := time.Now().UTC()
+	hour := now.Truncate(time.Hour)
+	// Written first, so the spec watch delivers them first.
+	h.put("oneshot", kvstore.Spec{Workflow: "wf", At: &now})
+	recurring := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch, MisfireThreshold: "2h"}
+	h.put("recurring", recurring)
+	c, err := recurring.Compile("recurring", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.CreateState(ctx, "recurring", kvstore.State{Plan: c.Plan, Next: hour, UpdatedAt: hour.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 50 {
+		h.put(fmt.Sprintf("later%02d", i), kvstore.Spec{Workflow: "wf", Every: "24h", Anchor: new(now.Add(12 * time.Hour))})
+	}
+	release := make(chan struct{})
+	e := h.startLoading(fires.HoldSpecs(fires.Config{}, 2, release))
+
+	one := h.waitFires("oneshot", 10*time.Second, atLeast(1))
+	rec := h.waitFires("recurring", 10*time.Second, atLeast(1))
+	if !rec[0].meta.ScheduledAt.Equal(hour) {
+		t.Fatalf("recurring fired %s, want its due slot %s", rec[0].meta.ScheduledAt, hour)
+	}
+	releaseAndWaitReady(t, e, release)
+	if len(h.of("oneshot")) != 1 || len(h.of("recurring")) != 1 || one[0].meta.SlotID != kvstore.SlotID("oneshot", now) {
+		t.Fatalf("fires %d and %d, want one each", len(h.of("oneshot")), len(h.of("recurring")))
+	}
+}
+
+// claimCounter is an Observer that counts claim CASes.
+type claimCounter struct{ won, lost atomic.Int64 }
+
+func (c *claimCounter) Fired(string, time.Duration, string) {}
+func (c *claimCounter) NotFired(string, string, int)        {}
+func (c *claimCounter) Leases(int)                          {}
+func (c *claimCounter) Claimed(conflict bool) {
+	if conflict {
+		c.lost.Add(1)
+	} else {
+		c.won.Add(1)
+	}
+}
+
+// TestSpecBeforeItsStateIsNotTakenForNew: while the state records are
+// still loading, a schedule whose spec has come but whose state record has
+// not is not planned as new. Planned as new, its slot (claimed and settled
+// already, as its held-back state says) would be due and claimed again; it
+// waits instead, and fires its next slot once, with no claim lost.
+func TestSpecBeforeItsStateIsNotTakenForNew(t *testing.T) {
+	h := setup(t)
+	ctx := context.Background()
+	// slot is the next whole hour; the engine's clock reads 10 s past it.
+	slot := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	spec := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}
+	plan := mustPlan(t, "b")
+	// b's spec comes before a's, so the loop has taken b's spec in when a
+	// fires; b's state record comes after a's, and is held back.
+	h.put("b", spec)
+	h.put("a", spec)
+	if _, err := h.store.CreateState(ctx, "a", kvstore.State{Plan: plan, Next: slot, UpdatedAt: slot.Add(-time.Hour)}); err != nil {
+		t.Fatal(err)
+	}
+	claimed := kvstore.Claim{Slot: slot, Token: "done", Owner: "gone", At: slot, Expires: slot.Add(30 * time.Second)}
+	if _, err := h.store.CreateState(ctx, "b", kvstore.State{Plan: plan, Next: slot.Add(time.Hour), Claim: &claimed, Fires: 1, UpdatedAt: slot}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.PutTick(ctx, kvstore.Tick{Schedule: "b", Workflow: "wf", Slot: slot, Status: kvstore.TickDispatched, Owner: "gone", At: slot}); err != nil {
+		t.Fatal(err)
+	}
+	clk, f := clock.NewFake(slot.Add(10 * time.Second))
+	obs := &claimCounter{}
+	release := make(chan struct{})
+	e := h.startLoading(fires.HoldStates(fires.Config{Clock: clk, Observer: obs}, 1, release))
+
+	h.waitFires("a", 10*time.Second, atLeast(1)) // due, spec and state in: fires
+	releaseAndWaitReady(t, e, release)
+	f.Set(slot.Add(time.Hour))
+	got := h.waitFires("b", 10*time.Second, atLeast(1))
+	if want := kvstore.SlotID("b", slot.Add(time.Hour)); got[0].meta.SlotID != want || len(got) != 1 {
+		t.Fatalf("b fired %d times, first %s, want once: %s (its next slot)", len(got), got[0].meta.SlotID, want)
+	}
+	if n := obs.lost.Load(); n != 0 {
+		t.Fatalf("%d claims lost their CAS: b was planned as new before its state record came", n)
+	}
+}
