@@ -162,11 +162,15 @@ type Result struct {
 	Gaps       int     `json:"gaps"`
 	// Seconds is the scenario's headline duration (drain time, index time).
 	Seconds float64 `json:"seconds,omitempty"`
-	// FirstFireSec is the time from start to the first fire (scale).
+	// FirstFireSec is the time from start to the first fire (scale: of a
+	// schedule due at start).
 	FirstFireSec float64 `json:"first_fire_sec,omitempty"`
-	RSSMiB       float64 `json:"rss_mib,omitempty"`
-	IdleCPU      float64 `json:"idle_cpu_cores,omitempty"`
-	Note         string  `json:"note,omitempty"`
+	// AllDueSec is the time from start until every schedule due at start
+	// fired (scale).
+	AllDueSec float64 `json:"all_due_sec,omitempty"`
+	RSSMiB    float64 `json:"rss_mib,omitempty"`
+	IdleCPU   float64 `json:"idle_cpu_cores,omitempty"`
+	Note      string  `json:"note,omitempty"`
 }
 
 // Machine describes where the run happened.

@@ -45,8 +45,8 @@ func TestRunSmall(t *testing.T) {
 				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
 			}
 		case "scale":
-			if r.Seconds <= 0 || r.FirstFireSec <= 0 || r.RSSMiB <= 0 {
-				t.Errorf("scale: index %vs first fire %vs RSS %v MiB: not measured", r.Seconds, r.FirstFireSec, r.RSSMiB)
+			if r.Seconds <= 0 || r.FirstFireSec <= 0 || r.AllDueSec < r.FirstFireSec || r.RSSMiB <= 0 {
+				t.Errorf("scale: index %vs first due fire %vs all due %vs RSS %v MiB: not measured", r.Seconds, r.FirstFireSec, r.AllDueSec, r.RSSMiB)
 			}
 		}
 	}

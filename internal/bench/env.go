@@ -157,18 +157,45 @@ func (in *instance) waitReady(ctx context.Context) error {
 // specs bucket (as `nats kv put` would; the scheduler's watch validates
 // them), pipelined with one wait at the end.
 func (s *scenario) putSpecs(ctx context.Context, n int, what string, spec func(i int) (string, kvstore.Spec)) error {
-	subj := jsname.KVPrefix(s.r.js, s.layout.SpecsBucket)
-	for i := range n {
+	return s.putAll(ctx, s.layout.SpecsBucket, n, what+": writing schedules", func(i int) (string, []byte, error) {
 		id, sp := spec(i)
 		data, err := sp.Encode()
 		if err != nil {
-			return fmt.Errorf("encode spec %s: %w", id, err)
+			return "", nil, fmt.Errorf("encode spec %s: %w", id, err)
+		}
+		return id, data, nil
+	})
+}
+
+// putStates writes n state records through the bulk path, as putSpecs.
+func (s *scenario) putStates(ctx context.Context, n int, what string, state func(i int) (string, kvstore.State, error)) error {
+	return s.putAll(ctx, s.layout.StateBucket, n, what+": writing state records", func(i int) (string, []byte, error) {
+		id, st, err := state(i)
+		if err != nil {
+			return "", nil, err
+		}
+		data, err := st.Encode()
+		if err != nil {
+			return "", nil, fmt.Errorf("encode state %s: %w", id, err)
+		}
+		return id, data, nil
+	})
+}
+
+// putAll writes n values of a bucket with pipelined KV puts, showing
+// progress as "<show> i/n".
+func (s *scenario) putAll(ctx context.Context, bucket string, n int, show string, value func(i int) (string, []byte, error)) error {
+	subj := jsname.KVPrefix(s.r.js, bucket)
+	for i := range n {
+		id, data, err := value(i)
+		if err != nil {
+			return err
 		}
 		if err := s.r.publishAsync(ctx, &nats.Msg{Subject: subj + id, Data: data}); err != nil {
-			return fmt.Errorf("put spec %s: %w", id, err)
+			return fmt.Errorf("put %s %s: %w", bucket, id, err)
 		}
 		if i%10_000 == 0 {
-			s.r.progress("%s: writing schedules %d/%d", what, i, n)
+			s.r.progress("%s %d/%d", show, i, n)
 		}
 	}
 	return s.r.flush(ctx)

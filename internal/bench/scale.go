@@ -6,22 +6,29 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// scale writes many schedules through the bulk path, then starts a
-// scheduler and measures the time to the first fire, the time until the
-// due index is complete, the resident memory, and the CPU used while idle.
-// All but a hundred "canary" schedules fire daily, none within an hour of
-// the run, as a realistic mix (scaleSpec): intervals, crons in five zones,
-// crons on a holiday calendar, business-hours-only crons. The canaries are
-// due the moment the scheduler starts.
+// scale models a cold start after a full outage: many schedules that have
+// all fired before (a spec and a state record each, written through the
+// bulk path), then a scheduler start. It measures the time to the first
+// due fire and until every due schedule fired (the canaries), the time
+// until the due index is complete, the canaries' lateness, the resident
+// memory, and the CPU used while idle. All but a hundred "canary"
+// schedules fire daily, none within an hour of the run, as a realistic mix
+// (scaleSpec): intervals, crons in five zones, crons on a holiday calendar,
+// business-hours-only crons. The canaries are daily schedules whose slot
+// came due as the writing began; they are spread evenly through the write
+// order (every n/100-th id), so they reach the scheduler neither first nor
+// last.
 func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	n := r.cfg.Scale
 	if n == 0 {
 		return nil, nil
 	}
 	canaries := min(100, n)
+	every := n / canaries
 	res := Result{Scenario: "scale", Label: fmt.Sprintf("%d schedules indexed", n), Count: n, Instances: 1}
 	s, err := r.newScenario(ctx, "scale")
 	if err != nil {
@@ -32,22 +39,35 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	if _, err := s.store.PutCalendar(ctx, "scale", []byte(scaleCalendar)); err != nil {
 		return nil, err
 	}
+	cal, err := calendar.Parse([]byte(scaleCalendar))
+	if err != nil {
+		return nil, err
+	}
 	zones, err := loadZones(scaleZones[:])
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	err = s.putSpecs(ctx, n-canaries, "scale", func(i int) (string, kvstore.Spec) {
+	now := t0.UTC().Truncate(time.Second) // the canaries' slot
+	spec := func(i int) (string, kvstore.Spec) {
+		if i%every == every/2 && i/every < canaries {
+			return fmt.Sprintf("c%07d", i), kvstore.Spec{Workflow: "scale", Every: "24h", Anchor: &now, MisfireThreshold: "1h"}
+		}
 		return fmt.Sprintf("d%07d", i), scaleSpec(i, n, day, zones)
-	})
-	if err != nil {
+	}
+	if err := s.putSpecs(ctx, n, "scale", spec); err != nil {
 		return nil, err
 	}
-	now := time.Now().UTC()
-	err = s.putSpecs(ctx, canaries, "scale", func(i int) (string, kvstore.Spec) {
-		return fmt.Sprintf("c%07d", i), kvstore.Spec{Workflow: "scale", At: &now, MisfireThreshold: "1h"}
-	})
-	if err != nil {
+	cals := func(string) (*calendar.Calendar, error) { return cal, nil }
+	if err := s.putStates(ctx, n, "scale", func(i int) (string, kvstore.State, error) {
+		id, sp := spec(i)
+		c, err := sp.Compile(id, cals)
+		if err != nil {
+			return "", kvstore.State{}, fmt.Errorf("bench: compile %s: %w", id, err)
+		}
+		next := c.Schedule.Next(now.Add(-time.Nanosecond))
+		return id, kvstore.State{Plan: c.Plan, Next: next, Fires: 1, UpdatedAt: now.Add(-24 * time.Hour)}, nil
+	}); err != nil {
 		return nil, err
 	}
 	write := time.Since(t0)
@@ -84,6 +104,7 @@ wait:
 	rc.mu.Lock()
 	if !rc.first.IsZero() {
 		res.FirstFireSec = rc.first.Sub(start).Seconds()
+		res.AllDueSec = rc.last.Sub(start).Seconds()
 	}
 	res.Gaps = canaries - rc.n
 	rc.mu.Unlock()

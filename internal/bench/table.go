@@ -22,7 +22,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	for _, x := range rep.Results {
 		other := x.Note
 		if x.RSSMiB > 0 {
-			other = fmt.Sprintf("first fire %.2fs, RSS %.0f MiB, idle CPU %.2f cores; %s", x.FirstFireSec, x.RSSMiB, x.IdleCPU, x.Note)
+			other = fmt.Sprintf("first due fire %.2fs, all due fired %.2fs, RSS %.0f MiB, idle CPU %.2f cores; %s", x.FirstFireSec, x.AllDueSec, x.RSSMiB, x.IdleCPU, x.Note)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%d\t%s\t\n", x.Scenario, x.Label,
 			num(float64(x.Instances), 0), num(x.PerSec, 0), num(x.Ratio, 2), num(x.P50Ms, 2), num(x.P99Ms, 2),
