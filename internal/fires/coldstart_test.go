@@ -56,14 +56,16 @@ func isReady(e *fires.Engine) bool {
 
 // TestDueWorkFiresBeforeTheIndexIsComplete: an instance starting on many
 // schedules fires the ones already due while the rest of the index is
-// still loading: a new one-shot (no state record) and a recurring schedule
-// whose state record says its slot is due.
+// still loading: a new one-shot (no state record), whose spec has come,
+// and a recurring schedule whose state record says its slot is due, whose
+// spec is held back in the watch (it is fetched ahead of it).
 func TestDueWorkFiresBeforeTheIndexIsComplete(t *testing.T) {
 	h := setup(t)
 	ctx := context.Background()
 	now := time.Now().UTC()
 	hour := now.Truncate(time.Hour)
-	// Written first, so the spec watch delivers them first.
+	// Written first and second: the spec watch delivers the one-shot,
+	// then is held.
 	h.put("oneshot", kvstore.Spec{Workflow: "wf", At: &now})
 	recurring := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch, MisfireThreshold: "2h"}
 	h.put("recurring", recurring)
@@ -78,7 +80,7 @@ func TestDueWorkFiresBeforeTheIndexIsComplete(t *testing.T) {
 		h.put(fmt.Sprintf("later%02d", i), kvstore.Spec{Workflow: "wf", Every: "24h", Anchor: new(now.Add(12 * time.Hour))})
 	}
 	release := make(chan struct{})
-	e := h.startLoading(fires.HoldSpecs(fires.Config{}, 2, release))
+	e := h.startLoading(fires.HoldSpecs(fires.Config{}, 1, release))
 
 	one := h.waitFires("oneshot", 10*time.Second, atLeast(1))
 	rec := h.waitFires("recurring", 10*time.Second, atLeast(1))

@@ -253,6 +253,7 @@ type entry struct {
 	// removedAt is when the spec was deleted (Unix ns), for the remove job.
 	removedAt int64
 	stale     bool // its calendar changed while busy
+	fetching  bool // its spec was asked for ahead of the watch (fetchSpec)
 	failures  int  // consecutive failed attempts, for backoff
 }
 

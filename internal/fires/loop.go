@@ -43,6 +43,11 @@ type loop struct {
 	settles   <-chan settle // claims whose publish was acknowledged
 	busy      int
 	timer     *clock.Timer
+	// fetches are schedules whose state record came during the load, due
+	// soon, before their spec: a fetcher reads the spec ahead of the watch
+	// and hands it back on fetched (see fetchSpec).
+	fetches chan string
+	fetched chan jetstream.KeyValueEntry
 
 	specsLoaded, statesLoaded, calsLoaded bool
 	// heldFor counts the initial records read of the watch a test holds
@@ -64,8 +69,18 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		uncounted: make(map[string]uint64),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),
+		fetches:   make(chan string, fetchQueue),
+		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
 	}
 }
+
+// fetchQueue bounds the specs fetched ahead of the watch at a time; a due
+// schedule that finds the queue full waits for the watch to bring its spec.
+const fetchQueue = 1024
+
+// fetchHorizon is how soon a schedule must be due for its spec to be
+// fetched ahead of the watch.
+const fetchHorizon = 10 * time.Second
 
 func (l *loop) run(ctx context.Context) {
 	var wg sync.WaitGroup
@@ -81,6 +96,7 @@ func (l *loop) run(ctx context.Context) {
 			}
 		})
 	}
+	wg.Go(func() { l.fetchSpecs(ctx) })
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 
@@ -120,6 +136,8 @@ func (l *loop) run(ctx context.Context) {
 				continue
 			}
 			l.onCalendar(kv)
+		case kv := <-l.fetched:
+			l.onSpec(kv)
 		case r := <-l.results:
 			l.onResult(r)
 		case s := <-l.settles:
@@ -144,7 +162,45 @@ func (l *loop) run(ctx context.Context) {
 		l.onResult(<-l.results)
 	}
 	close(l.jobs)
+	close(l.fetches)
 	wg.Wait()
+}
+
+// fetchSpecs reads the specs asked for on fetches and hands them to the
+// loop, until fetches is closed. A spec that cannot be read is left to
+// the watch.
+func (l *loop) fetchSpecs(ctx context.Context) {
+	for id := range l.fetches {
+		kv, err := l.e.store.SpecRecord(ctx, id)
+		if err != nil {
+			continue
+		}
+		select {
+		case l.fetched <- kv:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// fetchSpec asks for en's spec ahead of the watch when the specs are still
+// loading, en's arrived state record makes it due within fetchHorizon, and
+// its spec has not come: due work first does not wait for the spec's turn
+// in the watch. The fetched revision goes through onSpec like a watched
+// one, so whichever of the two is older is dropped there.
+func (l *loop) fetchSpec(en *entry) {
+	st := en.state
+	if l.specsLoaded || en.specRev > 0 || en.fetching || st == nil {
+		return
+	}
+	soon := l.e.cfg.Clock.Now().Add(fetchHorizon)
+	if len(st.Triggers) == 0 && (st.Ended || st.Next.IsZero() || st.Next.After(soon)) {
+		return
+	}
+	select {
+	case l.fetches <- en.id:
+		en.fetching = true
+	default: // the queue is full: the watch brings it
+	}
 }
 
 func (l *loop) loaded() bool { return l.specsLoaded && l.statesLoaded && l.calsLoaded }
@@ -324,6 +380,7 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	}
 	l.applyState(en, kv)
 	l.schedule(en)
+	l.fetchSpec(en)
 }
 
 // applyState makes a watched state record the entry's state.

@@ -153,6 +153,17 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision(), Written: e.Created()}, err
 }
 
+// SpecRecord reads id's spec as the KV entry the spec watch delivers (a
+// scheduler loading its index fetches the specs of due schedules ahead of
+// the watch). ErrNotFound: there is none.
+func (s *Store) SpecRecord(ctx context.Context, id string) (jetstream.KeyValueEntry, error) {
+	e, err := get(ctx, s.specs, "schedule", id)
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: get spec %q: %w", id, err)
+	}
+	return e, nil
+}
+
 // PutSpec validates spec (including that a named calendar exists) and
 // writes it under id, creating or replacing the schedule (SaveSpec with
 // no options). An every spec is first given its anchor
