@@ -1,9 +1,11 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -19,9 +21,10 @@ import (
 // schedules fire daily, none within an hour of the run, as a realistic mix
 // (scaleSpec): intervals, crons in five zones, crons on a holiday calendar,
 // business-hours-only crons. The canaries are daily schedules whose slot
-// came due as the writing began; they are spread evenly through the write
-// order (every n/100-th id), so they reach the scheduler neither first nor
-// last.
+// came due as the writing began; they are spread evenly through the specs'
+// write order (every n/100-th id). The state records are written in the
+// order their schedules fired last, as a day of firing leaves them in the
+// state bucket's stream: by next slot, so the canaries' first.
 func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	n := r.cfg.Scale
 	if n == 0 {
@@ -59,15 +62,20 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 		return nil, err
 	}
 	cals := func(string) (*calendar.Calendar, error) { return cal, nil }
-	if err := s.putStates(ctx, n, "scale", func(i int) (string, kvstore.State, error) {
+	state := func(i int) (string, kvstore.State, error) {
 		id, sp := spec(i)
 		c, err := sp.Compile(id, cals)
 		if err != nil {
 			return "", kvstore.State{}, fmt.Errorf("bench: compile %s: %w", id, err)
 		}
 		next := c.Schedule.Next(now.Add(-time.Nanosecond))
-		return id, kvstore.State{Plan: c.Plan, Next: next, Fires: 1, UpdatedAt: now.Add(-24 * time.Hour)}, nil
-	}); err != nil {
+		return id, kvstore.State{Plan: c.Plan, Next: next, Fires: 1, UpdatedAt: next.Add(-24 * time.Hour)}, nil
+	}
+	order, err := byNext(n, state)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.putStates(ctx, n, "scale", func(i int) (string, kvstore.State, error) { return state(order[i]) }); err != nil {
 		return nil, err
 	}
 	write := time.Since(t0)
@@ -123,6 +131,21 @@ wait:
 	r.progressDone()
 	res.Note = fmt.Sprintf("written in %.1f s", write.Seconds())
 	return []Result{res}, nil
+}
+
+// byNext is the order of n state records by their next slot.
+func byNext(n int, state func(i int) (string, kvstore.State, error)) ([]int, error) {
+	next := make([]int64, n)
+	order := make([]int, n)
+	for i := range n {
+		_, st, err := state(i)
+		if err != nil {
+			return nil, err
+		}
+		next[i], order[i] = st.Next.UnixNano(), i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(next[a], next[b]) })
+	return order, nil
 }
 
 // scaleCalendar is the holiday calendar of the scale scenario's calendar
