@@ -287,7 +287,9 @@ func (l *loop) compile(en *entry) {
 	}
 	en.plan = nil // planned again from the new schedule
 	en.invalid = nil
-	err := en.spec.Validate(en.id)
+	// Checked and compiled once: CompileShared reports what Validate's
+	// own compile would, and shares the zones (no zone file read per spec).
+	err := en.spec.CheckFields(en.id)
 	var c kvstore.Compiled
 	if err == nil {
 		c, err = en.spec.CompileShared(en.id, l.calendarSource, &l.e.interner)

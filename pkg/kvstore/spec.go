@@ -148,6 +148,20 @@ func (s Spec) Encode() ([]byte, error) { return json.Marshal(s) }
 // Validate checks the spec for the given key and returns a *FieldError
 // naming the first bad field.
 func (s Spec) Validate(key string) error {
+	if err := s.CheckFields(key); err != nil {
+		return err
+	}
+	_, err := s.Compile(key, nil)
+	if errors.Is(err, errUnresolved) {
+		return nil // syntax is fine; PutSpec and the engine resolve the name
+	}
+	return err
+}
+
+// CheckFields is Validate without compiling the recurrence: for a caller
+// that compiles it next anyway (CompileShared reports the same errors), as
+// a scheduler loading its index does, once per spec.
+func (s Spec) CheckFields(key string) error {
 	if err := ValidateID(key); err != nil {
 		return err
 	}
@@ -168,9 +182,5 @@ func (s Spec) Validate(key string) error {
 			return err
 		}
 	}
-	_, err := s.Compile(key, nil)
-	if errors.Is(err, errUnresolved) {
-		return nil // syntax is fine; PutSpec and the engine resolve the name
-	}
-	return err
+	return nil
 }
