@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -38,11 +39,7 @@ func releaseAndWaitReady(t *testing.T, e *fires.Engine, release chan struct{}) {
 		t.Fatal("the index was complete while its load was held back")
 	}
 	close(release)
-	select {
-	case <-e.Ready():
-	case <-time.After(10 * time.Second):
-		t.Fatal("engine index not ready after the load was released")
-	}
+	testwait.Done(t, 10*time.Second, "the engine's index after the load was released", e.Ready())
 }
 
 func isReady(e *fires.Engine) bool {
@@ -136,7 +133,9 @@ func TestSpecBeforeItsStateIsNotTakenForNew(t *testing.T) {
 	clk, f := clock.NewFake(slot.Add(10 * time.Second))
 	obs := &claimCounter{}
 	release := make(chan struct{})
-	e := h.startLoading(fires.HoldStates(fires.Config{Clock: clk, Observer: obs}, 1, release))
+	// Leases of two hours: the hour the test jumps stays within their 90%
+	// guard (see fakeEngine).
+	e := h.startLoading(fires.HoldStates(fires.Config{Clock: clk, Observer: obs, LeaseTTL: 2 * time.Hour}, 1, release))
 
 	h.waitFires("a", 10*time.Second, atLeast(1)) // due, spec and state in: fires
 	releaseAndWaitReady(t, e, release)
