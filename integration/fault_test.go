@@ -12,6 +12,8 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -372,5 +374,74 @@ func TestFaultGarbageSpecs(t *testing.T) {
 	}
 	if !proc.running() {
 		t.Errorf("scheduler exited (status %d)", proc.exitCode())
+	}
+}
+
+// TestFaultRestartAllInstances: every scheduler of a fleet is SIGKILLed at
+// once (a full outage, a deployment of every instance together) and all
+// come back 3s later. The slots that fell due while none ran fire (fire_all)
+// as soon as the instances are back: the test reports how long after the
+// restart every schedule had fired its first slot of the outage, and that
+// no slot is doubled or lost. JETSCHED_RESTART_ALL_SCHEDULES sets the fleet's
+// size (default 1,000; issue 21 measures 100,000).
+func TestFaultRestartAllInstances(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet restart (./test.sh and CI run it)")
+	}
+	const name = "restart-all-instances"
+	n := 1000
+	if v := os.Getenv("JETSCHED_RESTART_ALL_SCHEDULES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("JETSCHED_RESTART_ALL_SCHEDULES=%q: want a positive count", v)
+		}
+	}
+	bin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	procs := startFleet(t, bin, srv.URL(), []string{"s1", "s2", "s3"})
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+
+	ids := scheduleIDs("all", n)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+	if behind := fires.waitAllReach(ids, time.Now().Add(2*slotStep), 60*time.Second); len(behind) > 0 {
+		t.Fatalf("%s: %d schedules did not fire before the outage, e.g. %v", name, len(behind), first(behind, 5))
+	}
+	for _, p := range procs {
+		p.kill()
+	}
+	down := time.Now()
+	time.Sleep(3 * time.Second) // real time on purpose: the outage lasts three seconds, slots fall due meanwhile
+	// All three at once; the time counts from their launch, not from when
+	// they say they are ready.
+	back := time.Now()
+	offsets := make([]int64, len(procs))
+	for i, p := range procs {
+		off, err := p.Launch()
+		if err != nil {
+			t.Fatal(err)
+		}
+		offsets[i] = off
+	}
+	for i, p := range procs {
+		if err := p.WaitReady(offsets[i], 60*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The first slot due after the kill, for every schedule.
+	firstMissed := down.Truncate(slotStep).Add(slotStep)
+	if behind := fires.waitAllReach(ids, firstMissed, 60*time.Second); len(behind) > 0 {
+		t.Errorf("%s: %d schedules did not fire their slots of the outage within 60s of the restart, e.g. %v", name, len(behind), first(behind, 5))
+	}
+	t.Logf("%s: %d schedules; every one fired its first slot of the outage %s after the launch",
+		name, n, time.Since(back).Round(10*time.Millisecond))
+	chaosStop := back.Add(10 * time.Second)
+	settle(t, fires, name, ids, chaosStop, created, time.Until(chaosStop)+60*time.Second)
+	for _, p := range procs {
+		if !p.running() {
+			t.Errorf("scheduler %s is not running at the end (status %d)", p.name, p.exitCode())
+		}
 	}
 }
