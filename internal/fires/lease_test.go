@@ -26,16 +26,8 @@ import (
 // fire for a minute, until an unrelated lease change.
 func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
+	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	c, f := clock.NewFake(time.Now())
 	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, c,
 		slog.New(slog.NewTextHandler(io.Discard, nil)), func(kvstore.Event) {})
@@ -87,16 +79,8 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 // its lease taken over and lets go.
 func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
-	_, js := srv.Connect(t)
+	js, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	ca, _ := clock.NewFake(time.Now())
 	cb, _ := clock.NewFake(time.Now())
