@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
@@ -17,12 +16,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSubjectsFollowTheContext(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, _ := natstest.Start(t).Connect(t)
 	plain, _ := jetstream.New(nc)
 	hub, _ := jetstream.NewWithDomain(nc, "hub")
 	pre, _ := jetstream.NewWithAPIPrefix(nc, "$JS.acme.API")
@@ -47,12 +41,7 @@ func TestSubjectsFollowTheContext(t *testing.T) {
 // already; one bound elsewhere is refused.
 func TestInDomain(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, _ := natstest.Start(t).Connect(t)
 	plain, _ := jetstream.New(nc, jetstream.WithDefaultTimeout(7*time.Second))
 	hub, _ := jetstream.NewWithDomain(nc, "hub")
 	pre, _ := jetstream.NewWithAPIPrefix(nc, "$JS.acme.API")

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -47,12 +45,7 @@ func TestValidateJetStreamFlags(t *testing.T) {
 // derive from it), and refuses contradictory options.
 func TestJetStreamFollowsTheFlags(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
-	nc, err := nats.Connect(srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc, _ := natstest.Start(t).Connect(t)
 	for _, tc := range []struct {
 		o    natsconn.Options
 		want string
