@@ -43,9 +43,8 @@ type Engine struct {
 	interner kvstore.Interner
 
 	svc lifecycle.Service
-	mu  sync.Mutex
-	// ready is the current run's: closed once its index is complete.
-	ready chan struct{}
+	// ready is closed by each run once its index is complete.
+	ready lifecycle.Ready
 }
 
 // New validates cfg and returns a stopped engine.
@@ -58,7 +57,6 @@ func New(cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
 		store:   cfg.Store,
-		ready:   make(chan struct{}),
 		queries: make(chan overdueQuery),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
@@ -115,9 +113,7 @@ func (e *Engine) LeasesHeld() int { return e.leases.count() }
 // Ready is closed once the due index holds every spec and state that
 // existed when the current run started (a restart makes a new one).
 func (e *Engine) Ready() <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ready
+	return e.ready.C()
 }
 
 // Start checks the fire stream's duplicate window, takes this instance's
@@ -168,14 +164,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		undo()
 		return nil, err
 	}
-	e.mu.Lock()
-	select {
-	case <-e.ready:
-		e.ready = make(chan struct{}) // a restart: a new index
-	default:
-	}
-	ready := e.ready
-	e.mu.Unlock()
+	ready := e.ready.Next() // a restart makes a new index
 	// Take this instance's share of the shards before the loop runs.
 	e.leases.round(ctx)
 	var keeper sync.WaitGroup

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -208,11 +209,10 @@ func TestEngineRestartKeepsCadence(t *testing.T) {
 	// Stay down across at least one slot, then start a new instance on
 	// the same buckets.
 	last := before[len(before)-1].meta.ScheduledAt
-	// Real time on purpose: the slots fall due on the wall clock while no
-	// engine runs.
-	time.Sleep(time.Until(last.Add(2200 * time.Millisecond)))
+	// The second instance's clock reads 2.2 s past the last fire: the
+	// slots in between fell due while no engine ran.
 	n := len(h.of("tick"))
-	h.engine(fires.Config{Instance: "second"})
+	h.engine(fires.Config{Instance: "second", Clock: clock.Clock{Offset: max(time.Until(last.Add(2200*time.Millisecond)), 0)}})
 
 	fires := h.waitFires("tick", 10*time.Second, atLeast(n+3))
 	checkCadence(t, fires, time.Second)

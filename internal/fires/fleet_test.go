@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -60,12 +61,10 @@ func TestMisfireFireAllCatchesUp(t *testing.T) {
 	h.waitFires("skip", 10*time.Second, atLeast(2))
 	first.Stop(context.Background())
 	last := before[len(before)-1].meta.ScheduledAt
-	// Real time on purpose: the fleet is down on the wall clock for three
-	// slots, which the next instance finds in the past (the fake-clock
-	// form of a misfire is TestFakeClockMisfire).
-	time.Sleep(time.Until(last.Add(3500 * time.Millisecond)))
-	h.engine(fires.Config{Instance: "second"})
+	// The fleet is down for three slots: the next instance's clock reads
+	// 3.5 s past the last fire, so it finds them in the past.
 	n := len(h.of("all"))
+	h.engine(fires.Config{Instance: "second", Clock: clock.Clock{Offset: max(time.Until(last.Add(3500*time.Millisecond)), 0)}})
 	fires := h.waitFires("all", 10*time.Second, atLeast(n+4))
 	checkCadence(t, fires, time.Second)
 	catchup := 0

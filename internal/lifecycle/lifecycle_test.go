@@ -106,3 +106,28 @@ func TestLifeOutlivesTheStartContext(t *testing.T) {
 		<-lived
 	})
 }
+
+// TestReadyRenewsAfterClose: a run's channel is kept until it is closed;
+// the next run then gets a new, open one.
+func TestReadyRenewsAfterClose(t *testing.T) {
+	var r lifecycle.Ready
+	first := r.Next()
+	if r.C() != first || r.Next() != first {
+		t.Fatal("an open ready channel was replaced")
+	}
+	close(first)
+	select {
+	case <-r.C():
+	default:
+		t.Fatal("C is not the closed channel of the run that was ready")
+	}
+	second := r.Next()
+	if second == first {
+		t.Fatal("a restart kept the closed channel")
+	}
+	select {
+	case <-r.C():
+		t.Fatal("the new run's channel is closed")
+	default:
+	}
+}

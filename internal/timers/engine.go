@@ -90,9 +90,8 @@ type Engine struct {
 	pub       pipeline.Publisher
 
 	svc lifecycle.Service
-	mu  sync.Mutex
-	// ready is the current run's: closed once its index is complete.
-	ready chan struct{}
+	// ready is closed by each run once its index is complete.
+	ready lifecycle.Ready
 }
 
 // New validates cfg.
@@ -114,7 +113,7 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.Workers < 1:
 		return nil, fmt.Errorf("wakeup: Config.Workers %d: must be at least 1", cfg.Workers)
 	}
-	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance), ready: make(chan struct{}),
+	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance),
 		conds: conditions{js: cfg.Store.JetStream()}}, nil
 }
 
@@ -130,9 +129,7 @@ func (e *Engine) Pending() int { return int(e.pending.Load()) }
 // Ready is closed once the due index holds every timer pending when the
 // current run started (a restart makes a new one).
 func (e *Engine) Ready() <-chan struct{} {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.ready
+	return e.ready.C()
 }
 
 // Start opens the watch and starts the loop; it returns once the loop
@@ -153,14 +150,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	if err != nil {
 		return nil, err
 	}
-	e.mu.Lock()
-	select {
-	case <-e.ready:
-		e.ready = make(chan struct{}) // a restart: a new index
-	default:
-	}
-	ready := e.ready
-	e.mu.Unlock()
+	ready := e.ready.Next() // a restart makes a new index
 	l := &tloop{e: e, watch: w, leases: e.cfg.Owner.LeaseChanges(), entries: map[string]*tentry{}, ready: ready,
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -65,14 +66,22 @@ func newEnv(t *testing.T) *env {
 // start runs a scheduler: the fire engine (leases) and the wakeup engine.
 func (e *env) start(instance string) func() {
 	e.t.Helper()
-	fe, err := fires.New(fires.Config{Store: e.store, Instance: instance, LeaseTTL: 2 * time.Second})
+	return e.startAhead(instance, 0)
+}
+
+// startAhead is start with the engines' clock ahead by offset: a
+// scheduler that comes back after offset of downtime, at once.
+func (e *env) startAhead(instance string, offset time.Duration) func() {
+	e.t.Helper()
+	c := clock.Clock{Offset: offset}
+	fe, err := fires.New(fires.Config{Store: e.store, Instance: instance, LeaseTTL: 2 * time.Second, Clock: c})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	if err := fe.Start(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
-	we, err := timers.New(timers.Config{Store: e.store, Owner: fe, Instance: instance, ClaimTTL: 3 * time.Second})
+	we, err := timers.New(timers.Config{Store: e.store, Owner: fe, Instance: instance, ClaimTTL: 3 * time.Second, Clock: c})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -158,8 +167,10 @@ func TestCancelRacingFire(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	// Real time on purpose: the cancels start when the timers fall due on
-	// the wall clock, so that they race the fires.
+	// Real time on purpose: the race under test is between a cancel and a
+	// fire at the timers' due instant, which is a wall-clock instant; a
+	// wait for a first wakeup comes after most fires are done (60 fired,
+	// 0 cancelled when tried), which tests no race.
 	time.Sleep(time.Until(due))
 	outcomes := map[string]string{}
 	var mu sync.Mutex
@@ -219,13 +230,14 @@ func TestTimersSurviveRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop()
-	// Real time on purpose: no scheduler runs while the timer falls due
-	// on the wall clock.
-	time.Sleep(2500 * time.Millisecond)
-	e.start("b")
+	// The next scheduler comes back after 2.5 s of downtime: its clock
+	// reads 2.5 s ahead, so r1 fell due while none ran.
+	e.startAhead("b", 2500*time.Millisecond)
 	testwait.Eventually(e.t, 10*time.Second, "the wakeup of r1 after the restart", func() bool { return len(e.received()) == 1 })
 
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r2", Step: "s", Workflow: "wf", When: "2s"}); err != nil {
+	// Due 5 s from now on the wall clock (2.5 s on b's): pending across
+	// the NATS restart.
+	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r2", Step: "s", Workflow: "wf", When: "5s"}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Restart()
@@ -306,10 +318,9 @@ func TestExpiredTimerIsDroppedAndRecorded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Real time on purpose: no scheduler runs until the timer's expiry has
-	// passed on the wall clock.
-	time.Sleep(time.Until(due.Add(1500 * time.Millisecond)))
-	e.start("a")
+	// The scheduler starts after the timer's expiry (due + 1 s): its
+	// clock reads 2 s ahead, past the expiry, when it first looks.
+	e.startAhead("a", 2*time.Second)
 	testwait.Eventually(e.t, 10*time.Second, "the expired tick of r", func() bool {
 		tick, err := e.store.GetTick(ctx, kvstore.WakeupID(ent.Key, due))
 		return err == nil && tick.Status == kvstore.TickExpired
