@@ -39,7 +39,7 @@ func BenchmarkDigestRound(b *testing.B) {
 		for j := range fires {
 			tick := kvstore.Tick{Schedule: "s", SlotID: fmt.Sprintf("s.%d.%d", i, j), Status: kvstore.TickDispatched,
 				Stream: "SCHED_FIRES", Seq: last - fires + 1 + uint64(j), At: time.Now().UTC()}
-			if _, err := bundle.store.PutTickAsync(tick); err != nil {
+			if _, err := bundle.store.PutTickAsync(ctx, tick); err != nil {
 				b.Fatal(err)
 			}
 		}

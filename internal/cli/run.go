@@ -35,6 +35,8 @@ type daemonFlags struct {
 	claimTTL     time.Duration
 	misfire      time.Duration
 	workers      int
+	windowSlots  int
+	windowBusy   int
 	tworkers     int
 	tickTTL      time.Duration
 	dupWindow    time.Duration
@@ -64,6 +66,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
 	fl.DurationVar(&f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
 	fl.IntVar(&f.workers, "workers", fires.DefaultWorkers, "schedules processed concurrently")
+	fl.IntVar(&f.windowSlots, "window-slots", fires.DefaultWindowSlots, "most due slots of one shard claimed by one window CAS (0: claim every slot on its own record; docs/protocol.md)")
+	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
@@ -157,6 +161,14 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.ClaimTTL = f.claimTTL
 	cfg.Fire.MisfireThreshold = f.misfire
 	cfg.Fire.Workers = f.workers
+	cfg.Fire.WindowSlots = f.windowSlots
+	if f.windowSlots == 0 {
+		cfg.Fire.WindowSlots = -1 // off
+	}
+	cfg.Fire.WindowBusy = f.windowBusy
+	if f.windowBusy == 0 {
+		cfg.Fire.WindowBusy = -1 // always
+	}
 	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events
@@ -168,6 +180,10 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 // starts, naming the flag (the engines' own checks name Config fields).
 func (f *daemonFlags) checkEngine() error {
 	switch {
+	case f.windowBusy < 0:
+		return invalidf("--window-busy %d: must not be negative (0: windows always)", f.windowBusy)
+	case f.windowSlots < 0:
+		return invalidf("--window-slots %d: must not be negative (0 turns window claims off)", f.windowSlots)
 	case f.workers < 1:
 		return invalidf("--workers %d: must be at least 1", f.workers)
 	case f.tworkers < 1:

@@ -53,6 +53,17 @@ type Config struct {
 	// Workers bounds the schedules processed concurrently. Default
 	// DefaultWorkers.
 	Workers int
+	// WindowSlots is how many due slots of one shard a window claim covers
+	// at most: one CAS claims them all (see docs/protocol.md, "Window
+	// claims"). 0 means DefaultWindowSlots; a negative value turns window
+	// claims off (every slot is claimed on its own record).
+	WindowSlots int
+	// WindowBusy is how many workers must be busy before due slots go
+	// onto window claims: below it every slot takes the per-slot path,
+	// whose latency is lower; at it (a herd, a backlog) windows take the
+	// plain slots, whose throughput is higher. 0 means Workers/2; a
+	// negative value means always.
+	WindowBusy int
 	// Observer receives measurements. Default: none.
 	Observer Observer
 	// StepHook, when set, is called at each step of the fire protocol
@@ -94,6 +105,8 @@ func (c Config) withDefaults() Config {
 	c.ClaimTTL = cmp.Or(c.ClaimTTL, 30*time.Second)
 	c.MisfireThreshold = cmp.Or(c.MisfireThreshold, DefaultMisfireThreshold)
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
+	c.WindowSlots = cmp.Or(c.WindowSlots, DefaultWindowSlots)
+	c.WindowBusy = cmp.Or(c.WindowBusy, c.Workers/2)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}

@@ -199,7 +199,7 @@ func Decide(in Input) Decision {
 		step := cronx.Explain(in.Schedule, in.Now)
 		return Decision{Action: ActReplan, Next: step.At, Step: step}
 	}
-	if c := st.Claim; c != nil && c.Token != in.Settled {
+	if c := st.Claim; c != nil && c.Token != in.Settled && !c.Settled() {
 		until := claimDue(in)
 		if until.After(in.Now) {
 			return Decision{Action: ActWait, Until: until}
@@ -255,6 +255,13 @@ func decideRegular(in Input) Decision {
 		resumed = p.Until
 	}
 	slot := st.Next
+	if c := st.Claim; c != nil && c.Window != "" && c.SlotID == "" && !slot.IsZero() && !slot.After(c.Slot) {
+		// A window's slot written as a claim on this record by the
+		// instance that took the shard over (docs/protocol.md, "Window
+		// claims"), now settled: move past it without firing it again.
+		step := cronx.Explain(in.Schedule, c.Slot)
+		return Decision{Action: ActReplan, Next: step.At, Step: step}
+	}
 	if why := implausible(in, slot); why != "" {
 		step := cronx.Explain(in.Schedule, in.Now)
 		return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}

@@ -243,6 +243,8 @@ type entry struct {
 	removedAt int64
 	stale     bool // its calendar changed while busy
 	fetching  bool // its spec was asked for ahead of the watch (fetchSpec)
+	queued    bool // waiting for its shard's next window claim (windows.pend)
+	noWindow  bool // a window declined its slot: the next one goes per slot
 	failures  int  // consecutive failed attempts, for backoff
 }
 
@@ -337,6 +339,8 @@ type job struct {
 	dones     []doneReport
 	// uncounted fires to take back from State.Fires (see settle).
 	uncounted uint64
+	// window, when set, makes this a window job (the fields above are unused).
+	window *windowJob
 }
 
 // result is what a worker hands back.
@@ -364,6 +368,8 @@ type result struct {
 	// worker.process); only progress ends a run of failures.
 	progress bool
 	err      error
+	// window is a window job's outcome (the fields above are unused).
+	window *windowResult
 }
 
 // settle records that this worker settled the claim with token.

@@ -53,11 +53,14 @@ type leases struct {
 	mu     sync.Mutex
 	held   map[int]heldLease
 	member uint64 // revision of member.<instance>
+	gens   uint64 // leases taken so far: each one's generation
 }
 
 type heldLease struct {
 	rev     uint64
 	renewed time.Time // last successful write, by this instance's clock
+	// gen tells one tenure of the lease from the next (see generation).
+	gen uint64
 }
 
 func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
@@ -75,6 +78,19 @@ func (l *leases) owns(shard int) bool {
 	defer l.mu.Unlock()
 	h, ok := l.held[shard]
 	return ok && l.clock.Now().Sub(h.renewed) < l.ttl*9/10
+}
+
+// generation identifies this instance's current tenure of shard's lease:
+// it changes whenever the lease is taken again, so that the fire loop
+// checks the shard's window claim once per tenure. ok is owns(shard).
+func (l *leases) generation(shard int) (gen uint64, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	h, held := l.held[shard]
+	if !held || l.clock.Now().Sub(h.renewed) >= l.ttl*9/10 {
+		return 0, false
+	}
+	return h.gen, true
 }
 
 // setShards fixes the shard count for a run (read from the leases
@@ -207,7 +223,8 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 		return // someone holds it (or NATS is away): try next round
 	}
 	l.mu.Lock()
-	l.held[shard] = heldLease{rev: rev, renewed: l.clock.Now()}
+	l.gens++
+	l.held[shard] = heldLease{rev: rev, renewed: l.clock.Now(), gen: l.gens}
 	l.mu.Unlock()
 	l.log.Debug("lease gained", "shard", shard)
 	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Shard: &shard, Owner: l.instance, At: l.clock.Now().UTC()})
@@ -233,7 +250,7 @@ func (l *leases) renewAll(ctx context.Context) {
 				if now.Sub(h.renewed) >= l.ttl*9/10 {
 					resumed++
 				}
-				l.held[s] = heldLease{rev: rev, renewed: now}
+				l.held[s] = heldLease{rev: rev, renewed: now, gen: h.gen}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):

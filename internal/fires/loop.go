@@ -53,6 +53,8 @@ type loop struct {
 	// heldFor counts the initial records read of the watch a test holds
 	// back (Config.hold).
 	heldFor int
+	// win is the state of the window claims (see windows).
+	win windows
 }
 
 func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
@@ -71,6 +73,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		results:   make(chan result, e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
 		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
+		win:       newWindows(),
 	}
 }
 
@@ -400,6 +403,18 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 
 func (l *loop) onResult(r result) {
 	l.busy--
+	if r.window != nil {
+		l.onWindow(r.window)
+		return
+	}
+	if en := l.entries[r.id]; en != nil {
+		en.noWindow = false // a per-slot step was taken
+	}
+	l.applyResult(r)
+}
+
+// applyResult takes a worker's outcome for one schedule.
+func (l *loop) applyResult(r result) {
 	en := l.entries[r.id]
 	if en == nil {
 		return
@@ -513,7 +528,7 @@ func (l *loop) statesComplete() {
 // schedule puts en in the due index at the time it next needs attention,
 // once it is known (see known).
 func (l *loop) schedule(en *entry) {
-	if !l.known(en) || en.busy {
+	if !l.known(en) || en.busy || en.queued {
 		l.index.Remove(en.id)
 		return
 	}
@@ -557,28 +572,49 @@ func (l *loop) removeEntry(en *entry) {
 	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.removedAt)})
 }
 
-// dispatch hands every due schedule to a worker, as long as one is free.
+// dispatch hands every due schedule to a worker, as long as one is free:
+// plain on-time slots go onto their shard's next window claim, the others
+// to a worker each. Nothing of a shard is dispatched before its window
+// record was checked in this lease tenure (see windows).
 func (l *loop) dispatch() {
 	now := l.e.cfg.Clock.Now()
-	for l.busy < l.e.cfg.Workers {
-		id, ok := l.index.PopDue(now)
-		if !ok {
-			return
+	for {
+		id, due, ok := l.index.Peek()
+		if !ok || due.After(now) {
+			break
 		}
 		en := l.entries[id]
-		if en == nil || !l.known(en) {
-			continue // scheduled again once known (statesComplete)
+		if en == nil || !l.known(en) || en.queued {
+			l.index.Remove(id)
+			continue // scheduled again once known (statesComplete); a queued one is on its window
 		}
-		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
+		shard := kvstore.ShardOf(id, l.e.shards)
+		owned, checked := l.gate(shard)
+		switch {
+		case !owned:
+			l.index.Remove(id)
 			l.parked[id] = true
 			continue
+		case !checked:
+			l.index.Remove(id)
+			l.holdFor(id, shard)
+			continue
 		}
+		if l.busy >= l.e.cfg.WindowBusy && l.batchable(en, now) {
+			l.index.Remove(id)
+			l.queue(en, shard)
+			continue
+		}
+		if l.busy >= l.e.cfg.Workers {
+			break
+		}
+		l.index.Remove(id)
 		en.busy = true
-		l.send(job{id: id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
-			planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[id], uncounted: l.uncounted[id]})
+		l.send(l.snapshot(en))
 		delete(l.waiting, id)
 		delete(l.uncounted, id)
 	}
+	l.sendWindows(now)
 }
 
 func (l *loop) send(j job) {
@@ -588,9 +624,15 @@ func (l *loop) send(j job) {
 
 func (l *loop) resetTimer() {
 	l.timer.Stop()
-	_, due, ok := l.index.Peek()
-	if !ok || l.busy >= l.e.cfg.Workers {
+	if l.busy >= l.e.cfg.Workers {
 		return // a result or a watch event wakes the loop
+	}
+	_, due, ok := l.index.Peek()
+	if retry := l.nextRetry(); !retry.IsZero() && (!ok || retry.Before(due)) {
+		due, ok = retry, true
+	}
+	if !ok {
+		return
 	}
 	l.timer.Reset(max(l.e.cfg.Clock.Until(due), 0))
 }

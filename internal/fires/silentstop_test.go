@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -57,10 +58,7 @@ func TestRemoveDuringBackfillThenAddAgain(t *testing.T) {
 	readded := time.Now()
 	h.put("h1", kvstore.Spec{Workflow: "wf", Every: "1s"})
 	h.firesAfter("h1", readded, 15*time.Second)
-	st, _, err := h.store.GetState(ctx, "h1")
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, _ := h.record("h1")
 	if st.Backfill != nil {
 		t.Errorf("the re-added schedule inherited the removed one's backfill: %+v", st.Backfill)
 	}
@@ -76,10 +74,7 @@ func TestOversizedTriggerNoteIsCut(t *testing.T) {
 	h.put("h2", kvstore.Spec{Workflow: "wf", Every: "1s"})
 	h.waitFires("h2", 10*time.Second, atLeast(1))
 	for {
-		st, rev, err := h.store.GetState(ctx, "h2")
-		if err != nil {
-			t.Fatal(err)
-		}
+		st, rev := h.record("h2")
 		st.Triggers = append(st.Triggers, kvstore.Trigger{At: time.Now().UTC(), Note: strings.Repeat("n", 100<<10)})
 		if _, err := h.store.UpdateState(ctx, "h2", st, rev); err == nil {
 			break
@@ -159,16 +154,30 @@ func (h *harness) forgeState(id string, change func(*kvstore.State)) {
 	h.t.Helper()
 	ctx := context.Background()
 	for range 50 {
-		st, rev, err := h.store.GetState(ctx, id)
-		if err != nil {
-			h.t.Fatal(err)
-		}
+		st, rev := h.record(id)
 		change(&st)
 		if _, err := h.store.UpdateState(ctx, id, st, rev); err == nil {
 			return
 		}
 	}
 	h.t.Fatalf("could not forge the state of %s", id)
+}
+
+// record reads id's state record, waiting for it to exist: a fire under a
+// window claim is published before its record is written, so a test that
+// saw the fire may be ahead of the record.
+func (h *harness) record(id string) (kvstore.State, uint64) {
+	h.t.Helper()
+	var st kvstore.State
+	var rev uint64
+	err := testwait.Until(10*time.Second, "the state record of "+id, func() (err error) {
+		st, rev, err = h.store.GetState(context.Background(), id)
+		return err
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return st, rev
 }
 
 // A forged (or badly clocked) state record whose next slot is far in the

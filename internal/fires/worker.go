@@ -18,6 +18,14 @@ const maxSteps = 4
 type worker struct{ e *Engine }
 
 func (w worker) process(ctx context.Context, j job) result {
+	if j.window != nil {
+		wr := w.window(ctx, j.window)
+		for i := range wr.results {
+			r := &wr.results[i]
+			r.progress = r.stateRev != 0 && r.err == nil
+		}
+		return result{window: &wr}
+	}
 	r := w.steps(ctx, j)
 	// Progress: a state written (a fire claimed, a misfire recorded, a
 	// re-plan) or a claim settled. Waiting and looking up do not count.

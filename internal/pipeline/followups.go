@@ -77,7 +77,7 @@ func StartFollowups(store *kvstore.Store, retryFor time.Duration, log *slog.Logg
 // PutTick sends a ledger entry; ctx bounds only the wait for room in the
 // queue (it is full when acknowledgements lag far behind).
 func (f *Followups) PutTick(ctx context.Context, t kvstore.Tick) error {
-	fut, err := f.store.PutTickAsync(t)
+	fut, err := f.store.PutTickAsync(ctx, t)
 	if err != nil {
 		return err
 	}

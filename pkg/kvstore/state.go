@@ -130,7 +130,18 @@ type Claim struct {
 	// Cancel is the slot id of a running fire that this one cancels
 	// (overlap policy cancel_other).
 	Cancel string `json:"cancel,omitempty"`
+	// Seq is the fire's sequence in the fire stream. It is set only on a
+	// claim written after the stream acknowledged the publish (a window
+	// claim's slot, see Window): such a claim is settled by its record.
+	Seq uint64 `json:"seq,omitempty"`
+	// Window names the window claim the slot was published under
+	// ("<shard>/<seq>", see Window).
+	Window string `json:"window,omitempty"`
 }
+
+// Settled reports whether the record itself shows the claim settled: it
+// was written after the publish was acknowledged (Seq is set).
+func (c Claim) Settled() bool { return c.Seq > 0 }
 
 // MaxClaimTTL bounds how long any claim is exclusive: a scheduler's claim
 // TTL is at most this. A claim record that says otherwise (forged, or

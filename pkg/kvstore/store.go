@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipelined"
 )
 
 // Auditor records mutations and operator actions (package audit).
@@ -564,14 +565,18 @@ func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstrea
 }
 
 // PutTickAsync sends a slot's ledger entry without waiting: the future
-// reports its acknowledgement (see jetstream.JetStream.PublishAsync).
-func (s *Store) PutTickAsync(t Tick) (jetstream.PubAckFuture, error) {
+// reports its acknowledgement (see jetstream.JetStream.PublishAsync). When
+// the window of unacknowledged publishes is full it waits for room (see
+// pipelined.Publish) until ctx ends.
+func (s *Store) PutTickAsync(ctx context.Context, t Tick) (jetstream.PubAckFuture, error) {
 	data, err := t.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: encode tick: %w", err)
 	}
 	key := t.Key()
-	f, err := s.js.PublishAsync(s.kvSubject(s.ticks, key), data)
+	m := nats.NewMsg(s.kvSubject(s.ticks, key))
+	m.Data = data
+	f, err := pipelined.Publish(ctx, s.js, m)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: put tick %s: %w", key, err)
 	}

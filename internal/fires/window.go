@@ -1,0 +1,446 @@
+package fires
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Steps of a window claim (JETSCHED_CRASH_AT names them too): before the
+// window's CAS, after it, after each of its publishes is acknowledged,
+// after all of them, and after the state records and ledger entries.
+const (
+	StepBeforeWindow    Step = "before-window"
+	StepAfterWindow     Step = "after-window"
+	StepWindowPublish   Step = "window-publish"
+	StepWindowPublished Step = "window-published"
+	StepWindowRecorded  Step = "window-recorded"
+)
+
+// DefaultWindowSlots is how many slots one window claim covers at most
+// unless Config.WindowSlots says otherwise.
+const DefaultWindowSlots = 512
+
+// maxWindowBytes bounds a window record, well below any server's payload
+// limit; a batch stops growing when it would pass it.
+const maxWindowBytes = 256 << 10
+
+// windowSkew is how far a window's slot may lie after the window's own
+// time (clock skew between instances) and still be taken for a slot it
+// claimed.
+const windowSkew = 5 * time.Second
+
+// windowKind is what a window job does.
+type windowKind int
+
+const (
+	// windowFire claims a batch of due slots of one shard with one CAS,
+	// publishes them, then writes their state records and ledger entries.
+	windowFire windowKind = iota + 1
+	// windowCheck reads the shard's window record on taking the shard.
+	windowCheck
+	// windowDemote turns each slot of a window record that no state
+	// record shows into a claim on that record (see docs/protocol.md,
+	// "Window claims").
+	windowDemote
+)
+
+// windowMark is what this instance knows of a shard's window record.
+type windowMark struct {
+	rev uint64 // its revision (0: none)
+	seq uint64 // its Seq
+}
+
+// windowJob is a window's work for a worker.
+type windowJob struct {
+	kind  windowKind
+	shard int
+	mark  windowMark
+	// items are the due schedules (windowFire).
+	items []job
+	// win is the record to demote, known the loop's snapshots of its
+	// schedules, by id (windowDemote).
+	win   kvstore.Window
+	known map[string]job
+	gen   uint64 // the lease tenure a check is for
+}
+
+// windowResult is what a window job hands back.
+type windowResult struct {
+	kind  windowKind
+	shard int
+	gen   uint64
+	mark  windowMark
+	// results are the items' outcomes, as a per-slot job's would be.
+	results []result
+	// declined are the items whose decision was not a plain claim: the
+	// loop sends them through the per-slot path.
+	declined []string
+	// recheck: the window CAS lost, or the window did not finish; the
+	// shard is checked again before anything of it is dispatched.
+	recheck bool
+	// found is the window record a check read (nil: none, or garbage).
+	found *kvstore.Window
+	err   error
+}
+
+// windowItem is one slot of a window being fired.
+type windowItem struct {
+	j     job
+	r     result
+	st    kvstore.State
+	claim kvstore.Claim
+	ack   *jetstream.PubAck
+	fut   jetstream.PubAckFuture
+	sent  time.Time
+}
+
+// window runs a window job.
+func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
+	switch wj.kind {
+	case windowCheck:
+		return w.checkWindow(ctx, wj)
+	case windowDemote:
+		out := windowResult{kind: windowDemote, shard: wj.shard, gen: wj.gen}
+		for _, s := range wj.win.Slots {
+			if err := w.demote(ctx, wj.win, s, wj.known[s.Schedule]); err != nil {
+				out.err = err
+				break
+			}
+		}
+		return out
+	}
+	return w.fireWindow(ctx, wj)
+}
+
+// fireWindow claims the due slots of wj with one window CAS, publishes
+// them without waiting for each acknowledgement, then writes each
+// schedule's state (with the fire's sequence, which settles its claim)
+// and ledger entry the same way.
+func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
+	out := windowResult{kind: windowFire, shard: wj.shard, mark: wj.mark}
+	now := w.e.cfg.Clock.Now()
+	win := kvstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
+		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
+	items := make([]*windowItem, 0, len(wj.items))
+	for _, j := range wj.items {
+		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+		in := w.e.decideInput(now, j.target, j.compiled, j.written, j.state, j.settled, j.checked)
+		d := Decide(in)
+		if !plainClaim(d) {
+			out.declined = append(out.declined, j.id)
+			out.results = append(out.results, r)
+			continue
+		}
+		c := w.newClaim(d.Slot, now)
+		c.Token, c.At, c.Expires, c.Window = win.Token, win.At, win.Expires, win.Name()
+		if prev := *j.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
+			c.Reason, c.Note, c.Nominal = kvstore.ReasonMoved, prev.NextReason, prev.NextNominal
+		}
+		st := w.next(&r, now)
+		setNext(&st, d)
+		st.Fires++
+		items = append(items, &windowItem{j: j, r: r, st: st, claim: *c})
+		win.Slots = append(win.Slots, kvstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
+	}
+	if len(items) == 0 {
+		return out
+	}
+	w.e.step(StepBeforeWindow)
+	rev, err := w.e.store.PutWindow(ctx, win, wj.mark.rev)
+	if err != nil {
+		out.recheck, out.err = true, err
+		out.results = append(out.results, unchanged(items)...)
+		return out
+	}
+	out.mark = windowMark{rev: rev, seq: win.Seq}
+	w.e.step(StepAfterWindow)
+	for range items {
+		w.e.cfg.Observer.Claimed(false)
+	}
+	if err := w.publishWindow(ctx, items); err != nil {
+		// The slots are claimed and perhaps published: the shard is
+		// checked again, which turns them into claims on their records.
+		out.recheck, out.err = true, err
+		out.results = append(out.results, unchanged(items)...)
+		return out
+	}
+	w.e.step(StepWindowPublished)
+	if err := w.recordWindow(ctx, items); err != nil {
+		out.recheck, out.err = true, err
+	}
+	w.e.step(StepWindowRecorded)
+	for _, it := range items {
+		out.results = append(out.results, it.r)
+	}
+	return out
+}
+
+// plainClaim reports whether d fires one regular slot and nothing else: no
+// catch-up, no misses or calendar skips to record, no cancel. Only such
+// slots go into a window; the others take the per-slot path.
+func plainClaim(d Decision) bool {
+	return d.Action == ActClaim && d.Reason == "" && d.Missed == 0 && d.Cancel == "" &&
+		len(d.Step.Skipped) == 0 && d.Step.SkippedCount == 0
+}
+
+// unchanged are the items' results when nothing of theirs was written.
+func unchanged(items []*windowItem) []result {
+	out := make([]result, len(items))
+	for i, it := range items {
+		out[i] = result{id: it.j.id, state: it.j.state, stateRev: it.j.stateRev, planned: it.j.planned, settled: it.j.settled, checked: it.j.checked}
+	}
+	return out
+}
+
+// publishWindow publishes every item's fire, each with its slot id as
+// Nats-Msg-Id, and waits for the acknowledgements; one not acknowledged is
+// published again (until shortly before the window expires). An item that
+// can never be published is recorded as failed.
+func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
+	js, stream := w.e.store.JetStream(), w.e.store.Layout().FiresStream
+	for _, it := range items {
+		msg, _ := w.e.fireMsg(it.j, it.claim, "")
+		it.sent = time.Now()
+		f, err := pipelined.Publish(ctx, js, msg, jetstream.WithMsgID(it.claim.ID(it.j.id)), jetstream.WithExpectStream(stream))
+		if err == nil {
+			it.fut = f
+		}
+	}
+	timer := pipeline.NewAckTimer()
+	defer timer.Stop()
+	for _, it := range items {
+		var err error
+		if it.fut != nil {
+			it.ack, err = timer.Await(it.fut, it.sent)
+		}
+		if it.fut == nil || err != nil {
+			w.e.step(StepRepublish)
+			it.ack, err = w.e.publish(ctx, it.j, it.claim, "")
+			if permanent(err) {
+				if ferr := w.e.failSlot(ctx, it.j, it.claim, err); ferr != nil {
+					return ferr
+				}
+				continue // settled as failed: no seq, a failed tick
+			}
+			if err != nil {
+				return fmt.Errorf("fire: window slot %s: %w", it.claim.ID(it.j.id), err)
+			}
+		} else {
+			w.e.published(it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
+		}
+		if it.ack != nil {
+			it.claim.Seq = it.ack.Sequence
+		}
+		w.e.step(StepWindowPublish)
+	}
+	return nil
+}
+
+// recordWindow writes each item's state record (by CAS on the revision it
+// was decided on, its claim carrying the fire's sequence) and its ledger
+// entry, without waiting for each acknowledgement. A state record that
+// changed meanwhile (an operator's pause, another instance) is read again
+// and the fire merged into it (see mergeFired).
+func (w worker) recordWindow(ctx context.Context, items []*windowItem) error {
+	type pending struct {
+		state, tick jetstream.PubAckFuture
+	}
+	futs := make([]pending, len(items))
+	for i, it := range items {
+		it.st.Claim = &it.claim
+		rev := it.j.stateRev
+		if f, err := w.e.store.UpdateStateAsync(ctx, it.j.id, it.st, rev); err == nil {
+			futs[i].state = f
+		}
+		if it.ack != nil {
+			if f, err := w.e.store.PutTickAsync(ctx, w.e.dispatchedTick(it.j, it.claim, it.ack)); err == nil {
+				futs[i].tick = f
+			}
+		}
+	}
+	timer := pipeline.NewAckTimer()
+	defer timer.Stop()
+	sent := time.Now()
+	var failed error
+	for i, it := range items {
+		var err error
+		var ack *jetstream.PubAck
+		if futs[i].state != nil {
+			ack, err = timer.Await(futs[i].state, sent)
+		}
+		switch {
+		case futs[i].state != nil && err == nil:
+			st := it.st
+			it.r.state, it.r.stateRev, it.r.planned = &st, ack.Sequence, false
+			it.r.settle(it.claim.Token)
+		default:
+			if merr := w.mergeFired(ctx, it); merr != nil {
+				failed = merr
+			}
+		}
+		if it.ack != nil {
+			if futs[i].tick != nil {
+				_, err = timer.Await(futs[i].tick, sent)
+			}
+			if futs[i].tick == nil || err != nil {
+				if terr := w.e.writeTick(ctx, it.j, it.claim, it.ack); terr != nil {
+					w.e.log.Warn("ledger entry of a window slot not written", "slot", it.claim.ID(it.j.id), "err", terr)
+				}
+			}
+			if it.ack.Duplicate {
+				w.e.notifySettled(it.j.id, "", true) // counted at the claim: taken back (see onSettle)
+			}
+		}
+	}
+	return failed
+}
+
+// mergeFired records a window's fired slot on a state record that changed
+// since the window was decided: it reads the record and, unless it shows
+// the slot already (Next past it, or its claim on it), writes the slot's
+// claim and the advanced Next into it by CAS, keeping what the change
+// set. A removed schedule keeps no record.
+func (w worker) mergeFired(ctx context.Context, it *windowItem) error {
+	for range maxSteps {
+		st, rev, err := w.e.store.GetState(ctx, it.j.id)
+		switch {
+		case errors.Is(err, kvstore.ErrNotFound):
+			it.r.state, it.r.stateRev, it.r.planned, it.r.absent = nil, 0, false, true
+			return nil
+		case err != nil && !errors.Is(err, kvstore.ErrInvalid):
+			return err
+		}
+		if shows(st, it.claim) {
+			it.r.state, it.r.stateRev, it.r.planned = &st, rev, false
+			return nil
+		}
+		merged := st
+		merged.Next, merged.Ended, merged.NextReason, merged.NextNominal = it.st.Next, it.st.Ended, it.st.NextReason, it.st.NextNominal
+		merged.Plan = it.st.Plan
+		merged.Fires++
+		merged.Claim = &it.claim
+		merged.UpdatedAt, merged.Owner = it.st.UpdatedAt, w.e.cfg.Instance
+		n, err := w.e.store.UpdateState(ctx, it.j.id, merged, rev)
+		if errors.Is(err, kvstore.ErrConflict) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		it.r.state, it.r.stateRev, it.r.planned = &merged, n, false
+		it.r.settle(it.claim.Token)
+		return nil
+	}
+	return fmt.Errorf("fire: state of %s changed at each of %d merges of window slot %s: %w", it.j.id, maxSteps, it.claim.ID(it.j.id), kvstore.ErrConflict)
+}
+
+// shows reports whether state st already accounts for claim c's slot: its
+// claim is on that slot, or its Next is past it (or the recurrence ended).
+func shows(st kvstore.State, c kvstore.Claim) bool {
+	if st.Claim != nil && st.Claim.SlotID == "" && st.Claim.Slot.Equal(c.Slot) {
+		return true
+	}
+	return st.Ended || st.Next.After(c.Slot)
+}
+
+// checkWindow reads the shard's window record, when this instance takes
+// the shard or after a window of its own did not finish. The loop then
+// has each slot it lists that no state record shows demoted: written into
+// that record as the window's claim (same token, owner and expiry), which
+// the per-slot protocol waits for, looks up in the ledger and takes over
+// if missing, exactly as a claim whose owner died. Nothing of the shard is
+// dispatched until then.
+func (w worker) checkWindow(ctx context.Context, wj *windowJob) windowResult {
+	out := windowResult{kind: windowCheck, shard: wj.shard, gen: wj.gen}
+	win, rev, err := w.e.store.GetWindow(ctx, wj.shard)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound):
+	case errors.Is(err, kvstore.ErrInvalid):
+		w.e.log.Warn("undecodable window record; the next window replaces it", "shard", wj.shard, "revision", rev, "err", err)
+		out.mark = windowMark{rev: rev}
+	case err != nil:
+		out.err = err
+	default:
+		out.mark, out.found = windowMark{rev: rev, seq: win.Seq}, &win
+	}
+	return out
+}
+
+// demote writes window win's claim on slot s into the schedule's state
+// record unless the record shows the slot already. known is the loop's
+// snapshot of the schedule (zero when it has none); a conflict re-reads.
+func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.WindowSlot, known job) error {
+	c := win.Claim(s)
+	if c.Slot.After(win.At.Add(windowSkew)) || c.Slot.IsZero() {
+		// A window claims due slots only: this record is forged or from a
+		// clock far off. Its slot is not made a claim (the schedule's own
+		// record decides when it fires).
+		w.e.log.Warn("window record lists a slot after its own time; ignored", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_at", win.At)
+		return nil
+	}
+	st, rev, exists := known.state, known.stateRev, known.state != nil && !known.planned
+	if known.id == "" {
+		exists = false
+		rec, r, err := w.e.store.GetState(ctx, s.Schedule)
+		switch {
+		case err == nil:
+			st, rev, exists = &rec, r, true
+		case errors.Is(err, kvstore.ErrNotFound):
+			switch _, serr := w.e.store.GetSpec(ctx, s.Schedule); {
+			case errors.Is(serr, kvstore.ErrNotFound):
+				return nil // removed: no record to write, nothing left to fire
+			case serr != nil && !errors.Is(serr, kvstore.ErrInvalid):
+				return serr
+			}
+		default:
+			return err
+		}
+	}
+	for range maxSteps {
+		var next kvstore.State
+		if exists {
+			if shows(*st, c) {
+				return nil
+			}
+			next = *st
+		} else if known.state != nil {
+			next = *known.state // a plan: its Plan and Next
+		}
+		if next.Next.IsZero() || next.Next.After(c.Slot) {
+			next.Next = c.Slot // Decide moves past the claim once it is settled
+		}
+		next.Claim, next.UpdatedAt, next.Owner = &c, w.e.cfg.Clock.Now().UTC(), w.e.cfg.Instance
+		next.Fires++
+		var err error
+		if exists {
+			_, err = w.e.store.UpdateState(ctx, s.Schedule, next, rev)
+		} else {
+			_, err = w.e.store.CreateState(ctx, s.Schedule, next)
+		}
+		if err == nil {
+			w.e.log.Info("window slot turned into a claim on its record", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_owner", win.Owner)
+			return nil
+		}
+		if !errors.Is(err, kvstore.ErrConflict) {
+			return err
+		}
+		rec, r, gerr := w.e.store.GetState(ctx, s.Schedule)
+		switch {
+		case gerr == nil:
+			st, rev, exists = &rec, r, true
+		case errors.Is(gerr, kvstore.ErrNotFound):
+			exists = false
+		default:
+			return gerr
+		}
+	}
+	return fmt.Errorf("fire: state of %s changed at each of %d attempts to record window slot %s: %w", s.Schedule, maxSteps, c.ID(s.Schedule), kvstore.ErrConflict)
+}

@@ -1,0 +1,287 @@
+package fires
+
+import (
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// windows is the loop's side of window claims: which shards' window
+// records were checked in the current lease tenure, the last record each
+// shard's windows were written over, and the due schedules waiting for
+// their shard's next window. Only the loop goroutine touches it.
+type windows struct {
+	checked  map[int]uint64 // shard -> lease generation whose record was checked
+	want     map[int]uint64 // shards to check, with the generation
+	checking map[int]bool   // a check or demote job is out
+	retryAt  map[int]time.Time
+	mark     map[int]windowMark
+	firing   map[int]bool     // a window of the shard is with a worker
+	pend     map[int][]string // due schedules waiting for the shard's next window
+	held     map[int][]string // due schedules waiting for the shard's check
+}
+
+func newWindows() windows {
+	return windows{checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
+		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]string{}, held: map[int][]string{}}
+}
+
+// windowRetry is how soon a failed check of a window record is tried again.
+const windowRetry = time.Second
+
+// gate reports whether schedules of shard may be dispatched: this
+// instance owns the shard and has checked its window record in the
+// current tenure. Otherwise the check is asked for.
+func (l *loop) gate(shard int) (owned, checked bool) {
+	gen, ok := l.e.leases.generation(shard)
+	if !ok {
+		return false, false
+	}
+	if l.win.checked[shard] == gen {
+		return true, true
+	}
+	l.win.want[shard] = gen
+	return true, false
+}
+
+// batchable reports whether en's due slot may go into a window: a plain
+// regular slot (no operator request, pause, overlap tracking, catch-up or
+// unsettled claim) that is on time. The worker's decision has the last
+// word (plainClaim); a slot it declines goes through the per-slot path.
+func (l *loop) batchable(en *entry, now time.Time) bool {
+	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || en.compiled.Policy.Overlap != kvstore.OverlapAllow ||
+		len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
+		return false
+	}
+	st := en.current()
+	if st == nil || st.Plan != en.compiled.Plan || st.Ended || st.Next.IsZero() || st.Next.After(now) ||
+		len(st.Triggers) > 0 || st.Backfill != nil || st.Paused != nil || st.SkipNext > 0 || st.Running != nil {
+		return false
+	}
+	if c := st.Claim; c != nil && c.Token != en.settled && !c.Settled() {
+		return false
+	}
+	threshold := en.compiled.Policy.MisfireThreshold
+	if threshold <= 0 {
+		threshold = l.e.cfg.MisfireThreshold
+	}
+	late := now.Sub(st.Next)
+	if late > threshold {
+		return false
+	}
+	if written := unixNano(en.written); !written.IsZero() && st.Next.Before(written.Add(-threshold)) {
+		return false // may predate the schedule: the per-slot path asks the spec's history
+	}
+	// A one-shot without a record whose record was deleted (a marker was
+	// seen), or late beyond what the duplicate window remembers: the
+	// per-slot path looks its slot up in the ledger first.
+	return en.state != nil || en.target.at == 0 || (en.stateRev == 0 && late < l.e.replayLimit())
+}
+
+// queue puts a due, batchable en on its shard's next window.
+func (l *loop) queue(en *entry, shard int) {
+	en.queued = true
+	l.win.pend[shard] = append(l.win.pend[shard], en.id)
+}
+
+// sendWindows hands out the window checks asked for and the shards' next
+// windows, as long as workers are free.
+func (l *loop) sendWindows(now time.Time) {
+	for shard, gen := range l.win.want {
+		if l.busy >= l.e.cfg.Workers {
+			return
+		}
+		if l.win.checking[shard] || now.Before(l.win.retryAt[shard]) {
+			continue
+		}
+		delete(l.win.want, shard)
+		if g, ok := l.e.leases.generation(shard); !ok || g != gen {
+			continue // asked for again by the next dispatch if still owned
+		}
+		l.win.checking[shard] = true
+		l.send(job{window: &windowJob{kind: windowCheck, shard: shard, gen: gen}})
+	}
+	for shard, ids := range l.win.pend {
+		if l.busy >= l.e.cfg.Workers {
+			return
+		}
+		if l.win.firing[shard] {
+			continue
+		}
+		owned, checked := l.gate(shard)
+		if !owned || !checked {
+			l.unqueue(shard)
+			continue
+		}
+		items, rest := l.windowItems(ids, now)
+		if len(rest) == 0 {
+			delete(l.win.pend, shard)
+		} else {
+			l.win.pend[shard] = rest
+		}
+		if len(items) == 0 {
+			continue
+		}
+		l.win.firing[shard] = true
+		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
+	}
+}
+
+// windowItems takes the next window's schedules from ids (at most
+// Config.WindowSlots, and a record of at most maxWindowBytes) and returns
+// the ids left for later. A schedule no longer batchable goes back to the
+// due index.
+func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []string) {
+	size := 0
+	for i, id := range ids {
+		if len(items) >= l.e.cfg.WindowSlots || size >= maxWindowBytes {
+			return items, ids[i:]
+		}
+		en := l.entries[id]
+		if en == nil || !en.queued {
+			continue
+		}
+		en.queued = false
+		if en.busy || !l.known(en) {
+			continue
+		}
+		if !l.batchable(en, now) {
+			l.schedule(en)
+			continue
+		}
+		en.busy = true
+		size += len(id) + 96
+		items = append(items, l.snapshot(en))
+	}
+	return items, nil
+}
+
+// unqueue parks the schedules waiting for shard's window: the shard is
+// no longer owned, or its record is to be checked first.
+func (l *loop) unqueue(shard int) {
+	for _, id := range l.win.pend[shard] {
+		if en := l.entries[id]; en != nil && en.queued {
+			en.queued = false
+			l.parked[id] = true
+		}
+	}
+	delete(l.win.pend, shard)
+}
+
+// snapshot is en's job.
+func (l *loop) snapshot(en *entry) job {
+	return job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+		planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
+}
+
+// onWindow takes a window job's outcome.
+func (l *loop) onWindow(wr *windowResult) {
+	now := l.e.cfg.Clock.Now()
+	switch wr.kind {
+	case windowFire:
+		l.win.firing[wr.shard] = false
+		if wr.mark.rev > 0 {
+			l.win.mark[wr.shard] = wr.mark
+		}
+		if wr.err != nil {
+			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
+		}
+		if wr.recheck {
+			delete(l.win.checked, wr.shard)
+		}
+		for _, id := range wr.declined {
+			if en := l.entries[id]; en != nil {
+				en.noWindow = true
+			}
+		}
+		for i := range wr.results {
+			l.applyResult(wr.results[i])
+		}
+	case windowCheck:
+		l.win.checking[wr.shard] = false
+		if wr.err != nil {
+			l.windowCheckFailed(wr, now)
+			return
+		}
+		l.win.mark[wr.shard] = wr.mark
+		if wr.found != nil {
+			if demote := l.undemoted(*wr.found); len(demote.Slots) > 0 {
+				l.win.checking[wr.shard] = true
+				l.send(job{window: &windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: l.knownOf(demote)}})
+				return
+			}
+		}
+		l.windowChecked(wr)
+	case windowDemote:
+		l.win.checking[wr.shard] = false
+		if wr.err != nil {
+			l.windowCheckFailed(wr, now)
+			return
+		}
+		l.windowChecked(wr)
+	}
+}
+
+// windowCheckFailed retries a shard's check after windowRetry.
+func (l *loop) windowCheckFailed(wr *windowResult, now time.Time) {
+	l.e.log.Warn("window record check failed; its shard waits and the check is retried", "shard", wr.shard, "retry_in", windowRetry, "err", wr.err)
+	l.win.want[wr.shard] = wr.gen
+	l.win.retryAt[wr.shard] = now.Add(windowRetry)
+}
+
+// windowChecked lets the shard's schedules be dispatched again.
+func (l *loop) windowChecked(wr *windowResult) {
+	l.win.checked[wr.shard] = wr.gen
+	delete(l.win.retryAt, wr.shard)
+	held := l.win.held[wr.shard]
+	delete(l.win.held, wr.shard)
+	for _, id := range held {
+		if en := l.entries[id]; en != nil {
+			l.schedule(en)
+		}
+	}
+}
+
+// hold keeps a due schedule of a shard whose window record is not checked
+// yet until it is (windowChecked).
+func (l *loop) holdFor(id string, shard int) {
+	l.win.held[shard] = append(l.win.held[shard], id)
+}
+
+// undemoted is win with only the slots whose state, as this instance
+// knows it, does not show them (the worker reads again on a conflict).
+func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
+	out := win
+	out.Slots = nil
+	for _, s := range win.Slots {
+		if en := l.entries[s.Schedule]; en != nil && en.state != nil && shows(*en.state, win.Claim(s)) {
+			continue
+		}
+		out.Slots = append(out.Slots, s)
+	}
+	return out
+}
+
+// knownOf are the loop's snapshots of win's schedules whose state it has
+// (stored or planned), by id.
+func (l *loop) knownOf(win kvstore.Window) map[string]job {
+	out := make(map[string]job, len(win.Slots))
+	for _, s := range win.Slots {
+		if en := l.entries[s.Schedule]; en != nil && l.known(en) && !en.busy {
+			out[s.Schedule] = l.snapshot(en)
+		}
+	}
+	return out
+}
+
+// nextRetry is the earliest time a failed window check is retried (zero:
+// none).
+func (l *loop) nextRetry() time.Time {
+	var first time.Time
+	for shard, at := range l.win.retryAt {
+		if _, want := l.win.want[shard]; want && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
+	}
+	return first
+}
