@@ -87,18 +87,29 @@ func TestFaultKillRandomInstance(t *testing.T) {
 }
 
 // TestFaultCrashAtEachStep: a scheduler crashes (JETSCHED_CRASH_AT, exit
-// status 3) at each step of the fire protocol; the other one takes over.
+// status 3) at each step of the fire protocol, per slot (window claims
+// off) and in a window (window claims always on); the other one takes over.
 func TestFaultCrashAtEachStep(t *testing.T) {
 	bin := schedulerBinary(t)
-	for _, step := range []string{"before-claim", "after-claim", "after-publish", "after-ledger"} {
+	perSlot := []string{"--window-slots", "0"}
+	windows := []string{"--window-busy", "0"}
+	for _, c := range []struct {
+		step string
+		args []string
+	}{
+		{"before-claim", perSlot}, {"after-claim", perSlot}, {"after-publish", perSlot}, {"after-ledger", perSlot},
+		{"before-window", windows}, {"after-window", windows}, {"window-publish", windows},
+		{"window-published", windows}, {"window-recorded", windows},
+	} {
+		step := c.step
 		t.Run(step, func(t *testing.T) {
 			t.Parallel()
 			name := "crash-" + step
 			srv := natstest.Start(t)
-			crasher := newSchedProc(t, bin, "crasher", schedulerArgs(srv.URL(), "crasher"),
+			crasher := newSchedProc(t, bin, "crasher", schedulerArgs(srv.URL(), "crasher", c.args...),
 				[]string{"JETSCHED_CRASH_AT=" + step + ":3"})
 			crasher.start()
-			survivor := newSchedProc(t, bin, "survivor", schedulerArgs(srv.URL(), "survivor"), nil)
+			survivor := newSchedProc(t, bin, "survivor", schedulerArgs(srv.URL(), "survivor", c.args...), nil)
 			survivor.start()
 			_, js := connectURLs(t, srv.URL())
 			store := openStore(t, js)
@@ -108,14 +119,7 @@ func TestFaultCrashAtEachStep(t *testing.T) {
 			putSchedules(t, store, ids)
 			fires := newFireLog(t, js)
 
-			code, exited := crasher.waitExit(12 * time.Second)
-			switch {
-			case !exited:
-				t.Errorf("JETSCHED_CRASH_AT=%s:3: the scheduler did not exit within 12s of the schedules' creation (is JETSCHED_CRASH_AT wired to the crash hook?)", step)
-				crasher.kill()
-			case code != 3:
-				t.Errorf("JETSCHED_CRASH_AT=%s:3: exit status %d, want 3", step, code)
-			default:
+			if crashed(t, crasher, step+":3", 12*time.Second) {
 				t.Logf("%s: crasher exited with status 3 after %s", name, time.Since(created).Round(100*time.Millisecond))
 			}
 			// The run ends 8s after the crash, past the 3s claim TTL of the

@@ -137,6 +137,24 @@ func (p *schedProc) waitExit(timeout time.Duration) (code int, exited bool) {
 	return p.WaitExit(timeout)
 }
 
+// crashed waits up to timeout for p, started with JETSCHED_CRASH_AT=spec,
+// to exit with status 3, and reports (as a test error) when it does not;
+// a process still running is killed.
+func crashed(t *testing.T, p *schedProc, spec string, timeout time.Duration) bool {
+	t.Helper()
+	code, exited := p.waitExit(timeout)
+	switch {
+	case !exited:
+		t.Errorf("JETSCHED_CRASH_AT=%s: the scheduler did not exit within %s (is the step reached, JETSCHED_CRASH_AT wired to the crash hook?)", spec, timeout)
+		p.kill()
+		return false
+	case code != 3:
+		t.Errorf("JETSCHED_CRASH_AT=%s: exit status %d, want 3", spec, code)
+		return false
+	}
+	return true
+}
+
 // startFleet starts one scheduler process per name against url, one after
 // the other, each with the contract's flags plus extra.
 func startFleet(t *testing.T, bin, url string, names []string, extra ...string) []*schedProc {

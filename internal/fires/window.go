@@ -14,11 +14,13 @@ import (
 )
 
 // Steps of a window claim (JETSCHED_CRASH_AT names them too): before the
-// window's CAS, after it, after each of its publishes is acknowledged,
-// after all of them, and after the state records and ledger entries.
+// window's CAS, after it, after each of its publishes is sent, after each
+// is acknowledged, after all of them, and after the state records and
+// ledger entries.
 const (
 	StepBeforeWindow    Step = "before-window"
 	StepAfterWindow     Step = "after-window"
+	StepWindowSend      Step = "window-send"
 	StepWindowPublish   Step = "window-publish"
 	StepWindowPublished Step = "window-published"
 	StepWindowRecorded  Step = "window-recorded"
@@ -213,6 +215,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		if err == nil {
 			it.fut = f
 		}
+		w.e.step(StepWindowSend)
 	}
 	timer := pipeline.NewAckTimer()
 	defer timer.Stop()

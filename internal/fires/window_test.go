@@ -1,0 +1,120 @@
+package fires_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// With windows always on, plain slots are claimed in windows: every slot
+// fires once, in cadence, and each record's claim carries the window's
+// name and the fire's sequence (settled by the record itself), with a
+// dispatched ledger entry of the same sequence.
+func TestWindowClaimsSettleByRecord(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	h.engine(fires.Config{WindowBusy: -1})
+	ids := []string{"w1", "w2", "w3", "w4", "w5", "w6"}
+	for _, id := range ids {
+		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
+	}
+	for _, id := range ids {
+		checkCadence(t, h.waitFires(id, 15*time.Second, atLeast(3)), time.Second)
+	}
+	windowed := 0
+	for _, id := range ids {
+		st, _ := h.record(id)
+		c := st.Claim
+		if c == nil || c.Window == "" {
+			continue
+		}
+		windowed++
+		if !c.Settled() {
+			t.Errorf("%s: window claim %+v has no sequence", id, c)
+			continue
+		}
+		tick := h.waitTick(c.ID(id))
+		if tick.Status != kvstore.TickDispatched || tick.Seq != c.Seq {
+			t.Errorf("%s: ledger %s/%d, the record's claim says seq %d", id, tick.Status, tick.Seq, c.Seq)
+		}
+	}
+	if windowed == 0 {
+		t.Fatal("no record shows a window claim: the slots did not go into windows")
+	}
+}
+
+// A window record left by an instance that died (or forged into the
+// bucket) is checked before its shard is dispatched: a listed slot that
+// no record shows becomes a claim on its record and is taken over once
+// expired (one fire, Sched-Reason takeover, not a second plain one); a
+// slot later than the window's own time is ignored; a schedule that does
+// not exist gets no record; an undecodable record on another shard is
+// replaced, and that shard fires as usual.
+func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	shards, err := h.store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	due := now.Add(-2 * time.Second).Truncate(time.Millisecond)
+	later := now.Add(time.Hour).Truncate(time.Millisecond)
+	h.put("orphan", kvstore.Spec{Workflow: "wf", At: &due})
+	h.put("future", kvstore.Spec{Workflow: "wf", At: &later})
+	shard := kvstore.ShardOf("orphan", shards)
+	win := kvstore.Window{Shard: shard, Seq: 7, Token: "ghost-token", Owner: "ghost", At: now.Add(-2 * time.Second), Expires: now.Add(-time.Second),
+		Slots: []kvstore.WindowSlot{{Schedule: "orphan", Slot: due}, {Schedule: "future", Slot: later}, {Schedule: "gone", Slot: due}}}
+	// "future" and "gone" may hash to another shard: the record names
+	// them anyway, as a forged one could.
+	if _, err := h.store.PutWindow(ctx, win, 0); err != nil {
+		t.Fatal(err)
+	}
+	other := -1
+	var otherID string
+	for i := range 200 {
+		id := "plain-" + string(rune('a'+i%26)) + string(rune('a'+i/26))
+		if s := kvstore.ShardOf(id, shards); s != shard {
+			other, otherID = s, id
+			break
+		}
+	}
+	if _, err := h.store.Leases().Put(ctx, kvstore.WindowKey(other), []byte("not a window")); err != nil {
+		t.Fatal(err)
+	}
+	h.put(otherID, kvstore.Spec{Workflow: "wf", Every: "1s"})
+
+	h.engine(fires.Config{ClaimTTL: 2 * time.Second})
+	got := h.waitFires("orphan", 15*time.Second, atLeast(1))
+	if got[0].meta.Reason != kvstore.ReasonTakeover {
+		t.Errorf("orphan's slot fired with reason %q, want %q (taken over from the window)", got[0].meta.Reason, kvstore.ReasonTakeover)
+	}
+	h.waitFires(otherID, 15*time.Second, atLeast(2))
+	// The one-shot ended with its one fire: its record moved past the
+	// window's slot instead of firing it again.
+	err = testwait.Until(10*time.Second, "orphan's record ended", func() error {
+		if st, _ := h.record("orphan"); !st.Ended {
+			return fmt.Errorf("record %+v", st)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	if n := len(h.of("orphan")); n != 1 {
+		t.Errorf("orphan fired %d times, want once", n)
+	}
+	if st, _, err := h.store.GetState(ctx, "future"); err == nil && st.Claim != nil {
+		t.Errorf("future: the forged slot %s became a claim %+v", later, st.Claim)
+	}
+	if _, _, err := h.store.GetState(ctx, "gone"); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Errorf("gone (no spec): a record was written for it (err %v)", err)
+	}
+}
