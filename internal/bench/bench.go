@@ -61,6 +61,10 @@ type Config struct {
 	// TimerWorkers is each scheduler's timer concurrency
 	// (timers.Config.Workers). Default timers.DefaultWorkers.
 	TimerWorkers int
+	// WindowSlots and WindowBusy are each scheduler's --window-slots and
+	// --window-busy (0: off, and always). Defaults fires.DefaultWindowSlots
+	// and half the workers; the zero Config leaves window claims off.
+	WindowSlots, WindowBusy int
 	// Workers is each scheduler's concurrency (fires.Config.Workers).
 	// Default 32, as `scheduler run`.
 	Workers int
@@ -116,6 +120,9 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: %s count %d: must not be negative", name, n)
 		}
 	}
+	if c.WindowSlots < 0 || c.WindowBusy < 0 {
+		return fmt.Errorf("bench: window slots %d, window busy %d: must not be negative", c.WindowSlots, c.WindowBusy)
+	}
 	if c.Workers < 0 {
 		return fmt.Errorf("bench: workers %d: must not be negative", c.Workers)
 	}
@@ -140,8 +147,11 @@ type Report struct {
 	BaselinePairsPerSec float64 `json:"baseline_pairs_per_sec"`
 	// BaselineTriplesPerSec adds the ledger put a fire also writes: the
 	// ceiling of a fire path that makes three writes per fire.
-	BaselineTriplesPerSec float64  `json:"baseline_triples_per_sec"`
-	Results               []Result `json:"results"`
+	BaselineTriplesPerSec float64 `json:"baseline_triples_per_sec"`
+	// Windows says how the schedulers claimed slots (window claims, and
+	// from how many busy workers, or one CAS per slot).
+	Windows string   `json:"windows"`
+	Results []Result `json:"results"`
 }
 
 // Result is one measured row. Zero fields were not measured by that
@@ -188,7 +198,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine()}}
+	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine(), Windows: windowsOf(cfg)}}
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -298,4 +308,15 @@ func (r *runner) progressDone() {
 	if r.cfg.Progress != nil {
 		fmt.Fprint(r.cfg.Progress, "\r\033[K")
 	}
+}
+
+// windowsOf describes cfg's window claims for the report.
+func windowsOf(cfg Config) string {
+	switch {
+	case cfg.WindowSlots == 0:
+		return "off: one claim CAS per slot"
+	case cfg.WindowBusy == 0:
+		return fmt.Sprintf("window claims of up to %d slots, always", cfg.WindowSlots)
+	}
+	return fmt.Sprintf("window claims of up to %d slots once %d workers are busy", cfg.WindowSlots, cfg.WindowBusy)
 }

@@ -101,7 +101,9 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		in.stop()
 		return nil, err
 	}
-	if in.fire, err = fires.New(fires.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers}); err != nil {
+	slots, busy := fires.WindowFlags(s.r.cfg.WindowSlots, s.r.cfg.WindowBusy)
+	if in.fire, err = fires.New(fires.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers,
+		WindowSlots: slots, WindowBusy: busy}); err != nil {
 		in.stop()
 		return nil, err
 	}

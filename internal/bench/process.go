@@ -52,7 +52,8 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 	args := append(conn.Args(), "--name-prefix", s.layout.Prefix, "--log-level", "error",
 		"run", "--instance", name,
 		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fires.DefaultWorkers)),
-		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)))
+		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)),
+		"--window-slots", strconv.Itoa(s.r.cfg.WindowSlots), "--window-busy", strconv.Itoa(s.r.cfg.WindowBusy))
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	// A bench process never writes an audit trail (or touches its stream).

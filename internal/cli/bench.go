@@ -104,6 +104,8 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
 	fl.IntVar(&cfg.TimerWorkers, "timer-workers", timers.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
+	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
+	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")

@@ -161,14 +161,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.ClaimTTL = f.claimTTL
 	cfg.Fire.MisfireThreshold = f.misfire
 	cfg.Fire.Workers = f.workers
-	cfg.Fire.WindowSlots = f.windowSlots
-	if f.windowSlots == 0 {
-		cfg.Fire.WindowSlots = -1 // off
-	}
-	cfg.Fire.WindowBusy = f.windowBusy
-	if f.windowBusy == 0 {
-		cfg.Fire.WindowBusy = -1 // always
-	}
+	cfg.Fire.WindowSlots, cfg.Fire.WindowBusy = fires.WindowFlags(f.windowSlots, f.windowBusy)
 	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events

@@ -154,7 +154,9 @@ func (ix *index) follow(ctx context.Context) error {
 	if err := drain(ctx, specs, func(e jetstream.KeyValueEntry) { ix.applySpec(ctx, e, false) }); err != nil {
 		return err
 	}
-	leases, err := ix.store.Leases().WatchAll(ctx)
+	// Shard leases and members only: the window claims (window.<n>) in
+	// the same bucket can be large and come often under load.
+	leases, err := ix.store.Leases().WatchFiltered(ctx, []string{"shard.*", "member.*"})
 	if err != nil {
 		return err
 	}

@@ -138,3 +138,17 @@ func randomID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// WindowFlags maps the command line's --window-slots and --window-busy,
+// where 0 means off and always, to Config.WindowSlots and
+// Config.WindowBusy.
+func WindowFlags(slots, busy int) (windowSlots, windowBusy int) {
+	windowSlots, windowBusy = slots, busy
+	if slots == 0 {
+		windowSlots = -1 // off
+	}
+	if busy == 0 {
+		windowBusy = -1 // always
+	}
+	return windowSlots, windowBusy
+}

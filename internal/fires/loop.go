@@ -73,7 +73,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		results:   make(chan result, e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
 		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
-		win:       newWindows(),
+		win:       newWindows(e.cfg.WindowSlots),
 	}
 }
 

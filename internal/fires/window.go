@@ -24,6 +24,9 @@ const (
 	StepWindowPublish   Step = "window-publish"
 	StepWindowPublished Step = "window-published"
 	StepWindowRecorded  Step = "window-recorded"
+	// StepWindowRefused: the server refused a window record for its size;
+	// its slots went per slot.
+	StepWindowRefused Step = "window-refused"
 )
 
 // DefaultWindowSlots is how many slots one window claim covers at most
@@ -88,6 +91,8 @@ type windowResult struct {
 	// recheck: the window CAS lost, or the window did not finish; the
 	// shard is checked again before anything of it is dispatched.
 	recheck bool
+	// tooLarge: the server refused the window record for its size.
+	tooLarge bool
 	// found is the window record a check read (nil: none, or garbage).
 	found *kvstore.Window
 	err   error
@@ -157,6 +162,17 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	}
 	w.e.step(StepBeforeWindow)
 	rev, err := w.e.store.PutWindow(ctx, win, wj.mark.rev)
+	if permanent(err) {
+		// The server refuses a record this large (a small max_payload):
+		// these slots go per slot, and the loop makes windows smaller.
+		w.e.step(StepWindowRefused)
+		out.tooLarge, out.err = true, err
+		for _, it := range items {
+			out.declined = append(out.declined, it.j.id)
+		}
+		out.results = append(out.results, unchanged(items)...)
+		return out
+	}
 	if err != nil {
 		out.recheck, out.err = true, err
 		out.results = append(out.results, unchanged(items)...)

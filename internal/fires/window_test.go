@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // With windows always on, plain slots are claimed in windows: every slot
@@ -116,5 +119,52 @@ func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 	}
 	if _, _, err := h.store.GetState(ctx, "gone"); !errors.Is(err, kvstore.ErrNotFound) {
 		t.Errorf("gone (no spec): a record was written for it (err %v)", err)
+	}
+}
+
+// A server whose max_payload is too small for a window record refuses
+// it: the window's slots go per slot at once (every one fires, once) and
+// the next windows are smaller, down to what the server takes.
+func TestWindowTooLargeForTheServer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.StartWith(t, &server.Options{MaxPayload: 4 << 10})
+	js, store := srv.Store(t)
+	h := &harness{t: t, srv: srv, js: js, store: store, added: make(chan struct{}, 1)}
+	h.subscribeFires()
+	var refused atomic.Int64
+	hook := func(s fires.Step) {
+		if s == fires.StepWindowRefused {
+			refused.Add(1)
+		}
+	}
+	h.engine(fires.Config{WindowBusy: -1, StepHook: hook})
+	ctx := context.Background()
+	shards, err := store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 120 schedules of one shard, due together: their window record
+	// (over 10 KiB) is bigger than the server takes.
+	var ids []string
+	for i := 0; len(ids) < 120; i++ {
+		id := fmt.Sprintf("big-window-schedule-with-a-long-name-%05d", i)
+		if kvstore.ShardOf(id, shards) == 0 {
+			ids = append(ids, id)
+		}
+	}
+	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	for _, id := range ids {
+		h.put(id, kvstore.Spec{Workflow: "wf", At: &at})
+	}
+	for _, id := range ids {
+		h.waitFires(id, 20*time.Second, atLeast(1))
+	}
+	for _, id := range ids {
+		if n := len(h.of(id)); n != 1 {
+			t.Errorf("%s fired %d times", id, n)
+		}
+	}
+	if refused.Load() == 0 {
+		t.Error("no window record was refused: the test did not make one too large")
 	}
 }

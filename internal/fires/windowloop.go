@@ -19,10 +19,13 @@ type windows struct {
 	firing   map[int]bool     // a window of the shard is with a worker
 	pend     map[int][]string // due schedules waiting for the shard's next window
 	held     map[int][]string // due schedules waiting for the shard's check
+	// limit is the most slots of a window: Config.WindowSlots, halved
+	// each time the server refuses a window record for its size.
+	limit int
 }
 
-func newWindows() windows {
-	return windows{checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
+func newWindows(limit int) windows {
+	return windows{limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
 		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]string{}, held: map[int][]string{}}
 }
 
@@ -128,13 +131,13 @@ func (l *loop) sendWindows(now time.Time) {
 }
 
 // windowItems takes the next window's schedules from ids (at most
-// Config.WindowSlots, and a record of at most maxWindowBytes) and returns
+// windows.limit, and a record of at most maxWindowBytes) and returns
 // the ids left for later. A schedule no longer batchable goes back to the
 // due index.
 func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []string) {
 	size := 0
 	for i, id := range ids {
-		if len(items) >= l.e.cfg.WindowSlots || size >= maxWindowBytes {
+		if len(items) >= l.win.limit || size >= maxWindowBytes {
 			return items, ids[i:]
 		}
 		en := l.entries[id]
@@ -183,7 +186,11 @@ func (l *loop) onWindow(wr *windowResult) {
 		if wr.mark.rev > 0 {
 			l.win.mark[wr.shard] = wr.mark
 		}
-		if wr.err != nil {
+		switch {
+		case wr.tooLarge:
+			l.win.limit = max(1, l.win.limit/2)
+			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", l.win.limit, "err", wr.err)
+		case wr.err != nil:
 			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
 		}
 		if wr.recheck {

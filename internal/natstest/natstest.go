@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -21,6 +22,7 @@ type Server struct {
 	storeDir string
 	port     int
 	srv      *natsembed.Server
+	base     *server.Options
 }
 
 // Start runs a single JetStream server on a random loopback port with its
@@ -33,9 +35,24 @@ func Start(t testing.TB) *Server {
 	return s
 }
 
+// StartWith is Start with server options set on top of a bare server's
+// (a small max_payload, say).
+func StartWith(t testing.TB, base *server.Options) *Server {
+	t.Helper()
+	s := &Server{t: t, storeDir: t.TempDir(), base: base}
+	s.start()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
 func (s *Server) start() {
 	s.t.Helper()
-	srv, err := natsembed.Start(context.Background(), natsembed.Config{StoreDir: s.storeDir, Port: s.port})
+	var base *server.Options
+	if s.base != nil {
+		o := *s.base
+		base = &o
+	}
+	srv, err := natsembed.Start(context.Background(), natsembed.Config{StoreDir: s.storeDir, Port: s.port, Base: base})
 	if err != nil {
 		s.t.Fatalf("start nats-server: %v", err)
 	}
