@@ -65,6 +65,11 @@ type Config struct {
 	// --window-busy (0: off, and always). Defaults fires.DefaultWindowSlots
 	// and half the workers; the zero Config leaves window claims off.
 	WindowSlots, WindowBusy int
+	// GCPercent is the collector's GOGC in effect (set by the caller) and
+	// GCSource where it came from; reported, and passed to the fleet's
+	// processes.
+	GCPercent int
+	GCSource  string
 	// Workers is each scheduler's concurrency (fires.Config.Workers).
 	// Default 32, as `scheduler run`.
 	Workers int
@@ -150,7 +155,9 @@ type Report struct {
 	BaselineTriplesPerSec float64 `json:"baseline_triples_per_sec"`
 	// Windows says how the schedulers claimed slots (window claims, and
 	// from how many busy workers, or one CAS per slot).
-	Windows string   `json:"windows"`
+	Windows string `json:"windows"`
+	// GC is the collector setting of the run (GOGC and its source).
+	GC      string   `json:"gc"`
 	Results []Result `json:"results"`
 }
 
@@ -198,7 +205,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine(), Windows: windowsOf(cfg)}}
+	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine(), Windows: windowsOf(cfg),
+		GC: fmt.Sprintf("GOGC %d (%s)", cfg.GCPercent, cmp.Or(cfg.GCSource, "default"))}}
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}

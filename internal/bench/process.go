@@ -54,6 +54,9 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fires.DefaultWorkers)),
 		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)),
 		"--window-slots", strconv.Itoa(s.r.cfg.WindowSlots), "--window-busy", strconv.Itoa(s.r.cfg.WindowBusy))
+	if s.r.cfg.GCPercent != 0 {
+		args = append(args, "--gc-percent", strconv.Itoa(s.r.cfg.GCPercent))
+	}
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	// A bench process never writes an audit trail (or touches its stream).

@@ -17,7 +17,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "jetsched bench  %s  %s, %d cores, %s  %s\n", rep.Started.Format("2006-01-02 15:04Z"),
 		rep.Machine.CPU, rep.Machine.Cores, rep.Machine.GoVersion, where)
 	fmt.Fprintf(w, "baseline: %.0f KV CAS + publish pairs/s (with the ledger put of a fire: %.0f triples/s)\n", rep.BaselinePairsPerSec, rep.BaselineTriplesPerSec)
-	fmt.Fprintf(w, "claims: %s\n\n", rep.Windows)
+	fmt.Fprintf(w, "claims: %s; collector: %s\n\n", rep.Windows, rep.GC)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "SCENARIO\tWHAT\tINST\tPER SEC\tx BASE\tP50 ms\tP99 ms\tMAX ms\tCPU s/1k\tSECONDS\tDUP\tGAPS\tOTHER\t")
 	for _, x := range rep.Results {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/bench"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/timers"
 )
 
@@ -83,6 +84,9 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 			if self, err := os.Executable(); err == nil {
 				cfg.Binary = self // the fleet runs `scheduler run` processes
 			}
+			// The in-process scheduler collects as `scheduler run` does
+			// (and so do the server and the measuring worker beside it).
+			cfg.GCPercent, cfg.GCSource = memlimit.SetGCPercent(cfg.GCPercent, os.Getenv)
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if rep != nil {
 				if werr := writeBench(a, rep, out); werr != nil && err == nil {
@@ -106,6 +110,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
+	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile to this file when the scale scenario measures RSS")

@@ -36,6 +36,7 @@ type daemonFlags struct {
 	misfire      time.Duration
 	workers      int
 	windowSlots  int
+	gcPercent    int
 	windowBusy   int
 	tworkers     int
 	tickTTL      time.Duration
@@ -75,6 +76,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
+	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&f.backfill, "max-backfill-slots", fires.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
@@ -266,7 +268,8 @@ and stream sequence (docs/fire-messages.md).`,
 			if err != nil {
 				return usageError{fmt.Errorf("--memory-limit: %w", err)}
 			}
-			cfg.Logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source)
+			gc, gcSource := memlimit.SetGCPercent(f.gcPercent, os.Getenv)
+			cfg.Logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source, "gc_percent", gc, "gc_percent_source", gcSource)
 			return daemon.Run(cmd.Context(), cfg)
 		},
 	}

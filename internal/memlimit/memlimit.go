@@ -64,6 +64,29 @@ func Apply(flag string, getenv func(string) string, root fs.FS) (Decision, error
 	return d, nil
 }
 
+// DefaultGCPercent is the collector's GOGC for a scheduler process unless
+// GOGC or a flag says otherwise. At Go's 100 on two cores, a scheduler
+// firing 10,000 slots a second (with an embedded server) collects about
+// every 0.7 s, and each collection's marking takes half the CPU for
+// 100-180 ms: the slots due meanwhile queue up, which was most of the
+// steady p99 lateness (75 ms at 100, 15 ms at 200; docs/performance.md).
+// 200 lets the heap grow to three times the live heap between
+// collections; a memory limit (Apply) still caps it.
+const DefaultGCPercent = 200
+
+// SetGCPercent sets the collector's GOGC to percent (negative: off)
+// unless a GOGC environment variable (getenv) set it already. It returns
+// what applies, and where it came from ("flag" or "GOGC").
+func SetGCPercent(percent int, getenv func(string) string) (applied int, source string) {
+	if v := getenv("GOGC"); v != "" {
+		old := debug.SetGCPercent(100)
+		debug.SetGCPercent(old) // read back what the runtime took from GOGC
+		return old, "GOGC"
+	}
+	debug.SetGCPercent(percent)
+	return percent, "flag"
+}
+
 // ParseSize reads a byte size: a number with an optional unit B, KB, MB,
 // GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), case
 // insensitive; "1.5GiB", "800MB", "1073741824".

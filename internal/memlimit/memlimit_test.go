@@ -86,3 +86,29 @@ func TestApply(t *testing.T) {
 		t.Fatal("a bad size was accepted")
 	}
 }
+
+// SetGCPercent sets GOGC from the flag, unless a GOGC environment variable
+// set it: then it reports the runtime's value and leaves it.
+func TestSetGCPercent(t *testing.T) {
+	before := debug.SetGCPercent(100)
+	t.Cleanup(func() { debug.SetGCPercent(before) })
+	noEnv := func(string) string { return "" }
+	if got, src := memlimit.SetGCPercent(250, noEnv); got != 250 || src != "flag" {
+		t.Fatalf("SetGCPercent(250) = %d, %q; want 250, flag", got, src)
+	}
+	if now := debug.SetGCPercent(250); now != 250 {
+		t.Fatalf("runtime GOGC %d after SetGCPercent(250)", now)
+	}
+	env := func(k string) string {
+		if k == "GOGC" {
+			return "250"
+		}
+		return ""
+	}
+	if got, src := memlimit.SetGCPercent(50, env); got != 250 || src != "GOGC" {
+		t.Fatalf("with GOGC set: SetGCPercent(50) = %d, %q; want the runtime's 250, GOGC", got, src)
+	}
+	if now := debug.SetGCPercent(250); now != 250 {
+		t.Fatalf("runtime GOGC %d: SetGCPercent overrode the environment's", now)
+	}
+}
