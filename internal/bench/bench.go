@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 )
@@ -70,6 +71,9 @@ type Config struct {
 	// processes.
 	GCPercent int
 	GCSource  string
+	// MemoryLimit is the soft memory limit in effect (set by the caller),
+	// reported.
+	MemoryLimit memlimit.Decision
 	// Workers is each scheduler's concurrency (fires.Config.Workers).
 	// Default 32, as `scheduler run`.
 	Workers int
@@ -206,7 +210,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	cfg = cfg.withDefaults()
 	r := &runner{cfg: cfg, rep: &Report{Started: time.Now().UTC(), Machine: machine(), Windows: windowsOf(cfg),
-		GC: fmt.Sprintf("GOGC %d (%s)", cfg.GCPercent, cmp.Or(cfg.GCSource, "default"))}}
+		GC: fmt.Sprintf("GOGC %d (%s), memory limit %s", cfg.GCPercent, cmp.Or(cfg.GCSource, "default"), limitOf(cfg.MemoryLimit))}}
 	if err := r.connect(ctx); err != nil {
 		return nil, err
 	}
@@ -327,4 +331,12 @@ func windowsOf(cfg Config) string {
 		return fmt.Sprintf("window claims of up to %d slots, always", cfg.WindowSlots)
 	}
 	return fmt.Sprintf("window claims of up to %d slots once %d workers are busy", cfg.WindowSlots, cfg.WindowBusy)
+}
+
+// limitOf describes a memory limit decision for the report.
+func limitOf(d memlimit.Decision) string {
+	if d.Limit <= 0 {
+		return "none (" + cmp.Or(d.Source, "not set") + ")"
+	}
+	return fmt.Sprintf("%d MiB (%s)", d.Limit>>20, d.Source)
 }

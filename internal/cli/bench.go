@@ -19,9 +19,10 @@ import (
 
 func (a *app) benchCommand() *cobra.Command {
 	var (
-		cfg     bench.Config
-		out     string
-		profile string
+		cfg         bench.Config
+		out         string
+		profile     string
+		memoryLimit string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -87,6 +88,11 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 			// The in-process scheduler collects as `scheduler run` does
 			// (and so do the server and the measuring worker beside it).
 			cfg.GCPercent, cfg.GCSource = memlimit.SetGCPercent(cfg.GCPercent, os.Getenv)
+			mem, err := memlimit.Apply(memoryLimit, os.Getenv, os.DirFS("/"))
+			if err != nil {
+				return usageError{fmt.Errorf("--memory-limit: %w", err)}
+			}
+			cfg.MemoryLimit = mem
 			rep, err := bench.Run(cmd.Context(), cfg)
 			if rep != nil {
 				if werr := writeBench(a, rep, out); werr != nil && err == nil {
@@ -110,6 +116,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
+	fl.StringVar(&memoryLimit, "memory-limit", memlimit.Auto, "as scheduler run --memory-limit (the whole bench process); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
