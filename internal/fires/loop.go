@@ -696,8 +696,14 @@ func (l *loop) overdue(tolerance time.Duration) []Overdue {
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now
-// owns.
+// owns, and sends the schedules held for a window check back through
+// dispatch (a lease that changed meanwhile needs its own check).
 func (l *loop) unpark() {
+	for shard := range l.win.held {
+		if !l.win.checking[shard] {
+			l.releaseHeld(shard)
+		}
+	}
 	for id := range l.parked {
 		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
 			continue

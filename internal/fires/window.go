@@ -27,6 +27,12 @@ const (
 	// StepWindowRefused: the server refused a window record for its size;
 	// its slots went per slot.
 	StepWindowRefused Step = "window-refused"
+	// StepWindowCheckFailed: reading a shard's window record failed; the
+	// check is retried. StepWindowCheckDeferred: a check came due for a
+	// shard not owned (any more, or anew): the schedules waiting for it
+	// went back through dispatch.
+	StepWindowCheckFailed   Step = "window-check-failed"
+	StepWindowCheckDeferred Step = "window-check-deferred"
 )
 
 // DefaultWindowSlots is how many slots one window claim covers at most

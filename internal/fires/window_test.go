@@ -168,3 +168,47 @@ func TestWindowTooLargeForTheServer(t *testing.T) {
 		t.Error("no window record was refused: the test did not make one too large")
 	}
 }
+
+// A shard's window check that fails while NATS is away, and is due again
+// while the lease is silent, must not leave the schedules waiting for it
+// behind: once the lease is back they go through dispatch again (found by
+// the bridge partition test: a one-shot never fired).
+func TestWindowCheckFailureWhileLeaseSilent(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	failed, deferred := make(chan struct{}, 16), make(chan struct{}, 16)
+	signal := func(ch chan struct{}) {
+		select {
+		case ch <- struct{}{}:
+		default: // a hook must not block
+		}
+	}
+	hook := func(s fires.Step) {
+		switch s {
+		case fires.StepWindowCheckFailed:
+			signal(failed)
+		case fires.StepWindowCheckDeferred:
+			signal(deferred)
+		}
+	}
+	e := h.engine(fires.Config{LeaseTTL: 2 * time.Second, ClaimTTL: 2 * time.Second, StepHook: hook})
+	ctx := context.Background()
+	testwait.Eventually(t, 10*time.Second, "the engine holds every shard", func() bool {
+		n, err := h.store.Shards(ctx)
+		return err == nil && e.LeasesHeld() == n
+	})
+	at := time.Now().Add(1500 * time.Millisecond).Truncate(time.Millisecond)
+	h.put("away", kvstore.Spec{Workflow: "wf", At: &at, MisfireThreshold: "1m"})
+	// NATS goes away just before the slot (less than the lease's 90% of
+	// silence before it): the shard's check, asked for by its first due
+	// schedule, fails, and its retry a second later finds the lease silent.
+	time.Sleep(time.Until(at.Add(-300 * time.Millisecond))) // real time on purpose: the outage must straddle the slot
+	h.srv.Shutdown()
+	testwait.Receive(t, 20*time.Second, "the shard's window check failed", failed)
+	testwait.Receive(t, 10*time.Second, "the check's retry deferred for a silent lease", deferred)
+	h.srv.Restart()
+	got := h.waitFires("away", 30*time.Second, atLeast(1))
+	if n := len(got); n != 1 {
+		t.Errorf("fired %d times, want once", n)
+	}
+}

@@ -99,7 +99,12 @@ func (l *loop) sendWindows(now time.Time) {
 		}
 		delete(l.win.want, shard)
 		if g, ok := l.e.leases.generation(shard); !ok || g != gen {
-			continue // asked for again by the next dispatch if still owned
+			// Not owned now, or owned anew: the schedules waiting for
+			// this check go back through dispatch, which parks them or
+			// asks for the new tenure's check. Never left waiting.
+			l.releaseHeld(shard)
+			l.e.step(StepWindowCheckDeferred)
+			continue
 		}
 		l.win.checking[shard] = true
 		l.send(job{window: &windowJob{kind: windowCheck, shard: shard, gen: gen}})
@@ -232,6 +237,7 @@ func (l *loop) onWindow(wr *windowResult) {
 // windowCheckFailed retries a shard's check after windowRetry.
 func (l *loop) windowCheckFailed(wr *windowResult, now time.Time) {
 	l.e.log.Warn("window record check failed; its shard waits and the check is retried", "shard", wr.shard, "retry_in", windowRetry, "err", wr.err)
+	l.e.step(StepWindowCheckFailed)
 	l.win.want[wr.shard] = wr.gen
 	l.win.retryAt[wr.shard] = now.Add(windowRetry)
 }
@@ -240,8 +246,15 @@ func (l *loop) windowCheckFailed(wr *windowResult, now time.Time) {
 func (l *loop) windowChecked(wr *windowResult) {
 	l.win.checked[wr.shard] = wr.gen
 	delete(l.win.retryAt, wr.shard)
-	held := l.win.held[wr.shard]
-	delete(l.win.held, wr.shard)
+	l.releaseHeld(wr.shard)
+}
+
+// releaseHeld sends the schedules held for shard's check back to the due
+// index (dispatch then parks them, or holds them for the current tenure's
+// check).
+func (l *loop) releaseHeld(shard int) {
+	held := l.win.held[shard]
+	delete(l.win.held, shard)
 	for _, id := range held {
 		if en := l.entries[id]; en != nil {
 			l.schedule(en)
