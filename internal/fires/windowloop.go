@@ -87,9 +87,35 @@ func (l *loop) queue(en *entry, shard int) {
 	l.win.pend[shard] = append(l.win.pend[shard], en.id)
 }
 
-// sendWindows hands out the window checks asked for and the shards' next
-// windows, as long as workers are free.
+// sendWindows hands out the shards' next windows and the window checks
+// asked for (by dispatch, or by a window queue whose shard must be
+// checked first: so the checks come last), as long as workers are free.
+// When they are not, a worker's result brings the loop back here.
 func (l *loop) sendWindows(now time.Time) {
+	for shard, ids := range l.win.pend {
+		if l.busy >= l.e.cfg.Workers {
+			return
+		}
+		if l.win.firing[shard] {
+			continue
+		}
+		owned, checked := l.gate(shard)
+		if !owned || !checked {
+			l.unqueue(shard, owned)
+			continue
+		}
+		items, rest := l.windowItems(ids, now)
+		if len(rest) == 0 {
+			delete(l.win.pend, shard)
+		} else {
+			l.win.pend[shard] = rest
+		}
+		if len(items) == 0 {
+			continue
+		}
+		l.win.firing[shard] = true
+		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
+	}
 	for shard, gen := range l.win.want {
 		if l.busy >= l.e.cfg.Workers {
 			return
@@ -108,30 +134,6 @@ func (l *loop) sendWindows(now time.Time) {
 		}
 		l.win.checking[shard] = true
 		l.send(job{window: &windowJob{kind: windowCheck, shard: shard, gen: gen}})
-	}
-	for shard, ids := range l.win.pend {
-		if l.busy >= l.e.cfg.Workers {
-			return
-		}
-		if l.win.firing[shard] {
-			continue
-		}
-		owned, checked := l.gate(shard)
-		if !owned || !checked {
-			l.unqueue(shard)
-			continue
-		}
-		items, rest := l.windowItems(ids, now)
-		if len(rest) == 0 {
-			delete(l.win.pend, shard)
-		} else {
-			l.win.pend[shard] = rest
-		}
-		if len(items) == 0 {
-			continue
-		}
-		l.win.firing[shard] = true
-		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
 	}
 }
 
@@ -164,12 +166,20 @@ func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []str
 	return items, nil
 }
 
-// unqueue parks the schedules waiting for shard's window: the shard is
-// no longer owned, or its record is to be checked first.
-func (l *loop) unqueue(shard int) {
+// unqueue takes the schedules waiting for shard's window off it: parked
+// when the shard is no longer owned (a lease change unparks them), held
+// for the shard's check when it is owned but to be checked first (the
+// check releases them).
+func (l *loop) unqueue(shard int, owned bool) {
 	for _, id := range l.win.pend[shard] {
-		if en := l.entries[id]; en != nil && en.queued {
-			en.queued = false
+		en := l.entries[id]
+		if en == nil || !en.queued {
+			continue
+		}
+		en.queued = false
+		if owned {
+			l.holdFor(id, shard)
+		} else {
 			l.parked[id] = true
 		}
 	}

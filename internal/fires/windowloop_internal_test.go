@@ -1,0 +1,83 @@
+package fires
+
+import (
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// The loop's bookkeeping of schedules waiting for a window, without NATS:
+// every state it can leave a due schedule in (queued on a window, held
+// for a shard's check, parked for a lease) leads back to dispatch. These
+// paths are where a schedule could otherwise wait for ever.
+func windowLoop(t *testing.T) (*loop, *clock.Fake, *entry) {
+	t.Helper()
+	c, fake := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
+	cfg := Config{Clock: c, Workers: 4, WindowBusy: -1}.withDefaults()
+	e := &Engine{cfg: cfg, log: slog.New(slog.DiscardHandler), shards: 1}
+	e.leases = newLeases(nil, nil, "i", 1, 10*time.Second, c, e.log, func(kvstore.Event) {})
+	e.leases.held[0] = heldLease{renewed: c.Now(), gen: 1}
+	l := newLoop(e, nil, nil, nil, nil)
+	l.statesLoaded, l.specsLoaded, l.calsLoaded = true, true, true
+	compiled, err := kvstore.Spec{Workflow: "wf", Every: "1s"}.CompileShared("a", nil, &e.interner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	en := &entry{id: "a", compiled: compiled, target: target{workflow: "wf"}}
+	en.plan = &plan{next: c.Now()}
+	l.entries["a"] = en
+	return l, fake, en
+}
+
+// A schedule queued on a window whose shard must be checked again (a
+// window of its own failed) is held for that check, and the check's
+// success puts it back in the due index.
+func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
+	l, _, en := windowLoop(t)
+	l.win.checked[0] = 1
+	l.queue(en, 0)
+	delete(l.win.checked, 0) // a failed window asked for a recheck
+	l.sendWindows(l.e.cfg.Clock.Now())
+	if en.queued || l.parked["a"] || len(l.win.held[0]) != 1 {
+		t.Fatalf("queued %v parked %v held %v: want held for the check", en.queued, l.parked["a"], l.win.held[0])
+	}
+	var j job
+	select {
+	case j = <-l.jobs:
+	default:
+		t.Fatal("no job sent: the shard's check was asked for but not sent")
+	}
+	if j.window == nil || j.window.kind != windowCheck {
+		t.Fatalf("job %+v: want the shard's check", j)
+	}
+	l.busy--
+	l.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
+	if _, ok := l.index.Due("a"); !ok {
+		t.Fatal("after the check the schedule is not in the due index")
+	}
+}
+
+// A check that comes due for a shard no longer owned releases what it
+// held; a lease change releases what waits for a check not running.
+func TestHeldScheduleReleasedWhenTheLeaseChanges(t *testing.T) {
+	l, fake, _ := windowLoop(t)
+	l.holdFor("a", 0)
+	l.win.want[0] = 1
+	fake.Advance(20 * time.Second) // the lease is silent: not owned
+	l.sendWindows(l.e.cfg.Clock.Now())
+	if len(l.win.held[0]) != 0 {
+		t.Fatalf("held %v after a deferred check", l.win.held[0])
+	}
+	if _, ok := l.index.Due("a"); !ok {
+		t.Fatal("a deferred check did not send the schedule back to the due index")
+	}
+	l.index.Remove("a")
+	l.holdFor("a", 0)
+	l.unpark()
+	if _, ok := l.index.Due("a"); !ok || len(l.win.held[0]) != 0 {
+		t.Fatal("a lease change did not release the held schedule")
+	}
+}
