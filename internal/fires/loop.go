@@ -375,11 +375,18 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	if kv.Revision() <= en.stateRev {
 		return // our own write, echoed, or older news
 	}
-	if en.busy {
-		// Most likely the echo of the worker's own write: decoded only if
-		// the worker's result turns out older.
+	if en.busy || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
+		// Busy: most likely the echo of the worker's own write, decoded
+		// only if the worker's result turns out older. Another
+		// instance's shard: kept as it came, decoded only once this
+		// instance owns the shard (schedule), so that a fleet does not
+		// decode every instance's writes everywhere.
 		if en.pending == nil || kv.Revision() > en.pending.Revision() {
 			en.pending = kv
+		}
+		if !en.busy {
+			l.index.Remove(id)
+			l.parked[id] = true
 		}
 		return
 	}
@@ -388,8 +395,23 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	l.fetchSpec(en)
 }
 
+// applyPending makes en's undecoded newer state record its state.
+func (l *loop) applyPending(en *entry) {
+	p := en.pending
+	if p == nil {
+		return
+	}
+	en.pending = nil
+	if p.Revision() > en.stateRev {
+		l.applyState(en, p)
+	}
+}
+
 // applyState makes a watched state record the entry's state.
 func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
+	if p := en.pending; p != nil && p.Revision() <= kv.Revision() {
+		en.pending = nil // older news
+	}
 	en.stateRev, en.plan = kv.Revision(), nil
 	if isDelete(kv) {
 		en.state = nil
@@ -436,12 +458,7 @@ func (l *loop) applyResult(r result) {
 	case r.stateRev > en.stateRev:
 		en.stateRev, en.state, en.plan = r.stateRev, r.state, nil
 	}
-	if p := en.pending; p != nil {
-		en.pending = nil
-		if p.Revision() > en.stateRev {
-			l.applyState(en, p) // someone else wrote after the worker
-		}
-	}
+	l.applyPending(en) // someone else wrote after the worker, if newer
 	if r.settledNow {
 		en.settled = r.settled // (an earlier token never overwrites onSettle's news)
 	}
@@ -532,6 +549,14 @@ func (l *loop) schedule(en *entry) {
 		l.index.Remove(en.id)
 		return
 	}
+	if en.pending != nil {
+		if !l.e.leases.owns(kvstore.ShardOf(en.id, l.e.shards)) {
+			l.index.Remove(en.id) // another instance's: looked at when owned
+			l.parked[en.id] = true
+			return
+		}
+		l.applyPending(en)
+	}
 	now := l.e.cfg.Clock.Now()
 	if en.state == nil && en.plan == nil {
 		l.plan(en, now)
@@ -564,6 +589,7 @@ func (l *loop) plan(en *entry, now time.Time) {
 // state through a worker, so that the loop never does I/O.
 func (l *loop) removeEntry(en *entry) {
 	l.index.Remove(en.id)
+	l.applyPending(en) // its record is deleted at its latest revision
 	if en.state == nil {
 		delete(l.entries, en.id)
 		return
@@ -675,7 +701,7 @@ func (l *loop) reportRecovery() {
 	}
 	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
 	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
-		Reason: fmt.Sprintf("%d schedules: %d overdue (misfire policies apply), %d recent claims of other instances to check, %d invalid", len(l.entries), overdue, unsettled, invalid),
+		Reason: fmt.Sprintf("%d schedules: in this instance's shards %d overdue (misfire policies apply) and %d recent claims of other instances to check; %d invalid", len(l.entries), overdue, unsettled, invalid),
 		Count:  uint64(overdue)})
 }
 
