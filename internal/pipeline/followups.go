@@ -87,7 +87,7 @@ func (f *Followups) PutTick(ctx context.Context, t kvstore.Tick) error {
 // DeleteTimer sends the delete of a fired timer at revision rev. A timer
 // registered again meanwhile (a newer revision) stays.
 func (f *Followups) DeleteTimer(ctx context.Context, key string, rev uint64) error {
-	fut, err := f.store.DeleteTimerAsync(key, rev)
+	fut, err := f.store.DeleteTimerAsync(ctx, key, rev)
 	if err != nil {
 		return err
 	}
