@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -191,22 +192,44 @@ func TestWindowCheckFailureWhileLeaseSilent(t *testing.T) {
 			signal(deferred)
 		}
 	}
-	e := h.engine(fires.Config{LeaseTTL: 2 * time.Second, ClaimTTL: 2 * time.Second, StepHook: hook})
+	// The engine's clock is a fake one: the test decides when the slot
+	// falls due (with NATS away) and when the lease's silence passes its
+	// guard, instead of timing an outage around them.
+	clk, fake := clock.NewFake(time.Now())
+	e := h.engine(fires.Config{Clock: clk, LeaseTTL: 10 * time.Second, StepHook: hook})
 	ctx := context.Background()
 	testwait.Eventually(t, 10*time.Second, "the engine holds every shard", func() bool {
 		n, err := h.store.Shards(ctx)
 		return err == nil && e.LeasesHeld() == n
 	})
-	at := time.Now().Add(1500 * time.Millisecond).Truncate(time.Millisecond)
-	h.put("away", kvstore.Spec{Workflow: "wf", At: &at, MisfireThreshold: "1m"})
-	// NATS goes away just before the slot (less than the lease's 90% of
-	// silence before it): the shard's check, asked for by its first due
-	// schedule, fails, and its retry a second later finds the lease silent.
-	time.Sleep(time.Until(at.Add(-300 * time.Millisecond))) // real time on purpose: the outage must straddle the slot
+	at := fake.Now().Add(2 * time.Second).Truncate(time.Millisecond)
+	h.put("away", kvstore.Spec{Workflow: "wf", At: &at, MisfireThreshold: "1h"})
+	testwait.Eventually(t, 10*time.Second, "the loop's timer set for the slot", func() bool { return fake.ArmedFor(at) })
+	// NATS goes away, then the slot falls due (2s into the lease's 9s of
+	// tolerated silence): the shard's check, asked for by its first due
+	// schedule, fails.
 	h.srv.Shutdown()
+	fake.Set(at)
 	testwait.Receive(t, 20*time.Second, "the shard's window check failed", failed)
+	retry := fake.Now().Add(time.Second)
+	testwait.Eventually(t, 10*time.Second, "the check's retry timer", func() bool { return fake.ArmedFor(retry) })
+	// Its retry comes after the guard: the lease is silent.
+	fake.Advance(10 * time.Second)
 	testwait.Receive(t, 10*time.Second, "the check's retry deferred for a silent lease", deferred)
 	h.srv.Restart()
+	// NATS is back: the lease keeper renews at its next round (a third of
+	// the TTL on the fake clock), and the schedule must fire. Each poll
+	// moves the fake clock on a second, so that the keeper's rounds come.
+	err := testwait.Until(30*time.Second, "the slot fired after NATS came back", func() error {
+		if len(h.of("away")) > 0 {
+			return nil
+		}
+		fake.Advance(time.Second)
+		return errors.New("not fired yet")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := h.waitFires("away", 30*time.Second, atLeast(1))
 	if n := len(got); n != 1 {
 		t.Errorf("fired %d times, want once", n)
