@@ -23,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -31,8 +32,10 @@ import (
 )
 
 // TestFaultKillRandomInstance: three scheduler processes, 500 schedules
-// every second with fire_all; for a minute, every 3-6s one instance is
-// SIGKILLed and restarted under the same name 1-2s later.
+// every second with fire_all; for a minute, one instance after another is
+// SIGKILLed (each time the fleet has fired every schedule since the last
+// victim came back) and restarted under the same name: at once, or once
+// the survivors hold its shards.
 func TestFaultKillRandomInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a minute of SIGKILLs (./test.sh and CI run it)")
@@ -51,15 +54,12 @@ func TestFaultKillRandomInstance(t *testing.T) {
 
 	chaosEnd := time.Now().Add(60 * time.Second)
 	kills := 0
-	next := time.Now()
-	for {
-		// Kills 3-6s apart; each victim is back 1-2s after its kill,
-		// before the next kill.
-		next = next.Add(randDuration(3*time.Second, 6*time.Second))
-		if next.After(chaosEnd) {
-			break
+	for time.Now().Before(chaosEnd) {
+		// The next kill comes once the fleet has fired a slot of every
+		// schedule since the last victim came back (or since the start).
+		if behind := fires.waitAllReach(ids, time.Now().Add(slotStep), 30*time.Second); len(behind) > 0 {
+			t.Fatalf("%d schedules stopped firing between kills, e.g. %v", len(behind), first(behind, 5))
 		}
-		time.Sleep(time.Until(next)) // real time on purpose: the chaos kills every 3-6s
 		for _, p := range procs {
 			if !p.running() {
 				t.Fatalf("scheduler %s exited on its own (status %d)", p.name, p.exitCode())
@@ -68,9 +68,22 @@ func TestFaultKillRandomInstance(t *testing.T) {
 		victim := procs[rand.IntN(len(procs))]
 		victim.kill()
 		kills++
-		// Real time on purpose: the victim stays down 1-2s, as a crashed
-		// process does before its supervisor restarts it.
-		time.Sleep(randDuration(time.Second, 2*time.Second))
+		// Half the victims come back at once, while their leases still
+		// live (a supervisor restarting a crashed process); the others
+		// once the survivors hold every shard the victim held.
+		if rand.IntN(2) == 0 {
+			err := testwait.Until(30*time.Second, "the survivors hold "+victim.name+"'s shards", func() error {
+				for shard, owner := range store.LeaseOwners(context.Background()) {
+					if owner == victim.name {
+						return fmt.Errorf("shard %d still leased to %s", shard, owner)
+					}
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
 		victim.start()
 		_ = fires.sync() // read while the chaos goes on; errors are retried later
 	}
@@ -134,9 +147,9 @@ func TestFaultCrashAtEachStep(t *testing.T) {
 	}
 }
 
-// TestFaultServerRestart: the NATS server goes down for two seconds and
-// comes back on the same port and store; the schedulers reconnect and
-// catch up.
+// TestFaultServerRestart: the NATS server goes down until every scheduler
+// has seen it go and a due slot has failed to be fired for it, then comes
+// back on the same port and store; the schedulers reconnect and catch up.
 func TestFaultServerRestart(t *testing.T) {
 	const name = "server-restart"
 	bin := schedulerBinary(t)
@@ -154,10 +167,32 @@ func TestFaultServerRestart(t *testing.T) {
 	if behind := fires.waitAllReach(ids, created.Add(2*slotStep), 30*time.Second); len(behind) > 0 {
 		t.Fatalf("%s: %d schedules did not fire before the outage, e.g. %v", name, len(behind), first(behind, 5))
 	}
+	offsets := make([]int64, len(procs))
+	for i, p := range procs {
+		offsets[i] = faulttest.LogSize(p.LogPath)
+	}
 	srv.Shutdown()
 	down := time.Now()
-	time.Sleep(2 * time.Second) // real time on purpose: the outage lasts two seconds
-	srv.Restart()               // same port, same store
+	// The outage lasts until every scheduler has logged the disconnect and
+	// one of them a due slot it could not act on.
+	err := testwait.Until(60*time.Second, "every scheduler disconnected and a due slot failed", func() error {
+		failed := false
+		for i, p := range procs {
+			if !faulttest.LogHas(p.LogPath, offsets[i], "disconnected from NATS") {
+				return fmt.Errorf("%s has not logged the disconnect", p.name)
+			}
+			failed = failed || faulttest.LogHas(p.LogPath, offsets[i], "schedule step failed") ||
+				faulttest.LogHas(p.LogPath, offsets[i], "window claim did not finish")
+		}
+		if !failed {
+			return errors.New("no scheduler has failed a due slot yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Restart() // same port, same store
 	t.Logf("%s: server down for %s", name, time.Since(down).Round(10*time.Millisecond))
 
 	// Fires resume: every schedule fires a slot after the restart.
@@ -228,7 +263,11 @@ func TestFaultClusterLeaderLoss(t *testing.T) {
 	newLeader, _ := streamLeader(js, "SCHED_FIRES")
 	t.Logf("%s: new SCHED_FIRES leader %s", name, newLeader)
 
-	time.Sleep(5 * time.Second) // real time on purpose: the lost node stays down 5s more
+	// The lost node stays down while the two others carry two more slots
+	// of every schedule.
+	if behind := fires.waitAllReach(ids, time.Now().Add(2*slotStep), 30*time.Second); len(behind) > 0 {
+		t.Errorf("%s: %d schedules did not fire on the two remaining nodes, e.g. %v", name, len(behind), first(behind, 5))
+	}
 	c.start(victim)
 	// The run ends 10s after the node is back; settle waits until every
 	// schedule has fired past it.
@@ -424,7 +463,24 @@ func TestFaultRestartAllInstances(t *testing.T) {
 		p.kill()
 	}
 	down := time.Now()
-	time.Sleep(3 * time.Second) // real time on purpose: the outage lasts three seconds, slots fall due meanwhile
+	// The outage lasts until a slot of every sampled schedule is overdue
+	// by a whole step with no scheduler running, as their state records
+	// show.
+	err := testwait.Until(60*time.Second, "schedules overdue while every scheduler is down", func() error {
+		for _, id := range first(ids, 10) {
+			st, _, err := store.GetState(context.Background(), id)
+			if err != nil {
+				return err
+			}
+			if !st.Next.Before(time.Now().Add(-slotStep)) {
+				return fmt.Errorf("%s: next slot %s not overdue by %s yet", id, st.Next.Format(time.RFC3339Nano), slotStep)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// All three at once; the time counts from their launch, not from when
 	// they say they are ready.
 	back := time.Now()
@@ -443,7 +499,7 @@ func TestFaultRestartAllInstances(t *testing.T) {
 	}
 	// The first slot due after the kill, for every schedule.
 	firstMissed := down.Truncate(slotStep).Add(slotStep)
-	err := testwait.Until(60*time.Second, "a first fire of the outage", func() error {
+	err = testwait.Until(60*time.Second, "a first fire of the outage", func() error {
 		if err := fires.sync(); err != nil {
 			return err
 		}

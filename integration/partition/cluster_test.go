@@ -251,49 +251,59 @@ func streamLeader(js jetstream.JetStream, stream string) (string, error) {
 
 // moveLeader asks a stream's leader to step down in favour of server
 // (JetStream's preferred placement, server 2.11+), and waits until server
-// leads it.
+// leads it. After each request it waits for the election the request
+// started (the leader changes) before looking again.
 func moveLeader(nc *nats.Conn, js jetstream.JetStream, stream, server string) error {
-	return poll(30*time.Second, 500*time.Millisecond, func() error {
-		leader, err := streamLeader(js, stream)
-		if err != nil {
+	deadline := time.Now().Add(30 * time.Second)
+	var lastErr error
+	for {
+		var leader string
+		if err := testwait.Until(10*time.Second, stream+" has a leader", func() (err error) {
+			leader, err = streamLeader(js, stream)
+			return err
+		}); err != nil {
 			return err
 		}
 		if leader == server {
 			return nil
 		}
-		body, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": server}})
-		msg, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, body, 5*time.Second)
-		if err != nil {
-			return fmt.Errorf("step down %s: %w", stream, err)
+		if time.Now().After(deadline) {
+			return fmt.Errorf("after 30s: %s led by %s, not %s (last step-down: %v)", stream, leader, server, lastErr)
 		}
-		var resp struct {
-			Error *struct {
-				Description string `json:"description"`
-			} `json:"error"`
-		}
-		if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
-			return fmt.Errorf("step down %s: %s", stream, resp.Error.Description)
-		}
-		return fmt.Errorf("%s led by %s, asked to move to %s", stream, leader, server)
-	})
+		lastErr = stepDown(nc, stream, server)
+		// The election the step-down started: a different leader (or the
+		// same one again, elected anew, which the next round asks again).
+		_ = testwait.Until(10*time.Second, stream+" leaves "+leader, func() error {
+			l, err := streamLeader(js, stream)
+			if err != nil {
+				return err
+			}
+			if l == leader {
+				return fmt.Errorf("still led by %s", l)
+			}
+			return nil
+		})
+	}
 }
 
-// poll calls cond every interval until it returns nil or timeout passes;
-// the error is cond's last one. Waits use testwait.Until; poll is for
-// checks that act (moveLeader asks for a step-down at each one), which
-// must not come faster than the cluster can answer them.
-func poll(timeout, interval time.Duration, cond func() error) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		err := cond()
-		if err == nil {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("after %s: %w", timeout, err)
-		}
-		time.Sleep(interval) // real time on purpose: paces the actions, an election takes about a second
+// stepDown asks stream's leader to step down in favour of server; the
+// server may refuse (a replica not caught up yet), and moveLeader asks
+// again after the next election or its wait.
+func stepDown(nc *nats.Conn, stream, server string) error {
+	body, _ := json.Marshal(map[string]any{"placement": map[string]string{"preferred": server}})
+	msg, err := nc.Request("$JS.API.STREAM.LEADER.STEPDOWN."+stream, body, 5*time.Second)
+	if err != nil {
+		return fmt.Errorf("step down %s: %w", stream, err)
 	}
+	var resp struct {
+		Error *struct {
+			Description string `json:"description"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(msg.Data, &resp) == nil && resp.Error != nil {
+		return fmt.Errorf("step down %s: %s", stream, resp.Error.Description)
+	}
+	return nil
 }
 
 // shardOwners counts the shard leases each scheduler instance holds.
