@@ -74,7 +74,7 @@ func TestLeastPrivilege(t *testing.T) {
 	// The billing worker completes a fire only once its ledger tick is
 	// written: a report that arrives before the tick is lost to the ledger
 	// (the fire engine's known race), and this test is about permissions.
-	tickWritten := func(slot string) bool { _, err := d.Store().GetTick(ctx, slot); return err == nil }
+	tickWritten := func(slot string) bool { _, err := d.Store().SlotEntry(ctx, slot); return err == nil }
 	invFires, _ := startWorker(t, billing.nc, "billing", "invoices", tickWritten)
 	payFires, _ := startWorker(t, payroll.nc, "payroll", "payroll", nil)
 	invSlot, paySlot := nextFire(t, invFires), nextFire(t, payFires)
@@ -89,7 +89,7 @@ func TestLeastPrivilege(t *testing.T) {
 	}
 	defer func() { _ = wakeups.StopAndCancel(context.Background()) }()
 	testwait.Eventually(t, 15*time.Second, "the completion report of inv accepted", func() bool { // the report on sched.done.invoices.inv was accepted
-		tick, err := d.Store().GetTick(ctx, invSlot)
+		tick, err := d.Store().SlotEntry(ctx, invSlot)
 		return err == nil && tick.Status == kvstore.TickCompleted
 	})
 
@@ -174,7 +174,7 @@ func TestLeastPrivilege(t *testing.T) {
 	billing.publish(t, "sched.done.invoices.pay", forged)
 	testwait.Done(t, 10*time.Second, "the scheduler's refusal of a report on sched.done.invoices.pay about payroll's slot", refusedReport)
 	t.Logf("refused (by the scheduler): worker publishes sched.done.invoices.pay, its own workflow's subject, about payroll's slot")
-	if tick, err := d.Store().GetTick(ctx, paySlot); err != nil || tick.Status == kvstore.TickFailed {
+	if tick, err := d.Store().SlotEntry(ctx, paySlot); err != nil || tick.Status == kvstore.TickFailed {
 		t.Fatalf("payroll's tick after forged reports: %+v %v", tick, err)
 	}
 

@@ -44,7 +44,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	var (
 		conn     natsconn.Options
-		workflow = fs.String("workflow", "", "consume only sched.fire.<workflow> (default: every workflow)")
+		workflow = fs.String("workflow", "", "consume only the fires of one workflow, sched.fire.<workflow>.> (default: every workflow)")
 		durable  = fs.String("durable", "workerdemo", "durable consumer name")
 		failRate = fs.Float64("fail-rate", 0, "fraction of deliveries to fail on purpose (0 to 1), redelivered with backoff")
 		maxDel   = fs.Int("max-deliver", 5, "deliveries per fire before giving up")

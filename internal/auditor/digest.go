@@ -146,7 +146,15 @@ func (d *digester) add(ctx context.Context, seq uint64, m jetstream.Msg, at time
 	id := m.Headers().Get(jetstream.MsgIDHeader)
 	d.h.Add(seq, m.Subject(), id, m.Data(), at)
 	d.last = seq
-	d.pending = append(d.pending, pendingMsg{seq: seq, subject: m.Subject(), msgID: id, at: at})
+	if sig := m.Headers().Get(audit.SignatureHeader); sig != "" {
+		// A scheduler's fire carries its signature: the stream is its
+		// ledger, and the signature is what tells it from an injected one.
+		if !audit.FireSigned(d.a.cfg.Key, sig, m.Subject(), id, m.Headers().Get(kvstore.HeaderScheduledAt), m.Data()) {
+			d.unrecord(audit.Unrecorded{Seq: seq, Subject: m.Subject(), MsgID: id, Ledger: "its Sched-Signature is not the audit key's"})
+		}
+	} else {
+		d.pending = append(d.pending, pendingMsg{seq: seq, subject: m.Subject(), msgID: id, at: at})
+	}
 	if len(d.pending) >= ledgerBatch {
 		if err := d.checkLedger(ctx); err != nil {
 			return err
@@ -158,9 +166,12 @@ func (d *digester) add(ctx context.Context, seq uint64, m jetstream.Msg, at time
 	return nil
 }
 
-// checkLedger looks the pending messages up in the ledger (one direct get
-// for the batch): a message no tick dispatched, or whose tick names
-// another sequence, is unrecorded. Messages older than the ledger's
+// checkLedger looks the pending messages (those without a signature: a
+// scheduler's fire is signed) up in the ledger (one direct get for the
+// batch): a message no tick dispatched, or whose tick names another
+// sequence, is unrecorded: a wakeup without its tick, a fire of a
+// scheduler from before signed fires without its tick, or an injected
+// message. Messages older than the ledger's
 // retention cannot be checked and are not.
 func (d *digester) checkLedger(ctx context.Context) error {
 	if len(d.pending) == 0 {
@@ -195,14 +206,19 @@ func (d *digester) checkLedger(ctx context.Context) error {
 			}
 			u.Ledger, u.LedgerSeq = fmt.Sprintf("the entry points at sequence %d", t.Seq), t.Seq
 		}
-		if len(d.unrecorded) < audit.MaxUnrecorded {
-			d.unrecorded = append(d.unrecorded, u)
-		} else {
-			d.more++
-		}
+		d.unrecord(u)
 	}
 	d.pending = d.pending[:0]
 	return nil
+}
+
+// unrecord notes a message no scheduler dispatched.
+func (d *digester) unrecord(u audit.Unrecorded) {
+	if len(d.unrecorded) < audit.MaxUnrecorded {
+		d.unrecorded = append(d.unrecorded, u)
+	} else {
+		d.more++
+	}
 }
 
 // flush writes the digest entry of the range up to last (when it holds

@@ -51,7 +51,6 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 	}
 	kvSubj := jsname.KVPrefix(r.js, s.layout.StateBucket)
 	tickSubj := jsname.KVPrefix(r.js, s.layout.TicksBucket)
-	fireSubj := s.layout.FireSubject("baseline")
 	pending := make([]jetstream.PubAckFuture, keys)
 	revs := make([]uint64, keys)
 	for k := range keys {
@@ -82,7 +81,7 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 		if pending[k], err = pipelined.Publish(ctx, r.js, m); err != nil {
 			return Result{}, fmt.Errorf("CAS publish: %w", err)
 		}
-		fm := nats.NewMsg(fireSubj)
+		fm := nats.NewMsg(s.layout.FireSubject("baseline", "k"+strconv.Itoa(k))) // a fire's subject: workflow and schedule
 		fm.Header.Set(jetstream.MsgIDHeader, what+"-"+strconv.Itoa(i))
 		fm.Data = []byte("{}")
 		if err := r.publishAsync(ctx, fm); err != nil {
@@ -110,7 +109,7 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 // measures publish-to-consumer latency.
 func (r *runner) publishLatency(ctx context.Context, s *scenario) (Result, error) {
 	const n, rate = 5000, 1000
-	subj := s.layout.FireSubject("latency")
+	subj := s.layout.FireSubject("latency", "probe")
 	cons, err := r.js.OrderedConsumer(ctx, s.layout.FiresStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverNewPolicy})
 	if err != nil {

@@ -134,7 +134,7 @@ func TestScheduleLifecycle(t *testing.T) {
 	if code != ExitOK {
 		t.Fatalf("add: exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "schedule report saved") || !strings.Contains(out, "sched.fire.reports") {
+	if !strings.Contains(out, "schedule report saved") || !strings.Contains(out, "sched.fire.reports.report") {
 		t.Fatalf("add output %q", out)
 	}
 

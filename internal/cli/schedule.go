@@ -111,13 +111,13 @@ slots they fire.`,
 				what = "unchanged"
 			}
 			fmt.Fprintf(a.stdout, "schedule %s %s (revision %d): %s -> %s\n", out.ID, what, out.Revision,
-				spec.RecurrenceString(), kvstore.NamedLayout(a.namePrefix).FireSubject(spec.Workflow))
+				spec.RecurrenceString(), kvstore.NamedLayout(a.namePrefix).FireSubject(spec.Workflow, out.ID))
 			return nil
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (default: the content hash, <workflow>-<12 hex digits>)")
-	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow> (required)")
+	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow>.<id> (required)")
 	f.rec.register(fl)
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
 	fl.StringVar(&f.description, "description", "", "free text for operators")

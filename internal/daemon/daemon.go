@@ -158,6 +158,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	fc := cfg.Fire
 	fc.Store = d.store
+	fc.FireKey = cfg.AuditKey // fires are signed for the audit's digests
 	fc.Logger = cmp.Or(fc.Logger, log)
 	var m *metrics.Metrics
 	if cfg.MetricsListen != "" {

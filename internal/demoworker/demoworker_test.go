@@ -23,7 +23,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func publishFire(t *testing.T, js jetstream.JetStream, id string, at time.Time) {
 	t.Helper()
-	m := nats.NewMsg("sched.fire.wf")
+	m := nats.NewMsg("sched.fire.wf." + id)
 	m.Header.Set(kvstore.HeaderScheduleID, id)
 	m.Header.Set(kvstore.HeaderWorkflow, "wf")
 	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))

@@ -66,6 +66,10 @@ type Config struct {
 	WindowBusy int
 	// Observer receives measurements. Default: none.
 	Observer Observer
+	// FireKey, when set, signs every fire (the Sched-Signature header,
+	// see audit.SignFire): the audit trail's key, so that its digests
+	// can tell the scheduler's fires from injected ones.
+	FireKey []byte
 	// StepHook, when set, is called at each step of the fire protocol
 	// (StepBeforeClaim ... StepAfterLedger) and at the decisions listed
 	// with StepRepublish. Fault tests use it to crash a process at a

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -38,6 +39,9 @@ const (
 	StepReportRefused Step = "report-refused"
 	StepReportIgnored Step = "report-ignored"
 	StepReportLegacy  Step = "report-legacy"
+	// StepClaimSettled: a claim this instance did not settle was found
+	// settled, its slot in the fire stream or the ledger.
+	StepClaimSettled Step = "claim-settled"
 )
 
 func (e *Engine) step(s Step) {
@@ -66,11 +70,10 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 	msg, now := e.fireMsg(j, c, "")
 	return e.pub.Send(ctx, pipeline.Message{Msg: msg, ID: c.ID(j.id), Claim: c,
 		Published: func(ctx context.Context, ack *jetstream.PubAck) error {
+			// The stream is the ledger: the acknowledged fire settles the
+			// claim, with no ledger entry of its own.
 			e.published(j, c, "", now, ack)
 			e.step(StepAfterPublish)
-			if err := e.followups.PutTick(ctx, e.dispatchedTick(j, c, ack)); err != nil {
-				return err
-			}
 			e.step(StepAfterLedger)
 			e.notifySettled(j.id, c.Token, ack.Duplicate)
 			return nil
@@ -98,21 +101,24 @@ func (e *Engine) publishCancel(j job, c kvstore.Claim) {
 }
 
 // dispatchTakeover re-publishes the slot of an expired, unsettled claim
-// under a new claim. Inside the duplicate window the stream drops the
-// re-publish if the first one had landed; after it, the stream itself is
-// searched for the slot id first.
+// under a new claim (checkClaim found it in neither the fire stream nor
+// the ledger). Inside the duplicate window the stream drops the
+// re-publish if the first one had landed. After it, the fires published
+// on the workflow-only subject form while the old claim was live are searched
+// first: a scheduler from before the per-schedule subjects may have
+// published the slot and died before its ledger entry.
 func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
 	slotID := old.ID(j.id)
 	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
-		ack, found, err := e.findFire(ctx, j.workflow, slotID, old)
+		found, err := e.findLegacyFire(ctx, j.workflow, slotID, old)
 		if err != nil {
 			return err
 		}
 		if found {
-			return e.writeTick(ctx, j, c, ack)
+			return nil
 		}
 	}
-	ack, err := e.publish(ctx, j, c, kvstore.ReasonTakeover)
+	_, err := e.publish(ctx, j, c, kvstore.ReasonTakeover)
 	if permanent(err) {
 		return e.failSlot(ctx, j, c, err)
 	}
@@ -120,9 +126,6 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 		return err
 	}
 	e.step(StepAfterPublish)
-	if err := e.writeTick(ctx, j, c, ack); err != nil {
-		return err
-	}
 	e.step(StepAfterLedger)
 	return nil
 }
@@ -141,7 +144,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 
 // fireMsg is the fire message of claim c, dispatched now.
 func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time) {
-	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow))
+	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow, j.id))
 	msg.Data = j.input
 	now := e.cfg.Clock.Now()
 	msg.Header.Set(kvstore.HeaderScheduleID, j.id)
@@ -162,6 +165,9 @@ func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time
 	if !c.Nominal.IsZero() {
 		msg.Header.Set(kvstore.HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
 	}
+	if len(e.cfg.FireKey) > 0 {
+		msg.Header.Set(audit.SignatureHeader, audit.SignFire(e.cfg.FireKey, msg.Subject, c.ID(j.id), msg.Header.Get(kvstore.HeaderScheduledAt), msg.Data))
+	}
 	return msg, now
 }
 
@@ -180,23 +186,6 @@ func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time,
 		e.event(kvstore.Event{Kind: kvstore.EventFired, Schedule: j.id, Slot: c.Slot.UTC(), SlotID: c.ID(j.id), Workflow: j.workflow,
 			ScheduledAt: c.Slot.In(j.compiled.Location), DispatchedAt: now.UTC(), Stream: ack.Stream, Seq: ack.Sequence,
 			Reason: reason, Owner: e.cfg.Instance, At: e.cfg.Clock.Now().UTC()})
-	}
-}
-
-// writeTick records a published slot in the ledger, retrying briefly.
-func (e *Engine) writeTick(ctx context.Context, j job, c kvstore.Claim, ack *jetstream.PubAck) error {
-	t := e.dispatchedTick(j, c, ack)
-	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
-	defer cancel()
-	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
-}
-
-// dispatchedTick is the ledger entry of a published slot.
-func (e *Engine) dispatchedTick(j job, c kvstore.Claim, ack *jetstream.PubAck) kvstore.Tick {
-	return kvstore.Tick{
-		Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickDispatched,
-		Reason: tickReason(c), Owner: e.cfg.Instance, Stream: ack.Stream, Seq: ack.Sequence,
-		Duplicate: ack.Duplicate, At: e.cfg.Clock.Now().UTC(),
 	}
 }
 
@@ -259,27 +248,29 @@ func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now 
 	}
 }
 
-// findFire searches the fire stream for slotID among the messages published
-// while claim old was live. It is the last resort of a takeover that comes
-// after the duplicate window has forgotten the first publish.
-func (e *Engine) findFire(ctx context.Context, workflow, slotID string, old kvstore.Claim) (*jetstream.PubAck, bool, error) {
+// findLegacyFire searches the fire stream for slotID among the messages
+// published on the workflow-only subject form sched.fire.<workflow> (schedulers before per-schedule subjects) while claim
+// old was live. It is the last resort of a takeover that comes after the
+// duplicate window has forgotten the first publish; fires on the
+// per-schedule subject are found by checkClaim with one direct get.
+func (e *Engine) findLegacyFire(ctx context.Context, workflow, slotID string, old kvstore.Claim) (bool, error) {
 	l := e.store.Layout()
 	const skew = 5 * time.Second
 	start := old.At.Add(-skew)
 	end := old.Expires.Add(skew)
 	cons, err := e.store.JetStream().OrderedConsumer(ctx, l.FiresStream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{l.FireSubject(workflow)},
+		FilterSubjects: []string{l.LegacyFireSubject(workflow)},
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy,
 		OptStartTime:   &start,
 		HeadersOnly:    true,
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+		return false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
 	}
 	for {
 		batch, err := cons.FetchNoWait(256)
 		if err != nil {
-			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+			return false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
 		}
 		n := 0
 		for m := range batch.Messages() {
@@ -289,17 +280,17 @@ func (e *Engine) findFire(ctx context.Context, workflow, slotID string, old kvst
 				continue
 			}
 			if m.Headers().Get(kvstore.HeaderMsgID) == slotID {
-				return &jetstream.PubAck{Stream: md.Stream, Sequence: md.Sequence.Stream, Duplicate: true}, true, nil
+				return true, nil
 			}
 			if md.Timestamp.After(end) || md.NumPending == 0 {
-				return nil, false, nil
+				return false, nil
 			}
 		}
 		if err := batch.Error(); err != nil {
-			return nil, false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
+			return false, fmt.Errorf("fire: search %s for slot %s: %w", l.FiresStream, slotID, err)
 		}
 		if n == 0 {
-			return nil, false, nil
+			return false, nil
 		}
 	}
 }

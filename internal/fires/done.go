@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -22,6 +22,42 @@ type doneReport struct {
 	// sched.done.<schedule id>.
 	Workflow string
 	At       time.Time
+}
+
+// doneTick is the ledger entry a completion report d completes: the
+// slot's entry when it has one (an outcome reported before, or a slot
+// dispatched by a scheduler from before the per-schedule fire subjects),
+// else the dispatched entry its fire in the stream stands for. ok is
+// false when the report is refused: its subject names another workflow
+// than the one the slot was fired for (the slot's own workflow when the
+// ledger or the stream says, else the spec's).
+func (w worker) doneTick(ctx context.Context, j job, d doneReport) (kvstore.Tick, bool) {
+	t, err := w.e.store.GetTick(ctx, d.SlotID)
+	switch {
+	case err == nil:
+	case errors.Is(err, kvstore.ErrNotFound) || errors.Is(err, kvstore.ErrInvalid):
+		t = kvstore.Tick{Schedule: j.id, Workflow: j.workflow, SlotID: d.SlotID}
+		if f, published, ferr := w.e.store.Published(ctx, j.id, d.SlotID); ferr == nil && published {
+			t = f.Tick()
+		} else if _, slot, perr := kvstore.ParseSlotID(d.SlotID); perr == nil {
+			t.Slot = slot.UTC()
+			if kvstore.SlotID(j.id, slot) == d.SlotID {
+				t.SlotID = ""
+			}
+		}
+		t.Owner, t.At = w.e.cfg.Instance, w.e.cfg.Clock.Now().UTC()
+	default:
+		w.e.log.Warn("read the ledger entry of a completion report", "slot", d.SlotID, "err", err)
+		t = kvstore.Tick{Schedule: j.id, Workflow: j.workflow, SlotID: d.SlotID}
+	}
+	want := cmp.Or(t.Workflow, j.workflow)
+	if d.Workflow != "" && d.Workflow != want {
+		w.e.step(StepReportRefused)
+		w.e.log.Warn("completion report refused: its subject names another workflow than the slot's",
+			"slot", d.SlotID, "subject_workflow", d.Workflow, "slot_workflow", want, "worker", d.Worker)
+		return kvstore.Tick{}, false
+	}
+	return t, true
 }
 
 // parseDone reads a report on <prefix>.done.<workflow>.<schedule id>, or
@@ -88,44 +124,30 @@ func (e *Engine) subscribeDones(ctx context.Context, dones chan<- doneReport) (*
 	return sub, nil
 }
 
-// applyDones records completion reports: the slot's tick gets the
+// applyDones records completion reports: the slot's ledger entry gets the
 // outcome, and a matching Running ends (the overlap policies go on).
 func (w worker) applyDones(ctx context.Context, j job, r *result) {
 	for _, d := range j.dones {
-		t, terr := w.e.store.GetTick(ctx, d.SlotID)
-		want := j.workflow // the slot's own workflow when its tick says (the spec may have changed since)
-		if terr == nil && t.Workflow != "" {
-			want = t.Workflow
-		}
-		if d.Workflow != "" && d.Workflow != want {
-			w.e.step(StepReportRefused)
-			w.e.log.Warn("completion report refused: its subject names another workflow than the slot's",
-				"slot", d.SlotID, "subject_workflow", d.Workflow, "slot_workflow", want, "worker", d.Worker)
+		t, ok := w.doneTick(ctx, j, d)
+		if !ok {
 			continue
 		}
-		status := kvstore.TickStarted
 		switch d.Outcome {
 		case kvstore.OutcomeCompleted:
-			status = kvstore.TickCompleted
+			t.Status = kvstore.TickCompleted
 		case kvstore.OutcomeFailed:
-			status = kvstore.TickFailed
+			t.Status = kvstore.TickFailed
 		case kvstore.OutcomeCancelled:
-			status = kvstore.TickCancelled
+			t.Status = kvstore.TickCancelled
+		default:
+			t.Status = kvstore.TickStarted
 		}
-		if errors.Is(terr, kvstore.ErrNotFound) && time.Since(d.At) < w.e.cfg.ClaimTTL+pipeline.AckWait {
-			// The worker was faster than the slot's dispatched tick (it
-			// is sent after the publish is acknowledged): record the
-			// outcome once the tick is there. Running ends now.
-			r.requeue = append(r.requeue, d)
+		t.Outcome, t.DoneAt = d.Error, d.At.UTC()
+		if d.Worker != "" {
+			t.Outcome = strings.TrimSpace(d.Worker + " " + d.Error)
 		}
-		if terr == nil {
-			t.Status, t.Outcome, t.DoneAt = status, d.Error, d.At.UTC()
-			if d.Worker != "" {
-				t.Outcome = strings.TrimSpace(d.Worker + " " + d.Error)
-			}
-			if err := w.e.store.PutTick(ctx, t); err != nil {
-				w.e.log.Warn("record completion", "slot", d.SlotID, "err", err)
-			}
+		if err := w.e.store.PutTick(ctx, t); err != nil {
+			w.e.log.Warn("record completion", "slot", d.SlotID, "err", err)
 		}
 		if d.Outcome == kvstore.OutcomeStarted {
 			continue

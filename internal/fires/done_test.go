@@ -40,14 +40,14 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	// ignored.
 	report("sched.done.wf.ov", "other.1796025876000")
 	waitSignal(fires.StepReportIgnored)
-	if tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID); tick.Status != kvstore.TickDispatched {
+	if tick, _ := h.store.SlotEntry(context.Background(), first.meta.SlotID); tick.Status != kvstore.TickDispatched {
 		t.Fatalf("tick %s after forged reports, want dispatched", tick.Status)
 	}
 	// The genuine report ends the run: the next slot fires.
 	report("sched.done.wf.ov", first.meta.SlotID)
 	second := h.waitFires("ov", 10*time.Second, atLeast(2))[1]
 	testwait.Eventually(t, 5*time.Second, "the first slot's tick failed", func() bool {
-		tick, _ := h.store.GetTick(context.Background(), first.meta.SlotID)
+		tick, _ := h.store.SlotEntry(context.Background(), first.meta.SlotID)
 		return tick.Status == kvstore.TickFailed
 	})
 	// The deprecated form still counts, with a warning.
@@ -55,7 +55,7 @@ func TestCompletionReportsAreScopedByWorkflow(t *testing.T) {
 	report("sched.done.ov", second.meta.SlotID)
 	waitSignal(fires.StepReportLegacy)
 	testwait.Eventually(t, 5*time.Second, "the second slot's tick failed", func() bool {
-		tick, _ := h.store.GetTick(context.Background(), second.meta.SlotID)
+		tick, _ := h.store.SlotEntry(context.Background(), second.meta.SlotID)
 		return tick.Status == kvstore.TickFailed
 	})
 }
@@ -69,7 +69,7 @@ func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
 	h := setup(t)
 	nc := h.js.Conn()
 	slots := make(chan string, 64)
-	sub, err := nc.Subscribe("sched.fire.fast", func(m *nats.Msg) {
+	sub, err := nc.Subscribe("sched.fire.fast.>", func(m *nats.Msg) {
 		slot := m.Header.Get(kvstore.HeaderMsgID)
 		data, _ := json.Marshal(kvstore.DoneReport{SlotID: slot, Outcome: kvstore.OutcomeCompleted, Worker: "quick"})
 		_ = nc.Publish("sched.done.fast.quick", data) // at once: before the tick, as often as not
@@ -84,7 +84,7 @@ func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
 	for range 3 {
 		slot := testwait.Receive(t, 10*time.Second, "a fire of quick", slots)
 		testwait.Eventually(t, 10*time.Second, "the slot's tick completed", func() bool {
-			tick, err := h.store.GetTick(context.Background(), slot)
+			tick, err := h.store.SlotEntry(context.Background(), slot)
 			return err == nil && tick.Status == kvstore.TickCompleted
 		})
 	}

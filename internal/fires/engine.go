@@ -25,6 +25,9 @@ type Engine struct {
 
 	// dupWindow is the fire stream's duplicate window, read at Start.
 	dupWindow time.Duration
+	// fireRetention is the fire stream's MaxAge (0: unlimited), read at
+	// Start: how long the stream can say whether a slot was published.
+	fireRetention time.Duration
 
 	leases *leases
 	// followups sends the ledger ticks of fresh fires, inflight waits for
@@ -203,7 +206,7 @@ func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
 		return fmt.Errorf("fire: stream %s: %w", l.FiresStream, err)
 	}
 	window := s.CachedInfo().Config.Duplicates
-	e.dupWindow = window
+	e.dupWindow, e.fireRetention = window, s.CachedInfo().Config.MaxAge
 	need := e.cfg.ClaimTTL + publishBudget(e.cfg.ClaimTTL)
 	if window < need {
 		return fmt.Errorf("fire: stream %s has a duplicate window of %s; the claim TTL %s plus the publish retry budget %s needs at least %s (raise the window or lower the claim TTL)",
@@ -361,9 +364,6 @@ type result struct {
 	// uncounted is what the job could not take back from State.Fires
 	// (it wrote no state): the loop keeps it for the next job.
 	uncounted uint64
-	// requeue are completion reports whose slot had no tick yet: the loop
-	// hands them to a later job.
-	requeue []doneReport
 	// progress: the job wrote the state or settled a claim (see
 	// worker.process); only progress ends a run of failures.
 	progress bool

@@ -145,7 +145,7 @@ func (h *harness) waitTick(slotID string) kvstore.Tick {
 	var tick kvstore.Tick
 	err := testwait.Until(10*time.Second, "the tick of slot "+slotID, func() error {
 		var err error
-		tick, err = h.store.GetTick(context.Background(), slotID)
+		tick, err = h.store.SlotEntry(context.Background(), slotID)
 		return err
 	})
 	if err != nil {
@@ -167,8 +167,8 @@ func TestEngineFiresEverySecond(t *testing.T) {
 	checkCadence(t, fires, time.Second)
 	paris, _ := time.LoadLocation("Europe/Paris")
 	for _, f := range fires {
-		if f.subject != "sched.fire.wf" {
-			t.Errorf("subject %q, want sched.fire.wf", f.subject)
+		if f.subject != "sched.fire.wf.tick" {
+			t.Errorf("subject %q, want sched.fire.wf.tick", f.subject)
 		}
 		if string(f.data) != string(input) {
 			t.Errorf("body %q, want the input unchanged", f.data)
@@ -257,10 +257,11 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name      string
-		published bool // the dead owner published before dying
+		published string // the subject the dead owner published on before dying ("": it did not)
 	}{
-		{"crash after claim, before publish", false},
-		{"crash after publish, before ledger", true},
+		{"crash after claim, before publish", ""},
+		{"crash after publish, before the claim was settled", "sched.fire.wf.hourly"},
+		{"a scheduler of the workflow-only subjects crashed after publish, before its ledger entry", "sched.fire.wf"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,31 +277,48 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 			if _, err := h.store.CreateState(ctx, "hourly", st); err != nil {
 				t.Fatal(err)
 			}
-			if tc.published {
-				m := nats.NewMsg("sched.fire.wf")
+			if tc.published != "" {
+				m := nats.NewMsg(tc.published)
 				m.Header.Set(kvstore.HeaderScheduleID, "hourly")
 				m.Header.Set(kvstore.HeaderWorkflow, "wf")
 				m.Header.Set(kvstore.HeaderScheduledAt, slot.Format(time.RFC3339Nano))
+				m.Header.Set(kvstore.HeaderInstance, "dead")
 				if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(kvstore.SlotID("hourly", slot))); err != nil {
 					t.Fatal(err)
 				}
 			}
-			h.engine(fires.Config{Instance: "survivor"})
+			steps := make(chan fires.Step, 64)
+			h.engine(fires.Config{Instance: "survivor", StepHook: stepsTo(steps)})
 
-			tick := h.waitTick(kvstore.SlotID("hourly", slot))
-			if tick.Status != kvstore.TickDispatched || tick.Duplicate != tc.published || tick.Owner != "survivor" {
-				t.Fatalf("tick %+v", tick)
+			if tc.published == "sched.fire.wf.hourly" {
+				// The stream says the slot is out: settled, nothing published.
+				waitStep(t, 10*time.Second, steps, fires.StepClaimSettled)
+			} else {
+				waitStep(t, 10*time.Second, steps, fires.StepAfterLedger)
 			}
 			fires := h.waitFires("hourly", 5*time.Second, atLeast(1))
 			if len(fires) != 1 {
 				t.Fatalf("%d fire messages for the slot, want exactly 1", len(fires))
 			}
-			if !tc.published && fires[0].meta.Reason != "takeover" {
+			if tc.published != "" && fires[0].meta.Reason != "" {
+				t.Fatalf("the stored fire has reason %q: the dead owner's message should be the one kept", fires[0].meta.Reason)
+			}
+			if tc.published != "sched.fire.wf" { // a fire on the workflow-only subject is in the ledger by its entry
+				tick := h.waitTick(kvstore.SlotID("hourly", slot))
+				if tick.Status != kvstore.TickDispatched || tick.Seq != fires[0].seq {
+					t.Fatalf("ledger entry %+v, want dispatched at seq %d", tick, fires[0].seq)
+				}
+			}
+			if tc.published == "" && fires[0].meta.Reason != "takeover" {
 				t.Fatalf("reason %q, want takeover", fires[0].meta.Reason)
 			}
+			owner := "survivor"
+			if tc.published == "sched.fire.wf.hourly" {
+				owner = "dead" // settled as it was: no takeover
+			}
 			st2, _, err := h.store.GetState(ctx, "hourly")
-			if err != nil || st2.Claim.Owner != "survivor" || !st2.Next.Equal(slot.Add(time.Hour)) {
-				t.Fatalf("state after takeover: %+v, %v", st2, err)
+			if err != nil || st2.Claim.Owner != owner || !st2.Next.Equal(slot.Add(time.Hour)) {
+				t.Fatalf("state after the check: %+v, %v", st2, err)
 			}
 		})
 	}

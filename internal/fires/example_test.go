@@ -43,5 +43,5 @@ func ExampleEngine() {
 	}
 	meta, _ := kvstore.ParseFireMeta(msg.Headers())
 	fmt.Println(msg.Subject(), meta.ScheduleID, string(msg.Data()))
-	// Output: sched.fire.email welcome {"to":"ada"}
+	// Output: sched.fire.email.welcome welcome {"to":"ada"}
 }

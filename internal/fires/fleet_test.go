@@ -120,7 +120,7 @@ func TestOverlapSkipUntilCompletion(t *testing.T) {
 	h.waitFires("ov", 10*time.Second, atLeast(2))
 	tick := h.waitTick(first.meta.SlotID)
 	testwait.Eventually(t, 5*time.Second, "the first slot of ov completed", func() bool {
-		tick, _ = h.store.GetTick(context.Background(), first.meta.SlotID)
+		tick, _ = h.store.SlotEntry(context.Background(), first.meta.SlotID)
 		return tick.Status == kvstore.TickCompleted
 	})
 }

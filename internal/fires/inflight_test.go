@@ -44,14 +44,14 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 	}
 	slotID := kvstore.SlotID("once", at)
 	testwait.Eventually(t, 15*time.Second, "the slot's tick dispatched", func() bool {
-		tk, err := store.GetTick(ctx, slotID)
+		tk, err := store.SlotEntry(ctx, slotID)
 		return err == nil && tk.Status == kvstore.TickDispatched
 	})
 	s, err := js.Stream(ctx, stream)
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg, err := s.GetLastMsgForSubject(ctx, store.Layout().FireSubject("wf"))
+	msg, err := s.GetLastMsgForSubject(ctx, store.Layout().FireSubject("wf", "once"))
 	if err != nil || msg.Header.Get(jetstream.MsgIDHeader) != slotID {
 		t.Fatalf("fire in the stream: %v (%v), want slot %s", msg, err, slotID)
 	}

@@ -445,10 +445,6 @@ func (l *loop) applyResult(r result) {
 	if r.uncounted > 0 {
 		l.uncounted[r.id] += r.uncounted // not written back yet
 	}
-	if len(r.requeue) > 0 {
-		l.waiting[r.id] = append(l.waiting[r.id], r.requeue...)
-		defer l.lookAgain(en, requeueDelay)
-	}
 	switch {
 	case r.removed || r.absent:
 		// The record is gone (deleted by the remove job, or found deleted
@@ -753,10 +749,6 @@ func (l *loop) onDone(d doneReport) {
 		l.index.Set(en.id, l.e.cfg.Clock.Now())
 	}
 }
-
-// requeueDelay is how soon a completion report whose tick was not written
-// yet is tried again.
-const requeueDelay = 100 * time.Millisecond
 
 // lookAgain makes sure en is looked at within d.
 func (l *loop) lookAgain(en *entry, d time.Duration) {

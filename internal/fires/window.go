@@ -270,25 +270,17 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 }
 
 // recordWindow writes each item's state record (by CAS on the revision it
-// was decided on, its claim carrying the fire's sequence) and its ledger
-// entry, without waiting for each acknowledgement. A state record that
-// changed meanwhile (an operator's pause, another instance) is read again
-// and the fire merged into it (see mergeFired).
+// was decided on, its claim carrying the fire's sequence), without waiting
+// for each acknowledgement. The fire stream is the ledger: a published
+// slot has no ledger entry. A state record that changed meanwhile (an
+// operator's pause, another instance) is read again and the fire merged
+// into it (see mergeFired).
 func (w worker) recordWindow(ctx context.Context, items []*windowItem) error {
-	type pending struct {
-		state, tick jetstream.PubAckFuture
-	}
-	futs := make([]pending, len(items))
+	futs := make([]jetstream.PubAckFuture, len(items))
 	for i, it := range items {
 		it.st.Claim = &it.claim
-		rev := it.j.stateRev
-		if f, err := w.e.store.UpdateStateAsync(ctx, it.j.id, it.st, rev); err == nil {
-			futs[i].state = f
-		}
-		if it.ack != nil {
-			if f, err := w.e.store.PutTickAsync(ctx, w.e.dispatchedTick(it.j, it.claim, it.ack)); err == nil {
-				futs[i].tick = f
-			}
+		if f, err := w.e.store.UpdateStateAsync(ctx, it.j.id, it.st, it.j.stateRev); err == nil {
+			futs[i] = f
 		}
 	}
 	timer := pipeline.NewAckTimer()
@@ -298,31 +290,18 @@ func (w worker) recordWindow(ctx context.Context, items []*windowItem) error {
 	for i, it := range items {
 		var err error
 		var ack *jetstream.PubAck
-		if futs[i].state != nil {
-			ack, err = timer.Await(futs[i].state, sent)
+		if futs[i] != nil {
+			ack, err = timer.Await(futs[i], sent)
 		}
-		switch {
-		case futs[i].state != nil && err == nil:
+		if futs[i] != nil && err == nil {
 			st := it.st
 			it.r.state, it.r.stateRev, it.r.planned = &st, ack.Sequence, false
 			it.r.settle(it.claim.Token)
-		default:
-			if merr := w.mergeFired(ctx, it); merr != nil {
-				failed = merr
-			}
+		} else if merr := w.mergeFired(ctx, it); merr != nil {
+			failed = merr
 		}
-		if it.ack != nil {
-			if futs[i].tick != nil {
-				_, err = timer.Await(futs[i].tick, sent)
-			}
-			if futs[i].tick == nil || err != nil {
-				if terr := w.e.writeTick(ctx, it.j, it.claim, it.ack); terr != nil {
-					w.e.log.Warn("ledger entry of a window slot not written", "slot", it.claim.ID(it.j.id), "err", terr)
-				}
-			}
-			if it.ack.Duplicate {
-				w.e.notifySettled(it.j.id, "", true) // counted at the claim: taken back (see onSettle)
-			}
+		if it.ack != nil && it.ack.Duplicate {
+			w.e.notifySettled(it.j.id, "", true) // counted at the claim: taken back (see onSettle)
 		}
 	}
 	return failed

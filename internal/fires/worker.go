@@ -194,13 +194,13 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 			// A one-shot without a state record: if its slot is in the
 			// ledger, it fired (or was recorded) before its record was
 			// lost; it has ended, and must not fire again.
-			switch _, err := w.e.store.GetTick(ctx, kvstore.SlotID(j.id, d.Slot)); {
-			case err == nil:
+			switch known, err := w.e.slotKnown(ctx, j.id, kvstore.SlotID(j.id, d.Slot)); {
+			case err != nil:
+				return err
+			case known:
 				st := w.next(r, now)
 				st.Next, st.Ended = time.Time{}, true
 				return w.update(ctx, j, st, r)
-			case !errors.Is(err, kvstore.ErrNotFound):
-				return err
 			}
 		}
 		st := w.next(r, now)
@@ -303,18 +303,24 @@ func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c
 }
 
 // checkClaim settles an expired claim that this instance does not know to
-// be settled: its tick exists, or the slot is taken over and re-published.
+// be settled: its slot is the schedule's last fire in the stream or has a
+// ledger entry, or the slot is taken over and re-published.
 func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result) error {
 	old := *r.state.Claim
-	_, err := w.e.store.GetTick(ctx, old.ID(j.id))
+	known, err := w.e.slotKnown(ctx, j.id, old.ID(j.id))
 	switch {
-	case err == nil:
+	case err != nil:
+		return err
+	case known:
+		w.e.step(StepClaimSettled)
 		r.settle(old.Token)
 		return nil
-	case !errors.Is(err, kvstore.ErrNotFound):
-		return err
 	case now.Before(old.ExpiryAt(now, w.e.maxClaim())):
 		r.checked = old.Token // its owner may still be publishing
+		return nil
+	case w.e.beyondEvidence(old, now):
+		w.e.outcomeUnknown(ctx, j, old, now)
+		r.settle(old.Token)
 		return nil
 	}
 	// Take the slot over by CAS, so that one instance at a time does it.

@@ -146,7 +146,10 @@ func WorkerUser(w Worker) (User, error) {
 		w.Name, kinds, strings.Join(w.Workflows, ", "), inbox))
 	subscribe := []string{inbox + ".>"}
 	for _, wf := range w.Workflows {
-		u.PublishAllow = append(u.PublishAllow, consumerRights(l.FiresStream, w.Name+"-fire-"+wf, l.FireSubject(wf)))
+		// The consumer of the per-schedule subjects, and for one release
+		// the one of the workflow-only form older schedulers publish on.
+		u.PublishAllow = append(u.PublishAllow, consumerRights(l.FiresStream, w.Name+"-fire-"+wf, l.WorkflowFires(wf)),
+			consumerRights(l.FiresStream, w.Name+"-fire-"+wf+"-legacy", l.LegacyFireSubject(wf)))
 		if w.Wakeups {
 			u.PublishAllow = append(u.PublishAllow, consumerRights(l.WakeupsStream, w.Name+"-wakeup-"+wf, l.WakeupSubject(wf)))
 		}

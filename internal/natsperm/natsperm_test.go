@@ -161,7 +161,8 @@ func TestWorkerRights(t *testing.T) {
 	}
 	pub := u.PublishAllow.Subjects()
 	for _, want := range []string{
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-refunds.sched.fire.refunds",
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-refunds.sched.fire.refunds.>",
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES.billing-fire-refunds-legacy.sched.fire.refunds",
 		"$JS.API.CONSUMER.CREATE.SCHED_WAKEUPS.billing-wakeup-invoices.sched.wakeup.invoices",
 		"$JS.API.CONSUMER.MSG.NEXT.SCHED_WAKEUPS.billing-wakeup-refunds",
 		"$JS.ACK.SCHED_FIRES.billing-fire-invoices.>",

@@ -250,18 +250,28 @@ func (h handlers) scheduleHistory(ctx context.Context, body []byte) (any, error)
 			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page of this schedule's history"}
 		}
 	}
-	keys, err := h.store.PageKeys(ctx, kvstore.BucketTicks, prefix+"*", order, r.Cursor, limit, func(k string) bool {
-		_, ok := slotMillis(k[len(prefix):])
-		return ok
-	})
+	// The ledger: the schedule's entries in sched_ticks merged with its
+	// fires in the stream (the stream is the ledger of dispatched slots).
+	ledger, err := h.store.Ledger(ctx, r.ID)
 	if err != nil {
 		return nil, err
 	}
-	items := fetch(ctx, keys.Keys, func(ctx context.Context, key string) (HistoryItem, bool) {
-		t, err := h.store.GetTick(ctx, key)
-		if err != nil {
-			return HistoryItem{}, false // expired since the page was cut
+	keys := kvstore.KeyPage{}
+	for k := range ledger {
+		if _, ok := slotMillis(k[len(prefix):]); !ok || !strings.HasPrefix(k, prefix) {
+			continue
 		}
+		keys.Total++
+		if r.Cursor == "" || order(k, r.Cursor) > 0 {
+			keys.Keys = append(keys.Keys, k)
+		}
+	}
+	slices.SortFunc(keys.Keys, order)
+	if len(keys.Keys) > limit {
+		keys.Keys, keys.More = keys.Keys[:limit], true
+	}
+	items := fetch(ctx, keys.Keys, func(ctx context.Context, key string) (HistoryItem, bool) {
+		t := ledger[key]
 		it := HistoryItem{Tick: t}
 		var cut bool
 		if t.Outcome, cut = clip(t.Outcome); cut {

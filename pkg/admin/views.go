@@ -46,8 +46,15 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 		slot := c.Slot
 		v.LastSlot = &slot
 		v.LastStatus = string(kvstore.TickClaimed)
-		if t, err := store.GetTick(ctx, c.ID(e.ID)); err == nil {
+		switch t, err := store.GetTick(ctx, c.ID(e.ID)); {
+		case err == nil:
 			v.LastStatus = string(t.Status)
+		case c.Settled():
+			v.LastStatus = string(kvstore.TickDispatched) // a window's fire: its record has the sequence
+		default:
+			if _, published, err := store.Published(ctx, e.ID, c.ID(e.ID)); err == nil && published {
+				v.LastStatus = string(kvstore.TickDispatched)
+			}
 		}
 	}
 	return v

@@ -92,5 +92,5 @@ func Example() {
 		return
 	}
 	fmt.Println(m.Subject(), meta.ScheduleID, string(m.Data()))
-	// Output: sched.fire.greet hello {"to":"world"}
+	// Output: sched.fire.greet.hello hello {"to":"world"}
 }

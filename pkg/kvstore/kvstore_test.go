@@ -175,8 +175,15 @@ func TestSlotID(t *testing.T) {
 
 func TestLayout(t *testing.T) {
 	var l kvstore.Layout
-	if got := l.FireSubject("billing"); got != "sched.fire.billing" {
-		t.Errorf("FireSubject = %q", got)
+	for _, c := range [][2]string{
+		{l.FireSubject("billing", "nightly"), "sched.fire.billing.nightly"},
+		{l.WorkflowFires("billing"), "sched.fire.billing.>"},
+		{l.ScheduleFires("nightly"), "sched.fire.*.nightly"},
+		{l.LegacyFireSubject("billing"), "sched.fire.billing"},
+	} {
+		if c[0] != c[1] {
+			t.Errorf("fire subject %q, want %q", c[0], c[1])
+		}
 	}
 	if got := l.EventSubject(kvstore.EventInvalid, "x"); got != "sched.event.invalid.x" {
 		t.Errorf("EventSubject = %q", got)
@@ -295,7 +302,7 @@ func TestNamedLayout(t *testing.T) {
 	if got, want := kvstore.NamedLayout("sched"), (kvstore.Layout{}).WithDefaults(); got != want {
 		t.Fatalf("NamedLayout(sched) = %+v, want the defaults %+v", got, want)
 	}
-	if l := kvstore.NamedLayout("acme"); l.FiresStream != "ACME_FIRES" || l.SpecsBucket != "acme_specs" || l.FireSubject("wf") != "acme.fire.wf" {
+	if l := kvstore.NamedLayout("acme"); l.FiresStream != "ACME_FIRES" || l.SpecsBucket != "acme_specs" || l.FireSubject("wf", "x") != "acme.fire.wf.x" {
 		t.Fatalf("NamedLayout(acme) = %+v", l)
 	}
 	for _, bad := range []string{"", "a.b", "a b", "a*", "a>"} {

@@ -76,9 +76,32 @@ func (l Layout) WithDefaults() Layout {
 	return l
 }
 
-// FireSubject is the subject a slot of a workflow is published on:
-// "sched.fire.<workflow>".
-func (l Layout) FireSubject(workflow string) string {
+// FireSubject is the subject a slot of schedule id is published on:
+// "sched.fire.<workflow>.<schedule id>". The schedule in the subject
+// makes the fire stream the ledger of dispatched slots: the last message
+// of a schedule is one direct get by subject away, and workers filter
+// "sched.fire.<workflow>.>" (WorkflowFires).
+func (l Layout) FireSubject(workflow, id string) string {
+	return l.WithDefaults().Prefix + ".fire." + workflow + "." + id
+}
+
+// WorkflowFires is the filter of every fire of a workflow:
+// "sched.fire.<workflow>.>".
+func (l Layout) WorkflowFires(workflow string) string {
+	return l.WithDefaults().Prefix + ".fire." + workflow + ".>"
+}
+
+// ScheduleFires is the filter of every fire of schedule id whatever its
+// workflow (a spec's workflow may change): "sched.fire.*.<schedule id>".
+func (l Layout) ScheduleFires(id string) string {
+	return l.WithDefaults().Prefix + ".fire.*." + id
+}
+
+// LegacyFireSubject is the subject fires of a workflow were published on
+// before the schedule joined it: "sched.fire.<workflow>". Schedulers no
+// longer publish on it; workers and the ledger read it for one more
+// release, while a fleet is upgraded (see docs/fire-messages.md).
+func (l Layout) LegacyFireSubject(workflow string) string {
 	return l.WithDefaults().Prefix + ".fire." + workflow
 }
 

@@ -1,12 +1,15 @@
 package kvstore
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -37,6 +40,9 @@ type Store struct {
 	calendars jetstream.KeyValue
 	leases    jetstream.KeyValue
 	wakeups   jetstream.KeyValue
+
+	firesMu sync.Mutex
+	fires   jetstream.Stream // the fire stream's handle, once looked up
 }
 
 // Open binds to the buckets of layout, which Setup must have created.
@@ -538,17 +544,18 @@ func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
 	return DecodeTick(e.Value())
 }
 
-// History returns the ledger of schedule id, oldest slot first.
+// History returns the ledger of schedule id (see Ledger), oldest slot
+// first.
 func (s *Store) History(ctx context.Context, id string) ([]Tick, error) {
-	var out []Tick
-	err := readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
-		if t, err := DecodeTick(e.Value()); err == nil {
-			out = append(out, t)
-		}
-	})
+	ledger, err := s.Ledger(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("kvstore: history of %q: %w", id, err)
+		return nil, err
 	}
+	out := make([]Tick, 0, len(ledger))
+	for _, t := range ledger {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(x, y Tick) int { return cmp.Or(x.Slot.Compare(y.Slot), strings.Compare(x.Key(), y.Key())) })
 	return out, nil
 }
 

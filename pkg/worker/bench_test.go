@@ -57,7 +57,7 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 	}
 }
 
-// publishBench publishes n fires on sched.fire.<wf>, pipelined; one whose
+// publishBench publishes n fires on sched.fire.<wf>.<wf>, pipelined; one whose
 // asynchronous publish failed is published again, synchronously (its
 // Nats-Msg-Id makes a repeat harmless).
 func publishBench(b *testing.B, js jetstream.JetStream, wf string, n int) {
@@ -66,7 +66,7 @@ func publishBench(b *testing.B, js jetstream.JetStream, wf string, n int) {
 	msgs := make([]*nats.Msg, n)
 	futures := make([]jetstream.PubAckFuture, n)
 	for i := range n {
-		m := nats.NewMsg("sched.fire." + wf)
+		m := nats.NewMsg("sched.fire." + wf + "." + wf)
 		at := now.Add(time.Duration(i) * time.Millisecond)
 		m.Header.Set(kvstore.HeaderScheduleID, wf)
 		m.Header.Set(kvstore.HeaderWorkflow, wf)
@@ -99,7 +99,7 @@ func rawRate(b *testing.B, js jetstream.JetStream, wf string) float64 {
 	ctx := context.Background()
 	publishBench(b, js, wf, benchFires)
 	cons, err := js.CreateOrUpdateConsumer(ctx, "SCHED_FIRES", jetstream.ConsumerConfig{
-		Durable: "raw-" + wf, FilterSubject: "sched.fire." + wf, AckPolicy: jetstream.AckExplicitPolicy,
+		Durable: "raw-" + wf, FilterSubject: "sched.fire." + wf + ".>", AckPolicy: jetstream.AckExplicitPolicy,
 	})
 	if err != nil {
 		b.Fatal(err)

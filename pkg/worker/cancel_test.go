@@ -75,7 +75,7 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 		break
 	}
 	err = testwait.Until(10*time.Second, "the ledger's tick of "+slot+" cancelled", func() error {
-		tick, err := store.GetTick(ctx, slot)
+		tick, err := store.SlotEntry(ctx, slot)
 		if err == nil && tick.Status != kvstore.TickCancelled {
 			err = fmt.Errorf("tick %+v", tick)
 		}

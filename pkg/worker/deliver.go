@@ -301,12 +301,24 @@ func (d Delivery) attrs() []any {
 	return a
 }
 
-// subjectWorkflow is the workflow a message was delivered for: the last
-// token of sched.fire.<workflow> or sched.wakeup.<workflow>. The subject,
-// not a header, because the subject is what the consumer's filter and the
+// subjectWorkflow is the workflow a message was delivered for: the third
+// token of sched.fire.<workflow>.<schedule id>, sched.fire.<workflow> (the
+// form of schedulers before per-schedule subjects) or
+// sched.wakeup.<workflow> (the prefix is one token). The subject, not a
+// header, because the subject is what the consumer's filter and the
 // worker's permissions are about.
 func subjectWorkflow(subject string) string {
-	return subject[strings.LastIndexByte(subject, '.')+1:]
+	for range 2 {
+		i := strings.IndexByte(subject, '.')
+		if i < 0 {
+			return ""
+		}
+		subject = subject[i+1:]
+	}
+	if i := strings.IndexByte(subject, '.'); i >= 0 {
+		return subject[:i]
+	}
+	return subject
 }
 
 func deliveryCount(m jetstream.Msg) int {

@@ -45,7 +45,7 @@ func must(err error) {
 // publishExampleFire publishes what a scheduler publishes for a slot of
 // monthly-invoices.
 func publishExampleFire(js jetstream.JetStream) error {
-	m := nats.NewMsg("sched.fire.invoices")
+	m := nats.NewMsg("sched.fire.invoices.monthly-invoices")
 	m.Header.Set(kvstore.HeaderScheduleID, "monthly-invoices")
 	m.Header.Set(kvstore.HeaderScheduledAt, time.Now().Format(time.RFC3339Nano))
 	m.Data = []byte(`{"month":"2026-11"}`)

@@ -25,26 +25,75 @@ type loop struct {
 	name  string
 }
 
-// newLoop creates or updates the handler's durable consumer.
-func (w *Worker) newLoop(ctx context.Context, r *registration) (*loop, error) {
+// newLoops creates or updates the handler's durable consumers and a loop
+// for each; the loops share the handler's places. A wakeup handler, and a
+// fire handler of AllWorkflows, have one consumer. A fire handler of one
+// workflow has two for one release: "<name>-fire-<workflow>" on the
+// per-schedule subjects sched.fire.<workflow>.>, and
+// "<name>-fire-<workflow>-legacy" on sched.fire.<workflow>, where
+// schedulers from before the per-schedule subjects publish, so that no
+// fire is missed while a fleet is upgraded (docs/fire-messages.md).
+func (w *Worker) newLoops(ctx context.Context, r *registration) ([]*loop, error) {
 	l := w.cfg.Layout
-	stream, subject := l.FiresStream, l.FireSubject(r.workflow)
-	if r.kind == KindWakeup {
-		stream, subject = l.WakeupsStream, l.WakeupSubject(r.workflow)
-	}
 	durable := w.cfg.Name + "-" + string(r.kind) + "-" + durableToken(r.workflow)
-	// One FilterSubject, so that nats.go asks on the create subject that
-	// carries the filter, which workers' permissions allow.
-	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
-		Durable: durable, Description: "jetsched worker " + w.cfg.Name, FilterSubject: subject,
+	local := make(chan struct{}, r.cfg.maxWorkers)
+	switch {
+	case r.kind == KindWakeup:
+		c, err := w.consumer(ctx, r, l.WakeupsStream, durable, l.WakeupSubject(r.workflow), 0)
+		if err != nil {
+			return nil, err
+		}
+		return []*loop{{w: w, reg: r, cons: c, local: local, name: durable}}, nil
+	case r.workflow == AllWorkflows:
+		c, err := w.consumer(ctx, r, l.FiresStream, durable, l.FireSubjects(), 0)
+		if err != nil {
+			return nil, err
+		}
+		return []*loop{{w: w, reg: r, cons: c, local: local, name: durable}}, nil
+	}
+	// A consumer of a version before per-schedule subjects filters the
+	// legacy subject: the legacy consumer starts where it stopped acking,
+	// so that fires it had not handled yet are delivered.
+	var from uint64
+	legacy := l.LegacyFireSubject(r.workflow)
+	if c, err := w.cfg.JetStream.Consumer(ctx, l.FiresStream, durable); err == nil {
+		if info := c.CachedInfo(); info.Config.FilterSubject == legacy {
+			from = info.AckFloor.Stream + 1
+		}
+	}
+	old, err := w.consumer(ctx, r, l.FiresStream, durable+"-legacy", legacy, from)
+	if err != nil {
+		return nil, err
+	}
+	cur, err := w.consumer(ctx, r, l.FiresStream, durable, l.WorkflowFires(r.workflow), 0)
+	if err != nil {
+		return nil, err
+	}
+	return []*loop{{w: w, reg: r, cons: cur, local: local, name: durable}, {w: w, reg: r, cons: old, local: local, name: durable + "-legacy"}}, nil
+}
+
+// consumer creates or updates durable on stream with one filter subject
+// (so that nats.go asks on the create subject that carries the filter,
+// which workers' permissions allow). A new consumer delivers new messages,
+// or from stream sequence from when it is not 0.
+func (w *Worker) consumer(ctx context.Context, r *registration, stream, durable, filter string, from uint64) (jetstream.Consumer, error) {
+	cfg := jetstream.ConsumerConfig{
+		Durable: durable, Description: "jetsched worker " + w.cfg.Name, FilterSubject: filter,
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: w.cfg.AckWait, MaxDeliver: w.cfg.MaxDeliver,
 		DeliverPolicy: jetstream.DeliverNewPolicy,
-	})
+	}
+	if existing, err := w.cfg.JetStream.Consumer(ctx, stream, durable); err == nil {
+		// The deliver policy of a consumer cannot change: keep its own.
+		cfg.DeliverPolicy, cfg.OptStartSeq = existing.CachedInfo().Config.DeliverPolicy, existing.CachedInfo().Config.OptStartSeq
+	} else if from > 0 {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, from
+	}
+	cons, err := w.cfg.JetStream.CreateOrUpdateConsumer(ctx, stream, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("worker: consumer %s on %s: %w", durable, stream, err)
 	}
-	w.log.Info("consuming", "stream", stream, "consumer", durable, "subject", subject, "max_workers", r.cfg.maxWorkers)
-	return &loop{w: w, reg: r, cons: cons, local: make(chan struct{}, r.cfg.maxWorkers), name: durable}, nil
+	w.log.Info("consuming", "stream", stream, "consumer", durable, "subject", filter, "max_workers", r.cfg.maxWorkers)
+	return cons, nil
 }
 
 // run fetches until r.fetchCtx ends, starting every message in a handler

@@ -396,11 +396,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	}
 	for _, kind := range []Kind{KindFire, KindWakeup} {
 		for _, r := range w.regs[kind] {
-			l, err := w.newLoop(ctx, r)
+			ls, err := w.newLoops(ctx, r)
 			if err != nil {
 				return fail(err)
 			}
-			loops = append(loops, l)
+			loops = append(loops, ls...)
 			if kind == KindFire {
 				sub, err := w.subscribeCancels(r.workflow)
 				if err != nil {

@@ -71,7 +71,7 @@ func (e *env) publishFireAt(schedule, workflow string, at time.Time) string {
 	e.t.Helper()
 	at = at.Truncate(time.Millisecond)
 	id := kvstore.SlotID(schedule, at)
-	m := nats.NewMsg("sched.fire." + workflow)
+	m := nats.NewMsg("sched.fire." + workflow + "." + schedule)
 	m.Header.Set(kvstore.HeaderScheduleID, schedule)
 	m.Header.Set(kvstore.HeaderWorkflow, workflow)
 	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
@@ -159,7 +159,7 @@ func TestAckAndCompletion(t *testing.T) {
 	})
 	id := e.publishFire("bill", "billing")
 	f := testwait.Receive(t, 5*time.Second, "the fire", got)
-	if f.SlotID != id || string(f.Input) != `{"n":1}` || f.Delivery != 1 || f.Subject != "sched.fire.billing" {
+	if f.SlotID != id || string(f.Input) != `{"n":1}` || f.Delivery != 1 || f.Subject != "sched.fire.billing.bill" {
 		t.Fatalf("fire %+v", f)
 	}
 	// The report's subject carries the workflow, so that permissions can
