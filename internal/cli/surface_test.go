@@ -91,12 +91,12 @@ func TestAddWithoutIDAndAgain(t *testing.T) {
 	args := []string{"schedule", "add", "--workflow", "cleanup", "--every", "1h", "--input", `{"olderThanDays":30}`}
 	code, out, errOut := e.run(args...)
 	want := kvstore.DefaultKey(kvstore.Spec{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`)})
-	if code != ExitOK || out != "schedule "+want+" saved (revision 1): every 1h -> sched.fire.cleanup\n" {
+	if code != ExitOK || out != "schedule "+want+" saved (revision 1): every 1h -> sched.fire.cleanup."+want+"\n" {
 		t.Fatalf("add without --id: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	entries := e.auditEntries()
 	code, out, errOut = e.run(args...)
-	if code != ExitOK || out != "schedule "+want+" unchanged (revision 1): every 1h -> sched.fire.cleanup\n" {
+	if code != ExitOK || out != "schedule "+want+" unchanged (revision 1): every 1h -> sched.fire.cleanup."+want+"\n" {
 		t.Fatalf("the same add again: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if n := e.auditEntries(); n != entries {

@@ -16,6 +16,8 @@ import (
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -98,7 +100,9 @@ func (a *api) bulk(n int, id func(int) string, spec func(int) kvstore.Spec) {
 		if err != nil {
 			a.t.Fatal(err)
 		}
-		if _, err := a.js.PublishAsync(jsname.KV(a.js, "sched_specs", id(i)), data); err != nil {
+		m := nats.NewMsg(jsname.KV(a.js, "sched_specs", id(i)))
+		m.Data = data
+		if _, err := pipelined.Publish(context.Background(), a.js, m); err != nil { // waits for room in the async window
 			a.t.Fatal(err)
 		}
 	}
@@ -125,6 +129,13 @@ func TestListPastOneMegabyte(t *testing.T) {
 			wf = "odd"
 		}
 		return kvstore.Spec{Workflow: wf, Every: "1h", Input: input}
+	})
+	// The catalog follows the specs bucket's watch: wait until it has
+	// seen every write (on a loaded box it lags the acknowledgements).
+	testwait.Eventually(t, 30*time.Second, "the catalog holds every schedule", func() bool {
+		var pg admin.Page[admin.ScheduleInfo]
+		a.ok("schedule.list", admin.ListRequest{Limit: 1}, &pg)
+		return pg.Total == n
 	})
 
 	var seen []string
