@@ -40,6 +40,8 @@ type daemonFlags struct {
 	windowBusy   int
 	tworkers     int
 	tickTTL      time.Duration
+	fireTTL      time.Duration
+	fireHistory  int64
 	dupWindow    time.Duration
 	leaseTTL     time.Duration
 	shards       int
@@ -71,6 +73,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
+	fl.DurationVar(&f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
+	fl.Int64Var(&f.fireHistory, "fire-history", kvstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
@@ -155,7 +159,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		Static:           static,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
-			Replicas: f.replicas, TickRetention: f.tickTTL, DuplicateWindow: f.dupWindow, Shards: f.shards,
+			Replicas: f.replicas, TickRetention: f.tickTTL, FireRetention: f.fireTTL, FireHistory: f.fireHistory, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},
 	}
 	cfg.Fire.Instance = f.instance
@@ -189,6 +193,12 @@ func (f *daemonFlags) checkEngine() error {
 		return invalidf("--lease-ttl %s: must be at least 1s (per-key TTLs are whole seconds)", f.leaseTTL)
 	case f.misfire < 0:
 		return invalidf("--misfire-threshold %s: must not be negative", f.misfire)
+	case f.fireTTL <= 0:
+		return invalidf("--fire-retention %s: must be positive", f.fireTTL)
+	case f.fireHistory == 0 || f.fireHistory < -1:
+		return invalidf("--fire-history %d: must be at least 1, or -1 for no limit", f.fireHistory)
+	case f.dupWindow > f.fireTTL:
+		return invalidf("--duplicate-window %s: must not exceed --fire-retention (%s)", f.dupWindow, f.fireTTL)
 	case f.tickTTL <= 0:
 		return invalidf("--tick-retention %s: must be positive", f.tickTTL)
 	case f.dupWindow <= 2*f.claimTTL:

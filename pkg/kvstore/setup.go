@@ -68,6 +68,12 @@ type SetupConfig struct {
 	// FireRetention is how long fire and wakeup messages stay in their
 	// streams. Default 7 days.
 	FireRetention time.Duration
+	// FireHistory bounds the fires kept per schedule in SCHED_FIRES (its
+	// MaxMsgsPerSubject: the subjects are per schedule), besides
+	// FireRetention. Default DefaultFireHistory; -1: no limit. A worker
+	// down for longer than a schedule takes to fire this many times loses
+	// the oldest of them.
+	FireHistory int64
 	// EventRetention is how long events stay in SCHED_EVENTS. Default 7 days.
 	EventRetention time.Duration
 	// Shards is the number of shards schedules are spread over, fixed when
@@ -86,6 +92,7 @@ func (c SetupConfig) withDefaults() SetupConfig {
 	c.TickRetention = cmp.Or(c.TickRetention, 24*time.Hour)
 	c.FireRetention = cmp.Or(c.FireRetention, 7*24*time.Hour)
 	c.EventRetention = cmp.Or(c.EventRetention, 7*24*time.Hour)
+	c.FireHistory = cmp.Or(c.FireHistory, DefaultFireHistory)
 	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, 2*time.Minute)
 	c.Shards = cmp.Or(c.Shards, DefaultShards)
 	return c
@@ -97,6 +104,8 @@ func (c SetupConfig) validate() error {
 		return fmt.Errorf("%w: replicas %d: must be 1 to 5", ErrInvalid, c.Replicas)
 	case c.Shards < 1 || c.Shards > 4096:
 		return fmt.Errorf("%w: shards %d: must be 1 to 4096", ErrInvalid, c.Shards)
+	case c.FireHistory < -1 || c.FireHistory == 0:
+		return fmt.Errorf("%w: fire history %d: must be at least 1, or -1 for no limit", ErrInvalid, c.FireHistory)
 	case c.DuplicateWindow < time.Second:
 		return fmt.Errorf("%w: duplicate window %s: must be at least 1s", ErrInvalid, c.DuplicateWindow)
 	case c.DuplicateWindow > c.FireRetention:
@@ -104,6 +113,12 @@ func (c SetupConfig) validate() error {
 	}
 	return nil
 }
+
+// DefaultFireHistory is how many fires of one schedule SCHED_FIRES keeps
+// at most unless SetupConfig.FireHistory says otherwise: more than a day of
+// a schedule firing every second; slower schedules are bounded by the
+// stream's age limit first.
+const DefaultFireHistory = 100_000
 
 // DefaultShards is the shard count of a new leases bucket.
 const DefaultShards = 64
@@ -157,6 +172,7 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg SetupConfig) error {
 		{
 			Name: l.FiresStream, Description: "jetsched fires: one message per slot",
 			Subjects: []string{l.FireSubjects()}, MaxAge: cfg.FireRetention, Duplicates: cfg.DuplicateWindow,
+			MaxMsgsPerSubject: cfg.FireHistory,
 		},
 		{
 			Name: l.WakeupsStream, Description: "jetsched wakeups: one message per due timer",

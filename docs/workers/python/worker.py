@@ -1,5 +1,5 @@
 """A complete jetsched worker in Python (nats-py 2.x), written from
-docs/workers.md alone: a durable pull consumer on sched.fire.<workflow>, at
+docs/workers.md alone: a durable pull consumer on sched.fire.<workflow>.>, at
 most MAX_WORKERS fires at once (fetched only when they can start),
 in-progress pings, redelivery with backoff, a dead letter after the last
 delivery, completion reports on sched.done.<workflow>.<schedule id>, and
@@ -53,14 +53,14 @@ async def main() -> None:
     )
     js = nc.jetstream()
     # A name and one filter subject: nats-py creates it on
-    # $JS.API.CONSUMER.CREATE.SCHED_FIRES.<durable>.sched.fire.<workflow>,
+    # $JS.API.CONSUMER.CREATE.SCHED_FIRES.<durable>.sched.fire.<workflow>.>,
     # the form the least-privilege worker accounts allow.
     await js.add_consumer(
         "SCHED_FIRES",
         ConsumerConfig(
             name=DURABLE,
             durable_name=DURABLE,
-            filter_subject=f"sched.fire.{WORKFLOW}",
+            filter_subject=f"sched.fire.{WORKFLOW}.>",  # every schedule of the workflow
             ack_policy=AckPolicy.EXPLICIT,
             ack_wait=ACK_WAIT,
             max_deliver=MAX_DELIVER,
@@ -135,7 +135,7 @@ async def main() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     in_flight: set[asyncio.Task] = set()
-    print(f"consuming sched.fire.{WORKFLOW} as {DURABLE}, {MAX_WORKERS} at once")
+    print(f"consuming sched.fire.{WORKFLOW}.> as {DURABLE}, {MAX_WORKERS} at once")
     # The fetch loop: ask for no more messages than there are free places,
     # so that none waits in a buffer while AckWait runs.
     while not stop.is_set():

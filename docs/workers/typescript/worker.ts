@@ -1,5 +1,5 @@
 // A complete jetsched worker in TypeScript (nats.js v3), written from
-// docs/workers.md alone: a durable pull consumer on sched.fire.<workflow>,
+// docs/workers.md alone: a durable pull consumer on sched.fire.<workflow>.>,
 // at most MAX_WORKERS fires at once (fetched only when they can start),
 // in-progress pings, redelivery with backoff, a dead letter after the last
 // delivery, completion reports on sched.done.<workflow>.<schedule id>, and
@@ -34,11 +34,11 @@ const nc = await connect({
 });
 const jsm = await jetstreamManager(nc);
 // One filter subject and a name: nats.js creates it on
-// $JS.API.CONSUMER.CREATE.SCHED_FIRES.<durable>.sched.fire.<workflow>, the
+// $JS.API.CONSUMER.CREATE.SCHED_FIRES.<durable>.sched.fire.<workflow>.>, the
 // form the least-privilege worker accounts allow.
 await jsm.consumers.add("SCHED_FIRES", {
   durable_name: durable,
-  filter_subject: `sched.fire.${workflow}`,
+  filter_subject: `sched.fire.${workflow}.>`, // every schedule of the workflow
   ack_policy: AckPolicy.Explicit,
   ack_wait: ackWaitMs * 1_000_000, // nanoseconds
   max_deliver: maxDeliver,
@@ -128,7 +128,7 @@ let stopping = false;
 const inFlight = new Set<Promise<void>>();
 process.on("SIGINT", () => { stopping = true; });
 process.on("SIGTERM", () => { stopping = true; });
-console.log(`consuming sched.fire.${workflow} as ${durable}, ${maxWorkers} at once`);
+console.log(`consuming sched.fire.${workflow}.> as ${durable}, ${maxWorkers} at once`);
 while (!stopping && !(exitAfter > 0 && handled >= exitAfter)) {
   const free = maxWorkers - inFlight.size;
   if (free === 0) {
