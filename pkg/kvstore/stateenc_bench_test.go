@@ -1,6 +1,8 @@
 package kvstore_test
 
 import (
+	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -44,14 +46,62 @@ func benchStates() []struct {
 	}{{"fire", fire}, {"full", full}}
 }
 
-// BenchmarkEncodeState measures State.Encode, the encoding of every
-// sched_state write (CreateState, UpdateState, UpdateStateAsync).
+// BenchmarkEncodeState measures the encoding of every sched_state write
+// (CreateState, UpdateState, UpdateStateAsync): json.Marshal by
+// reflection, as State.Encode did before AppendJSON; Encode, into a new
+// buffer as the store does; AppendJSON into a reused buffer.
 func BenchmarkEncodeState(b *testing.B) {
 	for _, bs := range benchStates() {
-		b.Run(bs.name, func(b *testing.B) {
+		b.Run(bs.name+"/json.Marshal", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(plainState(bs.st)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bs.name+"/Encode", func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := bs.st.Encode(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(bs.name+"/AppendJSON", func(b *testing.B) {
+			b.ReportAllocs()
+			var buf []byte
+			for b.Loop() {
+				var err error
+				if buf, err = bs.st.AppendJSON(buf[:0]); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkEncodeWindow measures PutWindow's encoding of a window claim of
+// 1 and of 100 slots: json.Marshal by reflection (before), Encode (after).
+func BenchmarkEncodeWindow(b *testing.B) {
+	at := time.Date(2026, 12, 1, 1, 5, 59, 819750, time.UTC)
+	for _, n := range []int{1, 100} {
+		w := kvstore.Window{Shard: 28, Seq: 3, Token: "9358a99ec31a", Owner: "s1", At: at, Expires: at.Add(30 * time.Second)}
+		for i := range n {
+			w.Slots = append(w.Slots, kvstore.WindowSlot{Schedule: "x" + strconv.Itoa(i), Slot: at.Truncate(time.Second)})
+		}
+		b.Run(strconv.Itoa(n)+"/json.Marshal", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := json.Marshal(plainWindow(w)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(strconv.Itoa(n)+"/Encode", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := w.Encode(); err != nil {
 					b.Fatal(err)
 				}
 			}
