@@ -92,6 +92,11 @@ func checkState(t *testing.T, s kvstore.State) {
 	if err != nil || !bytes.Equal(api, wantAPI) {
 		t.Fatalf("json.Marshal through MarshalJSON = %s, %v; want %s", api, err, wantAPI)
 	}
+	indented, err := json.MarshalIndent([]kvstore.State{s}, "", "  ")
+	wantIndented, _ := json.MarshalIndent([]plainState{plainState(s)}, "", "  ")
+	if err != nil || !bytes.Equal(indented, wantIndented) {
+		t.Fatalf("json.MarshalIndent through MarshalJSON = %s, %v; want %s", indented, err, wantIndented)
+	}
 }
 
 // checkWindow is checkState for a window record.
