@@ -184,8 +184,11 @@ func DecodeState(data []byte) (State, error) {
 	return s, nil
 }
 
-// Encode returns the record's JSON.
-func (s State) Encode() ([]byte, error) { return json.Marshal(s) }
+// Encode returns the record's JSON, as AppendJSON writes it into a new
+// buffer.
+func (s State) Encode() ([]byte, error) {
+	return s.AppendJSON(make([]byte, 0, s.sizeHint()))
+}
 
 // TickStatus is the status of a slot in the ledger.
 type TickStatus string

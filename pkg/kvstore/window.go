@@ -73,6 +73,12 @@ func DecodeWindow(data []byte) (Window, error) {
 	return w, nil
 }
 
+// Encode returns the record's JSON, as AppendJSON writes it into a new
+// buffer.
+func (w Window) Encode() ([]byte, error) {
+	return w.AppendJSON(make([]byte, 0, windowSizeHint+windowSlotSizeHint*len(w.Slots)))
+}
+
 // GetWindow reads shard's window claim and its revision; ErrNotFound when
 // the shard has none. A record that does not decode is returned as
 // ErrInvalid with its revision, so that a new window can replace it.
@@ -93,7 +99,7 @@ func (s *Store) GetWindow(ctx context.Context, shard int) (Window, uint64, error
 // rev (0: it does not exist). ErrConflict: another window (or an
 // instance's check of it) came first; re-read.
 func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, error) {
-	data, err := json.Marshal(w)
+	data, err := w.Encode()
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode window %s: %w", w.Name(), err)
 	}
