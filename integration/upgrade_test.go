@@ -1,0 +1,99 @@
+package integration
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+)
+
+// previousFormat is the last commit before fires moved to per-schedule
+// subjects and stopped writing a ledger entry each (issue 26): the release
+// a fleet upgrades from.
+const previousFormat = "19c15a05dcb0704c34bbd204d5364ddbcb300028"
+
+// buildAt builds cmd/scheduler as it was at commit, from this repository's
+// history (git archive into a temporary directory; the module cache
+// serves its dependencies). Without the history (a source tarball) the
+// test cannot run; under CI that is a failure.
+func buildAt(t *testing.T, commit string) string {
+	t.Helper()
+	root, err := exec.Command("git", "rev-parse", "--show-toplevel").Output()
+	if err != nil || exec.Command("git", "cat-file", "-e", commit+"^{commit}").Run() != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("commit %s is not in this checkout's history (git: %v): CI needs a full clone", commit, err)
+		}
+		t.Skipf("commit %s is not in this checkout's history: the upgrade test needs a git clone", commit)
+	}
+	src := t.TempDir()
+	archive := exec.Command("bash", "-c", "git -C \"$1\" archive \"$2\" | tar -x -C \"$3\"", "archive", strings.TrimSpace(string(root)), commit, src)
+	if out, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("git archive %s: %v\n%s", commit, err, out)
+	}
+	bin := filepath.Join(t.TempDir(), "scheduler-"+commit[:7])
+	build := exec.Command("go", "build", "-o", bin, "./cmd/scheduler")
+	build.Dir = src
+	build.Env = append(os.Environ(), "GOFLAGS=")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the scheduler of %s: %v\n%s", commit, err, out)
+	}
+	return bin
+}
+
+// TestMixedFleetUpgrade: a fleet of schedulers of the previous release
+// (fires on sched.fire.<workflow>, a ledger entry per fire) is replaced
+// one instance at a time by the current binary (per-schedule subjects, the
+// stream as the ledger) while 300 schedules fire every second, with a
+// crash (SIGKILL) at each replacement, so that the new instances take over
+// the old ones' claims and windows and the other way round. Every slot is
+// in the fire stream exactly once, on whichever subject form its publisher
+// used.
+func TestMixedFleetUpgrade(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the previous release and rolls a fleet (./test.sh and CI run it)")
+	}
+	const name = "mixed-fleet-upgrade"
+	oldBin := buildAt(t, previousFormat)
+	newBin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	procs := []*schedProc{}
+	for _, n := range []string{"old1", "old2", "old3"} {
+		p := newSchedProc(t, oldBin, n, schedulerArgs(srv.URL(), n), nil)
+		p.start()
+		procs = append(procs, p)
+	}
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+	ids := scheduleIDs("upgrade", 300)
+	created := time.Now()
+	putSchedules(t, store, ids)
+	fires := newFireLog(t, js)
+	if behind := fires.waitAllReach(ids, time.Now().Add(slotStep), 30*time.Second); len(behind) > 0 {
+		t.Fatalf("the old fleet does not fire %d schedules, e.g. %v", len(behind), first(behind, 5))
+	}
+	for i, n := range []string{"new1", "new2", "new3"} {
+		// The old instance dies (no graceful hand-over: its claims and
+		// windows are left to the others), the new one takes its place.
+		procs[i].kill()
+		p := newSchedProc(t, newBin, n, schedulerArgs(srv.URL(), n), nil)
+		p.start()
+		procs[i] = p
+		// Both versions fire side by side until every schedule has fired
+		// a slot since the swap.
+		if behind := fires.waitAllReach(ids, time.Now().Add(2*slotStep), 40*time.Second); len(behind) > 0 {
+			t.Fatalf("after replacing instance %d, %d schedules stopped firing, e.g. %v", i+1, len(behind), first(behind, 5))
+		}
+	}
+	chaosStop := time.Now()
+	sum := settle(t, fires, name, ids, chaosStop, created, 40*time.Second)
+	t.Logf("%s: %s; by instance %v", name, sum, fires.instances)
+	for _, n := range []string{"old1", "old2", "old3", "new1", "new2", "new3"} {
+		if fires.instances[n] == 0 {
+			t.Errorf("instance %s published no fire: the run did not mix the versions as meant", n)
+		}
+	}
+}
