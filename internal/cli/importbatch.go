@@ -192,7 +192,7 @@ func (a *app) reportFailures(fs []importFailure) {
 
 func (f importFailure) message() string {
 	msg := f.err.Message
-	if f.err.Field != "" && !strings.Contains(msg, f.err.Field) {
+	if f.err.Code == admin.CodeInvalid && f.err.Field != "" && !strings.Contains(msg, f.err.Field) {
 		msg = "field " + f.err.Field + ": " + msg
 	}
 	return fmt.Sprintf("item %d (id %q): %s", f.item+1, f.id, msg)
