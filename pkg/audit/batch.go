@@ -35,16 +35,9 @@ func (l *Log) RecordWrites(ctx context.Context, ws []kvstore.AuditWrite) (int, e
 	}
 	entries := make([]Entry, len(ws))
 	for i, w := range ws {
-		e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: w.Action, Target: w.Target, Bucket: w.Bucket, Rev: w.Rev}
-		if r, ok := ctx.Value(requesterKey{}).(Requester); ok {
-			e.Actor, e.ActorAccount, e.ClaimedActor = r.Actor(), r.Account, r.Claimed
-		}
-		if w.Detail != nil {
-			b, err := json.Marshal(w.Detail)
-			if err != nil {
-				return 0, fmt.Errorf("audit: detail of %s %s: %w", w.Action, w.Target, err)
-			}
-			e.Detail = b
+		e, err := l.actionEntry(ctx, w.Action, w.Target, w.Detail, w.Bucket, w.Rev)
+		if err != nil {
+			return 0, err
 		}
 		entries[i] = e
 	}
