@@ -98,3 +98,19 @@ func TestImportNearMaxPayload(t *testing.T) {
 		t.Fatalf("%d specs after the import", n)
 	}
 }
+
+// TestImportNoCheckRefusal: without the check pass, a batch with a
+// refused item writes nothing, and the import exits 2 naming that item,
+// not the ones left unwritten before it.
+func TestImportNoCheckRefusal(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	file := writeImport(t, 10, "1m", 0, `{"id":"bad","spec":{"workflow":"wf","cron":"0 9 * * *","calendar":"nope"}}`, `{"id":"after","spec":{"workflow":"wf","every":"1m"}}`)
+	code, out, errOut := e.run("schedule", "import", "--no-check", file)
+	if code != ExitInvalid || !strings.Contains(errOut, `scheduler: item 11 (id "bad")`) || !strings.Contains(out, "0 schedule(s) imported (0 written, 0 unchanged), 12 failed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if n := e.specCount(); n != 0 {
+		t.Fatalf("%d specs written by a refused batch", n)
+	}
+}

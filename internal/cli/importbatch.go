@@ -94,7 +94,7 @@ type importFailure struct {
 // importTally is what one pass over the batches did.
 type importTally struct {
 	saved, unchanged int
-	failures         []importFailure // in file order
+	failures         []importFailure // the refused in file order, then the not_written
 }
 
 // importPass sends every batch (check: for the API to check only), a
@@ -157,7 +157,18 @@ func (a *app) importPass(ctx context.Context, nc *nats.Conn, batches []importBat
 	close(next)
 	wg.Wait()
 	stopProgress()
-	slices.SortFunc(t.failures, func(x, y importFailure) int { return x.item - y.item })
+	// The refused items first, in file order; then those left unwritten
+	// because of them.
+	slices.SortFunc(t.failures, func(x, y importFailure) int {
+		xw, yw := x.err.Code == admin.CodeNotWritten, y.err.Code == admin.CodeNotWritten
+		if xw != yw {
+			if xw {
+				return 1
+			}
+			return -1
+		}
+		return x.item - y.item
+	})
 	if err := ctx.Err(); err != nil {
 		return t, fmt.Errorf("import interrupted: %w", err)
 	}
