@@ -28,7 +28,7 @@ import (
 )
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // Error codes.
 const (
