@@ -25,15 +25,7 @@ const HeaderActor = "Sched-Actor"
 // response into resp (nil: ignore it). The CLI operates the fleet only
 // through the API, so an operator needs NATS rights on sched.api.> alone.
 func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
-	if err := a.conn.Validate(); err != nil {
-		return usageError{err}
-	}
-	if err := kvstore.ValidatePrefix(a.namePrefix); err != nil {
-		return usageError{err}
-	}
-	conn := a.conn
-	conn.Name = "jetsched cli"
-	nc, err := natsconn.Connect(conn)
+	nc, err := a.connectAPI()
 	if err != nil {
 		return err
 	}
@@ -44,6 +36,26 @@ func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
 			return err
 		}
 	}
+	return a.request(ctx, nc, endpoint, data, resp)
+}
+
+// connectAPI checks the connection flags and connects for admin API
+// requests.
+func (a *app) connectAPI() (*nats.Conn, error) {
+	if err := a.conn.Validate(); err != nil {
+		return nil, usageError{err}
+	}
+	if err := kvstore.ValidatePrefix(a.namePrefix); err != nil {
+		return nil, usageError{err}
+	}
+	conn := a.conn
+	conn.Name = "jetsched cli"
+	return natsconn.Connect(conn)
+}
+
+// request sends the admin API request data on nc and decodes the
+// response into resp (nil: ignore it).
+func (a *app) request(ctx context.Context, nc *nats.Conn, endpoint string, data []byte, resp any) error {
 	if max := nc.MaxPayload(); max > 0 && int64(len(data)) > max {
 		return usageError{fmt.Errorf("the request is %d bytes, over the NATS server's max payload of %d: a value is too large", len(data), max)}
 	}

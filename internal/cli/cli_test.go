@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -31,7 +32,13 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv := natstest.Start(t)
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv on a server with base's options (nil: none).
+func newEnvWith(t *testing.T, base *server.Options) *env {
+	t.Helper()
+	srv := natstest.StartWith(t, base)
 	_, js := srv.Connect(t)
 	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)

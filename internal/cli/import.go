@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -21,15 +20,20 @@ type importItem struct {
 }
 
 func (a *app) scheduleImport() *cobra.Command {
-	var keepGoing bool
+	var keepGoing, noCheck bool
 	cmd := &cobra.Command{
 		Use:   "import FILE|-",
 		Short: `Create or update many schedules from a file: a JSON array or JSON lines of {"id": ..., "spec": {...}}`,
 		Long: `Create or update many schedules from a file: a JSON array, or one JSON
 object per line, each {"id": ID, "spec": SPEC} with SPEC as in docs/records.md
 (without an id, the spec's content hash, as schedule add gives it).
-Every item is validated first: an invalid file writes nothing. A progress
-line shows on standard error.`,
+Every item is validated first, here and then by the admin API
+(schedule.import with check: calendars exist, no static schedule, no
+one-shot in the past): an invalid file writes nothing and exits 2 naming
+the item. The items then go in batches (bounded by the server's max
+payload), several at a time; each schedule written gets its audit entry,
+and one whose stored spec is the same is not written. A progress line
+(count, rate, ETA) shows on standard error.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			data, err := readInput(args[0], cmd.InOrStdin())
@@ -53,33 +57,51 @@ line shows on standard error.`,
 					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, kvstore.UserMessage(err))}
 				}
 			}
-			done, failed := 0, 0
-			for i, it := range items {
-				if err := a.call(cmd.Context(), "schedule.create", admin.PutRequest{ID: it.ID, Spec: it.Spec, Upsert: true}, nil); err != nil {
-					failed++
-					fmt.Fprintf(a.stderr, "\ritem %d (id %q): %v\n", i+1, it.ID, err)
-					if !keepGoing {
-						return fmt.Errorf("import stopped at item %d of %d (%d written)", i+1, len(items), done)
-					}
-					continue
+			nc, err := a.connectAPI()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			batches, err := importBatches(items, nc.MaxPayload())
+			if err != nil {
+				return err
+			}
+			if !noCheck {
+				t, err := a.importPass(cmd.Context(), nc, batches, len(items), true, false)
+				if err != nil {
+					return err
 				}
-				done++
-				if done%50 == 0 || done == len(items) {
-					fmt.Fprintf(a.stderr, "\rimported %d/%d", done, len(items))
+				if len(t.failures) > 0 {
+					a.reportFailures(t.failures[1:])
+					f := t.failures[0]
+					return itemFailure(f, "nothing was written")
 				}
 			}
-			fmt.Fprintln(a.stderr)
+			t, err := a.importPass(cmd.Context(), nc, batches, len(items), false, keepGoing)
+			if err != nil {
+				return err
+			}
+			a.reportFailures(t.failures)
+			imported := t.saved + t.unchanged
 			if a.jsonOut {
-				return writeJSON(a.stdout, map[string]int{"imported": done, "failed": failed})
+				if err := writeJSON(a.stdout, map[string]int{"imported": imported, "written": t.saved, "unchanged": t.unchanged, "failed": len(t.failures)}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(a.stdout, "%d schedule(s) imported (%d written, %d unchanged), %d failed\n", imported, t.saved, t.unchanged, len(t.failures))
 			}
-			fmt.Fprintf(a.stdout, "%d schedule(s) imported, %d failed\n", done, failed)
-			if failed > 0 {
-				return fmt.Errorf("%d item(s) failed", failed)
+			if len(t.failures) > 0 && !keepGoing {
+				f := t.failures[0]
+				return itemFailure(f, fmt.Sprintf("import stopped (%d of %d imported)", imported, len(items)))
+			}
+			if len(t.failures) > 0 {
+				return fmt.Errorf("%d item(s) failed", len(t.failures))
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&keepGoing, "keep-going", false, "go on after an item the API refuses")
+	cmd.Flags().BoolVar(&noCheck, "no-check", false, "skip the first pass that has the API check every item (calendars, static schedules, one-shots in the past) before anything is written")
 	return cmd
 }
 

@@ -28,7 +28,7 @@ import (
 )
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.2.0"
+const Version = "1.3.0"
 
 // Error codes.
 const (
@@ -38,6 +38,7 @@ const (
 	CodeInUse       = "in_use"      // a calendar that schedules use
 	CodeStatic      = "static"      // a put or delete of a static schedule; the message names its file
 	CodeUnavailable = "unavailable" // the listing catalogue is still loading
+	CodeNotWritten  = "not_written" // schedule.import: a valid item left unwritten, another of its batch refused
 	CodeInternal    = "internal"    // anything else
 )
 
@@ -172,6 +173,8 @@ func toError(err error) Error {
 	msg := kvstore.UserMessage(err)
 	var fe *kvstore.FieldError
 	switch {
+	case errors.Is(err, kvstore.ErrNotWritten):
+		return Error{Code: CodeNotWritten, Message: msg}
 	case errors.Is(err, kvstore.ErrStatic):
 		return Error{Code: CodeStatic, Field: "id", Message: msg}
 	case errors.As(err, &fe):

@@ -15,8 +15,14 @@ import (
 // apiSeeds are the documented requests of every verb (docs/api.md), the
 // fuzz corpus's seeds.
 var apiSeeds = map[string][]string{
-	"schedule.create":          {`{"id":"x","spec":{"workflow":"wf","every":"10s"}}`, `{"id":"x","spec":{"workflow":"wf","cron":"0 9 * * 1-5","tz":"Europe/Paris","input":{"a":1}},"upsert":true}`},
-	"schedule.update":          {`{"id":"x","spec":{"workflow":"wf","every":"20s"},"if_revision":1}`},
+	"schedule.create": {`{"id":"x","spec":{"workflow":"wf","every":"10s"}}`, `{"id":"x","spec":{"workflow":"wf","cron":"0 9 * * 1-5","tz":"Europe/Paris","input":{"a":1}},"upsert":true}`},
+	"schedule.update": {`{"id":"x","spec":{"workflow":"wf","every":"20s"},"if_revision":1}`},
+	"schedule.import": {
+		`{"items":[{"id":"x","spec":{"workflow":"wf","every":"10s"}},{"spec":{"workflow":"wf","cron":"0 9 * * *","tz":"Europe/Paris"}}]}`,
+		`{"items":[{"id":"x","spec":{"workflow":"wf","every":"10s"}},{"id":"x","spec":{"workflow":"wf","every":"20s"}}],"check":true}`,
+		`{"items":[{"id":"y","spec":{"workflow":"wf","cron":"0 0 30 2 *"}},{"id":"z","spec":null}]}`,
+		`{"items":[]}`, `{"items":[{}]}`, `{"items":null,"check":false}`,
+	},
 	"schedule.get":             {`{"id":"x"}`},
 	"schedule.list":            {`{}`, `{"cursor":"a","limit":10,"workflow":"wf","state":"paused","prefix":"x"}`},
 	"schedule.delete":          {`{"id":"x","if_revision":3}`},

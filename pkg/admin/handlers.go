@@ -100,6 +100,7 @@ func (h handlers) table() map[string]endpoint {
 	return map[string]endpoint{
 		"schedule.create":          h.scheduleCreate,
 		"schedule.update":          h.scheduleUpdate,
+		"schedule.import":          h.scheduleImport,
 		"schedule.get":             h.scheduleGet,
 		"schedule.list":            h.scheduleList,
 		"schedule.delete":          h.scheduleDelete,
@@ -183,23 +184,31 @@ func decodePut(body []byte) (PutRequest, kvstore.Spec, error) {
 	if err != nil {
 		return r, kvstore.Spec{}, err
 	}
-	if len(r.Spec) == 0 || string(r.Spec) == "null" {
-		return r, kvstore.Spec{}, &kvstore.FieldError{Field: "spec", Reason: "missing: the schedule's spec (docs/records.md)"}
+	var spec kvstore.Spec
+	r.ID, spec, err = decodeSpec(r.ID, r.Spec)
+	return r, spec, err
+}
+
+// decodeSpec decodes a put's spec and resolves its id: id, else the
+// spec's, else the content hash (kvstore.DefaultKey).
+func decodeSpec(id string, raw json.RawMessage) (string, kvstore.Spec, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return id, kvstore.Spec{}, &kvstore.FieldError{Field: "spec", Reason: "missing: the schedule's spec (docs/records.md)"}
 	}
-	spec, err := kvstore.DecodeSpec(r.Spec)
+	spec, err := kvstore.DecodeSpec(raw)
 	if err != nil {
-		return r, spec, err
+		return id, spec, err
 	}
-	if r.ID == "" {
-		r.ID = spec.ID
+	if id == "" {
+		id = spec.ID
 	}
-	if r.ID == "" {
+	if id == "" {
 		if err := kvstore.ValidateWorkflow(spec.Workflow); err != nil {
-			return r, spec, err
+			return id, spec, err
 		}
-		r.ID = kvstore.DefaultKey(spec)
+		id = kvstore.DefaultKey(spec)
 	}
-	return r, spec, kvstore.ValidateID(r.ID)
+	return id, spec, kvstore.ValidateID(id)
 }
 
 func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {

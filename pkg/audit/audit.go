@@ -222,16 +222,9 @@ func (l *Log) Record(ctx context.Context, action, target string, detail any) err
 // RecordWrite appends an action that wrote revision rev of a key in
 // bucket, as Record does.
 func (l *Log) RecordWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error {
-	e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: action, Target: target, Bucket: bucket, Rev: rev}
-	if r, ok := ctx.Value(requesterKey{}).(Requester); ok {
-		e.Actor, e.ActorAccount, e.ClaimedActor = r.Actor(), r.Account, r.Claimed
-	}
-	if detail != nil {
-		b, err := json.Marshal(detail)
-		if err != nil {
-			return fmt.Errorf("audit: detail: %w", err)
-		}
-		e.Detail = b
+	e, err := l.actionEntry(ctx, action, target, detail, bucket, rev)
+	if err != nil {
+		return err
 	}
 	seq, err := l.Append(ctx, e)
 	if err != nil {
@@ -241,6 +234,23 @@ func (l *Log) RecordWrite(ctx context.Context, action, target string, detail any
 		_, err = l.Checkpoint(ctx)
 	}
 	return err
+}
+
+// actionEntry is the action entry for a write (rev 0: none), with the
+// requester ctx carries, unsigned and unchained.
+func (l *Log) actionEntry(ctx context.Context, action, target string, detail any, bucket string, rev uint64) (Entry, error) {
+	e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: action, Target: target, Bucket: bucket, Rev: rev}
+	if r, ok := ctx.Value(requesterKey{}).(Requester); ok {
+		e.Actor, e.ActorAccount, e.ClaimedActor = r.Actor(), r.Account, r.Claimed
+	}
+	if detail != nil {
+		b, err := json.Marshal(detail)
+		if err != nil {
+			return e, fmt.Errorf("audit: detail of %s %s: %w", action, target, err)
+		}
+		e.Detail = b
+	}
+	return e, nil
 }
 
 // Append signs e, chains it onto the trail's last entry and appends it,

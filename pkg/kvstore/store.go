@@ -249,23 +249,22 @@ const maxUpdateAttempts = 10
 // (Saved.Unchanged), or when o refuses the write (ErrExists, ErrNotFound,
 // ErrConflict, ErrStatic).
 func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOptions) (Saved, error) {
-	if spec.Static != o.Owner {
-		if o.Owner == "" {
-			return Saved{}, fieldErr("static", spec.Static, "is set by the source that declares a static schedule (scheduler run --schedules, client.Static), not by a put")
-		}
-		return Saved{}, fieldErr("static", spec.Static, fmt.Sprintf("want %q, the source writing it", o.Owner))
+	if err := o.checkStatic(spec); err != nil {
+		return Saved{}, err
 	}
 	for range maxUpdateAttempts {
 		cur, err := get(ctx, s.specs, "schedule", id)
 		if errors.Is(err, ErrNotFound) {
-			if o.Update || o.IfRevision != 0 {
-				return Saved{}, err
-			}
-			written, data, err := s.prepareSpec(ctx, id, spec, nil, o)
-			if err != nil {
-				return Saved{}, err
-			}
-			rev, err := s.specs.Create(ctx, id, data)
+			cur = nil
+		} else if err != nil {
+			return Saved{}, fmt.Errorf("kvstore: read spec %q: %w", id, err)
+		}
+		p, err := s.planSpec(ctx, id, spec, cur, o, s.CalendarSource(ctx))
+		if err != nil || p.unchanged {
+			return p.saved, err
+		}
+		if cur == nil {
+			rev, err := s.specs.Create(ctx, id, p.data)
 			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 				if o.Create {
 					return Saved{}, existsError(id)
@@ -275,37 +274,11 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOption
 			if err != nil {
 				return Saved{}, fmt.Errorf("kvstore: create spec %q: %w", id, err)
 			}
-			return Saved{Revision: rev, Created: true}, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, rev)
+			return Saved{Revision: rev, Created: true}, s.AuditWrite(ctx, "schedule.put", id, p.written, s.layout.SpecsBucket, rev)
 		}
-		if err != nil {
-			return Saved{}, fmt.Errorf("kvstore: read spec %q: %w", id, err)
-		}
-		if o.Create {
-			if err := spec.Validate(id); err != nil {
-				return Saved{}, err // bad input is invalid, whatever is stored
-			}
-			return Saved{}, existsError(id)
-		}
-		if o.IfRevision != 0 && cur.Revision() != o.IfRevision {
-			return Saved{}, revisionConflict(id, cur.Revision(), o.IfRevision, "written")
-		}
-		var stored *Spec
-		if st, derr := DecodeSpec(cur.Value()); derr == nil {
-			if SameSpec(st, spec) {
-				return Saved{Revision: cur.Revision(), Unchanged: true}, nil
-			}
-			if err := o.checkOwner(id, st); err != nil {
-				return Saved{}, err
-			}
-			stored = &st
-		}
-		written, data, err := s.prepareSpec(ctx, id, spec, stored, o)
-		if err != nil {
-			return Saved{}, err
-		}
-		n, err := s.specs.Update(ctx, id, data, cur.Revision())
+		n, err := s.specs.Update(ctx, id, p.data, cur.Revision())
 		if err == nil {
-			return Saved{Revision: n}, s.AuditWrite(ctx, "schedule.put", id, written, s.layout.SpecsBucket, n)
+			return Saved{Revision: n}, s.AuditWrite(ctx, "schedule.put", id, p.written, s.layout.SpecsBucket, n)
 		}
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return Saved{}, fmt.Errorf("kvstore: update spec %q: %w", id, err)
@@ -315,6 +288,61 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOption
 		}
 	}
 	return Saved{}, fmt.Errorf("kvstore: save spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+}
+
+// checkStatic refuses a spec whose static label is not the writer's.
+func (o SaveOptions) checkStatic(spec Spec) error {
+	if spec.Static == o.Owner {
+		return nil
+	}
+	if o.Owner == "" {
+		return fieldErr("static", spec.Static, "is set by the source that declares a static schedule (scheduler run --schedules, client.Static), not by a put")
+	}
+	return fieldErr("static", spec.Static, fmt.Sprintf("want %q, the source writing it", o.Owner))
+}
+
+// specPlan is what a save of one spec over the stored entry does.
+type specPlan struct {
+	// saved is the result when nothing is to be written (unchanged).
+	saved     Saved
+	unchanged bool
+	// written is the spec to write and data its bytes.
+	written Spec
+	data    []byte
+}
+
+// planSpec decides a save of spec under id over cur (nil: no schedule),
+// as o says: unchanged, a refusal, or the spec to write, validated over
+// the stored one (see prepareSpec) with calendars from cals.
+func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals CalendarSource) (specPlan, error) {
+	if cur == nil {
+		if o.Update || o.IfRevision != 0 {
+			return specPlan{}, NotFound("schedule", id)
+		}
+		written, data, err := s.prepareSpec(id, spec, nil, o, cals)
+		return specPlan{written: written, data: data}, err
+	}
+	if o.Create {
+		if err := spec.Validate(id); err != nil {
+			return specPlan{}, err // bad input is invalid, whatever is stored
+		}
+		return specPlan{}, existsError(id)
+	}
+	if o.IfRevision != 0 && cur.Revision() != o.IfRevision {
+		return specPlan{}, revisionConflict(id, cur.Revision(), o.IfRevision, "written")
+	}
+	var stored *Spec
+	if st, derr := DecodeSpec(cur.Value()); derr == nil {
+		if SameSpec(st, spec) {
+			return specPlan{saved: Saved{Revision: cur.Revision(), Unchanged: true}, unchanged: true}, nil
+		}
+		if err := o.checkOwner(id, st); err != nil {
+			return specPlan{}, err
+		}
+		stored = &st
+	}
+	written, data, err := s.prepareSpec(id, spec, stored, o, cals)
+	return specPlan{written: written, data: data}, err
 }
 
 // checkAt refuses a one-shot in the past when o.Now is set.
@@ -359,15 +387,15 @@ func revisionConflict(id string, have, want uint64, done string) error {
 // CheckSpec validates spec for id as a write over nothing would
 // (including that a named calendar exists), without writing.
 func (s *Store) CheckSpec(ctx context.Context, id string, spec Spec) error {
-	_, _, err := s.prepareSpec(ctx, id, spec, nil, SaveOptions{})
+	_, _, err := s.prepareSpec(id, spec, nil, SaveOptions{}, s.CalendarSource(ctx))
 	return err
 }
 
 // prepareSpec gives spec its anchor over stored (nil: none; see
 // Spec.WithAnchor), validates it for id (with o.Now, a one-shot in the
-// past is refused), resolves its calendar, and encodes it; it returns the
-// spec as it will be written and its bytes.
-func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec, stored *Spec, o SaveOptions) (Spec, []byte, error) {
+// past is refused), resolves its calendar from cals, and encodes it; it
+// returns the spec as it will be written and its bytes.
+func (s *Store) prepareSpec(id string, spec Spec, stored *Spec, o SaveOptions, cals CalendarSource) (Spec, []byte, error) {
 	now := time.Now()
 	spec = spec.WithAnchor(stored, now)
 	if err := spec.Validate(id); err != nil {
@@ -376,7 +404,7 @@ func (s *Store) prepareSpec(ctx context.Context, id string, spec Spec, stored *S
 	if err := o.checkAt(spec); err != nil {
 		return spec, nil, err
 	}
-	c, err := spec.Compile(id, s.CalendarSource(ctx))
+	c, err := spec.Compile(id, cals)
 	if err != nil {
 		return spec, nil, err
 	}

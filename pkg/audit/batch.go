@@ -1,0 +1,149 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// RecordWrites appends one action entry per write (the
+// kvstore.BatchAuditor the store's batch saves use), in order, each the
+// entry RecordWrite would append, but pipelined: the entries are chained
+// onto the trail's last entry and onto each other and sent without waiting
+// for each acknowledgement. Every entry expects the sequence before it and
+// (after the first) that the message there is its predecessor (by a
+// Nats-Msg-Id naming the entry's sequence), so that an entry another
+// writer appends meanwhile fails every entry after it, never only some:
+// those are chained again onto the new last entry. A checkpoint follows
+// when the entries reach a multiple of Interval, as RecordWrite's would.
+// It returns how many entries were appended (the first n, in order) and
+// the error that stopped the rest.
+func (l *Log) RecordWrites(ctx context.Context, ws []kvstore.AuditWrite) (int, error) {
+	if len(ws) == 0 {
+		return 0, nil
+	}
+	entries := make([]Entry, len(ws))
+	for i, w := range ws {
+		e, err := l.actionEntry(ctx, w.Action, w.Target, w.Detail, w.Bucket, w.Rev)
+		if err != nil {
+			return 0, err
+		}
+		entries[i] = e
+	}
+	stream, err := l.js.Stream(ctx, l.trail.Stream)
+	if err != nil {
+		return 0, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
+	}
+	done, checkpoint := 0, false
+	wait := pipeline.Backoff(ctx)
+	for attempt := 0; done < len(entries); attempt++ {
+		n, crossed, err := l.sendChained(ctx, stream, entries[done:])
+		done += n
+		checkpoint = checkpoint || crossed
+		switch {
+		case err == nil:
+		case !errors.Is(err, errTrailMoved):
+			return done, err
+		case attempt == appendRetries:
+			return done, fmt.Errorf("audit: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
+		default:
+			select {
+			case <-ctx.Done():
+				return done, fmt.Errorf("audit: append: %w", ctx.Err())
+			case <-time.After(wait.NextBackOff()):
+			}
+		}
+	}
+	if checkpoint {
+		if _, err := l.Checkpoint(ctx); err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// sendChained chains entries onto the trail's last entry, sends them all
+// and waits for their acknowledgements. It returns how many were
+// appended, whether one landed on a multiple of Interval, and
+// errTrailMoved when another writer's entry made the rest fail.
+func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries []Entry) (int, bool, error) {
+	info, prev, err := lastEntry(ctx, stream)
+	if err != nil {
+		return 0, false, err
+	}
+	subject := l.trail.Subject + "." + KindAction
+	last := info.State.LastSeq
+	futures := make([]jetstream.PubAckFuture, 0, len(entries))
+	var sendErr error
+	for i := range entries {
+		e := entries[i]
+		e.At, e.Prev = time.Now().UTC(), prev
+		e.By = l.by
+		e.MAC = mac(l.key, e)
+		data, _ := json.Marshal(e)
+		seq := last + uint64(i)
+		m := nats.NewMsg(subject)
+		m.Data = data
+		m.Header.Set(jetstream.MsgIDHeader, chainID(seq+1))
+		m.Header.Set(jetstream.ExpectedLastSeqHeader, strconv.FormatUint(seq, 10))
+		if i > 0 {
+			m.Header.Set(jetstream.ExpectedLastMsgIDHeader, chainID(seq))
+		}
+		f, err := pipelined.Publish(ctx, l.js, m)
+		if err != nil {
+			sendErr = fmt.Errorf("audit: append: %w", err)
+			break
+		}
+		futures = append(futures, f)
+		prev = e.MAC
+	}
+	appended, crossed := 0, false
+	var ackErr error
+	for _, f := range futures {
+		select {
+		case ack := <-f.Ok():
+			if ackErr == nil {
+				appended++
+				crossed = crossed || ack.Sequence%Interval == 0
+			}
+		case err := <-f.Err():
+			if ackErr == nil {
+				ackErr = err
+			}
+		case <-ctx.Done():
+			return appended, crossed, fmt.Errorf("audit: append: %w", ctx.Err())
+		}
+	}
+	switch {
+	case ackErr != nil && (natserr.WrongLastSequence(ackErr) || isLastMsgIDMismatch(ackErr)):
+		return appended, crossed, errTrailMoved
+	case ackErr != nil:
+		return appended, crossed, fmt.Errorf("audit: append: %w", ackErr)
+	}
+	return appended, crossed, sendErr
+}
+
+// chainID is the Nats-Msg-Id of the entry RecordWrites sends to be the
+// trail's entry seq: the next entry expects it as the last message id.
+func chainID(seq uint64) string { return "audit." + strconv.FormatUint(seq, 10) }
+
+// codeWrongLastMsgID is JetStream's refusal of a Nats-Expected-Last-Msg-Id
+// that is not the stream's last message's (nats.go names no constant).
+const codeWrongLastMsgID = 10070
+
+// isLastMsgIDMismatch reports a refused Nats-Expected-Last-Msg-Id.
+func isLastMsgIDMismatch(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == codeWrongLastMsgID
+}

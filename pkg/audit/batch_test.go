@@ -1,0 +1,93 @@
+package audit_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/audit"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestRecordWritesAmidOtherWriters: runs of pipelined entries appended
+// while other writers append one at a time make one chain that verifies,
+// with every entry of every run in it once and in its run's order.
+func TestRecordWritesAmidOtherWriters(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	_, js := srv.Connect(t)
+	ctx := context.Background()
+	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+		t.Fatal(err)
+	}
+	const runs, perRun, singles = 4, 300, 60
+	var wg sync.WaitGroup
+	batch := audit.New(js, key, "importer")
+	wg.Go(func() {
+		for r := range runs {
+			ws := make([]kvstore.AuditWrite, perRun)
+			for i := range ws {
+				ws[i] = kvstore.AuditWrite{Action: "schedule.put", Target: fmt.Sprintf("r%d-%03d", r, i), Detail: map[string]int{"i": i}, Bucket: "sched_specs", Rev: uint64(r*perRun + i + 1)}
+			}
+			if n, err := batch.RecordWrites(ctx, ws); err != nil || n != perRun {
+				t.Errorf("run %d: %d of %d appended: %v", r, n, perRun, err)
+				return
+			}
+		}
+	})
+	for w := range 2 {
+		l := audit.New(js, key, fmt.Sprintf("writer-%d", w))
+		wg.Go(func() {
+			for i := range singles / 2 {
+				if err := l.Record(ctx, "schedule.pause", fmt.Sprintf("w%d-%d", w, i), nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	r, err := audit.Verify(ctx, js, key, audit.VerifyOptions{From: 1})
+	if err != nil || !r.Intact() {
+		t.Fatalf("verify: %+v %v", r, err)
+	}
+	s, err := js.Stream(ctx, audit.Stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	last := map[int]int{} // per run, the index of its last entry seen
+	for seq := uint64(1); seq <= r.To; seq++ {
+		m, err := s.GetMsg(ctx, seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e audit.Entry
+		if err := json.Unmarshal(m.Data, &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Action != "schedule.put" {
+			continue
+		}
+		seen[e.Target]++
+		var run, i int
+		if _, err := fmt.Sscanf(e.Target, "r%d-%d", &run, &i); err != nil {
+			t.Fatalf("entry %d: target %q", seq, e.Target)
+		}
+		if prev, ok := last[run]; ok && i <= prev {
+			t.Fatalf("entry %d: %s after item %d of its run", seq, e.Target, prev)
+		}
+		last[run] = i
+	}
+	if len(seen) != runs*perRun {
+		t.Fatalf("%d distinct run entries, want %d", len(seen), runs*perRun)
+	}
+	for target, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s appended %d times", target, n)
+		}
+	}
+}

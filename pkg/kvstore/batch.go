@@ -1,0 +1,219 @@
+package kvstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/pkg/calendar"
+)
+
+// BatchAuditor is an Auditor that records many writes in one go, in
+// order, returning how many it recorded (audit.Log is one). SaveSpecs
+// uses it when the store's auditor has it, else RecordWrite per write.
+type BatchAuditor interface {
+	RecordWrites(ctx context.Context, ws []AuditWrite) (int, error)
+}
+
+// AuditWrite is one action that wrote revision Rev of a key in Bucket:
+// the arguments of one Auditor.RecordWrite.
+type AuditWrite struct {
+	Action, Target string
+	Detail         any
+	Bucket         string
+	Rev            uint64
+}
+
+// SpecWrite is one schedule for SaveSpecs: its id and spec.
+type SpecWrite struct {
+	ID   string
+	Spec Spec
+}
+
+// SpecResult is what SaveSpecs did with one SpecWrite: what SaveSpec
+// would return.
+type SpecResult struct {
+	Saved
+	Err error
+}
+
+// ErrNotWritten is the result of a valid spec of a SaveSpecs batch that
+// was not written because another one was refused.
+var ErrNotWritten = errors.New("kvstore: not written")
+
+// readConcurrency bounds the reads SaveSpecs has in flight.
+const readConcurrency = 32
+
+// SaveSpecs saves many specs as SaveSpec saves each (the same validation,
+// anchors, static rules, unchanged specs written not at all, one audit
+// entry per write), but pipelined: the stored specs are read concurrently,
+// the writes sent without waiting for each acknowledgement (each by
+// compare-and-swap on the revision read), and the audit entries appended
+// in one chained run. Every spec is validated before any is written: when
+// one is refused, none is written and the others' results are
+// ErrNotWritten. A write that loses its compare-and-swap (a writer
+// in between, a key over a delete marker, an id given twice) is done
+// again by SaveSpec. With check, nothing is written: each result says
+// what a save would do (Created, Unchanged with the stored revision) or
+// why it would be refused. Results are in ws's order.
+func (s *Store) SaveSpecs(ctx context.Context, ws []SpecWrite, o SaveOptions, check bool) []SpecResult {
+	res := make([]SpecResult, len(ws))
+	curs := s.readSpecs(ctx, ws, res)
+	cals := cachedCalendars(s.CalendarSource(ctx))
+	plans := make([]specPlan, len(ws))
+	for i, w := range ws {
+		if res[i].Err != nil {
+			continue
+		}
+		if err := o.checkStatic(w.Spec); err != nil {
+			res[i].Err = err
+			continue
+		}
+		p, err := s.planSpec(ctx, w.ID, w.Spec, curs[i], o, cals)
+		plans[i], res[i].Err = p, err
+		switch {
+		case err != nil:
+		case p.unchanged:
+			res[i].Saved = p.saved
+		case check:
+			res[i].Created = curs[i] == nil
+		}
+	}
+	if check {
+		return res
+	}
+	if slices.ContainsFunc(res, func(r SpecResult) bool { return r.Err != nil }) {
+		for i := range res {
+			if res[i].Err == nil {
+				res[i] = SpecResult{Err: fmt.Errorf("%w: schedule %q: another schedule of the batch was refused", ErrNotWritten, ws[i].ID)}
+			}
+		}
+		return res
+	}
+	futures := make([]jetstream.PubAckFuture, len(ws))
+	for i, w := range ws {
+		if res[i].Err != nil || plans[i].unchanged {
+			continue
+		}
+		var rev uint64
+		if curs[i] != nil {
+			rev = curs[i].Revision()
+		}
+		m := nats.NewMsg(s.kvSubject(s.specs, w.ID))
+		m.Data = plans[i].data
+		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+		f, err := pipelined.Publish(ctx, s.js, m)
+		if err != nil {
+			res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", w.ID, err)
+			continue
+		}
+		futures[i] = f
+	}
+	var audited []int
+	var again []int
+	for i, f := range futures {
+		if f == nil {
+			continue
+		}
+		select {
+		case ack := <-f.Ok():
+			res[i].Saved = Saved{Revision: ack.Sequence, Created: curs[i] == nil}
+			audited = append(audited, i)
+		case err := <-f.Err():
+			if natserr.WrongLastSequence(err) {
+				again = append(again, i)
+			} else {
+				res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", ws[i].ID, err)
+			}
+		case <-ctx.Done():
+			res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", ws[i].ID, ctx.Err())
+		}
+	}
+	s.auditSpecs(ctx, ws, plans, audited, res)
+	for _, i := range again {
+		res[i].Saved, res[i].Err = s.SaveSpec(ctx, ws[i].ID, ws[i].Spec, o)
+	}
+	return res
+}
+
+// readSpecs reads the stored spec of every write whose result has no
+// error yet, readConcurrency at a time: nil where there is none. A read
+// that fails sets the result's error.
+func (s *Store) readSpecs(ctx context.Context, ws []SpecWrite, res []SpecResult) []jetstream.KeyValueEntry {
+	curs := make([]jetstream.KeyValueEntry, len(ws))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(readConcurrency, len(ws)) {
+		wg.Go(func() {
+			for i := range next {
+				e, err := get(ctx, s.specs, "schedule", ws[i].ID)
+				switch {
+				case err == nil:
+					curs[i] = e
+				case !errors.Is(err, ErrNotFound):
+					res[i].Err = fmt.Errorf("kvstore: read spec %q: %w", ws[i].ID, err)
+				}
+			}
+		})
+	}
+	for i := range ws {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return curs
+}
+
+// auditSpecs records the writes of the results at indexes audited, in
+// order; a result whose entry was not written gets AuditWrite's error.
+func (s *Store) auditSpecs(ctx context.Context, ws []SpecWrite, plans []specPlan, audited []int, res []SpecResult) {
+	if s.auditor == nil || len(audited) == 0 {
+		return
+	}
+	batch, ok := s.auditor.(BatchAuditor)
+	if !ok {
+		for _, i := range audited {
+			res[i].Err = s.AuditWrite(ctx, "schedule.put", ws[i].ID, plans[i].written, s.layout.SpecsBucket, res[i].Revision)
+		}
+		return
+	}
+	writes := make([]AuditWrite, len(audited))
+	for k, i := range audited {
+		writes[k] = AuditWrite{Action: "schedule.put", Target: ws[i].ID, Detail: plans[i].written, Bucket: s.layout.SpecsBucket, Rev: res[i].Revision}
+	}
+	n, err := batch.RecordWrites(ctx, writes)
+	if err == nil {
+		return
+	}
+	if n == len(audited) {
+		n-- // every entry written; the checkpoint after them was not
+	}
+	for _, i := range audited[n:] {
+		res[i].Err = fmt.Errorf("kvstore: schedule.put %s done, but the audit trail was not written: %w", ws[i].ID, err)
+	}
+}
+
+// cachedCalendars is src reading each calendar once (for one batch).
+func cachedCalendars(src CalendarSource) CalendarSource {
+	type got struct {
+		c   *calendar.Calendar
+		err error
+	}
+	seen := map[string]got{}
+	return func(name string) (*calendar.Calendar, error) {
+		if g, ok := seen[name]; ok {
+			return g.c, g.err
+		}
+		c, err := src(name)
+		seen[name] = got{c, err}
+		return c, err
+	}
+}
