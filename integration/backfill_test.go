@@ -45,7 +45,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 		mu  sync.Mutex
 		got []fired
 	)
-	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sched.fire.replay"}})
+	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{FilterSubjects: []string{"sched.fire.replay.>"}})
 	if err != nil {
 		t.Fatal(err)
 	}

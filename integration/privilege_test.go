@@ -110,6 +110,10 @@ func TestLeastPrivilege(t *testing.T) {
 			"$JS.API.CONSUMER.DURABLE.CREATE.SCHED_FIRES." + own, consumerCreate(own, "sched.fire.>")},
 		{billing, "worker creates its own-named consumer with another workflow's filter (CREATE subject form)",
 			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.payroll", consumerCreate(own, "sched.fire.payroll")},
+		{billing, "worker creates its own-named consumer on another workflow's per-schedule subjects (CREATE subject form)",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.payroll.>", consumerCreate(own, "sched.fire.payroll.>")},
+		{billing, "worker creates its legacy-named consumer with another workflow's filter",
+			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + "-legacy.sched.fire.payroll", consumerCreate(own+"-legacy", "sched.fire.payroll")},
 		{billing, "worker creates its own-named consumer with a wildcard filter sched.fire.> (CREATE subject form)",
 			"$JS.API.CONSUMER.CREATE.SCHED_FIRES." + own + ".sched.fire.>", consumerCreate(own, "sched.fire.>")},
 		{billing, "worker creates its own-named consumer with a wildcard filter sched.fire.* (CREATE subject form)",
@@ -165,9 +169,9 @@ func TestLeastPrivilege(t *testing.T) {
 	// The subject form the worker may use still cannot widen its filter:
 	// JetStream checks the body against the subject.
 	billing.refuseByServer(t, "worker's permitted create subject with sched.fire.> in the body (server: filter mismatch)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices", consumerCreate(own, "sched.fire.>"), 10131)
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices.>", consumerCreate(own, "sched.fire.>"), 10131)
 	billing.refuseByServer(t, "worker's permitted create subject with filter_subjects [sched.fire.payroll] in the body (server: multiple filters not allowed)",
-		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices",
+		"$JS.API.CONSUMER.CREATE.SCHED_FIRES."+own+".sched.fire.invoices.>",
 		[]byte(`{"stream_name":"SCHED_FIRES","config":{"durable_name":"`+own+`","filter_subjects":["sched.fire.payroll"],"ack_policy":"explicit"}}`), 10137)
 	// A report on the worker's own workflow's subject about payroll's
 	// slot passes the permissions; the scheduler refuses it.
