@@ -42,6 +42,9 @@ const (
 	// StepClaimSettled: a claim this instance did not settle was found
 	// settled, its slot in the fire stream or the ledger.
 	StepClaimSettled Step = "claim-settled"
+	// StepOutcomeUnknown: an unsettled claim older than the fire stream's
+	// retention was settled without publishing (see beyondEvidence).
+	StepOutcomeUnknown Step = "outcome-unknown"
 )
 
 func (e *Engine) step(s Step) {

@@ -320,6 +320,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 		return nil
 	case w.e.beyondEvidence(old, now):
 		w.e.outcomeUnknown(ctx, j, old, now)
+		w.e.step(StepOutcomeUnknown)
 		r.settle(old.Token)
 		return nil
 	}
