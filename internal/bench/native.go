@@ -47,29 +47,96 @@ func (r *runner) native(ctx context.Context) ([]Result, error) {
 		}
 		res.Label = fmt.Sprintf("100/s for %s (NATS server @at)", d)
 		out = append(out, res)
+		// The peer of the steady scenario: its counts, up to 10,000, as
+		// schedules @every 1s (50,000 would only measure the writing).
+		for _, n := range r.cfg.Steady {
+			if n > 10_000 {
+				continue
+			}
+			res, err := r.nativeEvery(ctx, n, d)
+			if err != nil {
+				return out, err
+			}
+			out = append(out, res)
+		}
 	}
 	return out, nil
+}
+
+// nativeEvery writes n schedules "@every 1s" and measures, over d after a
+// warm-up, what the server generates: lateness is receipt minus the fire's
+// due time, which is its Nats-Schedule-Next less the interval.
+func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Result, error) {
+	res := Result{Scenario: "native", Count: n * int(d/time.Second), Instances: 1,
+		Label: fmt.Sprintf("%d schedules x 1/s (NATS server @every)", n)}
+	name, prefix, stop, err := r.nativeStream(ctx)
+	if err != nil {
+		return res, err
+	}
+	defer stop()
+	target := prefix + ".fired"
+	for i := range n {
+		m := nats.NewMsg(prefix + ".sched." + strconv.Itoa(i))
+		m.Header.Set("Nats-Schedule", "@every 1s")
+		m.Header.Set("Nats-Schedule-Target", target)
+		m.Header.Set(nativeSlotHeader, strconv.Itoa(i))
+		if err := r.publishAsync(ctx, m); err != nil {
+			return res, fmt.Errorf("schedule %d: %w", i, err)
+		}
+	}
+	if err := r.flush(ctx); err != nil {
+		return res, err
+	}
+	from := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second) // every schedule runs by then
+	to := from.Add(d)
+	rc, err := r.receive(ctx, name, []string{target}, nativeEverySlot, from, to)
+	if err != nil {
+		return res, err
+	}
+	defer rc.stop()
+	if err := sleepUntil(ctx, from); err != nil {
+		return res, err
+	}
+	cpu0 := cpuSeconds()
+	if err := sleepUntil(ctx, to); err != nil {
+		return res, err
+	}
+	cpu := cpuSeconds() - cpu0
+	// The fires due before `to` arrive a little later.
+	rc.waitFor(ctx, to.Add(5*time.Second), func(rc *receiver) bool { return rc.inWin >= res.Count }, func(*receiver) {})
+	rc.mu.Lock()
+	got := rc.inWin
+	rc.mu.Unlock()
+	res.Gaps = max(res.Count-got, 0)
+	res.Seconds = d.Seconds()
+	res.PerSec = float64(got) / d.Seconds()
+	if got > 0 {
+		res.CPUPer1k = cpu / float64(got) * 1000
+	}
+	rc.latency(&res)
+	return res, nil
+}
+
+// nativeEverySlot reads an @every fire's slot (schedule and due time).
+func nativeEverySlot(m jetstream.Msg) (string, time.Time, error) {
+	h := m.Headers()
+	next, err := time.Parse(time.RFC3339Nano, h.Get("Nats-Schedule-Next"))
+	if err != nil {
+		return "", time.Time{}, fmt.Errorf("Nats-Schedule-Next: %w", err)
+	}
+	due := next.Add(-time.Second)
+	return h.Get(nativeSlotHeader) + "." + strconv.FormatInt(due.UnixMilli(), 10), due, nil
 }
 
 // nativeRun writes n @at schedules, the i-th due at at(start, i), then
 // receives what the server generates.
 func (r *runner) nativeRun(ctx context.Context, kind string, n int, at func(time.Time, int) time.Time) (Result, error) {
 	res := Result{Scenario: "native", Count: n, Instances: 1}
-	r.seq++
-	name := fmt.Sprintf("BENCH%dNATIVE", r.seq)
-	prefix := fmt.Sprintf("bench%dnative", r.seq)
-	_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: name, Subjects: []string{prefix + ".>"}, Storage: jetstream.FileStorage,
-		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, AllowMsgSchedules: true,
-	})
+	name, prefix, stop, err := r.nativeStream(ctx)
 	if err != nil {
-		return res, fmt.Errorf("create stream %s with message schedules (needs nats-server 2.12+): %w", name, err)
+		return res, err
 	}
-	defer func() {
-		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = r.js.DeleteStream(dctx, name)
-	}()
+	defer stop()
 	target := prefix + ".fired"
 	// Leave time to write every schedule before the first is due (about
 	// 100 µs each on a 2-core machine, plus 3 s); @at takes whole seconds.
@@ -105,6 +172,26 @@ func (r *runner) nativeRun(ctx context.Context, kind string, n int, at func(time
 	}
 	r.drain(ctx, rc, &res, "native "+kind+": %d/%d messages received", start, end.Add(5*time.Minute))
 	return res, nil
+}
+
+// nativeStream creates a stream of its own for message schedules; stop
+// deletes it (which ends its schedules).
+func (r *runner) nativeStream(ctx context.Context) (name, prefix string, stop func(), err error) {
+	r.seq++
+	name = fmt.Sprintf("BENCH%dNATIVE", r.seq)
+	prefix = fmt.Sprintf("bench%dnative", r.seq)
+	_, err = r.js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: name, Subjects: []string{prefix + ".>"}, Storage: jetstream.FileStorage,
+		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, AllowMsgSchedules: true,
+	})
+	if err != nil {
+		return "", "", nil, fmt.Errorf("create stream %s with message schedules (needs nats-server 2.12+): %w", name, err)
+	}
+	return name, prefix, func() {
+		dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = r.js.DeleteStream(dctx, name)
+	}, nil
 }
 
 // nativeSlot reads a generated message's slot and due time.
