@@ -50,7 +50,7 @@ func TestRunSmall(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "native": 2, "scale": 1, "timers": 1, "fleet": 3}
+	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "native": 3, "scale": 1, "timers": 1, "fleet": 3}
 	for k, n := range want {
 		if seen[k] != n {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)
@@ -60,7 +60,7 @@ func TestRunSmall(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s"} {
+	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s", "200 schedules x 1/s (NATS server @every)"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}

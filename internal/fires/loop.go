@@ -103,17 +103,22 @@ func (l *loop) run(ctx context.Context) {
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 
-	specUpdates, stateUpdates, calUpdates := l.specs.Updates(), l.states.Updates(), l.cals.Updates()
+	// Spec values are decoded on a goroutine of their own, in watch
+	// order, so that a cold start's million decodes do not all wait on
+	// the loop's goroutine.
+	decoded := make(chan decodedSpec, specDecodeAhead)
+	wg.Go(func() { decodeSpecs(ctx, l.specs.Updates(), decoded) })
+	specUpdates, stateUpdates, calUpdates := (<-chan decodedSpec)(decoded), l.states.Updates(), l.cals.Updates()
 	var released <-chan struct{} // a held watch's release (Config.hold)
 	for ctx.Err() == nil {
 		select {
 		case <-ctx.Done():
-		case kv, ok := <-specUpdates:
+		case d, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
 				continue
 			}
-			l.onSpec(kv)
+			l.onSpec(d)
 			if l.hold(holdSpecs, l.specsLoaded) {
 				specUpdates, released = nil, l.e.cfg.hold.release
 			}
@@ -129,7 +134,7 @@ func (l *loop) run(ctx context.Context) {
 		case <-released:
 			released = nil
 			if l.e.cfg.hold.watch == holdSpecs {
-				specUpdates = l.specs.Updates()
+				specUpdates = decoded
 			} else {
 				stateUpdates = l.states.Updates()
 			}
@@ -140,7 +145,7 @@ func (l *loop) run(ctx context.Context) {
 			}
 			l.onCalendar(kv)
 		case kv := <-l.fetched:
-			l.onSpec(kv)
+			l.onSpec(decodeSpec(kv))
 		case r := <-l.results:
 			l.onResult(r)
 		case s := <-l.settles:
@@ -167,6 +172,47 @@ func (l *loop) run(ctx context.Context) {
 	close(l.jobs)
 	close(l.fetches)
 	wg.Wait()
+}
+
+// specDecodeAhead is how many spec entries the decoder may have decoded
+// before the loop takes them.
+const specDecodeAhead = 256
+
+// decodedSpec is an entry of the specs bucket with its value decoded (the
+// zero Spec for a delete and for the end-of-initial-values marker, nil kv).
+type decodedSpec struct {
+	kv   jetstream.KeyValueEntry
+	spec kvstore.Spec
+	err  error
+}
+
+func decodeSpec(kv jetstream.KeyValueEntry) decodedSpec {
+	d := decodedSpec{kv: kv}
+	if kv != nil && !isDelete(kv) {
+		d.spec, d.err = kvstore.DecodeSpec(kv.Value())
+	}
+	return d
+}
+
+// decodeSpecs decodes the entries of in, in order, onto out until in is
+// closed (out is closed then) or ctx ends.
+func decodeSpecs(ctx context.Context, in <-chan jetstream.KeyValueEntry, out chan<- decodedSpec) {
+	defer close(out)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case kv, ok := <-in:
+			if !ok {
+				return
+			}
+			select {
+			case out <- decodeSpec(kv):
+			case <-ctx.Done():
+				return
+			}
+		}
+	}
 }
 
 // fetchSpecs reads the specs asked for on fetches and hands them to the
@@ -229,7 +275,8 @@ func (l *loop) hold(w holdWatch, loaded bool) bool {
 	return l.heldFor == h.after
 }
 
-func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
+func (l *loop) onSpec(d decodedSpec) {
+	kv := d.kv
 	if kv == nil {
 		l.specsLoaded = true
 		l.markReady()
@@ -265,7 +312,7 @@ func (l *loop) onSpec(kv jetstream.KeyValueEntry) {
 		en.written = c.UnixNano()
 	}
 	en.removed = false
-	spec, err := kvstore.DecodeSpec(kv.Value())
+	spec, err := d.spec, d.err
 	en.spec, en.target = &spec, targetOf(&spec)
 	if err != nil {
 		en.invalid, en.compiled.Schedule = err, nil

@@ -26,6 +26,11 @@ type Calendar struct {
 
 	mu    sync.RWMutex
 	years map[int]map[date]hit // holiday dates per calendar year
+
+	// fp is the Fingerprint, computed once: a calendar does not change
+	// after Parse, and every schedule naming it asks when it compiles.
+	fpOnce sync.Once
+	fp     string
 }
 
 // MaxJSONBytes caps a calendar's JSON form, and MaxNameBytes a holiday

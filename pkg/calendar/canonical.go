@@ -37,12 +37,15 @@ func (c *Calendar) MarshalJSON() ([]byte, error) {
 // Fingerprint is the hex SHA-256 of the canonical JSON form: it changes if
 // and only if the calendar's meaning changes.
 func (c *Calendar) Fingerprint() string {
-	b, err := c.MarshalJSON()
-	if err != nil { // not reached: the canonical form always encodes
-		return ""
-	}
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:])
+	c.fpOnce.Do(func() {
+		b, err := c.MarshalJSON()
+		if err != nil { // not reached: the canonical form always encodes
+			return
+		}
+		sum := sha256.Sum256(b)
+		c.fp = hex.EncodeToString(sum[:])
+	})
+	return c.fp
 }
 
 // canonicalDoc is the canonical JSON form, fields in output order.
