@@ -164,6 +164,52 @@ func TestDispatchDigests(t *testing.T) {
 	}
 }
 
+// TestSignedFires: a fire on the per-schedule subject has no ledger entry;
+// its Sched-Signature under the audit key is what vouches for it. A signed
+// fire passes; one whose body no longer matches its signature, one signed
+// with another key and one with no signature and no entry are named.
+func TestSignedFires(t *testing.T) {
+	t.Parallel()
+	b := setup(t, time.Second)
+	ctx := context.Background()
+	publish := func(slot, body string, sign []byte) uint64 {
+		t.Helper()
+		m := nats.NewMsg("sched.fire.wf.s")
+		m.Header.Set(kvstore.HeaderScheduledAt, "2027-01-01T00:00:00Z")
+		m.Data = []byte(body)
+		if sign != nil {
+			m.Header.Set(audit.SignatureHeader, audit.SignFire(sign, m.Subject, slot, "2027-01-01T00:00:00Z", []byte(`{"n":1}`)))
+		}
+		ack, err := b.js.PublishMsg(ctx, m, jetstream.WithMsgID(slot))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	publish("s.1", `{"n":1}`, key)
+	altered := publish("s.2", `{"n":2}`, key) // signed for another body
+	otherKey := publish("s.3", `{"n":1}`, []byte("not the audit key"))
+	unsigned := publish("s.4", `{"n":1}`, nil)
+	if err := b.a.Round(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d := b.verify(t).Dispatches
+	if d.Checked != 4 {
+		t.Fatalf("checked %d messages, want 4: %+v", d.Checked, d)
+	}
+	want := map[uint64]string{altered: "Sched-Signature is not the audit key's", otherKey: "Sched-Signature is not the audit key's", unsigned: "no entry"}
+	for _, f := range d.Findings {
+		frag, ok := want[f.Seq]
+		if !ok || f.Kind != "injected" || !strings.Contains(f.Detail, frag) {
+			t.Errorf("unexpected finding %s", f)
+		}
+		delete(want, f.Seq)
+	}
+	if len(want) > 0 {
+		t.Errorf("not named: %v (findings %v)", want, d.Findings)
+	}
+}
+
 // TestExternalChanges: writes through the store with an auditor (the API
 // path) are not external; a spec, a calendar and timers written straight
 // into the buckets are, with their revision, key and value hash; the

@@ -1,0 +1,101 @@
+package kvstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// TestLedgerFromTheStream: the fire stream is the ledger of dispatched
+// slots. Published answers for a schedule's last fire only; SlotEntry and
+// History merge the stream with sched_ticks (an outcome a worker reported,
+// a skipped slot, a trigger's extra slot id), oldest slot first; a fire of
+// another schedule, or on the workflow-only subject of older schedulers,
+// is not this schedule's.
+func TestLedgerFromTheStream(t *testing.T) {
+	t.Parallel()
+	_, s := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	js := s.JetStream()
+	base := time.UnixMilli(1_800_000_000_000).UTC()
+	publish := func(subject, schedule, slotID string, slot time.Time, reason string) uint64 {
+		t.Helper()
+		m := nats.NewMsg(subject)
+		m.Header.Set(kvstore.HeaderScheduleID, schedule)
+		m.Header.Set(kvstore.HeaderWorkflow, "wf")
+		m.Header.Set(kvstore.HeaderScheduledAt, slot.Format(time.RFC3339Nano))
+		m.Header.Set(kvstore.HeaderInstance, "i1")
+		if reason != "" {
+			m.Header.Set(kvstore.HeaderReason, reason)
+		}
+		ack, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(slotID))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ack.Sequence
+	}
+	if _, ok, err := s.Published(ctx, "a", kvstore.SlotID("a", base)); err != nil || ok {
+		t.Fatalf("Published before any fire: %v, %v", ok, err)
+	}
+	if _, err := s.LastFired(ctx, "a"); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Fatalf("LastFired before any fire: %v", err)
+	}
+	s1 := publish("sched.fire.wf.a", "a", kvstore.SlotID("a", base), base, "")
+	trigger := kvstore.ExtraSlotID("a", "trigger", base.Add(1500*time.Millisecond))
+	s2 := publish("sched.fire.wf.a", "a", trigger, base.Add(1500*time.Millisecond), kvstore.ReasonTrigger)
+	publish("sched.fire.wf.ab", "ab", kvstore.SlotID("ab", base), base, "")    // another schedule
+	publish("sched.fire.wf", "a", kvstore.SlotID("a", base.Add(time.Hour)), base.Add(time.Hour), "") // the workflow-only form
+	s3 := publish("sched.fire.other.a", "a", kvstore.SlotID("a", base.Add(3*time.Second)), base.Add(3*time.Second), "") // the workflow changed
+
+	last, err := s.LastFired(ctx, "a")
+	if err != nil || last.Seq != s3 || last.SlotID != kvstore.SlotID("a", base.Add(3*time.Second)) {
+		t.Fatalf("LastFired = %+v, %v; want seq %d", last, err, s3)
+	}
+	if _, ok, _ := s.Published(ctx, "a", kvstore.SlotID("a", base)); ok {
+		t.Fatal("Published answers for an earlier fire than the schedule's last")
+	}
+	if f, ok, err := s.Published(ctx, "a", last.SlotID); err != nil || !ok || f.Seq != s3 {
+		t.Fatalf("Published(last) = %+v, %v, %v", f, ok, err)
+	}
+	// Ledger entries the stream cannot hold: an outcome, a skipped slot.
+	done := kvstore.Tick{Schedule: "a", Workflow: "wf", Slot: base, Status: kvstore.TickCompleted, Outcome: "billing", At: base}
+	skipped := kvstore.Tick{Schedule: "a", Workflow: "wf", Slot: base.Add(time.Second), Status: kvstore.TickSkipped, Reason: "paused", At: base}
+	for _, tk := range []kvstore.Tick{done, skipped} {
+		if err := s.PutTick(ctx, tk); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e, err := s.SlotEntry(ctx, kvstore.SlotID("a", base))
+	if err != nil || e.Status != kvstore.TickCompleted || e.Seq != s1 || e.Stream != "SCHED_FIRES" {
+		t.Fatalf("SlotEntry of a completed fire = %+v, %v; want completed at seq %d", e, err, s1)
+	}
+	if e, err := s.SlotEntry(ctx, trigger); err != nil || e.Status != kvstore.TickDispatched || e.Seq != s2 || e.SlotID != trigger || e.Reason != kvstore.ReasonTrigger {
+		t.Fatalf("SlotEntry of a trigger = %+v, %v", e, err)
+	}
+	if _, err := s.SlotEntry(ctx, kvstore.SlotID("a", base.Add(time.Minute))); !errors.Is(err, kvstore.ErrNotFound) {
+		t.Fatalf("SlotEntry of a slot never fired: %v", err)
+	}
+	hist, err := s.History(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		status kvstore.TickStatus
+		seq    uint64
+	}{{kvstore.TickCompleted, s1}, {kvstore.TickSkipped, 0}, {kvstore.TickDispatched, s2}, {kvstore.TickDispatched, s3}}
+	if len(hist) != len(want) {
+		t.Fatalf("History = %+v, want %d entries", hist, len(want))
+	}
+	for i, w := range want {
+		if hist[i].Status != w.status || hist[i].Seq != w.seq || hist[i].Schedule != "a" {
+			t.Errorf("History[%d] = %+v, want %s at seq %d", i, hist[i], w.status, w.seq)
+		}
+	}
+}
