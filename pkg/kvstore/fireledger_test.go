@@ -50,8 +50,8 @@ func TestLedgerFromTheStream(t *testing.T) {
 	s1 := publish("sched.fire.wf.a", "a", kvstore.SlotID("a", base), base, "")
 	trigger := kvstore.ExtraSlotID("a", "trigger", base.Add(1500*time.Millisecond))
 	s2 := publish("sched.fire.wf.a", "a", trigger, base.Add(1500*time.Millisecond), kvstore.ReasonTrigger)
-	publish("sched.fire.wf.ab", "ab", kvstore.SlotID("ab", base), base, "")    // another schedule
-	publish("sched.fire.wf", "a", kvstore.SlotID("a", base.Add(time.Hour)), base.Add(time.Hour), "") // the workflow-only form
+	publish("sched.fire.wf.ab", "ab", kvstore.SlotID("ab", base), base, "")                                             // another schedule
+	publish("sched.fire.wf", "a", kvstore.SlotID("a", base.Add(time.Hour)), base.Add(time.Hour), "")                    // the workflow-only form
 	s3 := publish("sched.fire.other.a", "a", kvstore.SlotID("a", base.Add(3*time.Second)), base.Add(3*time.Second), "") // the workflow changed
 
 	last, err := s.LastFired(ctx, "a")
