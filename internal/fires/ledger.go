@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -27,6 +28,23 @@ func (e *Engine) slotKnown(ctx context.Context, id, slotID string) (bool, error)
 	if published {
 		return true, nil
 	}
+	if extraSlot(slotID) {
+		// A trigger's or backfill's slot may have been published as a
+		// duplicate of an earlier run of the same backfill, whose message
+		// is not the schedule's last: look for it among all its fires
+		// (operator slots are few; a schedule's history is bounded).
+		found := false
+		err := e.store.FiresOf(ctx, id, func(f kvstore.Fired) bool {
+			found = f.SlotID == slotID
+			return !found
+		})
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return false, err
+		}
+		if found {
+			return true, nil
+		}
+	}
 	switch _, err := e.store.GetTick(ctx, slotID); {
 	case err == nil:
 		return true, nil
@@ -35,6 +53,12 @@ func (e *Engine) slotKnown(ctx context.Context, id, slotID string) (bool, error)
 	default:
 		return false, err
 	}
+}
+
+// extraSlot reports whether slotID names a slot outside the recurrence
+// ("<id>.trigger-<ms>", "<id>.backfill-<ms>").
+func extraSlot(slotID string) bool {
+	return strings.ContainsRune(slotID[strings.LastIndexByte(slotID, '.')+1:], '-')
 }
 
 // evidenceMargin is how long before the fire stream's retention a claim

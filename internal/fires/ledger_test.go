@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -41,5 +44,46 @@ func TestClaimBeyondTheStreamsRetention(t *testing.T) {
 		if f.meta.SlotID == kvstore.SlotID("old", slot) {
 			t.Fatalf("the claim's slot of %s was published again", slot)
 		}
+	}
+}
+
+// TestBackfillSlotNotLastFire: a backfill's slot in doubt that the stream
+// holds, but not as the schedule's last fire (a backfill run again stores
+// nothing: its publishes are duplicates of the first run's), is found
+// among the schedule's fires and settled, not published again.
+func TestBackfillSlotNotLastFire(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	spec := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}
+	h.put("bf", spec)
+	now := time.Now().UTC()
+	old := now.Truncate(time.Hour).Add(-5 * time.Hour)
+	slotID := kvstore.ExtraSlotID("bf", "backfill", old)
+	publish := func(id string, at time.Time, reason string) {
+		t.Helper()
+		m := nats.NewMsg("sched.fire.wf.bf")
+		m.Header.Set(kvstore.HeaderScheduleID, "bf")
+		m.Header.Set(kvstore.HeaderWorkflow, "wf")
+		m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+		m.Header.Set(kvstore.HeaderReason, reason)
+		if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	publish(slotID, old, kvstore.ReasonBackfill)                                        // the first run
+	publish(kvstore.SlotID("bf", now.Truncate(time.Hour)), now.Truncate(time.Hour), "") // a regular fire since
+	// The second run's claim on the same slot, whose owner died.
+	claim := &kvstore.Claim{Slot: old, SlotID: slotID, Reason: kvstore.ReasonBackfill, Token: "dead", Owner: "dead",
+		At: now.Add(-40 * time.Second), Expires: now.Add(-10 * time.Second)}
+	st := kvstore.State{Next: now.Truncate(time.Hour).Add(time.Hour), Plan: spec.Plan(), Claim: claim, Fires: 2}
+	if _, err := h.store.CreateState(ctx, "bf", st); err != nil {
+		t.Fatal(err)
+	}
+	steps := make(chan fires.Step, 64)
+	h.engine(fires.Config{StepHook: stepsTo(steps)})
+	waitStep(t, 10*time.Second, steps, fires.StepClaimSettled)
+	if got := h.waitFires("bf", 5*time.Second, atLeast(2)); len(got) != 2 {
+		t.Fatalf("%d fires of bf, want the 2 published before (the backfill slot not again)", len(got))
 	}
 }
