@@ -23,7 +23,16 @@ type loop struct {
 	cons  jetstream.Consumer
 	local chan struct{} // a token per running delivery, reg.cfg.maxWorkers in all
 	name  string
+	// poll, when set, makes the loop ask without waiting and, when nothing
+	// came, pause this long: its places are held only for the round trip
+	// (the legacy consumer, which shares the handler's places and is idle
+	// but during an upgrade).
+	poll time.Duration
 }
+
+// legacyPoll is how often the legacy consumer of a fire handler asks for
+// fires published on the workflow-only subject.
+const legacyPoll = time.Second
 
 // newLoops creates or updates the handler's durable consumers and a loop
 // for each; the loops share the handler's places. A wakeup handler, and a
@@ -69,7 +78,7 @@ func (w *Worker) newLoops(ctx context.Context, r *registration) ([]*loop, error)
 	if err != nil {
 		return nil, err
 	}
-	return []*loop{{w: w, reg: r, cons: cur, local: local, name: durable}, {w: w, reg: r, cons: old, local: local, name: durable + "-legacy"}}, nil
+	return []*loop{{w: w, reg: r, cons: cur, local: local, name: durable}, {w: w, reg: r, cons: old, local: local, name: durable + "-legacy", poll: legacyPoll}}, nil
 }
 
 // consumer creates or updates durable on stream with one filter subject
@@ -111,6 +120,9 @@ func (l *loop) run(r *run) {
 		want = max(1, 2*got)
 		if err == nil {
 			pause = 0
+			if got == 0 && l.poll > 0 && !l.sleep(r, l.poll) {
+				return
+			}
 			continue
 		}
 		// A failed pull (no connection, consumer gone, no permission):
@@ -118,13 +130,21 @@ func (l *loop) run(r *run) {
 		pause = min(max(2*pause, 250*time.Millisecond), 30*time.Second)
 		l.w.settleFailed(r.base, Delivery{Kind: l.reg.kind, Workflow: l.reg.workflow}, "fetch", err,
 			"consumer", l.name, "retry_in", pause)
-		t := time.NewTimer(pause)
-		select {
-		case <-r.fetchCtx.Done():
-			t.Stop()
+		if !l.sleep(r, pause) {
 			return
-		case <-t.C:
 		}
+	}
+}
+
+// sleep waits d; false when fetching stopped first.
+func (l *loop) sleep(r *run, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-r.fetchCtx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -134,7 +154,13 @@ func (l *loop) run(r *run) {
 func (l *loop) fetch(r *run, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(r.fetchCtx, fetchWait)
 	defer cancel()
-	batch, err := l.cons.Fetch(n, jetstream.FetchContext(ctx))
+	var batch jetstream.MessageBatch
+	var err error
+	if l.poll > 0 {
+		batch, err = l.cons.FetchNoWait(n)
+	} else {
+		batch, err = l.cons.Fetch(n, jetstream.FetchContext(ctx))
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -151,7 +177,7 @@ func (l *loop) fetch(r *run, n int) (int, error) {
 			l.w.deliver(r, l.reg, m)
 		})
 	}
-	if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+	if err := batch.Error(); err != nil && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) && !errors.Is(err, jetstream.ErrNoMessages) {
 		return got, err
 	}
 	return got, nil
