@@ -315,6 +315,7 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		{"--timer-workers", "-1"}, {"--workers", "0"}, {"--claim-ttl", "0s"}, {"--claim-ttl", "11m"},
 		{"--lease-ttl", "500ms"}, {"--misfire-threshold", "-1s"}, {"--tick-retention", "0s"},
 		{"--duplicate-window", "50s"}, {"--shards", "0"}, {"--dead-man-tolerance", "0s"},
+		{"--fire-retention", "0s"}, {"--fire-history", "0"}, {"--fire-history", "-2"}, {"--fire-retention", "1m"},
 	} {
 		var out, errOut bytes.Buffer
 		dir := t.TempDir()

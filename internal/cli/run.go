@@ -198,7 +198,7 @@ func (f *daemonFlags) checkEngine() error {
 	case f.fireHistory == 0 || f.fireHistory < -1:
 		return invalidf("--fire-history %d: must be at least 1, or -1 for no limit", f.fireHistory)
 	case f.dupWindow > f.fireTTL:
-		return invalidf("--duplicate-window %s: must not exceed --fire-retention (%s)", f.dupWindow, f.fireTTL)
+		return invalidf("--fire-retention %s: must be at least --duplicate-window (%s)", f.fireTTL, f.dupWindow)
 	case f.tickTTL <= 0:
 		return invalidf("--tick-retention %s: must be positive", f.tickTTL)
 	case f.dupWindow <= 2*f.claimTTL:
