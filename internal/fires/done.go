@@ -27,22 +27,32 @@ type doneReport struct {
 // doneTick is the ledger entry a completion report d completes: the
 // slot's entry when it has one (an outcome reported before, or a slot
 // dispatched by a scheduler from before the per-schedule fire subjects),
-// else the dispatched entry its fire in the stream stands for. ok is
-// false when the report is refused: its subject names another workflow
-// than the one the slot was fired for (the slot's own workflow when the
-// ledger or the stream says, else the spec's).
-func (w worker) doneTick(ctx context.Context, j job, d doneReport) (kvstore.Tick, bool) {
+// else a new entry (readers of the ledger add the fire's stream position,
+// see kvstore.Store.SlotEntry). ok is false when the report is refused:
+// its subject names another workflow than the one the slot was fired for
+// (the slot's own workflow when the ledger or the stream says, else the
+// spec's). The stream is read only when the answer can differ from the
+// spec's or matters: the subject names another workflow than the spec's
+// (the spec's may have changed since the fire), or the report would end
+// the schedule's running slot (an overlap policy waits on it); a report
+// that only records an outcome costs no read.
+func (w worker) doneTick(ctx context.Context, j job, d doneReport, running bool) (kvstore.Tick, bool) {
 	t, err := w.e.store.GetTick(ctx, d.SlotID)
 	switch {
 	case err == nil:
 	case errors.Is(err, kvstore.ErrNotFound) || errors.Is(err, kvstore.ErrInvalid):
 		t = kvstore.Tick{Schedule: j.id, Workflow: j.workflow, SlotID: d.SlotID}
-		if f, published, ferr := w.e.store.Published(ctx, j.id, d.SlotID); ferr == nil && published {
-			t = f.Tick()
-		} else if _, slot, perr := kvstore.ParseSlotID(d.SlotID); perr == nil {
-			t.Slot = slot.UTC()
-			if kvstore.SlotID(j.id, slot) == d.SlotID {
-				t.SlotID = ""
+		if d.Workflow != "" && (d.Workflow != j.workflow || running) {
+			if f, published, ferr := w.e.store.Published(ctx, j.id, d.SlotID); ferr == nil && published {
+				t = f.Tick()
+			}
+		}
+		if t.Slot.IsZero() {
+			if _, slot, perr := kvstore.ParseSlotID(d.SlotID); perr == nil {
+				t.Slot = slot.UTC()
+				if kvstore.SlotID(j.id, slot) == d.SlotID {
+					t.SlotID = ""
+				}
 			}
 		}
 		t.Owner, t.At = w.e.cfg.Instance, w.e.cfg.Clock.Now().UTC()
@@ -128,7 +138,8 @@ func (e *Engine) subscribeDones(ctx context.Context, dones chan<- doneReport) (*
 // outcome, and a matching Running ends (the overlap policies go on).
 func (w worker) applyDones(ctx context.Context, j job, r *result) {
 	for _, d := range j.dones {
-		t, ok := w.doneTick(ctx, j, d)
+		running := r.state != nil && r.state.Running != nil && r.state.Running.SlotID == d.SlotID
+		t, ok := w.doneTick(ctx, j, d, running)
 		if !ok {
 			continue
 		}

@@ -89,3 +89,45 @@ func TestCompletionBeforeTheTickIsRecorded(t *testing.T) {
 		})
 	}
 }
+
+// TestCompletionAfterTheWorkflowChanged: a slot fired for workflow "old"
+// is reported on sched.done.old.<id> after the spec moved to workflow
+// "new": the stream shows the slot fired for "old", so the report counts
+// (its ledger entry gets the outcome), while "new"'s workers cannot
+// report on it.
+func TestCompletionAfterTheWorkflowChanged(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	steps := make(chan fires.Step, 64)
+	h.engine(fires.Config{StepHook: stepsTo(steps)})
+	spec := kvstore.Spec{Workflow: "old", Every: "1s", Overlap: kvstore.OverlapSkip, CompletionTimeout: "1h"}
+	h.put("wc", spec)
+	first := h.waitFires("wc", 10*time.Second, atLeast(1))[0]
+	spec.Workflow = "new"
+	h.put("wc", spec)
+	report := func(subject string) {
+		t.Helper()
+		data, _ := json.Marshal(kvstore.DoneReport{SlotID: first.meta.SlotID, Outcome: kvstore.OutcomeCompleted, Worker: "w"})
+		if err := h.js.Conn().Publish(subject, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The engine holds the new spec once it skips a slot (the first one
+	// still runs) under the new workflow.
+	testwait.Eventually(t, 10*time.Second, "a slot skipped under the new workflow", func() bool {
+		hist, _ := h.store.History(context.Background(), "wc")
+		for _, tk := range hist {
+			if tk.Status == kvstore.TickSkipped && tk.Workflow == "new" {
+				return true
+			}
+		}
+		return false
+	})
+	report("sched.done.new.wc")
+	waitStep(t, 10*time.Second, steps, fires.StepReportRefused)
+	report("sched.done.old.wc")
+	testwait.Eventually(t, 10*time.Second, "the slot completed in the ledger", func() bool {
+		tick, err := h.store.SlotEntry(context.Background(), first.meta.SlotID)
+		return err == nil && tick.Status == kvstore.TickCompleted && tick.Workflow == "old"
+	})
+}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
@@ -278,14 +277,7 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 				t.Fatal(err)
 			}
 			if tc.published != "" {
-				m := nats.NewMsg(tc.published)
-				m.Header.Set(kvstore.HeaderScheduleID, "hourly")
-				m.Header.Set(kvstore.HeaderWorkflow, "wf")
-				m.Header.Set(kvstore.HeaderScheduledAt, slot.Format(time.RFC3339Nano))
-				m.Header.Set(kvstore.HeaderInstance, "dead")
-				if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(kvstore.SlotID("hourly", slot))); err != nil {
-					t.Fatal(err)
-				}
+				natstest.PublishFire(t, h.js, natstest.Fire{Subject: tc.published, Schedule: "hourly", Workflow: "wf", At: slot, Instance: "dead"})
 			}
 			steps := make(chan fires.Step, 64)
 			h.engine(fires.Config{Instance: "survivor", StepHook: stepsTo(steps)})

@@ -6,10 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -60,19 +58,8 @@ func TestBackfillSlotNotLastFire(t *testing.T) {
 	now := time.Now().UTC()
 	old := now.Truncate(time.Hour).Add(-5 * time.Hour)
 	slotID := kvstore.ExtraSlotID("bf", "backfill", old)
-	publish := func(id string, at time.Time, reason string) {
-		t.Helper()
-		m := nats.NewMsg("sched.fire.wf.bf")
-		m.Header.Set(kvstore.HeaderScheduleID, "bf")
-		m.Header.Set(kvstore.HeaderWorkflow, "wf")
-		m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
-		m.Header.Set(kvstore.HeaderReason, reason)
-		if _, err := h.js.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	publish(slotID, old, kvstore.ReasonBackfill)                                        // the first run
-	publish(kvstore.SlotID("bf", now.Truncate(time.Hour)), now.Truncate(time.Hour), "") // a regular fire since
+	natstest.PublishFire(t, h.js, natstest.Fire{Schedule: "bf", Workflow: "wf", SlotID: slotID, At: old, Reason: kvstore.ReasonBackfill}) // the first run
+	natstest.PublishFire(t, h.js, natstest.Fire{Schedule: "bf", Workflow: "wf", At: now.Truncate(time.Hour)})                             // a regular fire since
 	// The second run's claim on the same slot, whose owner died.
 	claim := &kvstore.Claim{Slot: old, SlotID: slotID, Reason: kvstore.ReasonBackfill, Token: "dead", Owner: "dead",
 		At: now.Add(-40 * time.Second), Expires: now.Add(-10 * time.Second)}

@@ -100,6 +100,46 @@ func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
+// Fire is a fire message as a scheduler publishes it (see
+// docs/fire-messages.md), for tests that put one into the stream by hand.
+type Fire struct {
+	// Subject defaults to sched.fire.<Workflow>.<Schedule>.
+	Subject            string
+	Schedule, Workflow string
+	// SlotID defaults to kvstore.SlotID(Schedule, At).
+	SlotID           string
+	At               time.Time
+	Reason, Instance string
+	Body             []byte
+}
+
+// PublishFire publishes f into the fire stream and returns its stream
+// sequence.
+func PublishFire(t testing.TB, js jetstream.JetStream, f Fire) uint64 {
+	t.Helper()
+	if f.Subject == "" {
+		f.Subject = kvstore.Layout{}.FireSubject(f.Workflow, f.Schedule)
+	}
+	if f.SlotID == "" {
+		f.SlotID = kvstore.SlotID(f.Schedule, f.At)
+	}
+	m := nats.NewMsg(f.Subject)
+	m.Header.Set(kvstore.HeaderScheduleID, f.Schedule)
+	m.Header.Set(kvstore.HeaderWorkflow, f.Workflow)
+	m.Header.Set(kvstore.HeaderScheduledAt, f.At.Format(time.RFC3339Nano))
+	for h, v := range map[string]string{kvstore.HeaderReason: f.Reason, kvstore.HeaderInstance: f.Instance} {
+		if v != "" {
+			m.Header.Set(h, v)
+		}
+	}
+	m.Data = f.Body
+	ack, err := js.PublishMsg(context.Background(), m, jetstream.WithMsgID(f.SlotID))
+	if err != nil {
+		t.Fatalf("publish fire %s on %s: %v", f.SlotID, f.Subject, err)
+	}
+	return ack.Sequence
+}
+
 // Store connects (as Connect), creates the default buckets and streams and
 // opens a store on them.
 func (s *Server) Store(t testing.TB) (jetstream.JetStream, *kvstore.Store) {

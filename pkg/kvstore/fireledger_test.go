@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -23,23 +20,11 @@ func TestLedgerFromTheStream(t *testing.T) {
 	t.Parallel()
 	_, s := natstest.Start(t).Store(t)
 	ctx := context.Background()
-	js := s.JetStream()
 	base := time.UnixMilli(1_800_000_000_000).UTC()
 	publish := func(subject, schedule, slotID string, slot time.Time, reason string) uint64 {
 		t.Helper()
-		m := nats.NewMsg(subject)
-		m.Header.Set(kvstore.HeaderScheduleID, schedule)
-		m.Header.Set(kvstore.HeaderWorkflow, "wf")
-		m.Header.Set(kvstore.HeaderScheduledAt, slot.Format(time.RFC3339Nano))
-		m.Header.Set(kvstore.HeaderInstance, "i1")
-		if reason != "" {
-			m.Header.Set(kvstore.HeaderReason, reason)
-		}
-		ack, err := js.PublishMsg(ctx, m, jetstream.WithMsgID(slotID))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ack.Sequence
+		return natstest.PublishFire(t, s.JetStream(), natstest.Fire{Subject: subject, Schedule: schedule, Workflow: "wf",
+			SlotID: slotID, At: slot, Reason: reason, Instance: "i1"})
 	}
 	if _, ok, err := s.Published(ctx, "a", kvstore.SlotID("a", base)); err != nil || ok {
 		t.Fatalf("Published before any fire: %v, %v", ok, err)

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -34,15 +34,8 @@ func TestLegacyFireSubject(t *testing.T) {
 	}
 	publishLegacy := func(schedule string, at time.Time) string {
 		t.Helper()
-		id := kvstore.SlotID(schedule, at)
-		m := nats.NewMsg("sched.fire.billing")
-		m.Header.Set(kvstore.HeaderScheduleID, schedule)
-		m.Header.Set(kvstore.HeaderWorkflow, "billing")
-		m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
-		if _, err := e.js.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
-			t.Fatal(err)
-		}
-		return id
+		natstest.PublishFire(t, e.js, natstest.Fire{Subject: "sched.fire.billing", Schedule: schedule, Workflow: "billing", At: at})
+		return kvstore.SlotID(schedule, at)
 	}
 	base := time.Now().Truncate(time.Second)
 	acked := publishLegacy("a", base)
