@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -55,5 +56,33 @@ func TestMetricsAndHealth(t *testing.T) {
 			strings.Contains(body, "jetsched_timers_pending 1") &&
 			strings.Contains(body, `jetsched_schedule_overdue_seconds{schedule="held",workflow="wf"}`) &&
 			!strings.Contains(body, `jetsched_schedule_overdue_seconds{schedule="tick"`)
+	})
+}
+
+// TestInvalidScheduleMetrics: a spec written past the API's validation
+// (with the nats CLI, say) shows on jetsched_schedules_invalid and as an
+// invalid event counted in jetsched_events_total, and leaves it when fixed.
+func TestInvalidScheduleMetrics(t *testing.T) {
+	d := startDaemon(t, daemon.Config{MetricsListen: "127.0.0.1:0"})
+	base := "http://" + d.MetricsAddr()
+	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	specs, err := d.JetStream().KeyValue(context.Background(), d.Store().Layout().SpecsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := specs.Put(context.Background(), "bad", []byte(`{"workflow":"wf","cron":"every tuesday"}`)); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 10*time.Second, "the invalid spec in the metrics", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, "jetsched_schedules_invalid 1\n") &&
+			strings.Contains(body, `jetsched_events_total{kind="invalid",source="schedules"} 1`)
+	})
+	if _, err := specs.Put(context.Background(), "bad", []byte(`{"workflow":"wf","cron":"@hourly"}`)); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 10*time.Second, "the fixed spec out of jetsched_schedules_invalid", func() bool {
+		_, body := get(t, base+"/metrics")
+		return strings.Contains(body, "jetsched_schedules_invalid 0\n")
 	})
 }

@@ -182,10 +182,14 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.engine.Start(ctx); err != nil {
 		return err
 	}
-	if d.timers, err = timers.New(timers.Config{
+	tc := timers.Config{
 		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
 		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers, Events: fc.Events,
-	}); err != nil {
+	}
+	if m != nil {
+		tc.Observer = m.Wakeups()
+	}
+	if d.timers, err = timers.New(tc); err != nil {
 		return err
 	}
 	if err := d.timers.Start(ctx); err != nil {
@@ -210,7 +214,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		}
 	}
 	if m != nil {
-		m.Watch(metrics.Sources{Overdue: d.engine.Overdue, Tolerance: cmp.Or(cfg.DeadManTolerance, time.Minute), Pending: d.timers.Pending})
+		m.Watch(metrics.Sources{Health: d.engine.Health, Tolerance: cmp.Or(cfg.DeadManTolerance, time.Minute), Pending: d.timers.Pending})
 		if d.http, err = m.Serve(cfg.MetricsListen, d.ready); err != nil {
 			return fmt.Errorf("metrics on %s: %w", cfg.MetricsListen, err)
 		}

@@ -96,6 +96,8 @@ type claimCounter struct{ won, lost atomic.Int64 }
 func (c *claimCounter) Fired(string, time.Duration, string) {}
 func (c *claimCounter) NotFired(string, string, int)        {}
 func (c *claimCounter) Leases(int)                          {}
+func (c *claimCounter) Event(kvstore.EventKind)             {}
+func (c *claimCounter) PublishError()                       {}
 func (c *claimCounter) Claimed(conflict bool) {
 	if conflict {
 		c.lost.Add(1)

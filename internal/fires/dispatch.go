@@ -361,6 +361,7 @@ func (e *Engine) reportInvalid(id string, err error) {
 // events stream captures, when Config.Events has its kind. Events are best effort (a core publish, no ack
 // awaited): they never hold up a fire.
 func (e *Engine) event(ev kvstore.Event) {
+	e.cfg.Observer.Event(ev.Kind)
 	if !e.cfg.Events.Has(ev.Kind) {
 		return
 	}

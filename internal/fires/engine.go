@@ -40,7 +40,7 @@ type Engine struct {
 	settles chan settle
 	shards  int
 
-	queries chan overdueQuery
+	queries chan healthQuery
 	// interner shares zones and default calendars between the compiled
 	// schedules (see kvstore.Interner).
 	interner kvstore.Interner
@@ -60,7 +60,7 @@ func New(cfg Config) (*Engine, error) {
 		cfg:     cfg,
 		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
 		store:   cfg.Store,
-		queries: make(chan overdueQuery),
+		queries: make(chan healthQuery),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.observe = cfg.Observer.Leases
@@ -81,32 +81,56 @@ func (e *Engine) Owns(key string) bool {
 // instance's leases change (before Start too).
 func (e *Engine) LeaseChanges() <-chan struct{} { return e.leases.subscribe() }
 
-type overdueQuery struct {
+type healthQuery struct {
 	tolerance time.Duration
-	reply     chan []Overdue
+	reply     chan Health
+}
+
+// Health is what the loop says of the schedules of this instance's shards
+// (the metrics' scrape-time gauges).
+type Health struct {
+	// Overdue lists the schedules whose next slot is later than the
+	// tolerance asked: the dead-man signal.
+	Overdue []Overdue
+	// Invalid counts the schedules whose spec does not compile (they do
+	// not fire until fixed).
+	Invalid int
+	// Stalled counts the schedules whose steps failed at least
+	// stallAfter times in a row (still retried).
+	Stalled int
+	// Shards is the fleet's shard count (the leases bucket's).
+	Shards int
 }
 
 // Overdue lists the schedules of this instance's shards whose next slot is
 // later than tolerance: the dead-man signal (a fire that should have
 // happened and did not). It asks the engine's loop; ctx bounds the wait.
 func (e *Engine) Overdue(ctx context.Context, tolerance time.Duration) ([]Overdue, error) {
-	q := overdueQuery{tolerance: tolerance, reply: make(chan []Overdue, 1)}
+	h, err := e.Health(ctx, tolerance)
+	return h.Overdue, err
+}
+
+// Health asks the engine's loop about the schedules of this instance's
+// shards: overdue beyond tolerance, invalid, stalled. ctx bounds the wait;
+// an engine not running owns nothing (zero Health).
+func (e *Engine) Health(ctx context.Context, tolerance time.Duration) (Health, error) {
+	q := healthQuery{tolerance: tolerance, reply: make(chan Health, 1)}
 	done := e.svc.Done()
 	if done == nil {
-		return nil, nil // never started: nothing is owned
+		return Health{}, nil // never started: nothing is owned
 	}
 	select {
 	case e.queries <- q:
 	case <-done:
-		return nil, nil // stopped
+		return Health{}, nil // stopped
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return Health{}, ctx.Err()
 	}
 	select {
 	case out := <-q.reply:
 		return out, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return Health{}, ctx.Err()
 	}
 }
 
@@ -177,7 +201,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
-		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) }}
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
+		AttemptFailed: e.cfg.Observer.PublishError}
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	return func() {

@@ -153,7 +153,7 @@ func (l *loop) run(ctx context.Context) {
 		case d := <-l.dones:
 			l.onDone(d)
 		case q := <-l.e.queries:
-			q.reply <- l.overdue(q.tolerance)
+			q.reply <- l.health(q.tolerance)
 		case <-l.e.leases.changed:
 			l.unpark()
 		case <-l.timer.C:
@@ -748,20 +748,32 @@ func (l *loop) reportRecovery() {
 		Count:  uint64(overdue)})
 }
 
-// overdue lists owned schedules whose next slot is late beyond tolerance.
-func (l *loop) overdue(tolerance time.Duration) []Overdue {
+// health counts the owned schedules that are invalid or stalled and lists
+// those whose next slot is late beyond tolerance. Ownership is asked only
+// of the few that are (a scrape walks every entry).
+func (l *loop) health(tolerance time.Duration) Health {
 	now := l.e.cfg.Clock.Now()
-	var out []Overdue
+	h := Health{Shards: l.e.shards}
 	for id, en := range l.entries {
-		st := en.current()
-		if st == nil || en.compiled.Schedule == nil || st.Ended || st.Next.IsZero() || st.Paused != nil {
+		invalid, stalled := en.invalid != nil, en.failures >= stallAfter
+		var late time.Duration
+		if st := en.current(); st != nil && en.compiled.Schedule != nil && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
+			late = now.Sub(st.Next)
+		}
+		if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
 			continue
 		}
-		if late := now.Sub(st.Next); late > tolerance && l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
-			out = append(out, Overdue{ID: id, Workflow: en.workflow, Late: late})
+		if invalid {
+			h.Invalid++
+		}
+		if stalled {
+			h.Stalled++
+		}
+		if late > tolerance {
+			h.Overdue = append(h.Overdue, Overdue{ID: id, Workflow: en.workflow, Late: late})
 		}
 	}
-	return out
+	return h
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now

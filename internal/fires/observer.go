@@ -1,6 +1,10 @@
 package fires
 
-import "time"
+import (
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
 
 // Observer receives the engine's measurements (the daemon feeds them to
 // Prometheus). Methods are called from the engine's goroutines and must
@@ -17,6 +21,12 @@ type Observer interface {
 	NotFired(kind, reason string, n int)
 	// Leases: the number of shard leases held now.
 	Leases(n int)
+	// Event: the engine raised an observer event of kind (whether or not
+	// Config.Events publishes it): invalid, stalled, failed, lease_lost...
+	Event(kind kvstore.EventKind)
+	// PublishError: an attempt to publish a claimed fire failed (it is
+	// retried until shortly before its claim expires).
+	PublishError()
 }
 
 type nopObserver struct{}
@@ -25,6 +35,8 @@ func (nopObserver) Fired(string, time.Duration, string) {}
 func (nopObserver) Claimed(bool)                        {}
 func (nopObserver) NotFired(string, string, int)        {}
 func (nopObserver) Leases(int)                          {}
+func (nopObserver) Event(kvstore.EventKind)             {}
+func (nopObserver) PublishError()                       {}
 
 // Overdue is a schedule whose next slot is late beyond a tolerance: the
 // dead-man signal.

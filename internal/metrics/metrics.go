@@ -1,7 +1,8 @@
 // Package metrics exposes a scheduler's measurements to Prometheus on
 // /metrics, with /healthz and /readyz: fires, fire lateness, claims and
 // conflicts, slots not fired by reason, leases held, pending timers, a
-// per-schedule dead-man signal, and audit trail rollbacks.
+// per-schedule dead-man signal, invalid and stalled schedules, observer
+// events by kind, failed publish attempts, and audit trail rollbacks.
 package metrics
 
 import (
@@ -16,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Metrics implements fires.Observer with Prometheus collectors in its own
@@ -28,6 +31,8 @@ type Metrics struct {
 	notFired *prometheus.CounterVec
 	leases   prometheus.Gauge
 	rollback prometheus.Counter
+	events   *prometheus.CounterVec
+	pubErrs  *prometheus.CounterVec
 }
 
 // New creates the collectors, with Go and process metrics.
@@ -46,10 +51,41 @@ func New() *Metrics {
 		leases: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jetsched_leases_held", Help: "Shard leases this instance holds."}),
 		rollback: prometheus.NewCounter(prometheus.CounterOpts{Name: "jetsched_audit_rollbacks_total",
 			Help: "Audit trail rollbacks this instance reported: the trail no longer extends a head it had (recreated, cut back, replaced) or an anchored head is forged."}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_events_total",
+			Help: "Observer events raised, published or not (--events), by source (schedules, timers) and kind (invalid, stalled, failed, lease_gained, lease_lost, missed, skipped...)."}, []string{"source", "kind"}),
+		pubErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_publish_errors_total",
+			Help: "Failed attempts to publish a claimed fire or wakeup (not acknowledged in time, refused), by stream (fires, wakeups); each is retried until shortly before its claim expires."}, []string{"stream"}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.zero()
 	return m
+}
+
+// timerEvents are the event kinds the wakeup engine raises.
+var timerEvents = []kvstore.EventKind{kvstore.EventInvalid, kvstore.EventFailed, kvstore.EventStalled,
+	kvstore.EventWakeupExpired, kvstore.EventStale}
+
+// zero creates the series of every known label value at 0, so that a
+// rate() or an alert on them sees a value before the first occurrence
+// (a counter born at 1 hides its first increase).
+func (m *Metrics) zero() {
+	m.claims.WithLabelValues("won")
+	m.claims.WithLabelValues("conflict")
+	for _, k := range kvstore.SchedulerEvents() {
+		if k != kvstore.EventWakeupExpired && k != kvstore.EventStale {
+			m.events.WithLabelValues("schedules", string(k))
+		}
+	}
+	for _, k := range timerEvents {
+		m.events.WithLabelValues("timers", string(k))
+	}
+	m.pubErrs.WithLabelValues("fires")
+	m.pubErrs.WithLabelValues("wakeups")
+	for _, kr := range [][2]string{{"missed", "misfire"}, {"missed", "other"}, {"skipped", "other"}, {"skipped", "paused"}, {"skipped", "operator"},
+		{"skipped", "overlap"}, {"skipped", "calendar"}, {"failed", "publish"}} {
+		m.notFired.WithLabelValues(kr[0], kr[1])
+	}
 }
 
 // LatenessBuckets are the upper bounds, in seconds, of the
@@ -82,13 +118,34 @@ func (m *Metrics) NotFired(kind, reason string, n int) {
 // Leases implements fires.Observer.
 func (m *Metrics) Leases(n int) { m.leases.Set(float64(n)) }
 
+// Event implements fires.Observer.
+func (m *Metrics) Event(kind kvstore.EventKind) {
+	m.events.WithLabelValues("schedules", string(kind)).Inc()
+}
+
+// PublishError implements fires.Observer.
+func (m *Metrics) PublishError() { m.pubErrs.WithLabelValues("fires").Inc() }
+
+// Wakeups is the wakeup engine's observer (timers.Observer), counted
+// apart from the fire engine's.
+func (m *Metrics) Wakeups() timers.Observer { return wakeupObserver{m} }
+
+type wakeupObserver struct{ m *Metrics }
+
+func (w wakeupObserver) Event(kind kvstore.EventKind) {
+	w.m.events.WithLabelValues("timers", string(kind)).Inc()
+}
+
+func (w wakeupObserver) PublishError() { w.m.pubErrs.WithLabelValues("wakeups").Inc() }
+
 // AuditRollback implements auditor.Observer.
 func (m *Metrics) AuditRollback() { m.rollback.Inc() }
 
 // Sources are what the scrape-time collectors ask.
 type Sources struct {
-	// Overdue lists schedules late beyond Tolerance (fires.Engine.Overdue).
-	Overdue   func(ctx context.Context, tolerance time.Duration) ([]fires.Overdue, error)
+	// Health tells the schedules late beyond Tolerance, invalid and
+	// stalled (fires.Engine.Health).
+	Health    func(ctx context.Context, tolerance time.Duration) (fires.Health, error)
 	Tolerance time.Duration
 	// Pending is the number of pending timers (timers.Engine.Pending).
 	Pending func() int
@@ -96,31 +153,49 @@ type Sources struct {
 
 // Watch registers the scrape-time collectors: the dead-man gauge
 // jetsched_schedule_overdue_seconds{schedule,workflow} (one series per
-// schedule whose expected fire has not been seen within the tolerance) and
-// jetsched_timers_pending.
+// schedule whose expected fire has not been seen within the tolerance),
+// jetsched_schedules_invalid, jetsched_schedules_stalled (of this
+// instance's shards), jetsched_shards and jetsched_timers_pending.
 func (m *Metrics) Watch(s Sources) {
 	m.reg.MustRegister(&snapshot{src: s,
 		overdue: prometheus.NewDesc("jetsched_schedule_overdue_seconds",
 			"How late a schedule's next slot is, for schedules late beyond the dead-man tolerance (none: all on time).",
 			[]string{"schedule", "workflow"}, nil),
+		invalid: prometheus.NewDesc("jetsched_schedules_invalid",
+			"Schedules of this instance's shards whose spec is invalid: they do not fire until fixed (see the invalid events).", nil, nil),
+		stalled: prometheus.NewDesc("jetsched_schedules_stalled",
+			"Schedules of this instance's shards whose steps failed several times in a row; they are still retried.", nil, nil),
+		shards: prometheus.NewDesc("jetsched_shards",
+			"The fleet's shard count: sum(jetsched_leases_held) below it means shards no instance holds, whose schedules do not fire.", nil, nil),
 		pending: prometheus.NewDesc("jetsched_timers_pending", "Timers pending in this instance's index.", nil, nil),
 	})
 }
 
 type snapshot struct {
-	src              Sources
-	overdue, pending *prometheus.Desc
+	src                                        Sources
+	overdue, invalid, stalled, shards, pending *prometheus.Desc
 }
 
-func (s *snapshot) Describe(ch chan<- *prometheus.Desc) { ch <- s.overdue; ch <- s.pending }
+func (s *snapshot) Describe(ch chan<- *prometheus.Desc) {
+	ch <- s.overdue
+	ch <- s.invalid
+	ch <- s.stalled
+	ch <- s.shards
+	ch <- s.pending
+}
 
 func (s *snapshot) Collect(ch chan<- prometheus.Metric) {
-	if s.src.Overdue != nil {
+	if s.src.Health != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		if list, err := s.src.Overdue(ctx, s.src.Tolerance); err == nil {
-			for _, o := range list {
+		if h, err := s.src.Health(ctx, s.src.Tolerance); err == nil {
+			for _, o := range h.Overdue {
 				ch <- prometheus.MustNewConstMetric(s.overdue, prometheus.GaugeValue, o.Late.Seconds(), o.ID, o.Workflow)
+			}
+			ch <- prometheus.MustNewConstMetric(s.invalid, prometheus.GaugeValue, float64(h.Invalid))
+			ch <- prometheus.MustNewConstMetric(s.stalled, prometheus.GaugeValue, float64(h.Stalled))
+			if h.Shards > 0 {
+				ch <- prometheus.MustNewConstMetric(s.shards, prometheus.GaugeValue, float64(h.Shards))
 			}
 		}
 	}

@@ -38,6 +38,10 @@ type Publisher struct {
 	// Republished, when set, is called when a message sent without
 	// waiting was not acknowledged and is published again.
 	Republished func()
+	// AttemptFailed, when set, is called for every publish attempt that failed
+	// (not acknowledged, refused), retried or not: the publish error
+	// metric.
+	AttemptFailed func()
 }
 
 // Margin is how long before its claim expires an owner stops trying to
@@ -71,6 +75,7 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 	if err == nil {
 		p.Inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)
+			p.attemptFailed()
 			if p.Republished != nil {
 				p.Republished()
 			}
@@ -101,6 +106,12 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 	return true, m.Published(ctx, ack)
 }
 
+func (p *Publisher) attemptFailed() {
+	if p.AttemptFailed != nil {
+		p.AttemptFailed()
+	}
+}
+
 // Publish publishes msg and waits for the acknowledgement, retrying with
 // backoff (each attempt bounded by AckWait) until shortly before claim c
 // expires; an error the stream gives for good stops it at once (check with
@@ -115,6 +126,7 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 		a, err := p.JS.PublishMsg(actx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.Stream))
 		if err != nil {
 			p.Log.Debug("publish failed; retrying", "id", id, "err", err)
+			p.attemptFailed()
 			if natserr.Permanent(err) {
 				return backoff.Permanent(err) // no retry can succeed
 			}

@@ -60,7 +60,24 @@ type Config struct {
 	// StepHook, when set, is called at the engine's decisions
 	// (StepRepublish); tests wait for them. It must not block.
 	StepHook func(Step)
+	// Observer, when set, counts the engine's events and failed publish
+	// attempts (the metrics). Its methods must not block.
+	Observer Observer
 }
+
+// Observer receives the wakeup engine's measurements.
+type Observer interface {
+	// Event: the engine raised an observer event of kind (whether or not
+	// Config.Events publishes it).
+	Event(kind kvstore.EventKind)
+	// PublishError: an attempt to publish a claimed wakeup failed.
+	PublishError()
+}
+
+type nopObserver struct{}
+
+func (nopObserver) Event(kvstore.EventKind) {}
+func (nopObserver) PublishError()           {}
 
 // Step is a decision of the wakeup engine, reported to Config.StepHook.
 type Step string
@@ -107,6 +124,9 @@ func New(cfg Config) (*Engine, error) {
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	cfg.ClaimTTL = cmp.Or(cfg.ClaimTTL, 30*time.Second)
 	cfg.Workers = cmp.Or(cfg.Workers, DefaultWorkers)
+	if cfg.Observer == nil {
+		cfg.Observer = nopObserver{}
+	}
 	switch {
 	case cfg.ClaimTTL < time.Second || cfg.ClaimTTL > kvstore.MaxClaimTTL:
 		return nil, fmt.Errorf("wakeup: Config.ClaimTTL %s: must be 1s to %s", cfg.ClaimTTL, kvstore.MaxClaimTTL)
@@ -156,7 +176,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
-		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) }}
+		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
+		AttemptFailed: e.cfg.Observer.PublishError}
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped

@@ -160,6 +160,7 @@ func (e *Engine) failTimer(ctx context.Context, key string, rev uint64, t kvstor
 // fire engine's), when Config.Events has its kind:
 // sched.event.<kind>.<run>.<step>.
 func (e *Engine) event(kind kvstore.EventKind, key, reason string) {
+	e.cfg.Observer.Event(kind)
 	if !e.cfg.Events.Has(kind) {
 		return
 	}

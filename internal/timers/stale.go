@@ -67,6 +67,7 @@ func (e *Engine) stale(ctx context.Context, key string, rev uint64, t kvstore.Ti
 		return err
 	}
 	e.log.Info("stale timer dropped unpublished: its condition no longer holds", "key", key, "reason", reason)
+	e.cfg.Observer.Event(kvstore.EventStale)
 	if !e.cfg.Events.Has(kvstore.EventStale) {
 		return e.remove(ctx, key, rev)
 	}

@@ -68,6 +68,31 @@ type Observer interface {
 	Leases(n int)
 }
 
+// EventObserver is what an Observer may implement as well: Event for
+// every observer event the engine raises (invalid, stalled, failed,
+// lease_lost...), whether or not Config.Events publishes it, and
+// PublishError for every failed attempt to publish a claimed fire.
+type EventObserver interface {
+	Event(kind kvstore.EventKind)
+	PublishError()
+}
+
+// observer gives an Observer the engine's whole interface: the
+// EventObserver methods are passed on when it has them.
+type observer struct{ Observer }
+
+func (o observer) Event(kind kvstore.EventKind) {
+	if e, ok := o.Observer.(EventObserver); ok {
+		e.Event(kind)
+	}
+}
+
+func (o observer) PublishError() {
+	if e, ok := o.Observer.(EventObserver); ok {
+		e.PublishError()
+	}
+}
+
 // Engine is one scheduler instance's fire path. Start runs it, Stop ends
 // it; a stopped engine may be started again.
 type Engine struct{ e *fires.Engine }
@@ -75,11 +100,15 @@ type Engine struct{ e *fires.Engine }
 // New validates cfg and returns a stopped engine. An invalid field is an
 // error naming it.
 func New(cfg Config) (*Engine, error) {
-	e, err := fires.New(fires.Config{
+	fc := fires.Config{
 		Store: cfg.Store, Instance: cfg.Instance, Logger: cfg.Logger, ClaimTTL: cfg.ClaimTTL,
 		MisfireThreshold: cfg.MisfireThreshold, LeaseTTL: cfg.LeaseTTL, Workers: cfg.Workers,
-		Observer: cfg.Observer, Events: cfg.Events,
-	})
+		Events: cfg.Events,
+	}
+	if cfg.Observer != nil {
+		fc.Observer = observer{cfg.Observer}
+	}
+	e, err := fires.New(fc)
 	if err != nil {
 		return nil, err
 	}
