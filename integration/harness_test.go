@@ -451,6 +451,15 @@ type fireLog struct {
 	reasons   map[string]int // Sched-Reason -> messages ("" for plain fires)
 	instances map[string]int // Sched-Instance -> messages
 	bad       []string       // messages that are not well-formed fires
+	// lateness is each fire's Sched-Dispatched-At minus its slot, with
+	// the dispatch time, in stream order.
+	lateness []fireLateness
+}
+
+// fireLateness is one fire's lateness and when it was dispatched.
+type fireLateness struct {
+	dispatched time.Time
+	late       time.Duration
 }
 
 func newFireLog(t *testing.T, js jetstream.JetStream) *fireLog {
@@ -483,6 +492,22 @@ func (f *fireLog) add(h nats.Header) {
 		f.slots[id] = m
 	}
 	m[slot.UnixMilli()]++
+	if at, err := time.Parse(time.RFC3339Nano, h.Get(kvstore.HeaderDispatchedAt)); err == nil {
+		f.lateness = append(f.lateness, fireLateness{dispatched: at, late: at.Sub(slot)})
+	}
+}
+
+// latenessBetween is the lateness of the fires dispatched in [from, to),
+// sorted.
+func (f *fireLog) latenessBetween(from, to time.Time) []time.Duration {
+	var out []time.Duration
+	for _, l := range f.lateness {
+		if !l.dispatched.Before(from) && l.dispatched.Before(to) {
+			out = append(out, l.late)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // syncRetry syncs, retrying for up to timeout (servers may be electing).

@@ -192,10 +192,24 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		return nil, err
 	}
 	ready := e.ready.Next() // a restart makes a new index
-	// Take this instance's share of the shards before the loop runs.
+	// The watch of lease moves first, so that no hand-back between this
+	// round and the keeper's start goes unseen. Alone (a fleet's first
+	// start), take this instance's share before the loop runs, so that it
+	// fires while it indexes; joining a running fleet, take it once the
+	// index is complete (the others fire meanwhile).
+	moves := e.leases.watchMoves(life)
+	e.leases.joinAt = nil
+	if e.leases.othersAlive(ctx) {
+		e.leases.joinAt = ready
+	}
 	e.leases.round(ctx)
+	// The keeper hands the leases back when the loop has stopped and its
+	// last publishes are settled, not before: a shard handed back while a
+	// claim is still being published would wait for that claim's expiry
+	// at its next owner.
+	keep, stopKeeper := context.WithCancel(context.WithoutCancel(life))
 	var keeper sync.WaitGroup
-	keeper.Go(func() { e.leases.run(life) })
+	keeper.Go(func() { e.leases.run(keep, moves) })
 	l := newLoop(e, specs, states, cals, dones)
 	l.ready = ready
 	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
@@ -210,6 +224,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		e.inflight.Close()  // after the workers have stopped
 		e.followups.Close() // after the last tick is sent
 		_ = sub.Unsubscribe()
+		stopKeeper()
 		keeper.Wait() // the lease keeper has handed the shards back
 	}, nil
 }

@@ -49,6 +49,28 @@ func TestLeasesShareAndHandOver(t *testing.T) {
 	}
 }
 
+// TestShardsMoveWithoutWaitingForARound: leases move when an instance
+// joins or stops, not at the next lease round. The engines' clocks are
+// fakes that never advance, so no round ever comes: only the watch of the
+// leases bucket can make a join split the shards and a stop hand them
+// over. Before it, a stopped instance's shards waited up to a third of the
+// lease TTL for the others' next round (3.3 s by default), the gap in fires
+// of every rolling restart.
+func TestShardsMoveWithoutWaitingForARound(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ca, _ := clock.NewFake(time.Now())
+	cb, _ := clock.NewFake(time.Now())
+	a := h.engine(fires.Config{Instance: "a", LeaseTTL: 30 * time.Second, Clock: ca})
+	testwait.Eventually(t, 10*time.Second, "a, alone, holding the 64 shards", func() bool { return a.LeasesHeld() == 64 })
+	b := h.engine(fires.Config{Instance: "b", LeaseTTL: 30 * time.Second, Clock: cb})
+	testwait.Eventually(t, 10*time.Second, "the shards split when b joined", func() bool { return a.LeasesHeld() == 32 && b.LeasesHeld() == 32 })
+	if err := a.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 10*time.Second, "b holding every shard a handed back", func() bool { return b.LeasesHeld() == 64 })
+}
+
 // TestMisfireFireAllCatchesUp: after downtime past the threshold, fire_all
 // fires every missed slot, in order, marked catchup.
 func TestMisfireFireAllCatchesUp(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,6 +50,12 @@ type leases struct {
 
 	subMu sync.Mutex
 	subs  []chan struct{} // more listeners (the wakeup engine)
+
+	// joinAt, when set, keeps this instance out of the shares (no member
+	// key, no lease taken) until it is closed: an instance that joins a
+	// running fleet takes shards once its index is complete, while the
+	// others go on firing them (run's goroutine only, after Start).
+	joinAt <-chan struct{}
 
 	mu     sync.Mutex
 	held   map[int]heldLease
@@ -116,30 +123,114 @@ func (l *leases) count() int {
 }
 
 // run renews and rebalances every third of the TTL until ctx ends, then
-// hands every lease back.
-func (l *leases) run(ctx context.Context) {
+// hands every lease back. Between rounds it looks again at once when
+// moves (watchMoves) says a lease was handed back or a member joined or
+// left, so that a rolling restart moves shards in milliseconds rather
+// than at the next round.
+func (l *leases) run(ctx context.Context, moves jetstream.KeyWatcher) {
 	tick := l.clock.NewTimer(l.ttl / 3)
 	defer tick.Stop()
+	var updates <-chan jetstream.KeyValueEntry
+	if moves != nil {
+		defer func() { _ = moves.Stop() }()
+		updates = moves.Updates()
+	}
+	members := map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
 			l.release()
 			return
+		case <-l.joinAt:
+			l.joinAt = nil
+			l.round(ctx)
 		case <-tick.C:
 			l.round(ctx)
 			tick.Reset(l.ttl / 3)
+		case kv, ok := <-updates:
+			if !ok {
+				updates = nil // the rounds go on
+				continue
+			}
+			if !l.moved(kv, members) {
+				continue
+			}
+			// A hand-back comes in bursts (every lease of an instance,
+			// then its member key): take what is queued already, then
+			// look once.
+			for more := true; more; {
+				select {
+				case kv, ok := <-updates:
+					if !ok {
+						updates, more = nil, false
+						continue
+					}
+					l.moved(kv, members)
+				default:
+					more = false
+				}
+			}
+			rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
+			l.rebalance(rctx)
+			cancel()
 		}
 	}
 }
 
+// watchMoves opens the watch run reacts to: deletes of shard leases and
+// member keys, and puts of member keys (a member's first put is a join).
+// A watch that cannot be opened leaves the rounds alone to move shards
+// (logged).
+func (l *leases) watchMoves(ctx context.Context) jetstream.KeyWatcher {
+	w, err := l.kv.WatchFiltered(ctx, []string{"shard.*", "member.*"}, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+	if err != nil {
+		l.log.Warn("cannot watch the leases; shards move at the lease rounds only", "err", err)
+		return nil
+	}
+	return w
+}
+
+// moved reports whether kv is news for the shares: a lease or member key
+// deleted, or a member key not seen before (members, updated).
+func (l *leases) moved(kv jetstream.KeyValueEntry, members map[string]bool) bool {
+	if kv == nil {
+		return false
+	}
+	key, gone := kv.Key(), kv.Operation() != jetstream.KeyValuePut
+	if strings.HasPrefix(key, "member.") {
+		if gone {
+			delete(members, key)
+			return true
+		}
+		if members[key] {
+			return false // a renewal
+		}
+		members[key] = true
+		return key != "member."+l.instance
+	}
+	return gone // a shard lease handed back; puts are renewals or takes
+}
+
 // round renews what is held, registers this member, and takes or gives
-// leases towards the fair share.
+// leases towards the fair share (once joined: see joinAt).
 func (l *leases) round(ctx context.Context) {
+	if l.joinAt != nil {
+		return
+	}
 	rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
 	defer cancel()
 	l.renewAll(rctx)
 	l.registerMember(rctx)
-	members, taken, err := l.survey(rctx)
+	l.rebalance(rctx)
+}
+
+// rebalance takes or gives leases towards the fair share of the live
+// members.
+func (l *leases) rebalance(ctx context.Context) {
+	if l.joinAt != nil {
+		return
+	}
+	members, taken, err := l.survey(ctx)
 	if err != nil {
 		l.log.Debug("lease survey", "err", err)
 		return
@@ -149,7 +240,7 @@ func (l *leases) round(ctx context.Context) {
 	if extra := len(held) - target; extra > 0 {
 		// Hand back the extras so that a joining instance gets its share.
 		for _, s := range held[len(held)-extra:] {
-			l.drop(rctx, s, "rebalance")
+			l.drop(ctx, s, "rebalance")
 		}
 		return
 	}
@@ -160,7 +251,7 @@ func (l *leases) round(ctx context.Context) {
 		if _, busy := taken[s]; busy {
 			continue
 		}
-		l.acquire(rctx, s)
+		l.acquire(ctx, s)
 	}
 }
 
@@ -184,6 +275,24 @@ func (l *leases) heldShards() []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// othersAlive reports whether another instance has a live member key: a
+// running fleet this one joins. On an error it says no (the instance then
+// takes its share at once, as on a fleet's first start).
+func (l *leases) othersAlive(ctx context.Context) bool {
+	keys, err := l.kv.ListKeys(ctx)
+	if err != nil {
+		return false
+	}
+	defer keys.Stop()
+	alive := false
+	for k := range keys.Keys() {
+		if strings.HasPrefix(k, "member.") && k != "member."+l.instance {
+			alive = true
+		}
+	}
+	return alive
 }
 
 // survey counts live members and lists the shards leased by anyone.
