@@ -229,10 +229,11 @@ func writeConfigJSON(w io.Writer, entries []configEntry) error {
 	for _, e := range entries {
 		out[e.key] = jsonEntry{Value: e.value, Source: e.source, Env: e.env, Redacted: e.secret}
 	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false) // <redacted> as written
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
 		return fmt.Errorf("config print: %w", err)
 	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
+	return nil
 }
