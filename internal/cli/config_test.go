@@ -222,6 +222,18 @@ func TestConfigRefusesBadInput(t *testing.T) {
 	}
 }
 
+// TestDemoTakesConfig: demo reads the same file and variables as run.
+func TestDemoTakesConfig(t *testing.T) {
+	t.Parallel()
+	file := writeFile(t, "demo.yaml", "lease-tll: 5s\n")
+	if code, _, stderr := cliEnv(t, nil, "demo", "--config", file); code != ExitInvalid || !strings.Contains(stderr, "did you mean lease-ttl?") {
+		t.Errorf("demo --config with a typo: exit %d, stderr %q; want %d suggesting lease-ttl", code, stderr, ExitInvalid)
+	}
+	if code, _, stderr := cliEnv(t, []string{"JETSCHED_REPLICAS=7"}, "demo"); code != ExitInvalid || !strings.Contains(stderr, "(replicas: JETSCHED_REPLICAS)") {
+		t.Errorf("demo with JETSCHED_REPLICAS=7: exit %d, stderr %q; want %d naming the variable", code, stderr, ExitInvalid)
+	}
+}
+
 // TestConfigUnknownEnvWarns: a JETSCHED_ variable neither a setting nor
 // close to one (a test harness's) is a warning, not an error; the
 // variables that are not flags are neither.
