@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/lmittmann/tint"
@@ -49,11 +50,29 @@ type app struct {
 	jsonOut        bool
 	auditKeyFile   string
 	namePrefix     string
+	// environ is the process environment (os.Environ in Main): the
+	// JETSCHED_ settings of run and the default of --nats-url.
+	environ []string
+}
+
+// getenv is os.Getenv over a.environ.
+func (a *app) getenv(key string) string {
+	for _, kv := range slices.Backward(a.environ) {
+		if k, v, ok := strings.Cut(kv, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 // Main runs the scheduler command line and returns the exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	a := &app{stdout: stdout, stderr: stderr}
+	return mainEnv(ctx, args, os.Environ(), stdout, stderr)
+}
+
+// mainEnv is Main in the environment environ ("KEY=value" entries).
+func mainEnv(ctx context.Context, args, environ []string, stdout, stderr io.Writer) int {
+	a := &app{stdout: stdout, stderr: stderr, environ: environ}
 	root := a.rootCommand()
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -91,10 +110,10 @@ Start here:
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
-	a.conn.RegisterFlags(pf.StringVar, os.Getenv("NATS_URL"))
+	a.conn.RegisterFlags(pf.StringVar, a.getenv("NATS_URL"))
 	pf.StringVar(&a.namePrefix, "name-prefix", "sched", "names of the buckets, streams and subjects: <prefix>_specs, <PREFIX>_FIRES, <prefix>.fire.…, <prefix>.api.… (several jetsched systems on one NATS)")
 	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.consoleCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.consoleCommand(), a.configCommand())
 	return root
 }
 

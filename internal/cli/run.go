@@ -55,12 +55,16 @@ type daemonFlags struct {
 	clockOffset time.Duration
 	schedules   []string
 	events      string
+	// configFile is --config: a YAML file of settings
+	// (docs/configuration.md).
+	configFile string
 }
 
 func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsole string) {
 	fl := cmd.Flags()
 	f.console.register(fl, "console-", defaultConsole, "serve the web console on this HTTP address, e.g. 127.0.0.1:8090 (\"\": off; a non-loopback one needs --console-auth); see docs/console.md")
 	f.flags = fl
+	fl.StringVar(&f.configFile, "config", "", "YAML (or JSON) file of settings, keyed by flag name (lease-ttl: 10s); flags given win over it, it wins over JETSCHED_<FLAG> variables (env "+configEnv+"; docs/configuration.md)")
 	fl.StringVar(&f.listen, "listen", daemon.DefaultListen, "embedded nats-server client address (port 0 picks a free port); given explicitly, it overrides --server-config's")
 	fl.StringVar(&f.dataDir, "data-dir", defaultDataDir, "embedded nats-server JetStream store directory; given explicitly, it overrides --server-config's store_dir")
 	fl.StringVar(&f.serverConfig, "server-config", "", "nats-server config file for the embedded server (accounts, authorization, TLS, monitoring), e.g. natsconf/single.conf; the scheduler then connects as --user/--password, --nkey or --creds")
@@ -270,13 +274,18 @@ and stream sequence (docs/fire-messages.md).`,
   scheduler run --nats-url nats://nats:4222 --events default,fired`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			cfg, err := a.daemonConfig(&f)
+			st, err := a.configure(cmd, f.configFile)
 			if err != nil {
 				return err
 			}
+			cfg, err := a.daemonConfig(&f)
+			if err != nil {
+				return st.annotate(err)
+			}
+			st.warn(cfg.Logger)
 			mem, err := memlimit.Apply(f.memoryLimit, os.Getenv, os.DirFS("/"))
 			if err != nil {
-				return usageError{fmt.Errorf("--memory-limit: %w", err)}
+				return st.annotate(usageError{fmt.Errorf("--memory-limit: %w", err)})
 			}
 			gc, gcSource := memlimit.SetGCPercent(f.gcPercent, os.Getenv)
 			cfg.Logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source, "gc_percent", gc, "gc_percent_source", gcSource)
@@ -305,6 +314,10 @@ While it runs, look at what it wrote with the nats CLI:
   nats sub 'sched.fire.>'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			st, err := a.configure(cmd, f.configFile)
+			if err != nil {
+				return err
+			}
 			if f.dataDir == "" {
 				dir, err := os.MkdirTemp("", "jetsched-demo-")
 				if err != nil {
@@ -317,8 +330,9 @@ While it runs, look at what it wrote with the nats CLI:
 			f.console.listen = demoConsole(f.console.listen, cmd.Flags().Changed("console-listen"), f.serverConfig)
 			cfg, err := a.daemonConfig(&f)
 			if err != nil {
-				return err
+				return st.annotate(err)
 			}
+			st.warn(cfg.Logger)
 			return runDemo(cmd.Context(), cfg)
 		},
 	}
