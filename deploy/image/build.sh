@@ -72,8 +72,8 @@ fi
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "build.sh: installing ${missing[*]}" >&2
-    apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    apt-get -o DPkg::Lock::Timeout=120 update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=120 install -y -qq --no-install-recommends \
       "${missing[@]}" fuse-overlayfs uidmap >/dev/null
   else
     echo "build.sh: missing ${missing[*]}: install them (apt-get install -y buildah podman), or run as root with apt-get" >&2
@@ -123,13 +123,12 @@ cleanup() {
 trap cleanup EXIT
 
 # Static (no libc in scratch), no paths of this machine, no symbols. Time
-# zones: cmd/scheduler imports time/tzdata, so the zone database is in the
-# binary (scratch has no /usr/share/zoneinfo); timetzdata is the same for a
-# main that would lose the import.
-CGO_ENABLED=0 GOOS=linux GOARCH=${GOARCH:-$(go env GOARCH)} \
+# zones are the product: the zone database must be in the binary, since
+# scratch has no /usr/share/zoneinfo. cmd/scheduler imports time/tzdata;
+# the timetzdata tag keeps it there should that import ever go.
+arch=${GOARCH:-$(go env GOARCH)}
+CGO_ENABLED=0 GOOS=linux GOARCH=$arch \
   go build -trimpath -tags timetzdata -ldflags "-s -w" -o "$work/scheduler" ./cmd/scheduler
-grep -q '_ "time/tzdata"' cmd/scheduler/main.go ||
-  echo "build.sh: note: cmd/scheduler no longer imports time/tzdata; the timetzdata tag embeds it" >&2
 
 # --- root filesystem -------------------------------------------------------------
 # Staged with explicit modes (buildah copy keeps them; its --chmod would
@@ -159,6 +158,7 @@ buildah copy -q --chown "$uid:$uid" "$ctr" "$work/data" "${data_dir%/*}" >/dev/n
 # NATS_URL (or --nats-url) the scheduler joins that system instead and
 # ignores --listen and --data-dir.
 buildah config \
+  --os linux --arch "$arch" \
   --user "$uid:$uid" \
   --workingdir "$data_dir" \
   --entrypoint '["/scheduler"]' \
