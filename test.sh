@@ -44,6 +44,11 @@ export JETSCHED_FAULT_SUMMARY="$(mktemp)"
 trap 'rm -f "$JETSCHED_FAULT_SUMMARY"' EXIT
 status=0
 go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
+# deploy/ is a nested module (the Helm chart's and the systemd unit's
+# tests, with Helm and Kubernetes dependencies kept out of the main
+# module): the root ./... does not descend into it, so vet and test it on
+# its own. gofmt -l . above already covers its files.
+(cd deploy && go vet ./... && go test -count=1 -timeout 5m ./...) || status=$?
 # Fuzz the decoders of what anyone can write into the buckets, and the
 # admin API's handlers, a short budget each (one target per invocation;
 # the seed corpora also run as plain tests above). The budget is a count
