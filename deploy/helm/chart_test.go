@@ -274,3 +274,26 @@ func checkHardened(t *testing.T, pod corev1.PodSpec, c corev1.Container) {
 		t.Error("service account token mounted")
 	}
 }
+
+// TestPasswordNotInArgs: a user and password from a Secret reach the
+// scheduler as JETSCHED_USER and JETSCHED_PASSWORD (run's environment form
+// of --user and --password), never as arguments, which every process on
+// the node could read.
+func TestPasswordNotInArgs(t *testing.T) {
+	t.Parallel()
+	c := deployment(t, renderObjects(t, "jetsched/ci/minimal.yaml")).Spec.Template.Spec.Containers[0]
+	for _, a := range c.Args {
+		if strings.HasPrefix(a, "--password") || strings.HasPrefix(a, "--user") {
+			t.Errorf("argument %q: the credentials are in the process list", a)
+		}
+	}
+	from := map[string]string{}
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			from[e.Name] = e.ValueFrom.SecretKeyRef.Key
+		}
+	}
+	if from["JETSCHED_USER"] == "" || from["JETSCHED_PASSWORD"] == "" {
+		t.Errorf("env from Secrets %v: want JETSCHED_USER and JETSCHED_PASSWORD", from)
+	}
+}

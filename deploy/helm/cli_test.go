@@ -3,6 +3,7 @@ package helm_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -52,18 +53,30 @@ func TestArgsAreSchedulerFlags(t *testing.T) {
 		}
 	}
 
-	args := deployment(t, renderObjects(t, "jetsched/ci/minimal.yaml")).Spec.Template.Spec.Containers[0].Args
+	c := deployment(t, renderObjects(t, "jetsched/ci/minimal.yaml")).Spec.Template.Spec.Containers[0]
+	args := c.Args
+	// The container's variables from Secrets get a value, so that the
+	// scheduler reads them as it would in the pod (a JETSCHED_ name it
+	// does not know is refused).
+	env := os.Environ()
+	for _, e := range c.Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			env = append(env, e.Name+"=from-"+e.ValueFrom.SecretKeyRef.Key)
+		}
+	}
 	for i, a := range args {
 		switch {
 		case strings.HasPrefix(a, "--nats-url="):
 			args[i] = "--nats-url=nats://127.0.0.1:1" // nothing listens: the run stops at connecting
 		default:
-			args[i] = strings.NewReplacer("$(POD_NAME)", "jetsched-7d4b9c-x2x9z", "$(NATS_USER)", "scheduler", "$(NATS_PASSWORD)", "secret").Replace(a)
+			args[i] = strings.NewReplacer("$(POD_NAME)", "jetsched-7d4b9c-x2x9z").Replace(a)
 		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "connect to NATS at nats://127.0.0.1:1") {
 		t.Errorf("scheduler %s: %v, want exit 1 failing to connect (every flag accepted):\n%s", strings.Join(args, " "), err, out)

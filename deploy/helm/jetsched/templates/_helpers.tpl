@@ -101,9 +101,6 @@ controls is a flag (the pod runs no config file).
 {{- with $v.nats.nkey.secretName }}
 {{- $a = append $a (printf "--nkey=/etc/jetsched/nats/nkey/%s" $v.nats.nkey.key) }}
 {{- end }}
-{{- with $v.nats.userPassword.secretName }}
-{{- $a = concat $a (list "--user=$(NATS_USER)" "--password=$(NATS_PASSWORD)") }}
-{{- end }}
 {{- if $v.nats.tls.secretName }}
 {{- with $v.nats.tls.caKey }}
 {{- $a = append $a (printf "--tls-ca=/etc/jetsched/nats/tls/%s" .) }}
