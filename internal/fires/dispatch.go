@@ -45,6 +45,10 @@ const (
 	// StepOutcomeUnknown: an unsettled claim older than the fire stream's
 	// retention was settled without publishing (see beyondEvidence).
 	StepOutcomeUnknown Step = "outcome-unknown"
+	// StepGuardClosed: a job reached a write after its shard's lease
+	// guard closed (90% of the TTL without a renewal) and stopped
+	// without writing.
+	StepGuardClosed Step = "guard-closed"
 )
 
 func (e *Engine) step(s Step) {

@@ -525,6 +525,14 @@ func (l *loop) applyResult(r result) {
 		l.compile(en)
 		return
 	}
+	if errors.Is(r.err, errNotOwned) {
+		// Its shard's guard closed while the job waited or worked: no
+		// failure of the schedule; it is parked until the shard is owned.
+		l.e.log.Debug("job stopped at the lease guard", "schedule", r.id, "err", r.err)
+		l.e.step(StepGuardClosed)
+		l.schedule(en)
+		return
+	}
 	if r.err != nil {
 		en.failures++
 		wait := retryDelay(en.failures)

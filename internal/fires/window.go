@@ -167,6 +167,11 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 		return out
 	}
 	w.e.step(StepBeforeWindow)
+	if !w.e.leases.owns(wj.shard) {
+		out.recheck, out.err = true, fmt.Errorf("%w: shard %d", errNotOwned, wj.shard)
+		out.results = append(out.results, unchanged(items)...)
+		return out
+	}
 	rev, err := w.e.store.PutWindow(ctx, win, wj.mark.rev)
 	if permanent(err) {
 		// The server refuses a record this large (a small max_payload):
@@ -276,6 +281,13 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 // operator's pause, another instance) is read again and the fire merged
 // into it (see mergeFired).
 func (w worker) recordWindow(ctx context.Context, items []*windowItem) error {
+	if len(items) > 0 {
+		// Past the guard the records stay as they are: the next owner
+		// checks the window record and finds the fires in the stream.
+		if err := w.guard(items[0].j.id); err != nil {
+			return err
+		}
+	}
 	futs := make([]jetstream.PubAckFuture, len(items))
 	for i, it := range items {
 		it.st.Claim = &it.claim
@@ -332,6 +344,9 @@ func (w worker) mergeFired(ctx context.Context, it *windowItem) error {
 		merged.Fires++
 		merged.Claim = &it.claim
 		merged.UpdatedAt, merged.Owner = it.st.UpdatedAt, w.e.cfg.Instance
+		if err := w.guard(it.j.id); err != nil {
+			return err
+		}
 		n, err := w.e.store.UpdateState(ctx, it.j.id, merged, rev)
 		if errors.Is(err, kvstore.ErrConflict) {
 			continue
@@ -423,6 +438,9 @@ func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.Window
 		}
 		next.Claim, next.UpdatedAt, next.Owner = &c, w.e.cfg.Clock.Now().UTC(), w.e.cfg.Instance
 		next.Fires++
+		if err := w.guard(s.Schedule); err != nil {
+			return err
+		}
 		var err error
 		if exists {
 			_, err = w.e.store.UpdateState(ctx, s.Schedule, next, rev)

@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"errors"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -205,6 +206,9 @@ func (l *loop) onWindow(wr *windowResult) {
 		case wr.tooLarge:
 			l.win.limit = max(1, l.win.limit/2)
 			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", l.win.limit, "err", wr.err)
+		case errors.Is(wr.err, errNotOwned):
+			l.e.log.Debug("window stopped at the lease guard", "shard", wr.shard, "err", wr.err)
+			l.e.step(StepGuardClosed)
 		case wr.err != nil:
 			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
 		}

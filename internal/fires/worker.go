@@ -340,10 +340,29 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 	return nil
 }
 
-// update writes st by CAS on the revision r holds. The first write of a
-// planned schedule creates its record (at revision 0, or over the delete
-// marker of an earlier one).
+// errNotOwned stops a job before a write when its shard's lease guard has
+// closed (90% of the lease TTL without a renewal, by this instance's
+// clock): whatever delayed the job since its dispatch (a queue behind
+// workers stuck on a lost server, a starved process), nothing is claimed
+// or recorded past the guard. The schedule waits for its shard again.
+var errNotOwned = errors.New("fire: the shard's lease guard closed before the write")
+
+// guard returns errNotOwned (wrapped, naming the schedule) unless this
+// instance owns schedule id's shard now.
+func (w worker) guard(id string) error {
+	if !w.e.leases.owns(kvstore.ShardOf(id, w.e.shards)) {
+		return fmt.Errorf("%w: schedule %s", errNotOwned, id)
+	}
+	return nil
+}
+
+// update writes st by CAS on the revision r holds, if the shard is still
+// owned (guard). The first write of a planned schedule creates its record
+// (at revision 0, or over the delete marker of an earlier one).
 func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) error {
+	if err := w.guard(j.id); err != nil {
+		return err
+	}
 	var rev uint64
 	var err error
 	if r.uncounted > 0 {
