@@ -289,7 +289,7 @@ and stream sequence (docs/fire-messages.md).`,
 			}
 			gc, gcSource := memlimit.SetGCPercent(f.gcPercent, os.Getenv)
 			cfg.Logger.Info("memory limit", "bytes", mem.Limit, "source", mem.Source, "gc_percent", gc, "gc_percent_source", gcSource)
-			return daemon.Run(cmd.Context(), cfg)
+			return withTracing(cmd.Context(), &cfg, cmd.ErrOrStderr(), daemon.Run)
 		},
 	}
 	f.register(cmd, "./jetsched-data", "")

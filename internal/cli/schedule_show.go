@@ -149,6 +149,8 @@ func specFields(spec kvstore.Spec, loc *time.Location) []specField {
 			text = x.In(loc).Format(time.RFC3339Nano)
 		case json.RawMessage:
 			text = string(x)
+		case *kvstore.TraceContext:
+			text = strings.TrimSpace(x.TraceParent + " " + x.TraceState)
 		default:
 			text = fmt.Sprint(x)
 		}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/console"
@@ -87,6 +88,11 @@ type Config struct {
 	// created or updated, and those of its source it no longer lists are
 	// removed. A set that does not apply stops the start.
 	Static []kvstore.StaticSet
+	// TracerProvider, when it records, traces the engine's dispatches and
+	// the admin API's requests (docs/tracing.md); Fire.TracerProvider, if
+	// set, wins for the engine. Its owner (the caller) shuts it down after
+	// Stop. Default: no tracing.
+	TracerProvider trace.TracerProvider
 }
 
 // Daemon is a running scheduler.
@@ -160,6 +166,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	fc.Store = d.store
 	fc.FireKey = cfg.AuditKey // fires are signed for the audit's digests
 	fc.Logger = cmp.Or(fc.Logger, log)
+	if fc.TracerProvider == nil {
+		fc.TracerProvider = cfg.TracerProvider
+	}
 	var m *metrics.Metrics
 	if cfg.MetricsListen != "" {
 		m = metrics.New()
@@ -202,7 +211,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
-	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots}); err != nil {
+	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {

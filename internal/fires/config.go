@@ -10,6 +10,8 @@ import (
 	"log/slog"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -81,6 +83,11 @@ type Config struct {
 	// already; a fired event is published once the stream has acknowledged
 	// the fire, with its sequence.
 	Events kvstore.EventSet
+	// TracerProvider, when it records (not nil, not otel's noop), gives
+	// every dispatched fire a span "dispatch <workflow>" (docs/tracing.md)
+	// whose context goes into the fire's traceparent and tracestate
+	// headers. Default: none, and no tracing work on the fire path.
+	TracerProvider trace.TracerProvider
 
 	// hold holds the initial load back, for tests (see export_test.go).
 	hold *loadHold

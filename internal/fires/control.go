@@ -134,12 +134,14 @@ func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, err
 
 // Trigger asks for an extra fire now, with its own slot id
 // ("<id>.trigger-<unix ms>") and Sched-Reason: trigger. It returns that
-// slot id.
+// slot id. The trace context of ctx's span, when there is one, is kept
+// with the trigger: the fire's dispatch span is its child.
 func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 	if err := kvstore.CheckNote("note", note); err != nil {
 		return "", err
 	}
 	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
+	trace := kvstore.TraceContextOf(ctx) // the triggered fire's dispatch span is its child
 	_, err := c.update(ctx, id, func(st *kvstore.State) error {
 		if len(st.Triggers) >= 100 {
 			return fmt.Errorf("%w: %s already has 100 pending triggers", kvstore.ErrInvalid, id)
@@ -149,7 +151,7 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 				at = t.At.Add(time.Millisecond) // distinct slot ids
 			}
 		}
-		st.Triggers = append(st.Triggers, kvstore.Trigger{At: at, Note: note})
+		st.Triggers = append(st.Triggers, kvstore.Trigger{At: at, Note: note, Trace: trace})
 		return nil
 	})
 	if err != nil {

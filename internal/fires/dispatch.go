@@ -11,6 +11,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -74,11 +75,12 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 	if c.Cancel != "" {
 		e.publishCancel(j, c)
 	}
-	msg, now := e.fireMsg(j, c, "")
-	return e.pub.Send(ctx, pipeline.Message{Msg: msg, ID: c.ID(j.id), Claim: c,
+	msg, now, span := e.fireMsg(j, c, "")
+	settled, err = e.pub.Send(ctx, pipeline.Message{Msg: msg, ID: c.ID(j.id), Claim: c,
 		Published: func(ctx context.Context, ack *jetstream.PubAck) error {
 			// The stream is the ledger: the acknowledged fire settles the
 			// claim, with no ledger entry of its own.
+			endSpan(span, ack, nil)
 			e.published(j, c, "", now, ack)
 			e.step(StepAfterPublish)
 			e.step(StepAfterLedger)
@@ -86,6 +88,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 			return nil
 		},
 		Failed: func(ctx context.Context, err error) error {
+			endSpan(span, nil, err)
 			if ferr := e.failSlot(ctx, j, c, err); ferr != nil {
 				return ferr
 			}
@@ -93,6 +96,10 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 			return nil
 		},
 	})
+	if err != nil && !settled {
+		endSpan(span, nil, err) // neither callback ran
+	}
+	return settled, err
 }
 
 // publishCancel asks the workers of a running slot to stop it (overlap policy
@@ -140,8 +147,9 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 // publish sends the fire message of claim c, retrying with backoff until
 // shortly before the claim expires.
 func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
-	msg, now := e.fireMsg(j, c, reason)
+	msg, now, span := e.fireMsg(j, c, reason)
 	ack, err := e.pub.Publish(ctx, msg, c.ID(j.id), c)
+	endSpan(span, ack, err)
 	if err != nil {
 		return nil, err
 	}
@@ -149,8 +157,10 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 	return ack, nil
 }
 
-// fireMsg is the fire message of claim c, dispatched now.
-func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time) {
+// fireMsg is the fire message of claim c, dispatched now, and its dispatch
+// span (see dispatchSpan), which the caller ends with the publish's
+// outcome (endSpan).
+func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time, trace.Span) {
 	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow, j.id))
 	msg.Data = j.input
 	now := e.cfg.Clock.Now()
@@ -175,7 +185,7 @@ func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time
 	if len(e.cfg.FireKey) > 0 {
 		msg.Header.Set(audit.SignatureHeader, audit.SignFire(e.cfg.FireKey, msg.Subject, c.ID(j.id), msg.Header.Get(kvstore.HeaderScheduledAt), msg.Data))
 	}
-	return msg, now
+	return msg, now, e.dispatchSpan(j, c, reason, now, msg.Header)
 }
 
 // published makes the observations of a fire the stream acknowledged

@@ -8,9 +8,11 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -45,6 +47,11 @@ type Engine struct {
 	// schedules (see kvstore.Interner).
 	interner kvstore.Interner
 
+	// tracer makes the dispatch spans when traced (Config.TracerProvider
+	// records); both are fixed at New.
+	tracer trace.Tracer
+	traced bool
+
 	svc lifecycle.Service
 	// ready is closed by each run once its index is complete.
 	ready lifecycle.Ready
@@ -61,6 +68,8 @@ func New(cfg Config) (*Engine, error) {
 		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
 		store:   cfg.Store,
 		queries: make(chan healthQuery),
+		tracer:  tracing.Tracer(cfg.TracerProvider),
+		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.observe = cfg.Observer.Leases
@@ -296,10 +305,16 @@ type target struct {
 	workflow string
 	input    []byte
 	at       int64 // a one-shot's time (Unix ns); zero otherwise
+	// trace is the spec's writer span, which dispatch spans link to; kept
+	// only when the engine traces.
+	trace *kvstore.TraceContext
 }
 
-func targetOf(s *kvstore.Spec) target {
+func targetOf(s *kvstore.Spec, traced bool) target {
 	t := target{workflow: s.Workflow, input: s.Input}
+	if traced {
+		t.trace = s.Trace
+	}
 	if s.At != nil {
 		t.at = s.At.UnixNano()
 	}

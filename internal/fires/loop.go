@@ -313,7 +313,7 @@ func (l *loop) onSpec(d decodedSpec) {
 	}
 	en.removed = false
 	spec, err := d.spec, d.err
-	en.spec, en.target = &spec, targetOf(&spec)
+	en.spec, en.target = &spec, targetOf(&spec, l.e.traced)
 	if err != nil {
 		en.invalid, en.compiled.Schedule = err, nil
 		l.index.Remove(id)

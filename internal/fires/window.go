@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/pipelined"
@@ -113,6 +114,7 @@ type windowItem struct {
 	ack   *jetstream.PubAck
 	fut   jetstream.PubAckFuture
 	sent  time.Time
+	span  trace.Span // the dispatch span of its first publish
 }
 
 // window runs a window job.
@@ -236,7 +238,8 @@ func unchanged(items []*windowItem) []result {
 func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 	js, stream := w.e.store.JetStream(), w.e.store.Layout().FiresStream
 	for _, it := range items {
-		msg, _ := w.e.fireMsg(it.j, it.claim, "")
+		msg, _, span := w.e.fireMsg(it.j, it.claim, "")
+		it.span = span
 		it.sent = time.Now()
 		f, err := pipelined.Publish(ctx, js, msg, jetstream.WithMsgID(it.claim.ID(it.j.id)), jetstream.WithExpectStream(stream))
 		if err == nil {
@@ -252,6 +255,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 			it.ack, err = timer.Await(it.fut, it.sent)
 		}
 		if it.fut == nil || err != nil {
+			endSpan(it.span, nil, err) // the republish has its own span
 			w.e.step(StepRepublish)
 			it.ack, err = w.e.publish(ctx, it.j, it.claim, "")
 			if permanent(err) {
@@ -264,6 +268,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 				return fmt.Errorf("fire: window slot %s: %w", it.claim.ID(it.j.id), err)
 			}
 		} else {
+			endSpan(it.span, it.ack, nil)
 			w.e.published(it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
 		}
 		if it.ack != nil {

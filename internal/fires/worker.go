@@ -228,7 +228,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		t := st.Triggers[0]
 		st.Triggers = append([]kvstore.Trigger(nil), st.Triggers[1:]...)
 		c := w.newClaim(t.At, now)
-		c.Reason, c.Note, c.SlotID = kvstore.ReasonTrigger, t.Note, kvstore.ExtraSlotID(j.id, "trigger", t.At)
+		c.Reason, c.Note, c.SlotID, c.Trace = kvstore.ReasonTrigger, t.Note, kvstore.ExtraSlotID(j.id, "trigger", t.At), t.Trace
 		st.Fires++
 		w.track(&st, j, c)
 		return w.claimAndDispatch(ctx, j, st, c, r, nil)

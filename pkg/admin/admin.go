@@ -21,8 +21,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/strictjson"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -63,6 +67,13 @@ type Config struct {
 	// MaxBackfillSlots caps the slots one backfill request may replay.
 	// Default fires.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
+	// TracerProvider, when it records (not nil, not otel's noop), runs
+	// each request in a server span named after its verb
+	// ("schedule.create", "schedule.trigger", ...; docs/tracing.md), the
+	// child of the trace context the request's traceparent header carries.
+	// Either way that context reaches the store, which keeps it with the
+	// schedule or trigger written. Default: no spans.
+	TracerProvider trace.TracerProvider
 }
 
 // Service is a running admin API.
@@ -96,12 +107,22 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	prefix := cfg.Store.Layout().Prefix + ".api"
 	g := svc.AddGroup(prefix)
 	table := h.table()
+	tracer, traced := tracing.Tracer(cfg.TracerProvider), tracing.Enabled(cfg.TracerProvider)
 	for name, fn := range table {
 		handler := micro.HandlerFunc(func(req micro.Request) {
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			defer cancel()
+			ctx = tracing.Extract(ctx, nats.Header(req.Headers()))
+			call := fn
+			if traced {
+				var span trace.Span
+				ctx, span = tracer.Start(ctx, name, trace.WithSpanKind(trace.SpanKindServer),
+					trace.WithAttributes(attribute.String(tracing.AttrVerb, name), attribute.String("rpc.system", "nats_micro")))
+				defer span.End()
+				call = tracedEndpoint(fn, span)
+			}
 			ctx = audit.WithRequester(ctx, requesterOf(req, own))
-			out, err := fn(ctx, req.Data())
+			out, err := call(ctx, req.Data())
 			if err != nil {
 				respondError(req, toError(err), log, name, err)
 				return
@@ -156,6 +177,27 @@ func (s *Service) Stop() error {
 	}
 	s.cat.stop()
 	return err
+}
+
+// tracedEndpoint is fn recording its failure and the schedule it names in
+// span.
+func tracedEndpoint(fn endpoint, span trace.Span) endpoint {
+	return func(ctx context.Context, body []byte) (any, error) {
+		out, err := fn(ctx, body)
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, toError(err).Code)
+		}
+		switch r := out.(type) {
+		case PutResponse:
+			span.SetAttributes(attribute.String(tracing.AttrScheduleID, r.ID))
+		case map[string]any: // schedule.trigger
+			if id, ok := r["id"].(string); ok {
+				span.SetAttributes(attribute.String(tracing.AttrScheduleID, id))
+			}
+		}
+		return out, err
+	}
 }
 
 // respondError sends an error reply and logs internal failures.

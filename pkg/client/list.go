@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -100,14 +101,18 @@ func (e *APIError) Unwrap() error {
 }
 
 // call sends an admin API request and decodes its reply into resp; an
-// error reply is an *APIError.
+// error reply is an *APIError. The trace context of ctx's span goes with
+// it (traceparent, tracestate), when there is one.
 func (c *Client) call(ctx context.Context, verb string, req, resp any) error {
 	data, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("client: encode %s request: %w", verb, err)
 	}
 	subject := c.store.Layout().Prefix + ".api." + verb
-	msg, err := c.nc.RequestWithContext(ctx, subject, data)
+	m := nats.NewMsg(subject)
+	m.Data = data
+	tracing.Inject(ctx, m.Header) // the caller's span, when it has one, parents the API's
+	msg, err := c.nc.RequestMsgWithContext(ctx, m)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
 			return fmt.Errorf("client: no scheduler answers on %s (listings need a running `scheduler run`): %w", subject, err)

@@ -144,7 +144,7 @@ func SameSpec(stored, incoming Spec) bool {
 
 // canonical is the spec in the form SameSpec compares.
 func (s Spec) canonical() Spec {
-	s.ID = ""
+	s.ID, s.Trace = "", nil
 	for _, t := range []**time.Time{&s.Anchor, &s.At, &s.Start, &s.End} {
 		if *t != nil {
 			u := (*t).UTC()

@@ -171,8 +171,8 @@ func TestSameSpec(t *testing.T) {
 	v := reflect.ValueOf(&full).Elem()
 	for i := range v.NumField() {
 		name := v.Type().Field(i).Name
-		if name == "ID" || name == "Anchor" {
-			continue // the id repeats the key; the anchor is tested above
+		if name == "ID" || name == "Anchor" || name == "Trace" {
+			continue // the id repeats the key; the anchor is tested above, the trace below
 		}
 		changed := full
 		cv := reflect.ValueOf(&changed).Elem().Field(i)
@@ -193,6 +193,23 @@ func TestSameSpec(t *testing.T) {
 		}
 		if kvstore.SameSpec(full, changed) {
 			t.Errorf("a change of %s is not seen", name)
+		}
+	}
+}
+
+// TestSameSpecIgnoresTrace: the trace context of the writer is no part of
+// a schedule's identity: the same schedule registered from another trace
+// (or none) is the same spec, and has the same default key.
+func TestSameSpecIgnoresTrace(t *testing.T) {
+	t.Parallel()
+	a := kvstore.Spec{Workflow: "w", Cron: "@daily", Trace: &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+	b := a
+	b.Trace = &kvstore.TraceContext{TraceParent: "00-11111111111111111111111111111111-2222222222222222-01"}
+	c := a
+	c.Trace = nil
+	for _, other := range []kvstore.Spec{b, c} {
+		if !kvstore.SameSpec(a, other) || kvstore.DefaultKey(a) != kvstore.DefaultKey(other) {
+			t.Errorf("spec with trace %+v differs from one with %+v", a.Trace, other.Trace)
 		}
 	}
 }
@@ -384,4 +401,19 @@ func TestStaticSchedules(t *testing.T) {
 			t.Fatalf("a dynamic schedule was touched: %v", err)
 		}
 	})
+}
+
+// TestSpecTraceValidated: a spec's trace must hold a W3C traceparent; the
+// error names trace.traceparent.
+func TestSpecTraceValidated(t *testing.T) {
+	t.Parallel()
+	s := kvstore.Spec{Workflow: "w", Cron: "@daily", Trace: &kvstore.TraceContext{TraceParent: "00-not-a-trace-01"}}
+	var fe *kvstore.FieldError
+	if err := s.Validate("k"); !errors.As(err, &fe) || fe.Field != "trace.traceparent" {
+		t.Fatalf("Validate = %v, want a FieldError on trace.traceparent", err)
+	}
+	s.Trace.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	if err := s.Validate("k"); err != nil {
+		t.Fatalf("Validate with a valid traceparent: %v", err)
+	}
 }

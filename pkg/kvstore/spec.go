@@ -114,6 +114,14 @@ type Spec struct {
 	// refuse to (ErrStatic, API code static), while pause, resume,
 	// trigger, skip and backfill work as on any schedule.
 	Static string `json:"static,omitempty"`
+	// Trace is the trace context of the span that wrote the spec's current
+	// content (the admin API's schedule.create or schedule.update span, or
+	// the span in the context of client.Schedule): every dispatch span of
+	// the schedule links to it. The store fills it in from the writer's
+	// context when a write changes the spec and the spec has none; it is
+	// no part of the schedule's identity (SameSpec, DefaultKey), so that
+	// registering the same schedule again writes nothing. Optional.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // DecodeSpec parses a sched_specs value strictly: unknown fields, keys
@@ -182,5 +190,5 @@ func (s Spec) CheckFields(key string) error {
 			return err
 		}
 	}
-	return nil
+	return checkTrace("trace.traceparent", s.Trace)
 }

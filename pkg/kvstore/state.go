@@ -75,6 +75,9 @@ type Trigger struct {
 	// At is when it was requested: its slot time.
 	At   time.Time `json:"at"`
 	Note string    `json:"note,omitempty"`
+	// Trace is the trace context of the span that asked for it: the
+	// parent of the triggered fire's dispatch span. Optional.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // Backfill replays the recurrence's slots in [From, To].
@@ -137,6 +140,10 @@ type Claim struct {
 	// Window names the window claim the slot was published under
 	// ("<shard>/<seq>", see Window).
 	Window string `json:"window,omitempty"`
+	// Trace is a trigger's Trace, carried by the claim of the triggered
+	// fire so that whichever instance publishes it parents its dispatch
+	// span on the trigger's span. Optional.
+	Trace *TraceContext `json:"trace,omitempty"`
 }
 
 // Settled reports whether the record itself shows the claim settled: it

@@ -72,6 +72,7 @@ func (s State) AppendJSON(b []byte) ([]byte, error) {
 		e.str(`"cancel":`, c.Cancel, true)
 		e.uint(`"seq":`, c.Seq, true)
 		e.str(`"window":`, c.Window, true)
+		e.trace(`"trace":`, c.Trace)
 		e.close()
 	}
 	e.uint(`"fires":`, s.Fires, false)
@@ -97,6 +98,7 @@ func (s State) AppendJSON(b []byte) ([]byte, error) {
 			e.element("triggers[].")
 			e.time(`"at":`, t.At, false)
 			e.str(`"note":`, t.Note, true)
+			e.trace(`"trace":`, t.Trace)
 			e.close()
 		}
 		e.b = append(e.b, ']')
@@ -224,6 +226,23 @@ func (e *encoder) str(key, s string, omitEmpty bool) {
 	}
 	e.key(key)
 	e.b = appendString(e.b, s)
+}
+
+// trace writes an omitempty trace context: {"traceparent":...,
+// "tracestate":...}, or nothing when t is nil. It stays inside the object
+// being written for errors (it cannot fail).
+func (e *encoder) trace(key string, t *TraceContext) {
+	if t == nil {
+		return
+	}
+	e.key(key)
+	e.b = append(e.b, `{"traceparent":`...)
+	e.b = appendString(e.b, t.TraceParent)
+	if t.TraceState != "" {
+		e.b = append(e.b, `,"tracestate":`...)
+		e.b = appendString(e.b, t.TraceState)
+	}
+	e.b = append(e.b, '}')
 }
 
 // uint writes an unsigned number, or nothing when omitEmpty and n is 0.

@@ -360,6 +360,17 @@ func stateTable() []kvstore.State {
 		st.Backfill = &bf
 		states = append(states, st)
 	}
+	// A trigger and its claim with the trace contexts a traced request
+	// leaves (tracestate with the W3C's list syntax, which needs no
+	// escaping, and with a quote, which does).
+	traced := full
+	tc := &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", TraceState: "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"}
+	tc2 := &kvstore.TraceContext{TraceParent: tc.TraceParent, TraceState: `a="b"<&>`}
+	c := *full.Claim
+	c.Trace = tc
+	traced.Claim = &c
+	traced.Triggers = []kvstore.Trigger{{At: full.UpdatedAt, Note: "n", Trace: tc}, {At: full.UpdatedAt, Trace: tc2}, {At: full.UpdatedAt}}
+	states = append(states, traced)
 	empty := full
 	empty.Triggers = []kvstore.Trigger{}
 	empty.Claim, empty.Paused, empty.Backfill, empty.Running = &kvstore.Claim{}, &kvstore.Pause{}, &kvstore.Backfill{}, &kvstore.Running{}

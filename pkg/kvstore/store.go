@@ -315,6 +315,9 @@ type specPlan struct {
 // as o says: unchanged, a refusal, or the spec to write, validated over
 // the stored one (see prepareSpec) with calendars from cals.
 func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals CalendarSource) (specPlan, error) {
+	if spec.Trace == nil {
+		spec.Trace = TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
+	}
 	if cur == nil {
 		if o.Update || o.IfRevision != 0 {
 			return specPlan{}, NotFound("schedule", id)

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -51,7 +52,10 @@ func (w *Worker) deliver(run *run, r *registration, m jetstream.Msg) {
 	defer w.metrics.inFlight.With(lv).Dec()
 	stopPings := w.keepAlive(ctx, d, m)
 	start := time.Now()
+	ctx = tracing.Extract(ctx, m.Headers())
+	ctx, span := w.handlerSpan(ctx, d)
 	err = call(ctx)
+	endHandlerSpan(span, err)
 	w.metrics.duration.With(lv).Observe(time.Since(start).Seconds())
 	stopPings()
 	w.settle(ctx, d, m, err, log, run.fetchStopped)

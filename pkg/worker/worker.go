@@ -48,8 +48,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -130,6 +132,13 @@ type Config struct {
 	// handlers in flight; per worker, workflow and kind). Workers sharing a
 	// registry share the collectors.
 	Registerer prometheus.Registerer
+	// TracerProvider, when it records (not nil, not otel's noop), runs
+	// each handler in a consumer span "handle <workflow>", the child of
+	// the dispatch span whose context the message's traceparent header
+	// carries (docs/tracing.md). Whatever it is, a handler's context
+	// carries the message's trace context when it has one, so that the
+	// handler's own spans join the trace. Default: no spans.
+	TracerProvider trace.TracerProvider
 	// Logger. Default: discard.
 	Logger *slog.Logger
 }
@@ -233,6 +242,10 @@ type Worker struct {
 	metrics *metrics
 	global  chan struct{} // a token per running handler, MaxWorkersTotal in all
 	cancels *cancels
+	// tracer makes the handlers' spans when traced (see
+	// Config.TracerProvider).
+	tracer trace.Tracer
+	traced bool
 
 	mu   sync.Mutex
 	regs map[Kind]map[string]*registration
@@ -318,7 +331,8 @@ func New(cfg Config) (*Worker, error) {
 	}
 	log := cfg.Logger.With("component", "worker", "name", cfg.Name)
 	return &Worker{cfg: cfg, log: log, metrics: m, global: make(chan struct{}, cfg.MaxWorkersTotal),
-		cancels: newCancels(), regs: map[Kind]map[string]*registration{KindFire: {}, KindWakeup: {}}}, nil
+		cancels: newCancels(), regs: map[Kind]map[string]*registration{KindFire: {}, KindWakeup: {}},
+		tracer: tracing.Tracer(cfg.TracerProvider), traced: tracing.Enabled(cfg.TracerProvider)}, nil
 }
 
 // AllWorkflows, passed to Handle or HandleWakeup, handles every workflow

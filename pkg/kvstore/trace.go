@@ -1,0 +1,55 @@
+package kvstore
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/jetsched/jetsched/internal/tracing"
+)
+
+// TraceContext is a W3C trace context kept in a record: in a spec, the
+// span that wrote its current content (each dispatch span links to it);
+// in a trigger and its claim, the span that asked for the extra fire (the
+// parent of that fire's dispatch span). Optional: records without it, and
+// writers without a trace, leave it out (docs/records.md, docs/tracing.md).
+//
+//	"trace":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+type TraceContext struct {
+	// TraceParent is the W3C traceparent ("00-<trace id>-<span id>-<flags>").
+	TraceParent string `json:"traceparent"`
+	// TraceState is the W3C tracestate, when the span had one.
+	TraceState string `json:"tracestate,omitempty"`
+}
+
+// TraceContextOf returns the trace context of ctx's span, or nil when ctx
+// carries no valid span context.
+func TraceContextOf(ctx context.Context) *TraceContext {
+	sc := trace.SpanContextFromContext(ctx)
+	if !sc.IsValid() {
+		return nil
+	}
+	tp, ts := tracing.Format(sc)
+	return &TraceContext{TraceParent: tp, TraceState: ts}
+}
+
+// SpanContext returns the remote span context t holds; ok is false for a
+// nil t or an invalid traceparent.
+func (t *TraceContext) SpanContext() (sc trace.SpanContext, ok bool) {
+	if t == nil {
+		return trace.SpanContext{}, false
+	}
+	return tracing.Parse(t.TraceParent, t.TraceState)
+}
+
+// checkTrace refuses a trace context whose traceparent is not a W3C
+// traceparent, naming field (e.g. "trace.traceparent").
+func checkTrace(field string, t *TraceContext) error {
+	if t == nil {
+		return nil
+	}
+	if _, ok := t.SpanContext(); !ok {
+		return fieldErr(field, t.TraceParent, "not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>)")
+	}
+	return nil
+}
