@@ -95,6 +95,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 			e.notifySettled(j.id, c.Token, false)
 			return nil
 		},
+		Abandoned: func(err error) { endSpan(span, nil, err) },
 	})
 	if err != nil && !settled {
 		endSpan(span, nil, err) // neither callback ran

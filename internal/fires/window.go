@@ -249,7 +249,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 	}
 	timer := pipeline.NewAckTimer()
 	defer timer.Stop()
-	for _, it := range items {
+	for i, it := range items {
 		var err error
 		if it.fut != nil {
 			it.ack, err = timer.Await(it.fut, it.sent)
@@ -260,12 +260,15 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 			it.ack, err = w.e.publish(ctx, it.j, it.claim, "")
 			if permanent(err) {
 				if ferr := w.e.failSlot(ctx, it.j, it.claim, err); ferr != nil {
+					endSpans(items[i+1:], ferr)
 					return ferr
 				}
 				continue // settled as failed: no seq, a failed tick
 			}
 			if err != nil {
-				return fmt.Errorf("fire: window slot %s: %w", it.claim.ID(it.j.id), err)
+				err = fmt.Errorf("fire: window slot %s: %w", it.claim.ID(it.j.id), err)
+				endSpans(items[i+1:], err)
+				return err
 			}
 		} else {
 			endSpan(it.span, it.ack, nil)
@@ -277,6 +280,15 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		w.e.step(StepWindowPublish)
 	}
 	return nil
+}
+
+// endSpans ends the dispatch spans of items whose acknowledgements were
+// not awaited: the window stopped at an earlier one (err), and the shard's
+// check decides their fate.
+func endSpans(items []*windowItem, err error) {
+	for _, it := range items {
+		endSpan(it.span, nil, err)
+	}
 }
 
 // recordWindow writes each item's state record (by CAS on the revision it

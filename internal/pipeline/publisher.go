@@ -62,6 +62,10 @@ type Message struct {
 	// Failed runs when the stream refuses it for good (too large): record
 	// it, so that the schedule or timer moves on.
 	Failed func(ctx context.Context, err error) error
+	// Abandoned, when set, runs when a message sent without waiting is
+	// given up at its claim's deadline, neither published nor refused
+	// (the claim is taken over when it expires).
+	Abandoned func(err error)
 }
 
 // Send publishes m without waiting for the acknowledgement; the in-flight
@@ -87,6 +91,9 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 				}
 			case err != nil:
 				p.Log.Warn("not published before its claim expires; it will be taken over", "id", m.ID, "err", err)
+				if m.Abandoned != nil {
+					m.Abandoned(err)
+				}
 			}
 			return ack, err
 		}, func(ack *jetstream.PubAck) {
