@@ -30,6 +30,8 @@ type plan struct {
 // nemesis is one kind of fault.
 type nemesis struct {
 	name string
+	// repeat runs it that many times in a row (0 and 1: once).
+	repeat int
 	// cannot says why the nemesis cannot run on this machine ("" if it can).
 	cannot func(h *harness) string
 	plan   func(h *harness) (plan, error)
@@ -43,6 +45,7 @@ func nemeses() []nemesis {
 		{name: "isolate-meta-leader", plan: isolateMetaLeader},
 		{name: "isolate-stream-leaders", plan: isolateStreamLeaders},
 		{name: "isolate-most-shards", plan: isolateMostShards},
+		{name: "isolate-most-shards-loaded", plan: loaded(isolateMostShards, burners), repeat: guardRuns()},
 		{name: "bridge", plan: bridge},
 		{name: "lossy-one", plan: lossy(false)},
 		{name: "lossy-all", plan: lossy(true)},
