@@ -5,10 +5,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // previousFormat is the last commit before fires moved to per-schedule
@@ -66,8 +70,23 @@ func TestMixedFleetUpgrade(t *testing.T) {
 		p.start()
 		procs = append(procs, p)
 	}
-	_, js := connectURLs(t, srv.URL())
+	nc, js := connectURLs(t, srv.URL())
 	store := openStore(t, js)
+	// Neither version may take the other's records for invalid (or
+	// re-plan them as implausible): the N-1 promise of records.md.
+	var refusedMu sync.Mutex
+	var refused []string
+	sub, err := nc.Subscribe("sched.event.>", func(m *nats.Msg) {
+		if k := strings.Split(m.Subject, ".")[2]; k == string(kvstore.EventInvalid) || k == string(kvstore.EventReplanned) {
+			refusedMu.Lock()
+			refused = append(refused, m.Subject+" "+string(m.Data))
+			refusedMu.Unlock()
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
 	ids := scheduleIDs("upgrade", 300)
 	created := time.Now()
 	putSchedules(t, store, ids)
@@ -91,6 +110,11 @@ func TestMixedFleetUpgrade(t *testing.T) {
 	chaosStop := time.Now()
 	sum := settle(t, fires, name, ids, chaosStop, created, 40*time.Second)
 	t.Logf("%s: %s; by instance %v", name, sum, fires.instances)
+	refusedMu.Lock()
+	if len(refused) > 0 {
+		t.Errorf("%s: %d invalid or replanned events across the versions, e.g. %v", name, len(refused), first(refused, 3))
+	}
+	refusedMu.Unlock()
 	for _, n := range []string{"old1", "old2", "old3", "new1", "new2", "new3"} {
 		if fires.instances[n] == 0 {
 			t.Errorf("instance %s published no fire: the run did not mix the versions as meant", n)

@@ -27,6 +27,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/skew"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -162,6 +163,9 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.store, err = kvstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
 		return err
 	}
+	// With tracing on, the API's spec writes keep the caller's trace
+	// context (the dispatch spans link to it).
+	d.store.RecordSpecTraces(tracing.Enabled(cfg.TracerProvider))
 	fc := cfg.Fire
 	fc.Store = d.store
 	fc.FireKey = cfg.AuditKey // fires are signed for the audit's digests

@@ -44,6 +44,9 @@ func newStack(t *testing.T, tp trace.TracerProvider) *stack {
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
 	s := &stack{nc: js.Conn(), store: store, handled: make(chan handled, 64)}
+	// As scheduler run does: with tracing on, the API's spec writes keep
+	// the caller's trace context.
+	store.RecordSpecTraces(tracing.Enabled(tp))
 	api, err := admin.Start(ctx, admin.Config{Conn: s.nc, Store: store, TracerProvider: tp})
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +81,11 @@ func newStack(t *testing.T, tp trace.TracerProvider) *stack {
 		defer cancel()
 		_ = w.StopAndCancel(sctx)
 	})
-	if s.client, err = client.New(ctx, js); err != nil {
+	var opts []client.ClientOption
+	if tracing.Enabled(tp) {
+		opts = append(opts, client.WithSpecTraces())
+	}
+	if s.client, err = client.New(ctx, js, opts...); err != nil {
 		t.Fatal(err)
 	}
 	return s
@@ -266,6 +273,39 @@ func TestClientTriggerParentsDispatch(t *testing.T) {
 	}
 	if len(d.Links) != 1 || d.Links[0].SpanContext.SpanID() != put.SpanContext().SpanID() {
 		t.Fatalf("dispatch links %+v, want the registering span %s", d.Links, put.SpanContext().SpanID())
+	}
+}
+
+// TestSpecTraceOffByDefault: a client made without WithSpecTraces, and a
+// store without RecordSpecTraces, write no trace field into a spec even
+// when the caller's ctx has a span: a scheduler of the previous release,
+// which refuses a field it does not know, still fires the schedules that
+// a traced service registers with this release's client.
+func TestSpecTraceOffByDefault(t *testing.T) {
+	t.Parallel()
+	_, tp := recorder(t)
+	srv := natstest.Start(t)
+	js, store := srv.Store(t)
+	c, err := client.New(context.Background(), js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sctx, sp := tp.Tracer("test").Start(context.Background(), "register")
+	defer sp.End()
+	if _, err := c.Schedule(sctx, "report", nil, client.Every(time.Hour), client.WithKey("plain")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutSpec(sctx, "direct", kvstore.Spec{Workflow: "report", Every: "1h"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"plain", "direct"} {
+		e, err := store.GetSpec(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Spec.Trace != nil {
+			t.Errorf("spec %s has trace %+v: written without RecordSpecTraces", id, e.Spec.Trace)
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...ClientOption) (*Cl
 	if err != nil {
 		return nil, fmt.Errorf("client: open the buckets of layout %q: %w", o.layout.WithDefaults().Prefix, err)
 	}
+	store.RecordSpecTraces(o.specTraces)
 	return &Client{store: store, nc: js.Conn()}, nil
 }
 

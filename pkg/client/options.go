@@ -18,6 +18,8 @@ type clientOptions struct {
 	layout    kvstore.Layout
 	layoutSet string // the option that set layout, for conflicts
 	domain    string
+	// specTraces: see WithSpecTraces.
+	specTraces bool
 }
 
 // WithNamePrefix binds to the layout `scheduler run --name-prefix prefix`
@@ -45,6 +47,18 @@ func (o *clientOptions) setLayout(by string, l kvstore.Layout) error {
 	}
 	o.layout, o.layoutSet = l, by
 	return nil
+}
+
+// WithSpecTraces keeps the trace context of the caller's span (Schedule's
+// ctx) in each schedule it writes, so that every fire's dispatch span links
+// to the call that created the schedule (docs/tracing.md). Only with
+// schedulers that read the spec's trace field (this release on): an older
+// scheduler refuses a spec with a field it does not know.
+func WithSpecTraces() ClientOption {
+	return func(o *clientOptions) error {
+		o.specTraces = true
+		return nil
+	}
 }
 
 // WithDomain reaches the buckets through the JetStream domain domain (a

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -43,7 +44,19 @@ type Store struct {
 
 	firesMu sync.Mutex
 	fires   jetstream.Stream // the fire stream's handle, once looked up
+
+	// specTraces: spec writes keep the writer's trace context (see
+	// RecordSpecTraces).
+	specTraces atomic.Bool
 }
+
+// RecordSpecTraces makes spec writes through s keep the trace context of
+// the writer's span (ctx) in the spec's trace field, which every fire's
+// dispatch span then links to. Off by default: a scheduler of the
+// previous release refuses a spec with a field it does not know
+// (docs/records.md, "Compatibility"), so turn it on (scheduler run does
+// when tracing is on) once every scheduler reads the field.
+func (s *Store) RecordSpecTraces(on bool) { s.specTraces.Store(on) }
 
 // Open binds to the buckets of layout, which Setup must have created.
 func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, error) {
@@ -315,7 +328,7 @@ type specPlan struct {
 // as o says: unchanged, a refusal, or the spec to write, validated over
 // the stored one (see prepareSpec) with calendars from cals.
 func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals CalendarSource) (specPlan, error) {
-	if spec.Trace == nil {
+	if spec.Trace == nil && s.specTraces.Load() {
 		spec.Trace = TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
 	}
 	if cur == nil {
