@@ -29,6 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -81,9 +82,22 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 1
 	}
+	// Tracing as scheduler run's: the OTEL_* variables (off when none is set).
+	tp, err := tracing.Setup(ctx, tracing.Options{Getenv: os.Getenv, ServiceName: "jetsched-workerdemo", Console: stderr})
+	if err != nil {
+		fmt.Fprintln(stderr, "workerdemo:", err)
+		return 2
+	}
+	defer func() {
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := tp.Shutdown(fctx); err != nil {
+			log.Warn("tracing: spans not flushed at stop", "exporter", tp.Exporter, "err", err)
+		}
+	}()
 	w, err := demoworker.New(demoworker.Config{
 		JetStream: js, Durable: *durable, Workflow: *workflow, FailRate: *failRate, MaxDeliver: *maxDel,
-		MaxWorkers: *workers, Work: *work, Timeout: *timeout, Logger: log,
+		MaxWorkers: *workers, Work: *work, Timeout: *timeout, Logger: log, TracerProvider: tp.TracerProvider,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)

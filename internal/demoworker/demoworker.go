@@ -18,6 +18,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -53,6 +54,9 @@ type Config struct {
 	Registerer prometheus.Registerer
 	// Logger receives one line per fire. Default: discard.
 	Logger *slog.Logger
+	// TracerProvider, when set, runs each handler in a span, the child of
+	// the fire's dispatch span (worker.Config.TracerProvider).
+	TracerProvider trace.TracerProvider
 	// OnFire, if set, is called for every fire the worker acks.
 	OnFire func(kvstore.FireMeta, time.Duration)
 }
@@ -85,6 +89,7 @@ func New(cfg Config) (*Worker, error) {
 		JetStream: cfg.JetStream, Layout: cfg.Layout, Name: cmp.Or(cfg.Durable, "workerdemo"), MaxDeliver: cfg.MaxDeliver,
 		BackOff:    []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second},
 		MaxWorkers: cfg.MaxWorkers, Timeout: cfg.Timeout, Registerer: cfg.Registerer, Logger: cfg.Logger,
+		TracerProvider: cfg.TracerProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("demoworker: %w", err)
