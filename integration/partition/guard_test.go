@@ -18,7 +18,8 @@ const guardSlack = time.Second
 
 // guardWatch records, on a node's own server, when the scheduler there
 // publishes claims ($KV.sched_state.<id>: the CAS that claims a slot; the
-// record names its owner) and fires (sched.fire.>, with Sched-Instance).
+// record names its owner, and says when the claim was made by the
+// scheduler's clock) and fires (sched.fire.>, with Sched-Instance).
 // Cut off from the cluster, that server still delivers what the
 // scheduler publishes, whether or not JetStream can store it, so the watch
 // sees every attempt.
@@ -31,6 +32,9 @@ type guardWatch struct {
 
 	mu            sync.Mutex
 	claims, fires []time.Time
+	// decided is each claim's own time (its At): when the scheduler made
+	// it, by its clock.
+	decided []time.Time
 }
 
 func watchGuard(c *cluster, i int) (*guardWatch, error) {
@@ -52,7 +56,13 @@ func watchGuard(c *cluster, i int) (*guardWatch, error) {
 	}
 	claim := func(m *nats.Msg) bool {
 		st, err := kvstore.DecodeState(m.Data)
-		return err == nil && st.Claim != nil && st.Claim.Owner == g.instance
+		if err != nil || st.Claim == nil || st.Claim.Owner != g.instance {
+			return false
+		}
+		g.mu.Lock()
+		g.decided = append(g.decided, st.Claim.At)
+		g.mu.Unlock()
+		return true
 	}
 	fired := func(m *nats.Msg) bool { return m.Header.Get(kvstore.HeaderInstance) == g.instance }
 	if _, err := nc.Subscribe("$KV.sched_state.>", record(&g.claims, claim)); err != nil {
@@ -91,10 +101,14 @@ func (g *guardWatch) close() { g.nc.Close() }
 type guardResult struct {
 	Shards int // leases it held at the cut
 	// LastClaim and LastFire are the last attempts after the cut, as an
-	// offset from it (negative: none after the cut).
-	LastClaim, LastFire time.Duration
+	// offset from it (negative: none after the cut); LastDecided is the
+	// latest claim time (its At) of a claim seen after the cut.
+	LastClaim, LastFire, LastDecided time.Duration
 	// Before counts claims in the 2s before the cut: the scheduler was
-	// dispatching. Late counts claims later than Limit after the cut.
+	// dispatching. Late counts claims made (by the scheduler's clock) later
+	// than Limit after the cut: the guard is on its own clock. A claim made
+	// in time may still arrive later, held up on the way (a frozen
+	// process's write, sent after it thawed); that is no breach.
 	Before, Late int
 	Limit        time.Duration
 }
@@ -103,14 +117,16 @@ type guardResult struct {
 func (g *guardWatch) result(cut, heal time.Time, shards int) guardResult {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	r := guardResult{Shards: shards, LastClaim: -1, LastFire: -1, Limit: g.limit}
-	for _, at := range g.claims {
+	r := guardResult{Shards: shards, LastClaim: -1, LastFire: -1, LastDecided: -1, Limit: g.limit}
+	for i, at := range g.claims {
 		if at.After(cut.Add(-2*time.Second)) && !at.After(cut) {
 			r.Before++
 		}
 		if at.After(cut) && at.Before(heal) {
 			r.LastClaim = max(r.LastClaim, at.Sub(cut))
-			if at.Sub(cut) > g.limit {
+			made := g.decided[i].Sub(cut)
+			r.LastDecided = max(r.LastDecided, made)
+			if made > g.limit {
 				r.Late++
 			}
 		}
@@ -130,6 +146,6 @@ func (r guardResult) String() string {
 		}
 		return strconvDur(d)
 	}
-	return fmt.Sprintf("guard: shards=%d claims_2s_before=%d last_claim=%s last_fire=%s (limit %s)",
-		r.Shards, r.Before, last(r.LastClaim), last(r.LastFire), strconvDur(r.Limit))
+	return fmt.Sprintf("guard: shards=%d claims_2s_before=%d last_claim=%s made_at=%s last_fire=%s (limit %s)",
+		r.Shards, r.Before, last(r.LastClaim), last(r.LastDecided), last(r.LastFire), strconvDur(r.Limit))
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // burners is how many CPU burners load the box while a loaded nemesis
@@ -48,6 +49,35 @@ func loaded(p func(h *harness) (plan, error), n int) func(h *harness) (plan, err
 				stop()
 			}
 			return heal()
+		}
+		return pl, nil
+	}
+}
+
+// frozen is nemesis p with the cut-off node's scheduler frozen (SIGSTOP)
+// for d, then thawed: starvation at its worst. The freeze comes after the
+// next whole second past the cut (when every schedule's slot is due and
+// the workers are claiming): its jobs in flight wake up past the lease
+// guard, by its own clock, and must not claim or record anything then.
+func frozen(p func(h *harness) (plan, error), after, d time.Duration) func(h *harness) (plan, error) {
+	return func(h *harness) (plan, error) {
+		pl, err := p(h)
+		if err != nil {
+			return pl, err
+		}
+		sched := h.c.nodes[pl.cut].sched
+		apply := pl.apply
+		pl.note += fmt.Sprintf("; its scheduler frozen %s after the next second for %s", after, d)
+		pl.apply = func() error {
+			if err := apply(); err != nil {
+				return err
+			}
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second + after)))
+			if err := sched.Send(syscall.SIGSTOP); err != nil {
+				return fmt.Errorf("freeze the scheduler: %w", err)
+			}
+			time.Sleep(d)
+			return sched.Send(syscall.SIGCONT)
 		}
 		return pl, nil
 	}

@@ -46,6 +46,7 @@ func nemeses() []nemesis {
 		{name: "isolate-stream-leaders", plan: isolateStreamLeaders},
 		{name: "isolate-most-shards", plan: isolateMostShards},
 		{name: "isolate-most-shards-loaded", plan: loaded(isolateMostShards, burners), repeat: guardRuns()},
+		{name: "isolate-most-shards-frozen", plan: frozen(isolateMostShards, 3*time.Millisecond, 4*time.Second), repeat: guardRuns()},
 		{name: "bridge", plan: bridge},
 		{name: "lossy-one", plan: lossy(false)},
 		{name: "lossy-all", plan: lossy(true)},
@@ -345,8 +346,8 @@ func (h *harness) runNemesis(t *testing.T, nem nemesis) bool {
 	faulttest.Summarize(t, line)
 	h.assert(t, nem.name, f, missing, strings.HasPrefix(nem.name, "clock-ahead"))
 	if guard != nil && gr.Late > 0 {
-		t.Errorf("%s: the cut-off scheduler %s (%d shards) made %d claim attempts more than %s after the cut (its lease guard is 90%% of %s of silence); last at %s",
-			nem.name, h.c.nodes[p.cut].instance, shards, gr.Late, gr.Limit, h.c.leaseTTL, strconvDur(gr.LastClaim))
+		t.Errorf("%s: the cut-off scheduler %s (%d shards) made %d claims more than %s after the cut by its own clock (its lease guard is 90%% of %s of silence); the last made at %s, seen at %s",
+			nem.name, h.c.nodes[p.cut].instance, shards, gr.Late, gr.Limit, h.c.leaseTTL, strconvDur(gr.LastDecided), strconvDur(gr.LastClaim))
 	}
 	return true
 }

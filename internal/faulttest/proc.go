@@ -279,3 +279,20 @@ func Tail(path string, off, max int64) string {
 	}
 	return string(b)
 }
+
+// Send sends sig to the running process without waiting (SIGSTOP and
+// SIGCONT freeze and thaw it); a no-op when it is not running.
+func (p *Proc) Send(sig syscall.Signal) error {
+	p.mu.Lock()
+	cmd, done := p.cmd, p.done
+	p.mu.Unlock()
+	if cmd == nil {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	default:
+	}
+	return cmd.Process.Signal(sig)
+}
