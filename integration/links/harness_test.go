@@ -70,6 +70,7 @@ type member struct {
 type fleet struct {
 	t       *testing.T
 	members []*member
+	server  string // the server's host:port, for a healed link
 	js      jetstream.JetStream
 	store   *kvstore.Store
 	fires   *fireLog
@@ -85,7 +86,7 @@ func startFleet(t *testing.T, bin string, n int, extra ...string) *fleet {
 		t.Fatal(err)
 	}
 	toxics := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	f := &fleet{t: t}
+	f := &fleet{t: t, server: u.Host}
 	for i := range n {
 		m := &member{name: fmt.Sprintf("s%d", i+1)}
 		m.proxy = toxiproxy.NewProxy(toxics, m.name, "127.0.0.1:0", u.Host)

@@ -68,7 +68,10 @@ func (t *tap) accept() {
 		if err != nil {
 			return
 		}
-		upstream, err := net.Dial("tcp", t.dest)
+		t.mu.Lock()
+		dest := t.dest
+		t.mu.Unlock()
+		upstream, err := net.Dial("tcp", dest)
 		if err != nil {
 			_ = client.Close()
 			continue
@@ -81,6 +84,17 @@ func (t *tap) accept() {
 		go t.read(client, queue)
 		go t.pass(queue, upstream, client)
 		go t.copyDown(upstream, client)
+	}
+}
+
+// redirect forwards new connections to dest and closes the current ones
+// (the scheduler reconnects, through the tap, to dest).
+func (t *tap) redirect(dest string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.dest = dest
+	for c := range t.conns {
+		_ = c.Close()
 	}
 }
 
