@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -17,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -145,11 +144,5 @@ func TestPreflightNamesWhatIsMissing(t *testing.T) {
 
 func buildScheduler(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "scheduler")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/jetsched/jetsched/cmd/scheduler")
-	cmd.Env = append(os.Environ(), "GOFLAGS=")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
+	return faulttest.BuildScheduler(t)
 }

@@ -44,6 +44,7 @@ type daemonFlags struct {
 	fireHistory  int64
 	dupWindow    time.Duration
 	leaseTTL     time.Duration
+	pingInterval time.Duration
 	shards       int
 	metrics      string
 	deadMan      time.Duration
@@ -81,6 +82,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.Int64Var(&f.fireHistory, "fire-history", kvstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 10*time.Second, "shard lease TTL: a dead instance's shards move after this long")
+	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
@@ -96,6 +98,10 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 // maxClockOffset bounds --clock-offset: a test setting that simulates a
 // wrong clock, not a way to run a day off.
 const maxClockOffset = 24 * time.Hour
+
+// maxPingInterval bounds --nats-ping-interval at nats.go's own default: a
+// longer one only delays noticing a dead link.
+const maxPingInterval = 2 * time.Minute
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	log, err := a.logger()
@@ -166,6 +172,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 			Replicas: f.replicas, TickRetention: f.tickTTL, FireRetention: f.fireTTL, FireHistory: f.fireHistory, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},
 	}
+	cfg.Conn.PingInterval = f.pingInterval
 	cfg.Fire.Instance = f.instance
 	cfg.Fire.Clock = clock.Clock{Offset: f.clockOffset}
 	cfg.Fire.ClaimTTL = f.claimTTL
@@ -195,6 +202,8 @@ func (f *daemonFlags) checkEngine() error {
 		return invalidf("--claim-ttl %s: must be 1s to %s", f.claimTTL, kvstore.MaxClaimTTL)
 	case f.leaseTTL < time.Second:
 		return invalidf("--lease-ttl %s: must be at least 1s (per-key TTLs are whole seconds)", f.leaseTTL)
+	case f.pingInterval < time.Second || f.pingInterval > maxPingInterval:
+		return invalidf("--nats-ping-interval %s: must be 1s to %s", f.pingInterval, maxPingInterval)
 	case f.misfire < 0:
 		return invalidf("--misfire-threshold %s: must not be negative", f.misfire)
 	case f.fireTTL <= 0:

@@ -3,6 +3,9 @@ package natsconn_test
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -64,5 +67,29 @@ func TestJetStreamFollowsTheFlags(t *testing.T) {
 	}
 	if _, err := natsconn.JetStream(nc, natsconn.Options{JSDomain: "hub", JSAPIPrefix: "x"}); err == nil {
 		t.Fatal("JetStream with a domain and a prefix: no error")
+	}
+}
+
+// TestConnectPingInterval: Connect pings every DefaultPingInterval unless
+// PingInterval is set, so that a half-open link is noticed in seconds, not
+// after nats.go's 2 minutes times two unanswered pings.
+func TestConnectPingInterval(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	for _, tc := range []struct {
+		set, want time.Duration
+	}{{0, natsconn.DefaultPingInterval}, {3 * time.Second, 3 * time.Second}} {
+		nc, err := natsconn.Connect(natsconn.Options{URL: srv.URL(), PingInterval: tc.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := nc.Opts.PingInterval
+		nc.Close()
+		if got != tc.want {
+			t.Errorf("PingInterval %s: the connection pings every %s, want %s", tc.set, got, tc.want)
+		}
+	}
+	if natsconn.DefaultPingInterval >= nats.DefaultPingInterval {
+		t.Errorf("DefaultPingInterval %s is not shorter than nats.go's %s", natsconn.DefaultPingInterval, nats.DefaultPingInterval)
 	}
 }

@@ -20,6 +20,16 @@ import (
 // embedded server of a `scheduler run` on this machine.
 const DefaultURL = "nats://127.0.0.1:4222"
 
+// DefaultPingInterval is how often Connect's connections ping the server
+// unless Options.PingInterval says otherwise. nats.go's own default is 2
+// minutes: with two pings outstanding allowed, a half-open link (the TCP
+// connection stays up, nothing comes back) is noticed only after 4 to 6
+// minutes, while the scheduler's leases have long moved and its in-flight
+// requests hang. At 10s it is noticed within 20-30s, for one small
+// PING/PONG every 10s per connection. docs/reliability.md ("Slow and
+// broken links") has the measurements.
+const DefaultPingInterval = 10 * time.Second
+
 // Options are the connection settings.
 type Options struct {
 	// URL is one or more comma-separated server URLs. Default DefaultURL.
@@ -45,6 +55,11 @@ type Options struct {
 	// (jetstream.NewWithAPIPrefix): another account's JetStream API
 	// imported under a prefix of its own. Not with JSDomain.
 	JSAPIPrefix string
+	// PingInterval is how often the client pings the server; after two
+	// pings without a pong (nats.go's MaxPingsOut) the connection is
+	// stale and reconnects, so a half-open link is noticed within two to
+	// three intervals. Default DefaultPingInterval.
+	PingInterval time.Duration
 	// Name is the connection name shown by the server (`nats server report
 	// connections`).
 	Name string
@@ -228,6 +243,7 @@ func Connect(o Options) (*nats.Conn, error) {
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
 		nats.Timeout(5 * time.Second),
+		nats.PingInterval(cmp.Or(o.PingInterval, DefaultPingInterval)),
 	}
 	if o.Logger != nil {
 		opts = append(opts, LogOptions(o.Logger)...)
