@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -327,13 +328,14 @@ func (l *leases) value() []byte {
 // acquire creates shard.<n> with a TTL: it succeeds only if no live lease
 // exists.
 func (l *leases) acquire(ctx context.Context, shard int) {
+	sent := l.clock.Now() // the TTL runs from the server's write, before the ack (see renewAll)
 	rev, err := l.kv.Create(ctx, shardKey(shard), l.value(), jetstream.KeyTTL(l.ttl))
 	if err != nil {
 		return // someone holds it (or NATS is away): try next round
 	}
 	l.mu.Lock()
 	l.gens++
-	l.held[shard] = heldLease{rev: rev, renewed: l.clock.Now(), gen: l.gens}
+	l.held[shard] = heldLease{rev: rev, renewed: sent, gen: l.gens}
 	l.mu.Unlock()
 	l.log.Debug("lease gained", "shard", shard)
 	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Shard: &shard, Owner: l.instance, At: l.clock.Now().UTC()})
@@ -344,34 +346,79 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 // revision moved on was taken over and is dropped. A lease renewed after a
 // silence past the guard (owns was false, so the loops parked its due
 // schedules) is news for the loops, as a gained one is.
+//
+// The renewals go out together and their acknowledgements are awaited
+// after: one after the other, a round took a round trip per shard held,
+// and over a link with 400 ms of round trip an instance holding 22 shards
+// renewed each only every ~9 s, past the TTL, so the fleet kept taking its
+// leases from one another and fired nothing (integration/links,
+// latency-200ms). A renewal counts from when it was sent: the server's TTL
+// starts when it stores the write, before its acknowledgement comes back.
 func (l *leases) renewAll(ctx context.Context) {
-	resumed := 0
-	for _, s := range l.heldShards() {
+	type renewal struct {
+		shard int
+		was   heldLease
+		fut   jetstream.PubAckFuture
+		err   error
+	}
+	held := l.heldShards()
+	out := make([]renewal, 0, len(held))
+	sent := l.clock.Now()
+	for _, s := range held {
 		l.mu.Lock()
-		h := l.held[s]
+		h, ok := l.held[s]
 		l.mu.Unlock()
-		rev, err := l.casTTL(ctx, shardKey(s), h.rev)
+		if !ok {
+			continue
+		}
+		f, err := l.casTTLAsync(ctx, shardKey(s), h.rev)
+		out = append(out, renewal{shard: s, was: h, fut: f, err: err})
+	}
+	resumed := 0
+	for _, r := range out {
+		rev, err := awaitRenewal(ctx, r.fut, r.err)
 		switch {
 		case err == nil:
 			l.mu.Lock()
-			if _, ok := l.held[s]; ok {
-				now := l.clock.Now()
-				if now.Sub(h.renewed) >= l.ttl*9/10 {
+			if cur, ok := l.held[r.shard]; ok && cur.rev == r.was.rev {
+				// Not owned any more when the acknowledgement came (sent
+				// in time or not): the loops parked the shard's due
+				// schedules and must hear that it is owned again.
+				if l.clock.Now().Sub(r.was.renewed) >= l.ttl*9/10 {
 					resumed++
 				}
-				l.held[s] = heldLease{rev: rev, renewed: now, gen: h.gen}
+				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			l.lost(s, "taken over")
+			l.lost(r.shard, "taken over")
 		default:
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
-			l.log.Debug("lease renewal failed", "shard", s, "err", err)
+			l.log.Debug("lease renewal failed", "shard", r.shard, "err", err)
 		}
 	}
 	if resumed > 0 {
 		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
 		l.notify()
+	}
+}
+
+// awaitRenewal is the new revision of a renewal sent as f (or the error
+// of sending it), or why it failed; ctx bounds the wait.
+func awaitRenewal(ctx context.Context, f jetstream.PubAckFuture, sendErr error) (uint64, error) {
+	if sendErr != nil {
+		return 0, sendErr
+	}
+	select {
+	case ack := <-f.Ok():
+		return ack.Sequence, nil
+	case err := <-f.Err():
+		if natserr.WrongLastSequence(err) {
+			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
+		}
+		return 0, err
+	case <-ctx.Done():
+		return 0, ctx.Err()
 	}
 }
 
@@ -395,7 +442,7 @@ func (l *leases) registerMember(ctx context.Context) {
 // Update would clear the TTL, so this publishes to the key's subject with
 // the same expectations Update uses, plus Nats-TTL.
 func (l *leases) casTTL(ctx context.Context, key string, rev uint64) (uint64, error) {
-	msg := &nats.Msg{Subject: jsname.KV(l.js, l.kv.Bucket(), key), Data: l.value(), Header: nats.Header{}}
+	msg := l.renewalMsg(key)
 	ack, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
 	if err != nil {
 		if natserr.WrongLastSequence(err) {
@@ -404,6 +451,17 @@ func (l *leases) casTTL(ctx context.Context, key string, rev uint64) (uint64, er
 		return 0, err
 	}
 	return ack.Sequence, nil
+}
+
+// casTTLAsync sends casTTL's write without waiting for its
+// acknowledgement (see renewAll).
+func (l *leases) casTTLAsync(ctx context.Context, key string, rev uint64) (jetstream.PubAckFuture, error) {
+	return pipelined.Publish(ctx, l.js, l.renewalMsg(key), jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
+}
+
+// renewalMsg is the write of key's lease value to its subject.
+func (l *leases) renewalMsg(key string) *nats.Msg {
+	return &nats.Msg{Subject: jsname.KV(l.js, l.kv.Bucket(), key), Data: l.value(), Header: nats.Header{}}
 }
 
 // drop hands a lease back.
