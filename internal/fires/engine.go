@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/lifecycle"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -225,7 +226,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
-		AttemptFailed: e.cfg.Observer.PublishError}
+		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.episodes()}
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	return func() {
