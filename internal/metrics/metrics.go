@@ -35,6 +35,7 @@ type Metrics struct {
 	events   *prometheus.CounterVec
 	pubErrs  *prometheus.CounterVec
 	blocked  *prometheus.GaugeVec
+	undeliv  *prometheus.CounterVec
 }
 
 // New creates the collectors, with Go and process metrics.
@@ -59,8 +60,10 @@ func New() *Metrics {
 			Help: "Failed attempts to publish a claimed fire or wakeup, by stream (fires, wakeups) and reason (stream_full, account_limit, unacknowledged, too_large, other); each but too_large is retried until shortly before its claim expires, then taken over."}, []string{"stream", "reason"}),
 		blocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "jetsched_publish_blocked",
 			Help: "1 while a stream does not take this instance's publishes, by stream (fires, wakeups) and reason (stream_full, account_limit, unacknowledged): from the first refusal to the next acknowledgement."}, []string{"stream", "reason"}),
+		undeliv: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_undeliverable_total",
+			Help: "Fires and wakeups a consumer delivered max_deliver times without an ack and gave up on (the server's MAX_DELIVERIES advisories, one scheduler of the fleet counting each), by stream (fires, wakeups) and consumer."}, []string{"stream", "consumer"}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs, m.blocked,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs, m.blocked, m.undeliv,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.zero()
 	return m
@@ -68,7 +71,8 @@ func New() *Metrics {
 
 // timerEvents are the event kinds the wakeup engine raises.
 var timerEvents = []kvstore.EventKind{kvstore.EventInvalid, kvstore.EventFailed, kvstore.EventStalled,
-	kvstore.EventWakeupExpired, kvstore.EventStale, kvstore.EventStreamFull, kvstore.EventAccountLimit, kvstore.EventUnacknowledged}
+	kvstore.EventWakeupExpired, kvstore.EventStale, kvstore.EventStreamFull, kvstore.EventAccountLimit, kvstore.EventUnacknowledged,
+	kvstore.EventUndeliverable}
 
 // zero creates the series of every known label value at 0, so that a
 // rate() or an alert on them sees a value before the first occurrence
@@ -146,6 +150,18 @@ func b2f(on bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+// Undeliverable counts a fire or wakeup (stream "fires", "wakeups") that
+// consumer gave up on (undelivered.Config.Observer).
+func (m *Metrics) Undeliverable(stream, consumer string) {
+	m.undeliv.WithLabelValues(stream, consumer).Inc()
+}
+
+// SourceEvent counts an event of kind raised about source ("schedules",
+// "timers") outside the engines (undelivered.Config.Event).
+func (m *Metrics) SourceEvent(source string, kind kvstore.EventKind) {
+	m.events.WithLabelValues(source, string(kind)).Inc()
 }
 
 // Wakeups is the wakeup engine's observer (timers.Observer), counted
