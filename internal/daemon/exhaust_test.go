@@ -52,7 +52,7 @@ func startRig(t *testing.T, url string, conn natsconn.Options) *rig {
 	d, err := daemon.Start(context.Background(), daemon.Config{
 		Conn: conn, MetricsListen: "127.0.0.1:0",
 		Fire:   fires.Config{ClaimTTL: claimTTL},
-		Logger: slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger: slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	})
 	if err != nil {
 		t.Fatalf("start the scheduler: %v", err)

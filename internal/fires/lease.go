@@ -46,6 +46,9 @@ type leases struct {
 	log      *slog.Logger
 	event    func(kvstore.Event)
 	observe  func(int)
+	// failed, when set, is told of each renewal that failed but for a
+	// conflict (NATS away, a full store): the engine's Episodes.
+	failed func(shard int, err error)
 	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
 
 	subMu sync.Mutex
@@ -367,6 +370,9 @@ func (l *leases) renewAll(ctx context.Context) {
 		default:
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
 			l.log.Debug("lease renewal failed", "shard", s, "err", err)
+			if l.failed != nil {
+				l.failed(s, err)
+			}
 		}
 	}
 	if resumed > 0 {
