@@ -12,7 +12,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -109,28 +108,6 @@ func TestAccountLimit(t *testing.T) {
 	if err := js.DeleteStream(context.Background(), "FILLER"); err != nil {
 		t.Fatal(err)
 	}
-	freed := time.Now()
-	testwait.Eventually(t, 20*time.Second, "the slots held back fired", func() bool {
-		_, _, _, last := r.slots("acct", time.Second)
-		return last.After(freed.Add(time.Second))
-	})
-	testwait.Eventually(t, 5*time.Second, "jetsched_publish_blocked back at 0", func() bool {
-		return r.metric("jetsched_publish_blocked", `reason="account_limit"`) == 0
-	})
-	fired, dup, lost, _ := r.slots("acct", time.Second)
-	events, warns := len(r.eventsOf(kvstore.EventAccountLimit)), r.warns(episodeWarning)
-	faulttest.Summarize(t, summary("account-limit", fired, dup, lost, fmt.Sprintf("events=%d warns=%d filler=%d held=%s",
-		events, warns, filled, freed.Sub(full).Round(100*time.Millisecond))))
-	if dup != 0 || lost != 0 {
-		t.Errorf("%d duplicates, %d lost slots among %d fires", dup, lost, fired)
-	}
-	if events != 1 || warns != 1 {
-		t.Errorf("%d account_limit events and %d warnings for one episode; want one each\n%s", events, warns, r.logs.String())
-	}
-	if n := len(r.eventsOf(kvstore.EventFailed)); n != 0 {
-		t.Errorf("%d failed events: a full account must not fail slots", n)
-	}
-	if got := r.metric("jetsched_events_total", `source="schedules"`, `kind="account_limit"`); got < 1 {
-		t.Errorf("jetsched_events_total{kind=account_limit} = %v, want 1", got)
-	}
+	r.recovered("account-limit", "acct", kvstore.EventAccountLimit, time.Now(), fmt.Sprintf("filler=%d held=%s",
+		filled, time.Since(full).Round(100*time.Millisecond)))
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/testlog"
@@ -228,6 +229,36 @@ func streamMsgs(t *testing.T, js jetstream.JetStream, name string) uint64 {
 	return s.CachedInfo().State.Msgs
 }
 
-func summary(name string, fired, dup, lost int, extra string) string {
-	return fmt.Sprintf("FAULT exhaust-%s: fired=%d duplicates=%d lost=%d %s", name, fired, dup, lost, extra)
+
+// recovered waits, once room was made at freed, for schedule id (every
+// second) to fire past it and for the blocked gauge of kind to fall back
+// to 0; it prints the FAULT line of fault name (with extra) and checks the
+// episode's outcome: no slot fired twice or lost, one event of kind and
+// one warning, no slot failed.
+func (r *rig) recovered(name, id string, kind kvstore.EventKind, freed time.Time, extra string) {
+	t := r.t
+	t.Helper()
+	testwait.Eventually(t, 30*time.Second, "the slots held back fired", func() bool {
+		_, _, _, last := r.slots(id, time.Second)
+		return last.After(freed.Add(time.Second))
+	})
+	testwait.Eventually(t, 5*time.Second, "jetsched_publish_blocked back at 0", func() bool {
+		return r.metric("jetsched_publish_blocked", `reason="`+string(kind)+`"`) == 0
+	})
+	fired, dup, lost, _ := r.slots(id, time.Second)
+	events, warns := len(r.eventsOf(kind)), r.warns(episodeWarning)
+	faulttest.Summarize(t, fmt.Sprintf("FAULT exhaust-%s: fired=%d duplicates=%d lost=%d events=%d warns=%d %s",
+		name, fired, dup, lost, events, warns, extra))
+	if dup != 0 || lost != 0 {
+		t.Errorf("%d duplicates, %d lost slots among %d fires", dup, lost, fired)
+	}
+	if events != 1 || warns != 1 {
+		t.Errorf("%d %s events and %d warnings for one episode; want one each\n%s", events, kind, warns, r.logs.String())
+	}
+	if n := len(r.eventsOf(kvstore.EventFailed)); n != 0 {
+		t.Errorf("%d failed events: running out of room must not fail slots", n)
+	}
+	if got := r.metric("jetsched_events_total", `source="schedules"`, `kind="`+string(kind)+`"`); got != 1 {
+		t.Errorf("jetsched_events_total{kind=%s} = %v, want 1", kind, got)
+	}
 }

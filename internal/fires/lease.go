@@ -48,8 +48,8 @@ type leases struct {
 	observe  func(int)
 	// failed, when set, is told of each renewal that failed but for a
 	// conflict (NATS away, a full store): the engine's Episodes.
-	failed func(shard int, err error)
-	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
+	failed  func(shard int, err error)
+	changed chan struct{} // buffered 1: ownership changed (the fire loop)
 
 	subMu sync.Mutex
 	subs  []chan struct{} // more listeners (the wakeup engine)
