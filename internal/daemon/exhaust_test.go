@@ -229,7 +229,6 @@ func streamMsgs(t *testing.T, js jetstream.JetStream, name string) uint64 {
 	return s.CachedInfo().State.Msgs
 }
 
-
 // recovered waits, once room was made at freed, for schedule id (every
 // second) to fire past it and for the blocked gauge of kind to fall back
 // to 0; it prints the FAULT line of fault name (with extra) and checks the
