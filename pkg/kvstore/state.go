@@ -307,10 +307,11 @@ const (
 	// EventStreamFull, EventAccountLimit, EventUnacknowledged: a stream
 	// stopped taking an instance's publishes (one event per episode, on
 	// sched.event.<kind>.<instance>, with Instance, Stream, the first
-	// SlotID held back and Reason the error): at its max_msgs/max_bytes
-	// with discard new, the account at its JetStream limits, or no
-	// acknowledgement for a whole claim (a store that cannot write, a
-	// full disk). The fires are retried, never recorded as failed; they
+	// SlotID held back, or the schedule or shard-<n> whose claim or lease
+	// write was refused first, and Reason the error): at its
+	// max_msgs/max_bytes with discard new, the account at its JetStream
+	// limits, or writes unanswered (a fire for a whole claim, a claim, a
+	// lease renewal: a store that cannot write, a full disk). The fires are retried, never recorded as failed; they
 	// land once room returns.
 	EventStreamFull     EventKind = "stream_full"
 	EventAccountLimit   EventKind = "account_limit"
