@@ -49,14 +49,9 @@ func (e *Episodes) Refused(id string, err error) {
 
 // GaveUp notes a message given up at its claim's deadline (to be taken
 // over when the claim expires): without a refusal already under way, one
-// not acknowledged for so long begins an unacknowledged episode.
-func (e *Episodes) GaveUp(id string, err error) {
-	if natserr.Classify(err) != natserr.Unacknowledged {
-		e.Refused(id, err)
-		return
-	}
-	e.begin(natserr.Unacknowledged, id, err)
-}
+// not acknowledged for so long begins an unacknowledged episode. It
+// reports whether an episode stands for it (else the caller warns).
+func (e *Episodes) GaveUp(id string, err error) bool { return e.StepFailed(id, err) }
 
 // StepFailed notes a schedule's or timer's step (a claim, a state write)
 // that failed with err: out of room, or unanswered, it begins or extends

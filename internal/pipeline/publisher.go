@@ -127,11 +127,15 @@ func (p *Publisher) attemptFailed(id string, err error) {
 	p.Episodes.Refused(id, err)
 }
 
-// gaveUp logs a message given up at its claim's deadline: a warning the
-// first time of an episode (Episodes), a debug line for the others.
+// gaveUp logs a message given up at its claim's deadline: at debug level
+// when an episode (Episodes) stands for it, which warns once; a warning
+// otherwise.
 func (p *Publisher) gaveUp(id string, err error) {
-	p.Log.Debug("not published before its claim expires; it will be taken over", "id", id, "err", err)
-	p.Episodes.GaveUp(id, err)
+	if p.Episodes.GaveUp(id, err) {
+		p.Log.Debug("not published before its claim expires; it will be taken over", "id", id, "err", err)
+		return
+	}
+	p.Log.Warn("not published before its claim expires; it will be taken over", "id", id, "err", err)
 }
 
 // Acknowledged tells the Episodes of an acknowledgement that did not come
