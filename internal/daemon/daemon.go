@@ -28,6 +28,7 @@ import (
 	"github.com/jetsched/jetsched/internal/skew"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/undelivered"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -110,6 +111,7 @@ type Daemon struct {
 	http    *metrics.Server
 	console *console.Server
 	skew    *skew.Watcher
+	undeliv *undelivered.Watcher
 }
 
 // Start brings the scheduler up. On error, everything it started is stopped.
@@ -206,6 +208,19 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	if err := d.timers.Start(ctx); err != nil {
+		return err
+	}
+	// Fires and wakeups a consumer gave up on (max_deliver without an
+	// ack): say so, once per message across the fleet.
+	uc := undelivered.Config{JS: d.js, Layout: cfg.Setup.Layout, Instance: d.engine.Instance(), Events: fc.Events,
+		Clock: fc.Clock, Logger: log}
+	if m != nil {
+		uc.Observer, uc.Event = m.Undeliverable, m.SourceEvent
+	}
+	if d.undeliv, err = undelivered.New(uc); err != nil {
+		return err
+	}
+	if err := d.undeliv.Start(ctx); err != nil {
 		return err
 	}
 	// A clock off from the servers' fires slots early or late: say so.
@@ -423,6 +438,9 @@ func (d *Daemon) Stop() {
 	}
 	if d.skew != nil {
 		d.skew.Stop(context.Background())
+	}
+	if d.undeliv != nil {
+		_ = d.undeliv.Stop(context.Background())
 	}
 	if d.timers != nil {
 		_ = d.timers.Stop(context.Background())

@@ -97,7 +97,8 @@ func (c *claimCounter) Fired(string, time.Duration, string) {}
 func (c *claimCounter) NotFired(string, string, int)        {}
 func (c *claimCounter) Leases(int)                          {}
 func (c *claimCounter) Event(kvstore.EventKind)             {}
-func (c *claimCounter) PublishError()                       {}
+func (c *claimCounter) PublishError(string)                 {}
+func (c *claimCounter) PublishBlocked(string, bool)         {}
 func (c *claimCounter) Claimed(conflict bool) {
 	if conflict {
 		c.lost.Add(1)

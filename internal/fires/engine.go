@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/lifecycle"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -37,6 +38,7 @@ type Engine struct {
 	followups *pipeline.Followups
 	inflight  *pipeline.Inflight
 	pub       pipeline.Publisher
+	eps       *pipeline.Episodes
 	// settles tells the loop which claims are settled. A full channel
 	// drops the news: the loop then reads the tick when the claim matters.
 	settles chan settle
@@ -73,6 +75,10 @@ func New(cfg Config) (*Engine, error) {
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.observe = cfg.Observer.Leases
+	// One tracker for the engine's life: the publishes and the lease
+	// renewals (the first writes a full store refuses) both tell it.
+	e.eps = e.episodes()
+	e.leases.failed = func(shard int, err error) { e.eps.StepFailed(fmt.Sprintf("shard-%d", shard), err) }
 	return e, nil
 }
 
@@ -225,7 +231,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
-		AttemptFailed: e.cfg.Observer.PublishError}
+		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.eps}
 	e.settles = make(chan settle, settleQueue)
 	l.settles = e.settles
 	return func() {

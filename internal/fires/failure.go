@@ -6,6 +6,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/textcut"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -38,4 +39,17 @@ func (e *Engine) failSlot(ctx context.Context, j job, c kvstore.Claim, cause err
 	tctx, cancel := context.WithTimeout(ctx, e.cfg.ClaimTTL)
 	defer cancel()
 	return backoff.Retry(func() error { return e.store.PutTick(tctx, t) }, natsRetry(tctx))
+}
+
+// episodes tells the fire stream's full or unacknowledged stretches:
+// one warning, one event and the blocked gauge each (see
+// pipeline.Episodes). Nothing is failed: the fires are retried and taken
+// over as after any unacknowledged publish.
+func (e *Engine) episodes() *pipeline.Episodes {
+	stream := e.store.Layout().FiresStream
+	return &pipeline.Episodes{Stream: stream, Log: e.log,
+		Blocked: func(r natserr.Refusal, on bool) { e.cfg.Observer.PublishBlocked(string(r), on) },
+		Began: func(r natserr.Refusal, id string, err error) {
+			e.event(pipeline.EpisodeEvent(r, e.cfg.Instance, stream, id, err, e.cfg.Clock.Now()))
+		}}
 }

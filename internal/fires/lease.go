@@ -47,7 +47,10 @@ type leases struct {
 	log      *slog.Logger
 	event    func(kvstore.Event)
 	observe  func(int)
-	changed  chan struct{} // buffered 1: ownership changed (the fire loop)
+	// failed, when set, is told of each renewal that failed but for a
+	// conflict (NATS away, a full store): the engine's Episodes.
+	failed  func(shard int, err error)
+	changed chan struct{} // buffered 1: ownership changed (the fire loop)
 
 	subMu sync.Mutex
 	subs  []chan struct{} // more listeners (the wakeup engine)
@@ -395,6 +398,9 @@ func (l *leases) renewAll(ctx context.Context) {
 		default:
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
 			l.log.Debug("lease renewal failed", "shard", r.shard, "err", err)
+			if l.failed != nil {
+				l.failed(r.shard, err)
+			}
 		}
 	}
 	if resumed > 0 {

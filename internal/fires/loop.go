@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -536,10 +537,14 @@ func (l *loop) applyResult(r result) {
 	if r.err != nil {
 		en.failures++
 		wait := retryDelay(en.failures)
-		if !errors.Is(r.err, kvstore.ErrConflict) {
+		quiet := l.e.pub.Episodes.StepFailed(r.id, r.err)
+		switch {
+		case quiet:
+			l.e.log.Debug("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
+		case !errors.Is(r.err, kvstore.ErrConflict):
 			l.e.log.Warn("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
 		}
-		if en.failures == stallAfter {
+		if en.failures == stallAfter && !natserr.Exhausted(r.err) {
 			l.e.stalled(en.id, en.failures, r.err)
 		}
 		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))

@@ -25,8 +25,13 @@ type Observer interface {
 	// Config.Events publishes it): invalid, stalled, failed, lease_lost...
 	Event(kind kvstore.EventKind)
 	// PublishError: an attempt to publish a claimed fire failed (it is
-	// retried until shortly before its claim expires).
-	PublishError()
+	// retried until shortly before its claim expires); reason is a
+	// natserr.Refusal (stream_full, account_limit, unacknowledged...).
+	PublishError(reason string)
+	// PublishBlocked: the fire stream stopped taking this instance's
+	// publishes for reason (on), or takes them again (see
+	// pipeline.Episodes).
+	PublishBlocked(reason string, on bool)
 }
 
 type nopObserver struct{}
@@ -36,7 +41,8 @@ func (nopObserver) Claimed(bool)                        {}
 func (nopObserver) NotFired(string, string, int)        {}
 func (nopObserver) Leases(int)                          {}
 func (nopObserver) Event(kvstore.EventKind)             {}
-func (nopObserver) PublishError()                       {}
+func (nopObserver) PublishError(string)                 {}
+func (nopObserver) PublishBlocked(string, bool)         {}
 
 // Overdue is a schedule whose next slot is late beyond a tolerance: the
 // dead-man signal.

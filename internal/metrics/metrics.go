@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -33,6 +34,8 @@ type Metrics struct {
 	rollback prometheus.Counter
 	events   *prometheus.CounterVec
 	pubErrs  *prometheus.CounterVec
+	blocked  *prometheus.GaugeVec
+	undeliv  *prometheus.CounterVec
 }
 
 // New creates the collectors, with Go and process metrics.
@@ -54,9 +57,13 @@ func New() *Metrics {
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_events_total",
 			Help: "Observer events raised, published or not (--events), by source (schedules, timers) and kind (invalid, stalled, failed, lease_gained, lease_lost, missed, skipped...)."}, []string{"source", "kind"}),
 		pubErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_publish_errors_total",
-			Help: "Failed attempts to publish a claimed fire or wakeup (not acknowledged in time, refused), by stream (fires, wakeups); each is retried until shortly before its claim expires."}, []string{"stream"}),
+			Help: "Failed attempts to publish a claimed fire or wakeup, by stream (fires, wakeups) and reason (stream_full, account_limit, unacknowledged, too_large, other); each but too_large is retried until shortly before its claim expires, then taken over."}, []string{"stream", "reason"}),
+		blocked: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "jetsched_publish_blocked",
+			Help: "1 while a stream does not take this instance's publishes, by stream (fires, wakeups) and reason (stream_full, account_limit, unacknowledged): from the first refusal to the next acknowledgement."}, []string{"stream", "reason"}),
+		undeliv: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_undeliverable_total",
+			Help: "Fires and wakeups a consumer delivered max_deliver times without an ack and gave up on (the server's MAX_DELIVERIES advisories, one scheduler of the fleet counting each), by stream (fires, wakeups) and consumer."}, []string{"stream", "consumer"}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs, m.blocked, m.undeliv,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.zero()
 	return m
@@ -64,7 +71,8 @@ func New() *Metrics {
 
 // timerEvents are the event kinds the wakeup engine raises.
 var timerEvents = []kvstore.EventKind{kvstore.EventInvalid, kvstore.EventFailed, kvstore.EventStalled,
-	kvstore.EventWakeupExpired, kvstore.EventStale}
+	kvstore.EventWakeupExpired, kvstore.EventStale, kvstore.EventStreamFull, kvstore.EventAccountLimit, kvstore.EventUnacknowledged,
+	kvstore.EventUndeliverable}
 
 // zero creates the series of every known label value at 0, so that a
 // rate() or an alert on them sees a value before the first occurrence
@@ -80,8 +88,14 @@ func (m *Metrics) zero() {
 	for _, k := range timerEvents {
 		m.events.WithLabelValues("timers", string(k))
 	}
-	m.pubErrs.WithLabelValues("fires")
-	m.pubErrs.WithLabelValues("wakeups")
+	for _, stream := range []string{"fires", "wakeups"} {
+		for _, r := range natserr.Refusals() {
+			m.pubErrs.WithLabelValues(stream, string(r))
+		}
+		for _, r := range []natserr.Refusal{natserr.StreamFull, natserr.AccountLimit, natserr.Unacknowledged} {
+			m.blocked.WithLabelValues(stream, string(r))
+		}
+	}
 	for _, kr := range [][2]string{{"missed", "misfire"}, {"missed", "other"}, {"skipped", "other"}, {"skipped", "paused"}, {"skipped", "operator"},
 		{"skipped", "overlap"}, {"skipped", "calendar"}, {"failed", "publish"}} {
 		m.notFired.WithLabelValues(kr[0], kr[1])
@@ -124,7 +138,31 @@ func (m *Metrics) Event(kind kvstore.EventKind) {
 }
 
 // PublishError implements fires.Observer.
-func (m *Metrics) PublishError() { m.pubErrs.WithLabelValues("fires").Inc() }
+func (m *Metrics) PublishError(reason string) { m.pubErrs.WithLabelValues("fires", reason).Inc() }
+
+// PublishBlocked implements fires.Observer.
+func (m *Metrics) PublishBlocked(reason string, on bool) {
+	m.blocked.WithLabelValues("fires", reason).Set(b2f(on))
+}
+
+func b2f(on bool) float64 {
+	if on {
+		return 1
+	}
+	return 0
+}
+
+// Undeliverable counts a fire or wakeup (stream "fires", "wakeups") that
+// consumer gave up on (undelivered.Config.Observer).
+func (m *Metrics) Undeliverable(stream, consumer string) {
+	m.undeliv.WithLabelValues(stream, consumer).Inc()
+}
+
+// SourceEvent counts an event of kind raised about source ("schedules",
+// "timers") outside the engines (undelivered.Config.Event).
+func (m *Metrics) SourceEvent(source string, kind kvstore.EventKind) {
+	m.events.WithLabelValues(source, string(kind)).Inc()
+}
 
 // Wakeups is the wakeup engine's observer (timers.Observer), counted
 // apart from the fire engine's.
@@ -136,7 +174,13 @@ func (w wakeupObserver) Event(kind kvstore.EventKind) {
 	w.m.events.WithLabelValues("timers", string(kind)).Inc()
 }
 
-func (w wakeupObserver) PublishError() { w.m.pubErrs.WithLabelValues("wakeups").Inc() }
+func (w wakeupObserver) PublishError(reason string) {
+	w.m.pubErrs.WithLabelValues("wakeups", reason).Inc()
+}
+
+func (w wakeupObserver) PublishBlocked(reason string, on bool) {
+	w.m.blocked.WithLabelValues("wakeups", reason).Set(b2f(on))
+}
 
 // AuditRollback implements auditor.Observer.
 func (m *Metrics) AuditRollback() { m.rollback.Inc() }

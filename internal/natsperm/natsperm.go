@@ -229,10 +229,21 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets
 		"$JS.API.STREAM.MSG.DELETE." + head,
 	}}
 	// Cancel requests too, which it publishes itself: the demo worker on
-	// its connection honours them (overlap cancel_other).
-	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".cancel.>", p + ".api.>", "$SRV.>"}}
+	// its connection honours them (overlap cancel_other). The server's
+	// max-deliveries advisories of the fire and wakeup streams: a fire
+	// no consumer acked in max_deliver deliveries is reported
+	// (undeliverable events).
+	u.SubscribeAllow = Rights{{"_INBOX.>", l.DoneSubjects(), p + ".cancel.>", p + ".api.>", "$SRV.>"},
+		{MaxDeliveriesAdvisory(l.FiresStream), MaxDeliveriesAdvisory(l.WakeupsStream)}}
 	u.AllowResponses = true
 	return u, nil
+}
+
+// MaxDeliveriesAdvisory is the subject of the server's advisories of a
+// stream's messages delivered max_deliver times without an ack, for any
+// of its consumers.
+func MaxDeliveriesAdvisory(stream string) string {
+	return "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES." + stream + ".*"
 }
 
 // conditionRights are the scheduler's rights on a condition bucket: read

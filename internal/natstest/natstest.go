@@ -45,6 +45,16 @@ func StartWith(t testing.TB, base *server.Options) *Server {
 	return s
 }
 
+// StartIn is Start with the store in dir (a small file system a test
+// fills, say) instead of a temporary directory.
+func StartIn(t testing.TB, dir string) *Server {
+	t.Helper()
+	s := &Server{t: t, storeDir: dir}
+	s.start()
+	t.Cleanup(s.Shutdown)
+	return s
+}
+
 func (s *Server) start() {
 	s.t.Helper()
 	var base *server.Options

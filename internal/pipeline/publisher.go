@@ -20,6 +20,9 @@ import (
 // Nats-Msg-Id, and is settled on the stream's acknowledgement or published
 // again, never after its claim's deadline (so that it never races a
 // takeover); a message the stream refuses for good is reported at once.
+// A stream or account out of room (natserr.Exhausted) is no refusal for
+// good: the message is retried like an unacknowledged one, and Episodes
+// tells the operators once.
 type Publisher struct {
 	// JS publishes. Required.
 	JS jetstream.JetStream
@@ -39,9 +42,13 @@ type Publisher struct {
 	// waiting was not acknowledged and is published again.
 	Republished func()
 	// AttemptFailed, when set, is called for every publish attempt that failed
-	// (not acknowledged, refused), retried or not: the publish error
-	// metric.
-	AttemptFailed func()
+	// (not acknowledged, refused), retried or not, with why: the publish
+	// error metric.
+	AttemptFailed func(natserr.Refusal)
+	// Episodes, when set, is told of every failed attempt, every message
+	// given up at its claim's deadline and every acknowledgement: one
+	// warning and one event per stretch of a full stream or account.
+	Episodes *Episodes
 }
 
 // Margin is how long before its claim expires an owner stops trying to
@@ -79,7 +86,7 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 	if err == nil {
 		p.Inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)
-			p.attemptFailed()
+			p.attemptFailed(m.ID, first)
 			if p.Republished != nil {
 				p.Republished()
 			}
@@ -90,13 +97,13 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 					p.Log.Warn("recording an unpublishable message failed; its claim will be checked", "id", m.ID, "err", ferr)
 				}
 			case err != nil:
-				p.Log.Warn("not published before its claim expires; it will be taken over", "id", m.ID, "err", err)
 				if m.Abandoned != nil {
 					m.Abandoned(err)
 				}
 			}
 			return ack, err
 		}, func(ack *jetstream.PubAck) {
+			p.Episodes.Acknowledged()
 			if err := m.Published(context.Background(), ack); err != nil {
 				p.Log.Warn("follow-up not sent; the claim will be checked", "id", m.ID, "err", err)
 			}
@@ -113,11 +120,27 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 	return true, m.Published(ctx, ack)
 }
 
-func (p *Publisher) attemptFailed() {
+func (p *Publisher) attemptFailed(id string, err error) {
 	if p.AttemptFailed != nil {
-		p.AttemptFailed()
+		p.AttemptFailed(natserr.Classify(err))
 	}
+	p.Episodes.Refused(id, err)
 }
+
+// gaveUp logs a message given up at its claim's deadline: at debug level
+// when an episode (Episodes) stands for it, which warns once; a warning
+// otherwise.
+func (p *Publisher) gaveUp(id string, err error) {
+	if p.Episodes.GaveUp(id, err) {
+		p.Log.Debug("not published before its claim expires; it will be taken over", "id", id, "err", err)
+		return
+	}
+	p.Log.Warn("not published before its claim expires; it will be taken over", "id", id, "err", err)
+}
+
+// Acknowledged tells the Episodes of an acknowledgement that did not come
+// through Send or Publish (a window's).
+func (p *Publisher) Acknowledged() { p.Episodes.Acknowledged() }
 
 // Publish publishes msg and waits for the acknowledgement, retrying with
 // backoff (each attempt bounded by AckWait) until shortly before claim c
@@ -133,7 +156,7 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 		a, err := p.JS.PublishMsg(actx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.Stream))
 		if err != nil {
 			p.Log.Debug("publish failed; retrying", "id", id, "err", err)
-			p.attemptFailed()
+			p.attemptFailed(id, err)
 			if natserr.Permanent(err) {
 				return backoff.Permanent(err) // no retry can succeed
 			}
@@ -143,7 +166,11 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 		return nil
 	}, Backoff(pctx))
 	if err != nil {
+		if !natserr.Permanent(err) && ctx.Err() == nil {
+			p.gaveUp(id, err)
+		}
 		return nil, fmt.Errorf("publish %s before its claim expires: %w", id, err)
 	}
+	p.Episodes.Acknowledged()
 	return ack, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
 	"github.com/jetsched/jetsched/internal/lifecycle"
+	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -70,14 +71,19 @@ type Observer interface {
 	// Event: the engine raised an observer event of kind (whether or not
 	// Config.Events publishes it).
 	Event(kind kvstore.EventKind)
-	// PublishError: an attempt to publish a claimed wakeup failed.
-	PublishError()
+	// PublishError: an attempt to publish a claimed wakeup failed, for
+	// reason (a natserr.Refusal).
+	PublishError(reason string)
+	// PublishBlocked: the wakeup stream stopped taking this instance's
+	// publishes for reason (on), or takes them again.
+	PublishBlocked(reason string, on bool)
 }
 
 type nopObserver struct{}
 
-func (nopObserver) Event(kvstore.EventKind) {}
-func (nopObserver) PublishError()           {}
+func (nopObserver) Event(kvstore.EventKind)     {}
+func (nopObserver) PublishError(string)         {}
+func (nopObserver) PublishBlocked(string, bool) {}
 
 // Step is a decision of the wakeup engine, reported to Config.StepHook.
 type Step string
@@ -177,7 +183,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
 	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
-		AttemptFailed: e.cfg.Observer.PublishError}
+		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.episodes()}
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped
@@ -348,8 +354,12 @@ func (l *tloop) onResult(r tresult) {
 	}
 	if r.err != nil {
 		en.fails++
-		l.e.log.Warn("wakeup step failed; retrying", "key", r.key, "attempt", en.fails, "err", r.err)
-		if en.fails == stallAfter {
+		if l.e.pub.Episodes.StepFailed(r.key, r.err) {
+			l.e.log.Debug("wakeup step failed; retrying", "key", r.key, "attempt", en.fails, "err", r.err)
+		} else {
+			l.e.log.Warn("wakeup step failed; retrying", "key", r.key, "attempt", en.fails, "err", r.err)
+		}
+		if en.fails == stallAfter && !natserr.Exhausted(r.err) {
 			l.e.event(kvstore.EventStalled, r.key, r.err.Error())
 		}
 		l.index.Set(r.key, l.e.cfg.Clock.Now().Add(min(time.Duration(en.fails)*100*time.Millisecond, 5*time.Second)))

@@ -231,3 +231,22 @@ func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 	}
 	return msg
 }
+
+// episodes tells the wakeup stream's full or unacknowledged stretches, as
+// the fire engine's (see pipeline.Episodes): the event goes on
+// sched.event.<kind>.<instance>.
+func (e *Engine) episodes() *pipeline.Episodes {
+	stream := e.cfg.Store.Layout().WakeupsStream
+	return &pipeline.Episodes{Stream: stream, Log: e.log,
+		Blocked: func(r natserr.Refusal, on bool) { e.cfg.Observer.PublishBlocked(string(r), on) },
+		Began: func(r natserr.Refusal, id string, err error) {
+			ev := pipeline.EpisodeEvent(r, e.cfg.Instance, stream, id, err, e.cfg.Clock.Now())
+			e.cfg.Observer.Event(ev.Kind)
+			if !e.cfg.Events.Has(ev.Kind) {
+				return
+			}
+			if data, err := json.Marshal(ev); err == nil {
+				_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().EventSubject(ev.Kind, ev.SubjectID()), data)
+			}
+		}}
+}

@@ -87,11 +87,15 @@ func (o observer) Event(kind kvstore.EventKind) {
 	}
 }
 
-func (o observer) PublishError() {
+func (o observer) PublishError(string) {
 	if e, ok := o.Observer.(EventObserver); ok {
 		e.PublishError()
 	}
 }
+
+// PublishBlocked is the full-stream gauge of the daemon's metrics; an
+// embedding service sees the episodes as events (stream_full...).
+func (observer) PublishBlocked(string, bool) {}
 
 // Engine is one scheduler instance's fire path. Start runs it, Stop ends
 // it; a stopped engine may be started again.

@@ -11,7 +11,8 @@ import (
 // dead_letter, which no EventSet filters.
 func SchedulerEvents() []EventKind {
 	return []EventKind{EventInvalid, EventMissed, EventSkipped, EventMoved, EventFired, EventFailed, EventReplanned,
-		EventStalled, EventLeaseGained, EventLeaseLost, EventRecovered, EventWakeupExpired, EventStale}
+		EventStalled, EventLeaseGained, EventLeaseLost, EventRecovered, EventWakeupExpired, EventStale,
+		EventStreamFull, EventAccountLimit, EventUnacknowledged, EventUndeliverable}
 }
 
 // EventSet chooses the observer events a scheduler publishes, by kind. The

@@ -304,6 +304,24 @@ const (
 	// no longer held its value; published on sched.event.stale.<run> (the
 	// escaped run), with Run and Step in the body.
 	EventStale EventKind = "stale"
+	// EventStreamFull, EventAccountLimit, EventUnacknowledged: a stream
+	// stopped taking an instance's publishes (one event per episode, on
+	// sched.event.<kind>.<instance>, with Instance, Stream, the first
+	// SlotID held back, or the schedule or shard-<n> whose claim or lease
+	// write was refused first, and Reason the error): at its
+	// max_msgs/max_bytes with discard new, the account at its JetStream
+	// limits, or writes unanswered (a fire for a whole claim, a claim, a
+	// lease renewal: a store that cannot write, a full disk). The fires are retried, never recorded as failed; they
+	// land once room returns.
+	EventStreamFull     EventKind = "stream_full"
+	EventAccountLimit   EventKind = "account_limit"
+	EventUnacknowledged EventKind = "unacknowledged"
+	// EventUndeliverable: a fire (or wakeup) was delivered to a consumer
+	// MaxDeliver times without an ack, and the server stopped delivering
+	// it (advisory CONSUMER.MAX_DELIVERIES): Schedule, Slot, SlotID,
+	// Stream, Seq, Count (deliveries) and Reason (naming the consumer).
+	// The scheduler does not publish it again.
+	EventUndeliverable EventKind = "undeliverable"
 )
 
 // Event is the body of an observer event.

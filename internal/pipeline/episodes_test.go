@@ -1,0 +1,58 @@
+package pipeline_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/pipeline"
+)
+
+// full is JetStream's answer to a publish into a full discard-new stream.
+var full = &jetstream.APIError{Code: 503, ErrorCode: 10077, Description: "maximum messages exceeded"}
+
+// TestEpisodes: one warning, one Began and a Blocked pair per episode,
+// however many refusals; a timeout during a refusal is part of it; an
+// acknowledgement ends it, and the next refusal begins another.
+func TestEpisodes(t *testing.T) {
+	var logs bytes.Buffer
+	var began []natserr.Refusal
+	var blocked []string
+	e := &pipeline.Episodes{Stream: "SCHED_FIRES", Log: slog.New(slog.NewTextHandler(&logs, nil)),
+		Began:   func(r natserr.Refusal, id string, err error) { began = append(began, r) },
+		Blocked: func(r natserr.Refusal, on bool) { blocked = append(blocked, fmt.Sprintf("%s %v", r, on)) }}
+	for i := range 100 {
+		e.Refused(fmt.Sprint("s.", i), full)
+	}
+	if !e.GaveUp("s.1", context.DeadlineExceeded) {
+		t.Error("a timeout during a full stream is not part of the episode")
+	}
+	e.Acknowledged()
+	e.Acknowledged()
+	if e.StepFailed("s.2", errors.New("conflict")) {
+		t.Error("an unrelated step error was taken as part of an episode")
+	}
+	if !e.StepFailed("shard-3", context.DeadlineExceeded) {
+		t.Error("an unanswered lease renewal began no episode")
+	}
+	e.Acknowledged()
+	if want := []natserr.Refusal{natserr.StreamFull, natserr.Unacknowledged}; fmt.Sprint(began) != fmt.Sprint(want) {
+		t.Errorf("began %v, want %v", began, want)
+	}
+	if want := "[stream_full true stream_full false unacknowledged true unacknowledged false]"; fmt.Sprint(blocked) != want {
+		t.Errorf("blocked %v, want %s", blocked, want)
+	}
+	if n := strings.Count(logs.String(), "level=WARN"); n != 2 {
+		t.Errorf("%d warnings for two episodes:\n%s", n, logs.String())
+	}
+	var nilEps *pipeline.Episodes
+	nilEps.Refused("x", full) // a Publisher without Episodes
+	nilEps.Acknowledged()
+}
