@@ -114,7 +114,7 @@ func (tl tolerance) String() string {
 
 // levels of one stretch of samples.
 type levels struct {
-	n                     int
+	n                       int
 	rssKiB, goroutines, fds float64
 }
 

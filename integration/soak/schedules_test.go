@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // The mix: how many of each cadence, and how many of each the chaos may
@@ -130,18 +131,29 @@ func buildSchedules() []*soakSchedule {
 	return out
 }
 
-// register writes the schedule's current form.
-func (s *soakSchedule) register(ctx context.Context, c *client.Client) error {
+// register writes the schedule's current form and returns the cadence it
+// has now. An interval counts from its anchor, which the store sets to the
+// time of the first write of that interval (kvstore.Spec.Align "anchor";
+// pkg/client's Every does not set align): read back from the stored spec.
+func (s *soakSchedule) register(ctx context.Context, c *client.Client, store *kvstore.Store) (cadence, error) {
 	opts := append(append([]client.Option{}, s.opts...), client.WithKey(s.id))
+	cad := s.forms[s.cur].cad
 	if _, err := c.Schedule(ctx, s.workflow, s.input, s.forms[s.cur].rec, opts...); err != nil {
-		return fmt.Errorf("register %s (%s): %w", s.id, s.forms[s.cur].rec, err)
+		return cad, fmt.Errorf("register %s (%s): %w", s.id, s.forms[s.cur].rec, err)
 	}
-	return nil
+	e, err := store.GetSpec(ctx, s.id)
+	if err != nil {
+		return cad, fmt.Errorf("read back %s: %w", s.id, err)
+	}
+	if e.Spec.Every != "" && e.Spec.Anchor != nil && (e.Spec.Align == "" || e.Spec.Align == "anchor") {
+		cad.phase = time.Duration(floorMod(e.Spec.Anchor.UnixMilli(), cad.step.Milliseconds())) * time.Millisecond
+	}
+	return cad, nil
 }
 
 // registerAll registers every schedule, a few at a time, and starts each
 // one's timeline: its slots are owed from the moment its write returned.
-func registerAll(ctx context.Context, c *client.Client, scheds []*soakSchedule) error {
+func registerAll(ctx context.Context, c *client.Client, store *kvstore.Store, scheds []*soakSchedule) error {
 	const par = 6
 	work := make(chan *soakSchedule)
 	errs := make(chan error, par)
@@ -150,11 +162,12 @@ func registerAll(ctx context.Context, c *client.Client, scheds []*soakSchedule) 
 		wg.Go(func() {
 			for s := range work {
 				begin := time.Now()
-				if err := s.register(ctx, c); err != nil {
+				cad, err := s.register(ctx, c, store)
+				if err != nil {
 					errs <- err
 					return
 				}
-				s.timeline = []segment{{begin: begin, start: time.Now(), cad: s.forms[0].cad}}
+				s.timeline = []segment{{begin: begin, start: time.Now(), cad: cad}}
 			}
 		})
 	}

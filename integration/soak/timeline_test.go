@@ -62,7 +62,7 @@ type segment struct {
 // change, a slot before the schedule existed).
 type tally struct {
 	expected, fired, lost, duplicates, unexpected int
-	lostSlots, dupSlots, unexpectedSlots         []int64
+	lostSlots, dupSlots, unexpectedSlots          []int64
 }
 
 func (a *tally) add(b tally) {
