@@ -138,6 +138,11 @@ func (m *monitor) report(minute int, partial bool) {
 		}
 		in.mu.Unlock()
 		p99 := percentile(st.lateMs, 99)
+		if s.at.IsZero() {
+			m.t.Logf("soak minute %d%s %s#%d pid %d: just restarted, not sampled yet; %d fires/min, p99 lateness %.1f ms",
+				minute, note, in.name, g.n, g.pid, st.fires, p99)
+			continue
+		}
 		m.t.Logf("soak minute %d%s %s#%d pid %d age %s: RSS %.1f MiB, %d goroutines, %d open fds, %d fires/min, p99 lateness %.1f ms",
 			minute, note, in.name, g.n, g.pid, s.age.Round(time.Second), float64(s.rssKiB)/1024, s.goroutines, s.fds, st.fires, p99)
 		fmt.Fprintf(m.csv, "%d,%s,%s,%d,%d,%.0f,%d,%d,%d,%d,%.2f\n", minute, s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
@@ -162,4 +167,25 @@ func createCSV(path string) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// writeSamples writes every sample of every generation (every 10 s) to
+// path, for plotting a run.
+func writeSamples(path string, fl *fleet) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(f, "time_utc,instance,generation,pid,age_s,rss_kib,goroutines,open_fds")
+	for _, in := range fl.insts {
+		for _, g := range in.generations() {
+			in.mu.Lock()
+			for _, s := range g.samples {
+				fmt.Fprintf(f, "%s,%s,%d,%d,%.0f,%d,%d,%d\n", s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
+					s.age.Seconds(), s.rssKiB, s.goroutines, s.fds)
+			}
+			in.mu.Unlock()
+		}
+	}
+	return f.Close()
 }

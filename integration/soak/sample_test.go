@@ -87,11 +87,17 @@ func scrapeGoroutines(ctx context.Context, hc *http.Client, port int) (int, erro
 }
 
 // flatRule is "flat after warm-up": a generation's level after its warm-up
-// is the median of its samples in [warm-up, warm-up+window); its level at
-// the end is the median of the last third of its life; the end may exceed
-// the start by pct percent plus abs, for each of RSS, goroutines and open
-// files. Medians, not maxima: the two stretches hold different numbers of
-// samples, and a maximum grows with the count; a leak moves the median.
+// is read from its samples in [warm-up, warm-up+window); its level at the
+// end from the last third of its life; the end may exceed the start by pct
+// percent plus abs, for each of RSS, goroutines and open files.
+// Goroutines and open files are steady numbers: their level is the median
+// (the stretches hold different numbers of samples, and a maximum grows
+// with the count; a leak moves the median). RSS is not: with the
+// scheduler's GOGC of 200 the heap grows to three times what is live
+// before a collection, and the runtime hands freed pages back slowly, so
+// RSS saw-tooths over minutes and a median lands anywhere on the tooth.
+// Its level is the peak of each stretch: the height the runtime settles at,
+// which a leak raises.
 type flatRule struct {
 	warmFirst, warmRestart, window time.Duration
 	rss, goroutines, fds           tolerance
@@ -115,11 +121,11 @@ func (tl tolerance) String() string {
 // levels of one stretch of samples.
 type levels struct {
 	n                       int
-	rssKiB, goroutines, fds float64
+	rssKiB, goroutines, fds float64 // peak RSS, median goroutines and fds
 }
 
 func (l levels) String() string {
-	return fmt.Sprintf("RSS %.1f MiB, %.0f goroutines, %.0f fds (median of %d samples)", l.rssKiB/1024, l.goroutines, l.fds, l.n)
+	return fmt.Sprintf("RSS peak %.1f MiB, median %.0f goroutines and %.0f fds (%d samples)", l.rssKiB/1024, l.goroutines, l.fds, l.n)
 }
 
 func medianLevels(ss []sample) levels {
@@ -134,8 +140,12 @@ func medianLevels(ss []sample) levels {
 		}
 		return (v[len(v)/2-1] + v[len(v)/2]) / 2
 	}
+	var peak int64
+	for _, s := range ss {
+		peak = max(peak, s.rssKiB)
+	}
 	return levels{n: len(ss),
-		rssKiB:     med(func(s sample) float64 { return float64(s.rssKiB) }),
+		rssKiB:     float64(peak),
 		goroutines: med(func(s sample) float64 { return float64(s.goroutines) }),
 		fds:        med(func(s sample) float64 { return float64(s.fds) })}
 }

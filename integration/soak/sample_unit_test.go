@@ -7,7 +7,7 @@ import (
 )
 
 func TestFlatRule(t *testing.T) {
-	rule := flatRule{warmFirst: 2 * time.Minute, warmRestart: time.Minute, window: time.Minute,
+	rule := flatRule{warmFirst: 2 * time.Minute, warmRestart: time.Minute, window: 2 * time.Minute,
 		rss: tolerance{pct: 15}, goroutines: tolerance{pct: 10}, fds: tolerance{abs: 5}}
 	// series is a sample every 10s for life, with levels by age.
 	series := func(life time.Duration, f func(age time.Duration) sample) []sample {
@@ -54,16 +54,29 @@ func TestFlatRule(t *testing.T) {
 			s.fds = 30 + int(age/time.Minute)
 			return s
 		}, true, []string{"goroutines rose", "open files rose"}},
-		{"one spike is not a leak", 10 * time.Minute, true, func(age time.Duration) sample {
+		{"a goroutine spike is not a leak", 10 * time.Minute, true, func(age time.Duration) sample {
 			s := flat(age)
 			if age == 9*time.Minute {
-				s.rssKiB, s.goroutines = 500<<10, 900
+				s.goroutines, s.fds = 900, 90
 			}
 			return s
 		}, true, nil},
-		{"too short", 4 * time.Minute, true, flat, false, nil},
-		{"restarted, long enough", 3 * time.Minute, false, flat, true, nil},
-		{"restarted, too short", 150 * time.Second, false, flat, false, nil},
+		{"an RSS saw-tooth is flat", 10 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			s.rssKiB = int64(100<<10) + int64(age/(10*time.Second)%9)*(25<<10) // 100..300 MiB every 90 s
+			return s
+		}, true, nil},
+		{"a higher saw-tooth is not", 10 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			s.rssKiB = int64(100<<10) + int64(age/(10*time.Second)%9)*(25<<10)
+			if age > 7*time.Minute {
+				s.rssKiB += 60 << 10
+			}
+			return s
+		}, true, []string{"RSS rose"}},
+		{"too short", 5 * time.Minute, true, flat, false, nil},
+		{"restarted, long enough", 270 * time.Second, false, flat, true, nil},
+		{"restarted, too short", 4 * time.Minute, false, flat, false, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := rule.judge(series(tc.life, tc.f), tc.life, tc.first)
