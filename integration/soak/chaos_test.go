@@ -22,6 +22,17 @@ import (
 // watch on a loaded box): slots within it of an action may go either way.
 const grace = 5 * time.Second
 
+// lead is how long before an action a slot may have been due and still
+// meet the schedule as the action left it: fired late after its owner
+// crashed (a takeover waits for the claim TTL, 30s, after the lease TTL,
+// 10s), it is judged paused, removed, re-planned or on a holiday, and
+// rightly not fired. Such slots are not owed.
+const lead = 45 * time.Second
+
+// Holidays of the edited calendar last 15 to 40 s, with at least
+// holidayGap between them, so that its schedules owe slots in between.
+const holidayGap = 90 * time.Second
+
 type chaos struct {
 	c        *client.Client
 	store    *kvstore.Store
@@ -32,6 +43,8 @@ type chaos struct {
 	pool, calEdit, plain []*soakSchedule
 	pending              []pendingAction
 	holiday              bool
+	// holidayEnds is when a holiday ends; holidayOff when the last ended.
+	holidayEnds, holidayOff time.Time
 
 	triggers  map[string]string // slot id -> schedule id
 	backfills []backfillReq
@@ -89,7 +102,10 @@ func (ch *chaos) run(ctx context.Context, end time.Time) {
 		case n < 11:
 			ch.remove(ctx)
 		default:
-			ch.editCalendar(ctx, !ch.holiday)
+			if !ch.holiday && time.Since(ch.holidayOff) >= holidayGap {
+				ch.editCalendar(ctx, true)
+				ch.holidayEnds = time.Now().Add(15*time.Second + time.Duration(ch.rng.Int64N(int64(25*time.Second))))
+			}
 		}
 	}
 }
@@ -98,9 +114,6 @@ func (ch *chaos) run(ctx context.Context, end time.Time) {
 // holiday: at the end every schedule is due again.
 func (ch *chaos) finish(ctx context.Context) {
 	ch.undoDue(ctx, true)
-	if ch.holiday {
-		ch.editCalendar(ctx, false)
-	}
 }
 
 func (ch *chaos) fail(format string, args ...any) {
@@ -203,7 +216,7 @@ func (ch *chaos) suspend(ctx context.Context, what string, call func(context.Con
 		return
 	}
 	mark(s)
-	s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace})
+	s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace, lead: lead})
 	ch.undoLater(s)
 	ch.counts[what]++
 }
@@ -224,13 +237,16 @@ func (ch *chaos) update(ctx context.Context) {
 		ch.fail("update %s: %v", s.id, err)
 		return
 	}
-	s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace, cad: cad})
+	s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace, lead: lead, cad: cad})
 	ch.counts["update"]++
 }
 
 // undoDue resumes or re-adds the schedules whose time has come (all of them
 // with all).
 func (ch *chaos) undoDue(ctx context.Context, all bool) {
+	if ch.holiday && (all || !time.Now().Before(ch.holidayEnds)) {
+		ch.editCalendar(ctx, false)
+	}
 	keep := ch.pending[:0]
 	for _, p := range ch.pending {
 		if !all && time.Now().Before(p.at) {
@@ -252,7 +268,7 @@ func (ch *chaos) undoDue(ctx context.Context, all bool) {
 			continue
 		}
 		s.paused, s.removed = false, false
-		s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace, cad: cad})
+		s.timeline = append(s.timeline, segment{begin: begin, start: end, grace: grace, lead: lead, cad: cad})
 		ch.counts[what]++
 	}
 	ch.pending = slices.Clip(keep)
@@ -274,8 +290,11 @@ func (ch *chaos) editCalendar(ctx context.Context, holiday bool) {
 		return
 	}
 	ch.holiday = holiday
+	if !holiday {
+		ch.holidayOff = end
+	}
 	for _, s := range ch.calEdit {
-		seg := segment{begin: begin, start: end, grace: grace}
+		seg := segment{begin: begin, start: end, grace: grace, lead: lead}
 		if !holiday {
 			seg.cad = s.timeline[0].cad // cron: no anchor, never updated
 		}

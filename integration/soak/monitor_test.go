@@ -39,7 +39,7 @@ type monitor struct {
 	syncErrs               int
 }
 
-const csvHeader = "minute,time_utc,instance,generation,pid,age_s,rss_kib,goroutines,open_fds,fires_per_min,p99_lateness_ms\n"
+const csvHeader = "minute,time_utc,instance,generation,pid,age_s,rss_kib,goroutines,open_fds,heap_goal_kib,fires_per_min,p99_lateness_ms\n"
 
 func newMonitor(t *testing.T, f *fleet, c *checker, errs *errorLog, csv io.Writer, handled *atomic.Int64) *monitor {
 	return &monitor{t: t, fleet: f, check: c, errs: errs, csv: csv, handled: handled,
@@ -143,10 +143,11 @@ func (m *monitor) report(minute int, partial bool) {
 				minute, note, in.name, g.n, g.pid, st.fires, p99)
 			continue
 		}
-		m.t.Logf("soak minute %d%s %s#%d pid %d age %s: RSS %.1f MiB, %d goroutines, %d open fds, %d fires/min, p99 lateness %.1f ms",
-			minute, note, in.name, g.n, g.pid, s.age.Round(time.Second), float64(s.rssKiB)/1024, s.goroutines, s.fds, st.fires, p99)
-		fmt.Fprintf(m.csv, "%d,%s,%s,%d,%d,%.0f,%d,%d,%d,%d,%.2f\n", minute, s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
-			s.age.Seconds(), s.rssKiB, s.goroutines, s.fds, st.fires, p99)
+		m.t.Logf("soak minute %d%s %s#%d pid %d age %s: RSS %.1f MiB, %d goroutines, %d open fds, heap goal %.1f MiB, %d fires/min, p99 lateness %.1f ms",
+			minute, note, in.name, g.n, g.pid, s.age.Round(time.Second), float64(s.rssKiB)/1024, s.goroutines, s.fds,
+			float64(s.heapGoalKiB)/1024, st.fires, p99)
+		fmt.Fprintf(m.csv, "%d,%s,%s,%d,%d,%.0f,%d,%d,%d,%d,%d,%.2f\n", minute, s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
+			s.age.Seconds(), s.rssKiB, s.goroutines, s.fds, s.heapGoalKiB, st.fires, p99)
 	}
 	handled := m.handled.Load()
 	slices.Sort(all)
@@ -176,13 +177,13 @@ func writeSamples(path string, fl *fleet) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(f, "time_utc,instance,generation,pid,age_s,rss_kib,goroutines,open_fds")
+	fmt.Fprintln(f, "time_utc,instance,generation,pid,age_s,rss_kib,goroutines,open_fds,heap_goal_kib")
 	for _, in := range fl.insts {
 		for _, g := range in.generations() {
 			in.mu.Lock()
 			for _, s := range g.samples {
-				fmt.Fprintf(f, "%s,%s,%d,%d,%.0f,%d,%d,%d\n", s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
-					s.age.Seconds(), s.rssKiB, s.goroutines, s.fds)
+				fmt.Fprintf(f, "%s,%s,%d,%d,%.0f,%d,%d,%d,%d\n", s.at.UTC().Format(time.RFC3339), in.name, g.n, g.pid,
+					s.age.Seconds(), s.rssKiB, s.goroutines, s.fds, s.heapGoalKiB)
 			}
 			in.mu.Unlock()
 		}

@@ -22,6 +22,11 @@ type sample struct {
 	rssKiB     int64
 	goroutines int
 	fds        int
+	// heapGoalKiB is go_memstats_next_gc_bytes: the heap size at which the
+	// next collection starts, three times the heap live after the last
+	// one at GOGC 200. Reported, not judged: it tells a live heap that
+	// grows from RSS's saw-tooth.
+	heapGoalKiB int64
 }
 
 // readSample reads pid's VmRSS and open file descriptors, and go_goroutines
@@ -48,42 +53,51 @@ func readSample(ctx context.Context, hc *http.Client, pid, port int) (sample, er
 		return s, err
 	}
 	s.fds = len(fds)
-	s.goroutines, err = scrapeGoroutines(ctx, hc, port)
+	m, err := scrapeMetrics(ctx, hc, port, "go_goroutines", "go_memstats_next_gc_bytes")
+	s.goroutines, s.heapGoalKiB = int(m[0]), int64(m[1])/1024
 	return s, err
 }
 
-// scrapeGoroutines reads go_goroutines from http://127.0.0.1:port/metrics.
-func scrapeGoroutines(ctx context.Context, hc *http.Client, port int) (int, error) {
+// scrapeMetrics reads the values of unlabelled metrics from
+// http://127.0.0.1:port/metrics.
+func scrapeMetrics(ctx context.Context, hc *http.Client, port int, names ...string) ([]float64, error) {
+	vals := make([]float64, len(names))
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", port)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, err
+		return vals, err
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return 0, err
+		return vals, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("%s: %s", url, resp.Status)
+		return vals, fmt.Errorf("%s: %s", url, resp.Status)
 	}
+	found := 0
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "go_goroutines "); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(rest), 64)
-			if err != nil {
-				return 0, fmt.Errorf("%s: go_goroutines %q: %w", url, rest, err)
-			}
-			return int(v), nil
+		name, v, ok := strings.Cut(sc.Text(), " ")
+		i := slices.Index(names, name)
+		if !ok || i < 0 {
+			continue
 		}
+		if vals[i], err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+			return vals, fmt.Errorf("%s: %s %q: %w", url, name, v, err)
+		}
+		found++
 	}
 	if err := sc.Err(); err != nil {
-		return 0, fmt.Errorf("%s: %w", url, err)
+		return vals, fmt.Errorf("%s: %w", url, err)
 	}
-	return 0, fmt.Errorf("%s: no go_goroutines", url)
+	if found < len(names) {
+		return vals, fmt.Errorf("%s: %d of %v found", url, found, names)
+	}
+	return vals, nil
 }
 
 // flatRule is "flat after warm-up": a generation's level after its warm-up

@@ -45,14 +45,18 @@ type segment struct {
 	// fire.
 	begin time.Time
 	// start is when the call returned; the slots of cad later than
-	// start+grace are owed. The segment ends when the next one begins,
-	// less the next one's grace: a slot due just before an action may be
-	// dealt with either way (a scheduler a little late sees the pause
-	// first), and the previous cadence's slots may still fire until the
-	// next action's start+grace (its watch has not delivered it yet).
+	// start+grace are owed, until the next segment begins less its lead;
+	// the previous cadence's slots may still fire until the next action's
+	// start+grace (a watch has not delivered it yet).
 	start time.Time
 	grace time.Duration
-	cad   cadence
+	// lead is how long before begin the previous segment stops owing
+	// slots: a slot due then but fired late (its owner crashed, and a
+	// takeover waits up to the claim and lease TTLs) meets the schedule as
+	// the action left it, paused, removed, re-planned or on a holiday, and
+	// is rightly not fired.
+	lead time.Duration
+	cad  cadence
 }
 
 // tally is the accounting of regular slots: expected and fired are slots
@@ -94,7 +98,7 @@ func account(tl []segment, slots []int64, tEnd time.Time) tally {
 		hi := end
 		if i+1 < len(tl) {
 			next := tl[i+1]
-			hi = min(hi, next.begin.Add(-next.grace).UnixMilli())
+			hi = min(hi, next.begin.Add(-next.lead).UnixMilli())
 		}
 		step := seg.cad.step.Milliseconds()
 		for ms := seg.cad.after(seg.start.Add(seg.grace).UnixMilli()); ms <= hi; ms += step {

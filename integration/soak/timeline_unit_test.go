@@ -47,11 +47,14 @@ func TestAccount(t *testing.T) {
 	created := []segment{{begin: at(0.2), start: at(0.5), cad: sec}}
 	// A pause returning at 30.1 (grace 5s), resumed at 60 (returned 60.1).
 	paused := append(slices.Clone(created),
-		segment{begin: at(30), start: at(30.1), grace: 5 * time.Second},
-		segment{begin: at(60), start: at(60.1), grace: 5 * time.Second, cad: sec})
+		segment{begin: at(30), start: at(30.1), grace: 5 * time.Second, lead: 5 * time.Second},
+		segment{begin: at(60), start: at(60.1), grace: 5 * time.Second, lead: 5 * time.Second, cad: sec})
+	// The same pause with a lead of 20s: slots 10..25 need not fire.
+	pausedLead := slices.Clone(paused)
+	pausedLead[1].lead = 20 * time.Second
 	// From 1s to 2s at 30 (returned 30.1).
 	changed := append(slices.Clone(created),
-		segment{begin: at(30), start: at(30.1), grace: 5 * time.Second, cad: cadence{step: 2 * time.Second}})
+		segment{begin: at(30), start: at(30.1), grace: 5 * time.Second, lead: 5 * time.Second, cad: cadence{step: 2 * time.Second}})
 
 	for _, tc := range []struct {
 		name  string
@@ -75,6 +78,7 @@ func TestAccount(t *testing.T) {
 			tally{expected: 60, fired: 60, unexpected: 2, unexpectedSlots: []int64{ms(36), ms(59)}}},
 		{"paused, owed slot after the resume lost", paused, slots(sec, 0.5, 25, slots(sec, 66.1, 100)...),
 			tally{expected: 60, fired: 59, lost: 1, lostSlots: []int64{ms(66)}}},
+		{"paused with a lead", pausedLead, slots(sec, 0.5, 10, slots(sec, 65.1, 100)...), tally{expected: 45, fired: 45}},
 		// Owed: 1..25 on 1s, then 36, 38, ... 100 on 2s (33 slots).
 		{"cadence change", changed, slots(sec, 0.5, 35, slots(cadence{step: 2 * time.Second}, 35, 100)...),
 			tally{expected: 58, fired: 58}},
