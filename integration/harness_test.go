@@ -229,22 +229,10 @@ func connectURLs(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 	return nc, js
 }
 
-// openStore opens jetsched's buckets (created by a running scheduler or
-// by kvstore.Setup), retrying while JetStream settles.
+// openStore opens jetsched's buckets (faulttest.OpenStore).
 func openStore(t *testing.T, js jetstream.JetStream) *kvstore.Store {
 	t.Helper()
-	var store *kvstore.Store
-	err := testwait.Until(30*time.Second, "the jetsched buckets", func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		var err error
-		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
-		return err
-	})
-	if err != nil {
-		t.Fatalf("open jetsched buckets: %v", err)
-	}
-	return store
+	return faulttest.OpenStore(t, js)
 }
 
 // freePort finds a free TCP port on 127.0.0.1 outside Linux's ephemeral

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,6 +30,11 @@ func TestProcLifecycle(t *testing.T) {
 	if !p.Running() || p.ExitStatus() != "running" {
 		t.Fatalf("running %v, status %s", p.Running(), p.ExitStatus())
 	}
+	if pid := p.Pid(); pid <= 0 {
+		t.Errorf("Pid of a running process: %d", pid)
+	} else if _, err := os.Stat(fmt.Sprintf("/proc/%d/status", pid)); err != nil {
+		t.Errorf("Pid %d has no /proc entry: %v", pid, err)
+	}
 	if _, err := p.Launch(); err == nil {
 		t.Error("a second launch while running: no error")
 	}
@@ -36,6 +42,9 @@ func TestProcLifecycle(t *testing.T) {
 	p.Kill()
 	if p.Running() || p.ExitCode() != -1 {
 		t.Errorf("after Kill: running %v, exit code %d", p.Running(), p.ExitCode())
+	}
+	if pid := p.Pid(); pid != 0 {
+		t.Errorf("Pid after Kill: %d, want 0", pid)
 	}
 	p.Env = []string{"START=second"}
 	if err := p.Start(10 * time.Second); err != nil {

@@ -160,6 +160,22 @@ func (p *Proc) Running() bool {
 	}
 }
 
+// Pid is the current process's id, 0 when it is not running (the soak
+// test reads its /proc entries).
+func (p *Proc) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cmd == nil || p.cmd.Process == nil {
+		return 0
+	}
+	select {
+	case <-p.done:
+		return 0
+	default:
+		return p.cmd.Process.Pid
+	}
+}
+
 // Kill sends SIGKILL (a crash) and waits until the process is gone. A
 // no-op when it is not running.
 func (p *Proc) Kill() { p.signal(syscall.SIGKILL, 0) }
