@@ -224,7 +224,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		return err
 	}
 	// A clock off from the servers' fires slots early or late: say so.
-	if d.skew, err = skew.New(skew.Config{Leases: d.store.Leases(), Instance: d.engine.Instance(), Logger: log}); err != nil {
+	if d.skew, err = skew.New(skew.Config{Leases: d.store.Leases(), Instance: d.engine.Instance(), Run: d.engine.LeaseRun(), Logger: log}); err != nil {
 		return err
 	}
 	if err := d.skew.Start(ctx); err != nil {

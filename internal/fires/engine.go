@@ -149,6 +149,11 @@ func (e *Engine) Health(ctx context.Context, tolerance time.Duration) (Health, e
 	}
 }
 
+// LeaseRun identifies the lease and member records this process writes
+// (their "run"), apart from a previous process's under the same instance
+// name.
+func (e *Engine) LeaseRun() string { return e.leases.runID }
+
 // LeasesHeld is the number of shard leases this instance holds.
 func (e *Engine) LeasesHeld() int { return e.leases.count() }
 

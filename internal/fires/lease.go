@@ -28,6 +28,9 @@ type leaseValue struct {
 	Owner   string    `json:"owner"`
 	Renewed time.Time `json:"renewed"`
 	TTL     string    `json:"ttl"`
+	// Run tells this process's records from a previous one's under the
+	// same instance name (the clock-skew watcher measures only its own).
+	Run string `json:"run,omitempty"`
 }
 
 // leases holds this instance's share of the shards. Each lease is a key
@@ -55,6 +58,8 @@ type leases struct {
 	subMu sync.Mutex
 	subs  []chan struct{} // more listeners (the wakeup engine)
 
+	// runID identifies this process's lease records (leaseValue.Run).
+	runID string
 	// joinAt, when set, keeps this instance out of the shares (no member
 	// key, no lease taken) until it is closed: an instance that joins a
 	// running fleet takes shards once its index is complete, while the
@@ -78,7 +83,7 @@ func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, s
 	return &leases{
 		kv: kv, js: js, instance: instance, shards: shards, ttl: ttl,
 		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {},
-		changed: make(chan struct{}, 1), held: make(map[int]heldLease),
+		changed: make(chan struct{}, 1), held: make(map[int]heldLease), runID: randomID(),
 	}
 }
 
@@ -324,7 +329,7 @@ func (l *leases) survey(ctx context.Context) (members int, taken map[int]string,
 }
 
 func (l *leases) value() []byte {
-	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String()})
+	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String(), Run: l.runID})
 	return b
 }
 

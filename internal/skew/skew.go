@@ -39,6 +39,11 @@ type Config struct {
 	// Instance is the scheduler's instance id: the watcher reads
 	// member.<Instance>. Required.
 	Instance string
+	// Run, when set, is the "run" of this process's member records
+	// (fires.Engine.LeaseRun): a record of a previous process under the
+	// same instance name, not yet replaced, is not measured (it shows the
+	// previous process's clock).
+	Run string
 	// Tolerance is the skew, either way, above which a warning is logged.
 	// Default DefaultTolerance.
 	Tolerance time.Duration
@@ -63,6 +68,15 @@ func Measure(e jetstream.KeyValueEntry) (time.Duration, error) {
 		return 0, fmt.Errorf("skew: member record %s has no renewal time", e.Key())
 	}
 	return v.Renewed.Sub(e.Created()), nil
+}
+
+// recordRun is the "run" of a member record ("" when it has none).
+func recordRun(e jetstream.KeyValueEntry) string {
+	var v struct {
+		Run string `json:"run"`
+	}
+	_ = json.Unmarshal(e.Value(), &v)
+	return v.Run
 }
 
 // Watcher measures the skew periodically and logs a warning while it is
@@ -136,6 +150,9 @@ func (w *Watcher) check(ctx context.Context) bool {
 	e, err := w.cfg.Leases.Get(rctx, "member."+w.cfg.Instance)
 	if err != nil {
 		return false
+	}
+	if w.cfg.Run != "" && recordRun(e) != w.cfg.Run {
+		return false // a previous process's record: look again soon
 	}
 	d, err := Measure(e)
 	if err != nil {

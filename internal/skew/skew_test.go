@@ -130,3 +130,39 @@ func TestNewValidates(t *testing.T) {
 	w.Stop(context.Background())
 	w.Stop(context.Background())
 }
+
+// TestWatcherSkipsAPreviousRun: a member record left by a previous process
+// under the same instance name (its clock right) is not taken for this
+// process's: the watcher waits for its own record (this clock 30s ahead)
+// and warns. Measuring the old one, it waited a whole Interval and the
+// partition tests' clock-ahead nemesis saw no warning under load.
+func TestWatcherSkipsAPreviousRun(t *testing.T) {
+	kv := leases(t)
+	ctx := context.Background()
+	put := func(run string, skew time.Duration) {
+		v, _ := json.Marshal(map[string]any{"owner": "s1", "renewed": time.Now().Add(skew).UTC(), "ttl": "10s", "run": run})
+		if _, err := kv.Put(ctx, "member.s1", v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("old", 0)
+	differs := testlog.NewSignal("clock differs from the NATS server's")
+	w, err := New(Config{Leases: kv, Instance: "s1", Run: "new", Interval: time.Hour, Logger: differs.Logger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	// The watcher's first look is 1s after its start: let it find the
+	// previous run's record first (on a slow machine it may look later,
+	// and the test then proves less, never fails wrongly).
+	time.Sleep(1500 * time.Millisecond)
+	put("new", 30*time.Second)
+	select {
+	case <-differs.Seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no warning within 10s: the previous run's record was measured and the next look is an Interval away")
+	}
+}
