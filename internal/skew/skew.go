@@ -152,7 +152,8 @@ func (w *Watcher) check(ctx context.Context) bool {
 		return false
 	}
 	if w.cfg.Run != "" && recordRun(e) != w.cfg.Run {
-		return false // a previous process's record: look again soon
+		w.log.Debug("member record of a previous process: not measured, looking again in a second")
+		return false
 	}
 	d, err := Measure(e)
 	if err != nil {

@@ -3,6 +3,7 @@ package skew
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -146,8 +147,12 @@ func TestWatcherSkipsAPreviousRun(t *testing.T) {
 		}
 	}
 	put("old", 0)
+	// One logger, two signals: the watcher passing over the old record,
+	// then its warning on the new one.
+	skipped := testlog.NewSignal("member record of a previous process")
 	differs := testlog.NewSignal("clock differs from the NATS server's")
-	w, err := New(Config{Leases: kv, Instance: "s1", Run: "new", Interval: time.Hour, Logger: differs.Logger()})
+	w, err := New(Config{Leases: kv, Instance: "s1", Run: "new", Interval: time.Hour,
+		Logger: slog.New(multiHandler{skipped, differs})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,10 +160,11 @@ func TestWatcherSkipsAPreviousRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop(context.Background())
-	// The watcher's first look is 1s after its start: let it find the
-	// previous run's record first (on a slow machine it may look later,
-	// and the test then proves less, never fails wrongly).
-	time.Sleep(1500 * time.Millisecond)
+	select {
+	case <-skipped.Seen:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the watcher did not pass over the previous run's record within 10s")
+	}
 	put("new", 30*time.Second)
 	select {
 	case <-differs.Seen:
@@ -166,3 +172,16 @@ func TestWatcherSkipsAPreviousRun(t *testing.T) {
 		t.Fatal("no warning within 10s: the previous run's record was measured and the next look is an Interval away")
 	}
 }
+
+// multiHandler sends every record to each of its handlers.
+type multiHandler []slog.Handler
+
+func (m multiHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (m multiHandler) Handle(ctx context.Context, r slog.Record) error {
+	for _, h := range m {
+		_ = h.Handle(ctx, r.Clone())
+	}
+	return nil
+}
+func (m multiHandler) WithAttrs([]slog.Attr) slog.Handler { return m }
+func (m multiHandler) WithGroup(string) slog.Handler      { return m }
