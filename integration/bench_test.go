@@ -2,8 +2,12 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestBenchFleetRunsSchedulerProcesses runs `scheduler bench --scenario
@@ -14,23 +18,7 @@ func TestBenchFleetRunsSchedulerProcesses(t *testing.T) {
 		t.Skip("-short: three fleets of scheduler processes, ~40 s (./test.sh and CI run it)")
 	}
 	bin := schedulerBinary(t)
-	out, err := exec.Command(bin, "bench", "--scenario", "fleet", "--fleet", "300", "--duration", "2s",
-		"--baseline-pairs", "2000", "--json").Output()
-	if err != nil {
-		t.Fatalf("bench: %v\n%s", err, out)
-	}
-	var rep struct {
-		Results []struct {
-			Scenario   string  `json:"scenario"`
-			Instances  int     `json:"instances"`
-			PerSec     float64 `json:"per_sec"`
-			Duplicates int     `json:"duplicates"`
-			Gaps       int     `json:"gaps"`
-		} `json:"results"`
-	}
-	if err := json.Unmarshal(out, &rep); err != nil {
-		t.Fatalf("bench --json: %v\n%s", err, out)
-	}
+	rep, out := runBench(t, bin, "--scenario", "fleet", "--fleet", "300", "--duration", "2s", "--baseline-pairs", "2000")
 	seen := 0
 	for _, r := range rep.Results {
 		if r.Scenario != "fleet" {
@@ -47,4 +35,109 @@ func TestBenchFleetRunsSchedulerProcesses(t *testing.T) {
 	if n, _ := exec.Command("pgrep", "-f", "name-prefix bench").Output(); len(n) > 0 {
 		t.Fatalf("scheduler processes left running: %s", n)
 	}
+}
+
+// benchResult is what these tests read of a bench report's row.
+type benchResult struct {
+	Scenario   string  `json:"scenario"`
+	Instances  int     `json:"instances"`
+	PerSec     float64 `json:"per_sec"`
+	Seconds    float64 `json:"seconds"`
+	RSSMiB     float64 `json:"rss_mib"`
+	Duplicates int     `json:"duplicates"`
+	Gaps       int     `json:"gaps"`
+	Note       string  `json:"note"`
+}
+
+// runBench runs `scheduler bench --json` with args and decodes its report.
+func runBench(t *testing.T, bin string, args ...string) (rep struct{ Results []benchResult }, out []byte) {
+	t.Helper()
+	out, err := exec.Command(bin, append(append([]string{"bench"}, args...), "--json")...).Output()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, out)
+	}
+	return rep, out
+}
+
+// TestBenchScaleMeasuresSchedulerProcess runs `scheduler bench --scenario
+// scale` from the built binary: its scheduler is a `scheduler run`
+// process, whose own memory is the RSS reported, every canary fired.
+func TestBenchScaleMeasuresSchedulerProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a scale run with a scheduler process, ~15 s (./test.sh and CI run it)")
+	}
+	bin := schedulerBinary(t)
+	rep, out := runBench(t, bin, "--scenario", "scale", "--scale", "3000", "--baseline-pairs", "2000")
+	seen := false
+	for _, r := range rep.Results {
+		if r.Scenario != "scale" {
+			continue
+		}
+		seen = true
+		if r.Seconds <= 0 || r.RSSMiB <= 0 || r.Gaps != 0 || !strings.Contains(r.Note, "scheduler process alone") {
+			t.Errorf("scale: %+v, want an index time, the scheduler process's RSS, 0 gaps", r)
+		}
+	}
+	if !seen {
+		t.Fatalf("no scale result\n%s", out)
+	}
+}
+
+// TestBenchChildrenDieWithIt kills a running `scheduler bench` with
+// SIGKILL: its `scheduler run` children go with it (parent-death signal)
+// instead of firing on into the next run's buckets.
+func TestBenchChildrenDieWithIt(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a fleet bench killed mid-run (./test.sh and CI run it)")
+	}
+	bin := schedulerBinary(t)
+	cmd := exec.Command(bin, "bench", "--scenario", "fleet", "--fleet", "100", "--duration", "30s", "--baseline-pairs", "1000")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	parent := strconv.Itoa(cmd.Process.Pid)
+	children := func() []string {
+		out, _ := exec.Command("pgrep", "-P", parent, "-f", "name-prefix bench").Output()
+		return strings.Fields(string(out))
+	}
+	var kids []string
+	deadline := time.Now().Add(2 * time.Minute)
+	for kids = children(); len(kids) == 0; kids = children() {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			<-done
+			t.Fatal("the bench started no scheduler process within 2 min")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	deadline = time.Now().Add(30 * time.Second)
+	for _, pid := range kids {
+		for alive(pid) {
+			if time.Now().After(deadline) {
+				_ = exec.Command("kill", "-9", pid).Run()
+				t.Fatalf("scheduler process %s outlived its killed bench by 30 s", pid)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// alive reports whether process pid exists and is not a zombie.
+func alive(pid string) bool {
+	b, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(f) > 0 && f[0] != "Z"
 }

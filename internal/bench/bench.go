@@ -86,8 +86,13 @@ type Config struct {
 	// scenario's own trail, with a random key, every 2s.
 	Audit bool
 	// MemProfile, when set, is a file the scale scenario writes a heap
-	// profile to when it measures RSS (the index complete, after a GC).
+	// profile of this process to when it measures RSS (the index
+	// complete, after a GC): of its scheduler with ScaleInProcess.
 	MemProfile string
+	// ScaleInProcess runs the scale scenario's scheduler in this process
+	// even when Binary is set (to profile it; its RSS is then the whole
+	// process's).
+	ScaleInProcess bool
 	// Progress receives a progress line per scenario (nil: none).
 	Progress io.Writer
 	// Logger receives the schedulers' logs. Default: discard.

@@ -234,15 +234,19 @@ func cpuSeconds() float64 {
 
 // rssMiB is the process's resident set size from /proc (0 where there is
 // no /proc).
-func rssMiB() float64 {
-	f, err := os.Open("/proc/self/status")
+func rssMiB() float64 { return statusMiB("self", "VmRSS") }
+
+// statusMiB is field (VmRSS, VmHWM...) of /proc/<pid>/status in MiB (0
+// where there is no /proc or no such field).
+func statusMiB(pid, field string) float64 {
+	f, err := os.Open("/proc/" + pid + "/status")
 	if err != nil {
 		return 0
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), field+":"); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
 			return kb / 1024
 		}

@@ -47,6 +47,14 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 		}
 		return in, nil
 	}
+	return s.startProcess(name)
+}
+
+// startProcess starts `scheduler run` as name on the scenario's layout,
+// with extra flags after run's own. The child is killed if this process
+// dies first (Linux), so that a bench stopped hard leaves no scheduler
+// behind to fire into the next run's buckets.
+func (s *scenario) startProcess(name string, extra ...string) (*process, error) {
 	conn := s.r.cfg.Conn
 	conn.URL = s.r.url
 	args := append(conn.Args(), "--name-prefix", s.layout.Prefix, "--log-level", "error",
@@ -57,8 +65,10 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 	if s.r.cfg.GCPercent != 0 {
 		args = append(args, "--gc-percent", strconv.Itoa(s.r.cfg.GCPercent))
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	dieWithParent(cmd)
 	// A bench process never writes an audit trail (or touches its stream).
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "JETSCHED_") {
@@ -71,6 +81,13 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 	p := &process{cmd: cmd, done: make(chan error, 1)}
 	go func() { p.done <- cmd.Wait() }()
 	return p, nil
+}
+
+// rssMiB is the process's resident set now and its peak (VmHWM), from
+// /proc (0 elsewhere).
+func (p *process) rssMiB() (now, peak float64) {
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	return statusMiB(pid, "VmRSS"), statusMiB(pid, "VmHWM")
 }
 
 // stop asks the process to stop (SIGTERM: it hands its shards back) and

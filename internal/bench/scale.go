@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"time"
 
@@ -89,7 +88,7 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	defer rc.stop()
 	r.progress("scale: %d schedules written in %s; starting the scheduler", n, write.Round(time.Millisecond))
 	start := time.Now()
-	in, err := s.startInstance(ctx, "bench-1")
+	in, err := s.startScaleMember(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -98,6 +97,7 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	go func() { done <- in.waitReady(ctx) }()
 	tk := time.NewTicker(250 * time.Millisecond)
 	defer tk.Stop()
+	var peakIndexing float64
 wait:
 	for {
 		select {
@@ -111,6 +111,7 @@ wait:
 		}
 	}
 	res.Seconds = time.Since(start).Seconds()
+	_, peakIndexing, _ = in.rss()
 	rc.waitFor(ctx, time.Now().Add(time.Minute), func(rc *receiver) bool { return rc.n >= canaries }, nil)
 	rc.mu.Lock()
 	if !rc.first.IsZero() {
@@ -119,20 +120,20 @@ wait:
 	}
 	res.Gaps = canaries - rc.n
 	rc.mu.Unlock()
-	runtime.GC()
-	res.RSSMiB = rssMiB()
+	rssNow, rssPeak, rssOf := in.rss()
+	res.RSSMiB = rssNow
 	if err := writeHeapProfile(r.cfg.MemProfile); err != nil {
 		return nil, err
 	}
 	r.progress("scale: index complete; measuring idle CPU for 5 s")
-	cpu0 := cpuSeconds()
+	cpu0 := in.cpu()
 	if err := sleepUntil(ctx, time.Now().Add(5*time.Second)); err != nil {
 		return nil, err
 	}
-	res.IdleCPU = (cpuSeconds() - cpu0) / 5
+	res.IdleCPU = (in.cpu() - cpu0) / 5
 	rc.latency(&res)
 	r.progressDone()
-	res.Note = fmt.Sprintf("written in %.1f s", write.Seconds())
+	res.Note = fmt.Sprintf("written in %.1f s; RSS of the %s (peak %.0f MiB, %.0f MiB when indexed)", write.Seconds(), rssOf, rssPeak, peakIndexing)
 	return []Result{res}, nil
 }
 

@@ -1,0 +1,105 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"time"
+)
+
+// scaleMember is the scale scenario's scheduler: a `scheduler run`
+// process when the run has the binary (so that its memory is measured
+// alone, as the issue's target reads), else an instance in this process.
+type scaleMember interface {
+	member
+	// waitReady waits until the due indexes are complete.
+	waitReady(ctx context.Context) error
+	// rss is the scheduler's resident set now and its peak so far, in MiB,
+	// and what they cover.
+	rss() (now, peak float64, what string)
+	// cpu is the CPU the scheduler has used so far, in seconds.
+	cpu() float64
+}
+
+// startScaleMember starts the scale scenario's scheduler.
+func (s *scenario) startScaleMember(ctx context.Context) (scaleMember, error) {
+	if s.r.cfg.Binary == "" || s.r.cfg.ScaleInProcess {
+		in, err := s.startInstance(ctx, "bench-1")
+		if err != nil {
+			return nil, err
+		}
+		return inProcess{in}, nil
+	}
+	addr, err := loopbackAddr()
+	if err != nil {
+		return nil, err
+	}
+	p, err := s.startProcess("bench-1", "--metrics-listen", addr)
+	if err != nil {
+		return nil, err
+	}
+	return &readyProcess{process: p, readyz: "http://" + addr + "/readyz"}, nil
+}
+
+// loopbackAddr is a free TCP address on 127.0.0.1 for a child to listen on.
+func loopbackAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("bench: pick a port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+// inProcess is the scale scheduler as an instance of this process: its
+// memory is the whole process's (server and writer included).
+type inProcess struct{ *instance }
+
+func (in inProcess) rss() (now, peak float64, what string) {
+	runtime.GC()
+	return rssMiB(), statusMiB("self", "VmHWM"), "bench process: server, writer and scheduler"
+}
+
+func (in inProcess) cpu() float64 { return cpuSeconds() }
+
+// readyProcess is the scale scheduler as a `scheduler run` process, ready
+// when its /readyz answers 200.
+type readyProcess struct {
+	*process
+	readyz string
+}
+
+func (p *readyProcess) waitReady(ctx context.Context) error {
+	client := &http.Client{Timeout: time.Second}
+	tk := time.NewTicker(50 * time.Millisecond)
+	defer tk.Stop()
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.readyz, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case err := <-p.done:
+			p.done <- err // stop() waits on it too
+			return fmt.Errorf("bench: the scheduler process exited before its index was complete: %v", err)
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for the index of the scheduler process: %w", ctx.Err())
+		case <-tk.C:
+		}
+	}
+}
+
+func (p *readyProcess) rss() (now, peak float64, what string) {
+	now, peak = p.rssMiB()
+	return now, peak, "scheduler process alone"
+}
+
+func (p *readyProcess) cpu() float64 { return p.cpuSeconds() }
