@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/testhttp"
 	"github.com/jetsched/jetsched/internal/testwait"
 )
 
@@ -140,7 +141,7 @@ func TestDeployMetricsExported(t *testing.T) {
 	}
 	var have map[string]bool
 	err = testwait.Until(20*time.Second, "every metric the dashboard and the alerts name in a scrape", func() error {
-		_, body := get(t, "http://"+d.MetricsAddr()+"/metrics")
+		_, body := testhttp.Get(t, "http://"+d.MetricsAddr()+"/metrics")
 		have = exported(body)
 		var missing []string
 		for m := range named {

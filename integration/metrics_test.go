@@ -2,27 +2,15 @@ package integration
 
 import (
 	"context"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/testhttp"
 	"github.com/jetsched/jetsched/internal/testwait"
 )
-
-func get(t *testing.T, url string) (int, string) {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
-}
 
 // TestMetricsAndHealth scrapes a running scheduler: fires, lateness,
 // claims, leases, pending timers, and the dead-man signal of a schedule
@@ -30,10 +18,10 @@ func get(t *testing.T, url string) (int, string) {
 func TestMetricsAndHealth(t *testing.T) {
 	d := startDaemon(t, daemon.Config{MetricsListen: "127.0.0.1:0", DeadManTolerance: time.Second})
 	base := "http://" + d.MetricsAddr()
-	if code, body := get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
+	if code, body := testhttp.Get(t, base+"/healthz"); code != 200 || !strings.Contains(body, "ok") {
 		t.Fatalf("/healthz %d %s", code, body)
 	}
-	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := testhttp.Get(t, base+"/readyz"); return code == 200 })
 
 	cliRun := cliRunner(d)
 	run := func(args ...string) {
@@ -48,7 +36,7 @@ func TestMetricsAndHealth(t *testing.T) {
 	run("wakeup", "add", "--run", "r", "--step", "s", "--workflow", "wf", "--when", "1h")
 
 	testwait.Eventually(t, 15*time.Second, "the fire and claim metrics", func() bool {
-		_, body := get(t, base+"/metrics")
+		_, body := testhttp.Get(t, base+"/metrics")
 		return strings.Contains(body, `jetsched_fires_total{reason="",workflow="wf"}`) &&
 			strings.Contains(body, "jetsched_fire_lateness_seconds_bucket") &&
 			strings.Contains(body, `jetsched_claims_total{result="won"}`) &&
@@ -65,7 +53,7 @@ func TestMetricsAndHealth(t *testing.T) {
 func TestInvalidScheduleMetrics(t *testing.T) {
 	d := startDaemon(t, daemon.Config{MetricsListen: "127.0.0.1:0"})
 	base := "http://" + d.MetricsAddr()
-	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := get(t, base+"/readyz"); return code == 200 })
+	testwait.Eventually(t, 10*time.Second, "/readyz answering 200", func() bool { code, _ := testhttp.Get(t, base+"/readyz"); return code == 200 })
 	specs, err := d.JetStream().KeyValue(context.Background(), d.Store().Layout().SpecsBucket)
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +62,7 @@ func TestInvalidScheduleMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 10*time.Second, "the invalid spec in the metrics", func() bool {
-		_, body := get(t, base+"/metrics")
+		_, body := testhttp.Get(t, base+"/metrics")
 		return strings.Contains(body, "jetsched_schedules_invalid 1\n") &&
 			strings.Contains(body, `jetsched_events_total{kind="invalid",source="schedules"} 1`)
 	})
@@ -82,7 +70,7 @@ func TestInvalidScheduleMetrics(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Eventually(t, 10*time.Second, "the fixed spec out of jetsched_schedules_invalid", func() bool {
-		_, body := get(t, base+"/metrics")
+		_, body := testhttp.Get(t, base+"/metrics")
 		return strings.Contains(body, "jetsched_schedules_invalid 0\n")
 	})
 }

@@ -85,9 +85,10 @@ type Config struct {
 	// ledger, the external-change watch, anchored checkpoints) on the
 	// scenario's own trail, with a random key, every 2s.
 	Audit bool
-	// MemProfile, when set, is a file the scale scenario writes a heap
-	// profile of this process to when it measures RSS (the index
-	// complete, after a GC): of its scheduler with ScaleInProcess.
+	// MemProfile, when set, is a file the scale scenario writes its
+	// scheduler's heap profile to when it measures RSS (the index
+	// complete, after a GC): the process's (fetched from its
+	// /debug/pprof/heap), or with ScaleInProcess this process's.
 	MemProfile string
 	// ScaleInProcess runs the scale scenario's scheduler in this process
 	// even when Binary is set (to profile it; its RSS is then the whole

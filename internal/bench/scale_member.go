@@ -3,8 +3,10 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
 	"time"
 )
@@ -21,6 +23,8 @@ type scaleMember interface {
 	rss() (now, peak float64, what string)
 	// cpu is the CPU the scheduler has used so far, in seconds.
 	cpu() float64
+	// writeHeap writes the scheduler's heap profile to path ("": none).
+	writeHeap(ctx context.Context, path string) error
 }
 
 // startScaleMember starts the scale scenario's scheduler.
@@ -36,11 +40,11 @@ func (s *scenario) startScaleMember(ctx context.Context) (scaleMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := s.startProcess("bench-1", "--metrics-listen", addr)
+	p, err := s.startProcess("bench-1", "--metrics-listen", addr, "--pprof")
 	if err != nil {
 		return nil, err
 	}
-	return &readyProcess{process: p, readyz: "http://" + addr + "/readyz"}, nil
+	return &readyProcess{process: p, base: "http://" + addr}, nil
 }
 
 // loopbackAddr is a free TCP address on 127.0.0.1 for a child to listen on.
@@ -64,11 +68,13 @@ func (in inProcess) rss() (now, peak float64, what string) {
 
 func (in inProcess) cpu() float64 { return cpuSeconds() }
 
+func (in inProcess) writeHeap(_ context.Context, path string) error { return writeHeapProfile(path) }
+
 // readyProcess is the scale scheduler as a `scheduler run` process, ready
-// when its /readyz answers 200.
+// when its /readyz answers 200, its profiles under base/debug/pprof/.
 type readyProcess struct {
 	*process
-	readyz string
+	base string
 }
 
 func (p *readyProcess) waitReady(ctx context.Context) error {
@@ -76,7 +82,7 @@ func (p *readyProcess) waitReady(ctx context.Context) error {
 	tk := time.NewTicker(50 * time.Millisecond)
 	defer tk.Stop()
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.readyz, nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/readyz", nil)
 		if err != nil {
 			return err
 		}
@@ -103,3 +109,31 @@ func (p *readyProcess) rss() (now, peak float64, what string) {
 }
 
 func (p *readyProcess) cpu() float64 { return p.cpuSeconds() }
+
+// writeHeap fetches the process's heap profile (after a collection).
+func (p *readyProcess) writeHeap(ctx context.Context, path string) error {
+	if path == "" {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/debug/pprof/heap?gc=1", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("heap profile of the scheduler process: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("heap profile of the scheduler process: %s", resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return f.Close()
+}

@@ -120,8 +120,8 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
-	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write a heap profile of the bench process to this file when the scale scenario measures RSS (with --scale-in-process: the scheduler's)")
-	fl.BoolVar(&cfg.ScaleInProcess, "scale-in-process", false, "run the scale scenario's scheduler in the bench process instead of a 'scheduler run' process (to profile it; RSS is then the whole process's)")
+	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write the scale scenario's scheduler's heap profile to this file when it measures RSS")
+	fl.BoolVar(&cfg.ScaleInProcess, "scale-in-process", false, "run the scale scenario's scheduler in the bench process instead of a 'scheduler run' process (to profile it with --cpuprofile; RSS is then the whole process's)")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON instead of the table")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
 	return cmd

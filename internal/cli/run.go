@@ -47,6 +47,7 @@ type daemonFlags struct {
 	pingInterval time.Duration
 	shards       int
 	metrics      string
+	pprof        bool
 	deadMan      time.Duration
 	memoryLimit  string
 	backfill     int
@@ -85,6 +86,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
+	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen (CPU, heap, goroutines; keep that address private)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
@@ -131,6 +133,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.clockOffset < -maxClockOffset || f.clockOffset > maxClockOffset {
 		return daemon.Config{}, invalidf("--clock-offset %s: must be within ±%s", f.clockOffset, maxClockOffset)
 	}
+	if f.pprof && f.metrics == "" {
+		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
+	}
 	events, err := kvstore.ParseEventSet(f.events)
 	if err != nil {
 		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
@@ -163,6 +168,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		Logger:       log,
 
 		MetricsListen:    f.metrics,
+		Profiling:        f.pprof,
 		DeadManTolerance: f.deadMan,
 		MaxBackfillSlots: f.backfill,
 		Console:          cons,

@@ -33,3 +33,13 @@ func TestRunClockOffset(t *testing.T) {
 		t.Errorf("run --help lists the hidden test flag --clock-offset:\n%s", stdout)
 	}
 }
+
+// TestRunPprofNeedsMetrics: --pprof without --metrics-listen is refused
+// (exit 2, naming both flags) before anything connects.
+func TestRunPprofNeedsMetrics(t *testing.T) {
+	var out, errOut strings.Builder
+	code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--pprof"}, &out, &errOut)
+	if code != ExitInvalid || !strings.Contains(errOut.String(), "--pprof") || !strings.Contains(errOut.String(), "--metrics-listen") {
+		t.Errorf("run --pprof: exit %d, stderr %q; want %d naming --pprof and --metrics-listen", code, errOut.String(), ExitInvalid)
+	}
+}

@@ -75,6 +75,9 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /readyz there ("":
 	// off).
 	MetricsListen string
+	// Profiling serves Go's profiles under /debug/pprof/ beside the
+	// metrics (MetricsListen must be set).
+	Profiling bool
 	// DeadManTolerance is how late a schedule's slot may be before
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
@@ -230,7 +233,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
-	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider}); err != nil {
+	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner()}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {
@@ -243,7 +246,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if m != nil {
 		m.Watch(metrics.Sources{Health: d.engine.Health, Tolerance: cmp.Or(cfg.DeadManTolerance, time.Minute), Pending: d.timers.Pending})
-		if d.http, err = m.Serve(cfg.MetricsListen, d.ready); err != nil {
+		if d.http, err = m.Serve(cfg.MetricsListen, d.ready, cfg.Profiling); err != nil {
 			return fmt.Errorf("metrics on %s: %w", cfg.MetricsListen, err)
 		}
 		log.Info("metrics and health", "url", "http://"+d.http.Addr()+"/metrics")

@@ -157,6 +157,11 @@ func (e *Engine) LeaseRun() string { return e.leases.runID }
 // LeasesHeld is the number of shard leases this instance holds.
 func (e *Engine) LeasesHeld() int { return e.leases.count() }
 
+// Interner is what the engine shares its zones and parsed crons through,
+// for other parts of the process that compile the same specs (the admin
+// API's listing catalogue) to share too.
+func (e *Engine) Interner() *kvstore.Interner { return &e.interner }
+
 // Ready is closed once the due index holds every spec and state that
 // existed when the current run started (a restart makes a new one).
 func (e *Engine) Ready() <-chan struct{} {

@@ -74,6 +74,11 @@ type Config struct {
 	// Either way that context reaches the store, which keeps it with the
 	// schedule or trigger written. Default: no spans.
 	TracerProvider trace.TracerProvider
+	// Interner, when set, is shared with the listing catalogue's checks
+	// of every spec (zones and parsed crons), so that a process that also
+	// runs the scheduler keeps one copy of each. Default: the service's
+	// own.
+	Interner *kvstore.Interner
 }
 
 // Service is a running admin API.
@@ -93,6 +98,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	timeout := cmp.Or(cfg.Timeout, 30*time.Second)
 	cat := newCatalog(cfg.Store, log)
+	cat.check.in = cfg.Interner
 	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)
 	svc, err := micro.AddService(cfg.Conn, micro.Config{
 		Name: "jetsched", Version: Version,

@@ -9,8 +9,8 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// TestValidatorAgreesWithValidate: the catalogue's memoized check gives
-// Spec.Validate's verdict, asked twice (the second from the memo), for
+// TestValidatorAgreesWithValidate: the catalogue's shared check gives
+// Spec.Validate's verdict, asked twice (the second from what it shared), for
 // valid and invalid specs of every kind, with ids that pass and fail.
 func TestValidatorAgreesWithValidate(t *testing.T) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
