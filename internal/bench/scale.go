@@ -121,6 +121,14 @@ wait:
 	}
 	res.Gaps = canaries - rc.n
 	rc.mu.Unlock()
+	listed := ""
+	lctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if ok, err := in.listings(lctx); err != nil {
+		return nil, err
+	} else if ok {
+		listed = fmt.Sprintf("; listings ready %.1f s after the start", time.Since(start).Seconds())
+	}
 	rssNow, rssPeak, rssOf := in.rss()
 	res.RSSMiB = rssNow
 	if err := in.writeHeap(ctx, r.cfg.MemProfile); err != nil {
@@ -138,8 +146,8 @@ wait:
 		indexCPU -= cpuStart // the whole process's, from the start
 		benchCPU = 0
 	}
-	res.Note = fmt.Sprintf("written in %.1f s; RSS of the %s (peak %.0f MiB, %.0f MiB when indexed); CPU while indexing %.1f s (the bench process beside it: %.1f s)",
-		write.Seconds(), rssOf, rssPeak, peakIndexing, indexCPU, benchCPU)
+	res.Note = fmt.Sprintf("written in %.1f s; RSS of the %s (peak %.0f MiB, %.0f MiB when indexed); CPU while indexing %.1f s (the bench process beside it: %.1f s)%s",
+		write.Seconds(), rssOf, rssPeak, peakIndexing, indexCPU, benchCPU, listed)
 	return []Result{res}, nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"os"
 	"runtime"
 	"time"
+
+	"github.com/nats-io/nats.go"
 )
 
 // scaleMember is the scale scenario's scheduler: a `scheduler run`
@@ -25,6 +27,9 @@ type scaleMember interface {
 	cpu() float64
 	// writeHeap writes the scheduler's heap profile to path ("": none).
 	writeHeap(ctx context.Context, path string) error
+	// listings waits until the scheduler's admin API lists schedules (its
+	// catalogue, loaded after the index, is complete); false: it has none.
+	listings(ctx context.Context) (bool, error)
 }
 
 // startScaleMember starts the scale scenario's scheduler.
@@ -44,7 +49,7 @@ func (s *scenario) startScaleMember(ctx context.Context) (scaleMember, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &readyProcess{process: p, base: "http://" + addr}, nil
+	return &readyProcess{process: p, base: "http://" + addr, nc: s.r.nc, api: s.layout.Prefix + ".api."}, nil
 }
 
 // loopbackAddr is a free TCP address on 127.0.0.1 for a child to listen on.
@@ -70,11 +75,15 @@ func (in inProcess) cpu() float64 { return cpuSeconds() }
 
 func (in inProcess) writeHeap(_ context.Context, path string) error { return writeHeapProfile(path) }
 
+func (in inProcess) listings(context.Context) (bool, error) { return false, nil } // engine and timers only
+
 // readyProcess is the scale scheduler as a `scheduler run` process, ready
 // when its /readyz answers 200, its profiles under base/debug/pprof/.
 type readyProcess struct {
 	*process
 	base string
+	nc   *nats.Conn
+	api  string // the admin API's subject prefix
 }
 
 func (p *readyProcess) waitReady(ctx context.Context) error {
@@ -98,6 +107,22 @@ func (p *readyProcess) waitReady(ctx context.Context) error {
 			return fmt.Errorf("bench: the scheduler process exited before its index was complete: %v", err)
 		case <-ctx.Done():
 			return fmt.Errorf("waiting for the index of the scheduler process: %w", ctx.Err())
+		case <-tk.C:
+		}
+	}
+}
+
+func (p *readyProcess) listings(ctx context.Context) (bool, error) {
+	tk := time.NewTicker(100 * time.Millisecond)
+	defer tk.Stop()
+	for {
+		msg, err := p.nc.Request(p.api+"schedule.list", []byte(`{"limit":1}`), 10*time.Second)
+		if err == nil && msg.Header.Get("Nats-Service-Error-Code") == "" {
+			return true, nil
+		}
+		select {
+		case <-ctx.Done():
+			return true, fmt.Errorf("waiting for the scheduler process's listings: %w", ctx.Err())
 		case <-tk.C:
 		}
 	}

@@ -233,7 +233,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
-	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner()}); err != nil {
+	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready()}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {

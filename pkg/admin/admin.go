@@ -79,6 +79,13 @@ type Config struct {
 	// runs the scheduler keeps one copy of each. Default: the service's
 	// own.
 	Interner *kvstore.Interner
+	// LoadAfter, when set, holds the listing catalogue's load back until
+	// it is closed. A process that also runs the scheduler passes its
+	// index's Ready: at a cold start of a million schedules both would
+	// decode every spec and state record at once on the same cores, and
+	// the scheduler's index is what fires. Listings asked meanwhile answer
+	// "unavailable" after a few seconds, as during the load itself.
+	LoadAfter <-chan struct{}
 }
 
 // Service is a running admin API.
@@ -98,7 +105,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	timeout := cmp.Or(cfg.Timeout, 30*time.Second)
 	cat := newCatalog(cfg.Store, log)
-	cat.check.in = cfg.Interner
+	cat.check.in, cat.after = cfg.Interner, cfg.LoadAfter
 	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)
 	svc, err := micro.AddService(cfg.Conn, micro.Config{
 		Name: "jetsched", Version: Version,

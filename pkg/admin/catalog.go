@@ -92,7 +92,11 @@ type catalog struct {
 	orphans map[string]uint8
 	applied [watches]uint64 // the last revision each watch applied
 	// check is used by the watch goroutine only.
-	check   validator
+	check validator
+	// after holds the load back until it is closed (nil: load at once);
+	// begun tells listings whether the load began.
+	after   <-chan struct{}
+	begun   bool
 	loaded  [watches]bool
 	ready   chan struct{} // closed once every watch delivered its backlog
 	waiters []waiter
@@ -130,6 +134,16 @@ func (c *catalog) stop() {
 
 func (c *catalog) run(ctx context.Context) {
 	defer close(c.done)
+	if c.after != nil {
+		select {
+		case <-c.after:
+		case <-ctx.Done():
+			return
+		}
+	}
+	c.mu.Lock()
+	c.begun = true
+	c.mu.Unlock()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -359,8 +373,11 @@ func (c *catalog) sync(ctx context.Context, ws ...int) error {
 		return ctx.Err()
 	case <-t.C:
 		c.mu.RLock()
-		n := c.schedules.Len()
+		n, begun := c.schedules.Len(), c.begun
 		c.mu.RUnlock()
+		if !begun {
+			return fmt.Errorf("%w: the listing catalogue loads once the scheduler's index is complete; try again shortly", errUnavailable)
+		}
 		return fmt.Errorf("%w: the listing catalogue is still loading (%d schedules so far); try again shortly", errUnavailable, n)
 	}
 	t.Reset(syncWait)

@@ -334,3 +334,32 @@ func TestOtherListings(t *testing.T) {
 		t.Fatalf("history oldest first starts at %v", hist.Items[0].Slot)
 	}
 }
+
+// TestListingsWaitForLoadAfter: with LoadAfter, the catalogue loads only
+// once it is closed (a scheduler's index complete); a listing before that
+// answers "unavailable" saying so, and one after it lists every schedule.
+func TestListingsWaitForLoadAfter(t *testing.T) {
+	srv := natstest.Start(t)
+	js, store := srv.Store(t)
+	for i := range 3 {
+		if _, err := store.PutSpec(context.Background(), fmt.Sprintf("s%d", i), kvstore.Spec{Workflow: "w", Every: "1m"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := make(chan struct{})
+	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, LoadAfter: after})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = svc.Stop() })
+	a := &api{t: t, nc: js.Conn(), js: js, store: store}
+	if _, e := a.do("schedule.list", admin.ListRequest{}); e.Code != admin.CodeUnavailable || !strings.Contains(e.Message, "index is complete") {
+		t.Fatalf("listing before LoadAfter closed: %q %q, want %q saying it waits for the index", e.Code, e.Message, admin.CodeUnavailable)
+	}
+	close(after)
+	var pg admin.Page[admin.ScheduleInfo]
+	a.ok("schedule.list", admin.ListRequest{}, &pg)
+	if pg.Total != 3 {
+		t.Fatalf("listing after LoadAfter closed: %d schedules, want 3: %+v", len(pg.Items), pg)
+	}
+}
