@@ -71,6 +71,9 @@ type Config struct {
 	// processes.
 	GCPercent int
 	GCSource  string
+	// GCHeadroom is passed to the `scheduler run` processes as
+	// --gc-headroom ("": run's default).
+	GCHeadroom string
 	// MemoryLimit is the soft memory limit in effect (set by the caller),
 	// reported.
 	MemoryLimit memlimit.Decision

@@ -65,6 +65,9 @@ func (s *scenario) startProcess(name string, extra ...string) (*process, error) 
 	if s.r.cfg.GCPercent != 0 {
 		args = append(args, "--gc-percent", strconv.Itoa(s.r.cfg.GCPercent))
 	}
+	if s.r.cfg.GCHeadroom != "" {
+		args = append(args, "--gc-headroom", s.r.cfg.GCHeadroom)
+	}
 	args = append(args, extra...)
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard

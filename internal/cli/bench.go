@@ -118,6 +118,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
 	fl.StringVar(&memoryLimit, "memory-limit", memlimit.Auto, "as scheduler run --memory-limit (the whole bench process); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")
+	fl.StringVar(&cfg.GCHeadroom, "gc-headroom", "", "as scheduler run --gc-headroom, for the 'scheduler run' processes (fleet, scale); default run's")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write the scale scenario's scheduler's heap profile to this file when it measures RSS")

@@ -43,3 +43,16 @@ func TestRunPprofNeedsMetrics(t *testing.T) {
 		t.Errorf("run --pprof: exit %d, stderr %q; want %d naming --pprof and --metrics-listen", code, errOut.String(), ExitInvalid)
 	}
 }
+
+// TestRunGCHeadroomValue: --gc-headroom takes a size of at least 64MiB or
+// off; anything else is refused (exit 2, naming the flag) before anything
+// connects.
+func TestRunGCHeadroomValue(t *testing.T) {
+	for _, bad := range []string{"lots", "1MiB", "-5GiB"} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--gc-headroom", bad}, &out, &errOut)
+		if code != ExitInvalid || !strings.Contains(errOut.String(), "--gc-headroom") {
+			t.Errorf("--gc-headroom %s: exit %d, stderr %q; want %d naming --gc-headroom", bad, code, errOut.String(), ExitInvalid)
+		}
+	}
+}

@@ -151,3 +151,36 @@ func TestSpecBeforeItsStateIsNotTakenForNew(t *testing.T) {
 		t.Fatalf("%d claims lost their CAS: b was planned as new before its state record came", n)
 	}
 }
+
+// TestStatesLoadedAtStart: of the state records in the bucket when the
+// engine starts, a valid one is taken as it is (its schedule fires on its
+// cadence, its fire count carried on) and an undecodable one is re-planned
+// and fires, its record rewritten readable.
+func TestStatesLoadedAtStart(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	h.put("kept", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.put("garbled", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	if _, err := h.store.CreateState(ctx, "kept", kvstore.State{Next: time.Now().Add(-time.Second).Truncate(time.Second), Fires: 41}); err != nil {
+		t.Fatal(err)
+	}
+	kv, err := h.js.KeyValue(ctx, h.store.Layout().WithDefaults().StateBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(ctx, "garbled", []byte("\x00 not a state record")); err != nil {
+		t.Fatal(err)
+	}
+	started := time.Now()
+	h.engine(fires.Config{})
+	h.firesAfter("kept", started, 10*time.Second)
+	h.firesAfter("garbled", started, 10*time.Second)
+	if st, _ := h.record("kept"); st.Fires <= 41 {
+		t.Errorf("kept: %d fires recorded, want the 41 loaded plus this run's", st.Fires)
+	}
+	testwait.Eventually(t, 10*time.Second, "garbled's record rewritten readable", func() bool {
+		_, _, err := h.store.GetState(ctx, "garbled")
+		return err == nil
+	})
+}

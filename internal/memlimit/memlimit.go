@@ -3,7 +3,8 @@
 // live heap between collections, so a million schedules that need 0.8 GB
 // live take 1.9 GB of RAM. With a limit the collector works harder as the
 // heap nears it, and the process stays within it (as long as the live heap
-// fits).
+// fits). Headroom caps how far past the live heap GOGC lets a large heap
+// grow, without a limit.
 package memlimit
 
 import (
