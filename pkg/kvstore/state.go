@@ -182,8 +182,13 @@ func (c Claim) ID(schedule string) string {
 	return SlotID(schedule, c.Slot)
 }
 
-// DecodeState parses a sched_state value.
+// DecodeState parses a sched_state value. The common form (what a fire
+// writes) is read without reflection; anything else by encoding/json,
+// with the same result.
 func DecodeState(data []byte) (State, error) {
+	if s, ok := decodeStateFast(data); ok {
+		return s, nil
+	}
 	var s State
 	if err := json.Unmarshal(data, &s); err != nil {
 		return State{}, fmt.Errorf("%w: state record: %v", ErrInvalid, err)

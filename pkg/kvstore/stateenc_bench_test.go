@@ -125,5 +125,16 @@ func BenchmarkDecodeState(b *testing.B) {
 				}
 			}
 		})
+		// encoding/json, as DecodeState decoded every record before the
+		// fast path: the reference in the same run.
+		b.Run(bs.name+"/json.Unmarshal", func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				var p plainState
+				if err := json.Unmarshal(data, &p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

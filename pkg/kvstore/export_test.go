@@ -1,0 +1,4 @@
+package kvstore
+
+// DecodeStateFast is decodeStateFast, for the external tests.
+var DecodeStateFast = decodeStateFast
