@@ -2,12 +2,16 @@ package integration
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 // TestBenchFleetRunsSchedulerProcesses runs `scheduler bench --scenario
@@ -106,28 +110,35 @@ func TestBenchChildrenDieWithIt(t *testing.T) {
 		return strings.Fields(string(out))
 	}
 	var kids []string
-	deadline := time.Now().Add(2 * time.Minute)
-	for kids = children(); len(kids) == 0; kids = children() {
-		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-done
-			t.Fatal("the bench started no scheduler process within 2 min")
+	err := testwait.Until(2*time.Minute, "the bench's first scheduler process", func() error {
+		if kids = children(); len(kids) == 0 {
+			return errors.New("no child yet")
 		}
-		time.Sleep(50 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatal(err)
 	}
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
 	<-done
-	deadline = time.Now().Add(30 * time.Second)
-	for _, pid := range kids {
-		for alive(pid) {
-			if time.Now().After(deadline) {
-				_ = exec.Command("kill", "-9", pid).Run()
-				t.Fatalf("scheduler process %s outlived its killed bench by 30 s", pid)
+	// The positive signal: each child's /proc entry goes (or turns zombie).
+	err = testwait.Until(30*time.Second, "the killed bench's scheduler processes gone", func() error {
+		for _, pid := range kids {
+			if alive(pid) {
+				return fmt.Errorf("scheduler process %s still running", pid)
 			}
-			time.Sleep(20 * time.Millisecond)
 		}
+		return nil
+	})
+	if err != nil {
+		for _, pid := range kids {
+			_ = exec.Command("kill", "-9", pid).Run()
+		}
+		t.Fatal(err)
 	}
 }
 

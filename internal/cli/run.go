@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"sync"
 	"time"
 
@@ -306,7 +305,7 @@ and stream sequence (docs/fire-messages.md).`,
 			if err != nil {
 				return st.annotate(usageError{fmt.Errorf("--memory-limit: %w", err)})
 			}
-			headroom, err := parseHeadroom(f.gcHeadroom)
+			headroom, err := memlimit.ParseHeadroom(f.gcHeadroom)
 			if err != nil {
 				return st.annotate(usageError{fmt.Errorf("--gc-headroom: %w", err)})
 			}
@@ -422,13 +421,4 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 	<-ctx.Done()
 	log.Info("stopping demo")
 	return nil
-}
-
-// parseHeadroom reads --gc-headroom: a size, or 0/off for none.
-func parseHeadroom(v string) (int64, error) {
-	switch strings.TrimSpace(strings.ToLower(v)) {
-	case "0", "off", "none":
-		return 0, nil
-	}
-	return memlimit.ParseSize(v)
 }

@@ -68,3 +68,16 @@ func TestHeadroomRun(t *testing.T) {
 		t.Fatalf("GOGC set to %v, want %d after the collection and 200 back at the end", set, minPercent)
 	}
 }
+
+func TestParseHeadroom(t *testing.T) {
+	for in, want := range map[string]int64{"512MiB": 512 << 20, "1GiB": 1 << 30, "off": 0, "0": 0, " None ": 0, "": 0} {
+		if got, err := ParseHeadroom(in); err != nil || got != want {
+			t.Errorf("ParseHeadroom(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"lots", "1MiB", "-1GiB"} {
+		if _, err := ParseHeadroom(bad); err == nil {
+			t.Errorf("ParseHeadroom(%q): no error", bad)
+		}
+	}
+}

@@ -44,10 +44,11 @@ func Apply(flag string, getenv func(string) string, root fs.FS) (Decision, error
 	if getenv("GOMEMLIMIT") != "" {
 		return Decision{Source: "GOMEMLIMIT"}, nil
 	}
+	if off(flag) {
+		return Decision{Source: "none"}, nil
+	}
 	var d Decision
 	switch strings.TrimSpace(strings.ToLower(flag)) {
-	case "", "0", "off", "none":
-		return Decision{Source: "none"}, nil
 	case Auto:
 		limit, path, ok := CgroupLimit(root)
 		if !ok {
@@ -86,6 +87,24 @@ func SetGCPercent(percent int, getenv func(string) string) (applied int, source 
 	}
 	debug.SetGCPercent(percent)
 	return percent, "flag"
+}
+
+// off reports whether a size flag says none: empty, 0, off or none.
+func off(flag string) bool {
+	switch strings.TrimSpace(strings.ToLower(flag)) {
+	case "", "0", "off", "none":
+		return true
+	}
+	return false
+}
+
+// ParseHeadroom reads --gc-headroom: a size (see ParseSize), or 0, off or
+// none for no headroom (GOGC alone).
+func ParseHeadroom(flag string) (int64, error) {
+	if off(flag) {
+		return 0, nil
+	}
+	return ParseSize(flag)
 }
 
 // ParseSize reads a byte size: a number with an optional unit B, KB, MB,
