@@ -92,6 +92,12 @@ type field struct {
 	// stepped: the field has a step ("*/15", "3-59/15", "H/10").
 	stepped bool
 
+	dayExtras
+}
+
+// dayExtras are the day fields' rules beyond a set of values. A Cron
+// keeps those of both day fields in one (each sets only its own).
+type dayExtras struct {
 	// Day-of-month extras, as offsets from the month's last day (bit n =
 	// "last day minus n"): L and L-n in lastOffsets, LW and L-nW (the
 	// weekday nearest that day) in lastNearest; nW in nearestWeekdy (bit n
@@ -105,8 +111,23 @@ type field struct {
 	nth     [7]uint8
 }
 
-func (f *field) special() bool {
-	return f.lastOffsets != 0 || f.lastNearest != 0 || f.nearestWeekdy != 0 || f.lastDOW != 0 || f.nth != [7]uint8{}
+// domSpecial reports whether a day-of-month extra is set.
+func (x *dayExtras) domSpecial() bool {
+	return x.lastOffsets != 0 || x.lastNearest != 0 || x.nearestWeekdy != 0
+}
+
+// next64 returns the smallest value >= v set in w (bit v for value v), or -1.
+func next64(w uint64, v int) int {
+	if v < 0 {
+		v = 0
+	}
+	if v > 63 {
+		return -1
+	}
+	if w &= ^uint64(0) << uint(v); w != 0 {
+		return bits.TrailingZeros64(w)
+	}
+	return -1
 }
 
 // Names are matched in lower case, abbreviated or in full.

@@ -38,22 +38,22 @@ func firstWeekday(year, month int) int {
 func (c *Cron) dayMask(year, month int) uint32 {
 	n := daysIn(year, month)
 	valid := uint32(1)<<uint(n+1) - 2 // bits 1..n
-	dom, dow := &c.f[fDOM], &c.f[fDOW]
+	x := &c.days
 	wd1 := firstWeekday(year, month)
 
-	domSet := uint32(dom.vals[0]) & valid
-	if dom.special() {
-		for k := dom.lastOffsets; k != 0; k &= k - 1 {
+	domSet := uint32(c.vals[fDOM]) & valid
+	if x.domSpecial() {
+		for k := x.lastOffsets; k != 0; k &= k - 1 {
 			if d := n - bits.TrailingZeros32(k); d >= 1 {
 				domSet |= 1 << uint(d)
 			}
 		}
-		for k := dom.lastNearest; k != 0; k &= k - 1 {
+		for k := x.lastNearest; k != 0; k &= k - 1 {
 			if d := nearestWeekday(n-bits.TrailingZeros32(k), n, wd1); d > 0 {
 				domSet |= 1 << uint(d)
 			}
 		}
-		for k := dom.nearestWeekdy; k != 0; k &= k - 1 {
+		for k := x.nearestWeekdy; k != 0; k &= k - 1 {
 			if d := nearestWeekday(bits.TrailingZeros32(k), n, wd1); d > 0 {
 				domSet |= 1 << uint(d)
 			}
@@ -62,15 +62,15 @@ func (c *Cron) dayMask(year, month int) uint32 {
 	var dowSet uint32
 	for w := range 7 {
 		first := 1 + (w-wd1+7)%7
-		if dow.vals.has(w) {
+		if c.vals[fDOW]&(1<<uint(w)) != 0 {
 			for d := first; d <= n; d += 7 {
 				dowSet |= 1 << uint(d)
 			}
 		}
-		if dow.lastDOW&(1<<uint(w)) != 0 {
+		if x.lastDOW&(1<<uint(w)) != 0 {
 			dowSet |= 1 << uint(first+7*((n-first)/7))
 		}
-		for k := dow.nth[w]; k != 0; k &= k - 1 {
+		for k := x.nth[w]; k != 0; k &= k - 1 {
 			if d := first + 7*(bits.TrailingZeros8(k)-1); d <= n {
 				dowSet |= 1 << uint(d)
 			}
@@ -114,12 +114,12 @@ func (c *Cron) nextCivil(from civil) (civil, bool) {
 		y, mo, d, h, mi, s = minYear, 1, 1, 0, 0, 0
 	}
 	for y <= maxYear {
-		if ny := c.f[fYear].vals.next(y - minYear); ny < 0 {
+		if ny := c.years.next(y - minYear); ny < 0 {
 			return civil{}, false
 		} else if ny+minYear != y {
 			y, mo, d, h, mi, s = ny+minYear, 1, 1, 0, 0, 0
 		}
-		nmo := c.f[fMonth].vals.next(mo)
+		nmo := next64(c.vals[fMonth], mo)
 		if nmo < 0 || nmo > 12 {
 			y, mo, d, h, mi, s = y+1, 1, 1, 0, 0, 0
 			continue
@@ -138,7 +138,7 @@ func (c *Cron) nextCivil(from civil) (civil, bool) {
 		if nd := bits.TrailingZeros32(days); nd != d {
 			d, h, mi, s = nd, 0, 0, 0
 		}
-		nh := c.f[fHour].vals.next(h)
+		nh := next64(c.vals[fHour], h)
 		if nh < 0 || nh > 23 {
 			d, h, mi, s = d+1, 0, 0, 0
 			continue
@@ -146,7 +146,7 @@ func (c *Cron) nextCivil(from civil) (civil, bool) {
 		if nh != h {
 			h, mi, s = nh, 0, 0
 		}
-		nmi := c.f[fMinute].vals.next(mi)
+		nmi := next64(c.vals[fMinute], mi)
 		if nmi < 0 || nmi > 59 {
 			h, mi, s = h+1, 0, 0
 			continue
@@ -154,7 +154,7 @@ func (c *Cron) nextCivil(from civil) (civil, bool) {
 		if nmi != mi {
 			mi, s = nmi, 0
 		}
-		ns := c.f[fSecond].vals.next(s)
+		ns := next64(c.vals[fSecond], s)
 		if ns < 0 || ns > 59 {
 			mi, s = mi+1, 0
 			continue
