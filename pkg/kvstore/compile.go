@@ -36,7 +36,22 @@ type Compiled struct {
 
 	// calendarName and calendarField name the calendar in errors (the
 	// spec's calendar, calendar_inline, or the default hours in tz).
-	calendarName, calendarField string
+	calendarName  string
+	calendarField calendarField
+}
+
+// calendarField is the spec field a compiled schedule's calendar comes
+// from (a byte, not a string: a scheduler holds a Compiled per schedule).
+type calendarField uint8
+
+const (
+	fieldCalendar calendarField = iota
+	fieldCalendarInline
+	fieldTZ
+)
+
+func (f calendarField) String() string {
+	return [...]string{"calendar", "calendar_inline", "tz"}[f]
 }
 
 // Interner shares between compiled schedules what they can share: one
@@ -121,9 +136,9 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	c := Compiled{Schedule: base, Location: s.location(in.zones()), Plan: s.Plan(), Calendar: cal, Policy: policy, calendarName: s.Calendar}
 	switch {
 	case len(s.CalendarInline) > 0:
-		c.calendarField = "calendar_inline"
+		c.calendarField = fieldCalendarInline
 	case s.Calendar == "":
-		c.calendarField, c.calendarName = "tz", s.TZ
+		c.calendarField, c.calendarName = fieldTZ, s.TZ
 	}
 	if cal != nil {
 		c.Plan += " calendar=" + cal.Fingerprint()

@@ -32,10 +32,7 @@ func (c Compiled) CheckFires(now time.Time) error {
 			from = b.Start.Add(-time.Nanosecond)
 		}
 	}
-	field := "calendar"
-	if c.calendarField != "" {
-		field = c.calendarField
-	}
+	field := c.calendarField.String()
 	switch r := s.(type) {
 	case calendar.BusinessDay:
 		if at := r.Next(from); at.IsZero() || at.Sub(from) > FireHorizon {
