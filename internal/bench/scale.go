@@ -70,7 +70,8 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 		if err != nil {
 			return "", kvstore.State{}, fmt.Errorf("bench: compile %s: %w", id, err)
 		}
-		next := c.Schedule.Next(now.Add(-time.Nanosecond))
+		// In UTC, as a scheduler writes its records.
+		next := c.Schedule.Next(now.Add(-time.Nanosecond)).UTC()
 		return id, kvstore.State{Plan: c.Plan, Next: next, Fires: 1, UpdatedAt: next.Add(-24 * time.Hour)}, nil
 	}
 	order, err := byNext(n, state)

@@ -281,7 +281,9 @@ func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
 }
 
 // entry is the loop's view of one schedule. A scheduler holds one per
-// schedule, so it keeps only what deciding and firing need.
+// schedule, so it keeps only what deciding and firing need, in as few
+// bytes as it can (TestEntryIsSmall): each one more is a megabyte at a
+// million schedules.
 type entry struct {
 	id      string
 	target  // what a fire needs from the spec
@@ -292,28 +294,31 @@ type entry struct {
 	// calendar change re-compiles it).
 	spec     *kvstore.Spec
 	compiled kvstore.Compiled // Schedule nil while invalid, removed or not compiled yet
-	invalid  error
-	state    *kvstore.State
+	// packed and full hold the entry's state as form says (see
+	// entrystate.go): none, a plan, or a state record, packed or whole. A
+	// plan is this instance's plan for a schedule without a state record;
+	// the first write (a claim or a misfire) creates the record. Kept
+	// small: at first a million schedules have only a plan.
+	packed   packedState
+	full     *kvstore.State
 	stateRev uint64
-	// plan is this instance's plan for a schedule without a state record
-	// (state nil); the first write (a claim or a misfire) creates the
-	// record. Kept small: at first a million schedules have only a plan.
-	plan *plan
 	// pending is a state update watched while a worker held the entry: it is
 	// decoded when the worker reports back, and only if newer than what the
 	// worker wrote (usually it is the echo of that write).
 	pending jetstream.KeyValueEntry
 	settled string // token of a claim known settled by this instance
 	checked string // token of a live claim whose tick was missing
-	busy    bool   // a worker holds it
-	removed bool   // spec deleted while busy
 	// removedAt is when the spec was deleted (Unix ns), for the remove job.
 	removedAt int64
+	failures  int32 // consecutive failed attempts, for backoff
+	form      stateForm
+	invalid   bool // the spec does not compile (reported when it was seen)
+	busy      bool // a worker holds it
+	removed   bool // spec deleted while busy
 	stale     bool // its calendar changed while busy
 	fetching  bool // its spec was asked for ahead of the watch (fetchSpec)
 	queued    bool // waiting for its shard's next window claim (windows.pend)
 	noWindow  bool // a window declined its slot: the next one goes per slot
-	failures  int  // consecutive failed attempts, for backoff
 }
 
 // target is what firing a schedule needs from its spec.
@@ -355,8 +360,10 @@ func (e *Engine) decideInput(now time.Time, t target, c kvstore.Compiled, writte
 	}
 }
 
-func (e *Engine) entryInput(en *entry, now time.Time) Input {
-	return e.decideInput(now, en.target, en.compiled, unixNano(en.written), en.current(), en.settled, en.checked)
+// entryInput is en's decision input, its state viewed in buf (see
+// entry.view).
+func (e *Engine) entryInput(en *entry, now time.Time, buf *kvstore.State) Input {
+	return e.decideInput(now, en.target, en.compiled, unixNano(en.written), en.view(buf), en.settled, en.checked)
 }
 
 // maxClaim is the longest claim any correct instance can make on this
@@ -378,22 +385,6 @@ func unixNano(ns int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, ns).UTC()
-}
-
-// current is the entry's state: its record, or its plan as a state.
-func (en *entry) current() *kvstore.State {
-	if en.state != nil || en.plan == nil {
-		return en.state
-	}
-	p := en.plan
-	return &kvstore.State{Plan: en.compiled.Plan, Next: p.next, Ended: p.ended, NextReason: p.reason, NextNominal: p.nominal}
-}
-
-// plan is a first slot planned in memory (see entry.plan).
-type plan struct {
-	next, nominal time.Time
-	reason        string
-	ended         bool
 }
 
 // job is a snapshot of an entry handed to a worker.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,6 +58,9 @@ type loop struct {
 	heldFor int
 	// win is the state of the window claims (see windows).
 	win windows
+	// scratch holds an entry's state viewed for one of the loop's own
+	// decisions (entry.view), so that they allocate nothing.
+	scratch kvstore.State
 }
 
 func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
@@ -238,10 +243,10 @@ func (l *loop) fetchSpecs(ctx context.Context) {
 // in the watch. The fetched revision goes through onSpec like a watched
 // one, so whichever of the two is older is dropped there.
 func (l *loop) fetchSpec(en *entry) {
-	st := en.state
-	if l.specsLoaded || en.specRev > 0 || en.fetching || st == nil {
+	if l.specsLoaded || en.specRev > 0 || en.fetching || !en.hasRecord() {
 		return
 	}
+	st := en.view(&l.scratch)
 	soon := l.e.cfg.Clock.Now().Add(fetchHorizon)
 	if len(st.Triggers) == 0 && (st.Ended || st.Next.IsZero() || st.Next.After(soon)) {
 		return
@@ -276,6 +281,15 @@ func (l *loop) hold(w holdWatch, loaded bool) bool {
 	return l.heldFor == h.after
 }
 
+// newEntry indexes a new entry for schedule id. The id is copied: a
+// watched key is a substring of its message's subject, which it would
+// keep alive for as long as the schedule exists.
+func (l *loop) newEntry(id string) *entry {
+	en := &entry{id: strings.Clone(id)}
+	l.entries[en.id] = en
+	return en
+}
+
 func (l *loop) onSpec(d decodedSpec) {
 	kv := d.kv
 	if kv == nil {
@@ -290,7 +304,7 @@ func (l *loop) onSpec(d decodedSpec) {
 			return
 		}
 		en.specRev = kv.Revision()
-		en.compiled.Schedule, en.invalid = nil, nil
+		en.compiled.Schedule, en.invalid = nil, false
 		en.removedAt = kv.Created().UnixNano()
 		l.index.Remove(id)
 		if en.busy {
@@ -301,8 +315,7 @@ func (l *loop) onSpec(d decodedSpec) {
 		return
 	}
 	if en == nil {
-		en = &entry{id: id}
-		l.entries[id] = en
+		en = l.newEntry(id)
 	}
 	if kv.Revision() <= en.specRev {
 		return
@@ -316,7 +329,7 @@ func (l *loop) onSpec(d decodedSpec) {
 	spec, err := d.spec, d.err
 	en.spec, en.target = &spec, targetOf(&spec, l.e.traced)
 	if err != nil {
-		en.invalid, en.compiled.Schedule = err, nil
+		en.invalid, en.compiled.Schedule = true, nil
 		l.index.Remove(id)
 		l.e.reportInvalid(id, err)
 		return
@@ -336,8 +349,8 @@ func (l *loop) compile(en *entry) {
 	if en.spec == nil {
 		return // compiled already, and no calendar can change it
 	}
-	en.plan = nil // planned again from the new schedule
-	en.invalid = nil
+	en.clearPlan() // planned again from the new schedule
+	en.invalid = false
 	// Checked and compiled once: CompileShared reports what Validate's
 	// own compile would, and shares the zones (no zone file read per spec).
 	err := en.spec.CheckFields(en.id)
@@ -351,12 +364,15 @@ func (l *loop) compile(en *entry) {
 		err = c.CheckFires(l.e.cfg.Clock.Now())
 	}
 	if err != nil {
-		en.invalid, en.compiled.Schedule = err, nil
+		en.invalid, en.compiled.Schedule = true, nil
 		l.index.Remove(en.id)
 		l.e.reportInvalid(en.id, err)
 		return
 	}
-	en.compiled, en.invalid, en.failures = c, nil, 0
+	if en.form == statePacked && en.packed.plan == c.Plan {
+		c.Plan = en.packed.plan // one copy of the fingerprint (setState shares it the other way)
+	}
+	en.compiled, en.invalid, en.failures = c, false, 0
 	if en.spec.Calendar == "" {
 		en.spec = nil // only a calendar change would need it again
 	}
@@ -417,8 +433,7 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 			return // nothing to forget (a first claim creates over the marker)
 		}
 		// State without a spec (yet): keep it, the spec may follow.
-		en = &entry{id: id}
-		l.entries[id] = en
+		en = l.newEntry(id)
 	}
 	if kv.Revision() <= en.stateRev {
 		return // our own write, echoed, or older news
@@ -460,14 +475,14 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	if p := en.pending; p != nil && p.Revision() <= kv.Revision() {
 		en.pending = nil // older news
 	}
-	en.stateRev, en.plan = kv.Revision(), nil
+	en.stateRev = kv.Revision()
 	if isDelete(kv) {
-		en.state = nil
+		en.setState(nil, l.e.cfg.Instance)
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
-		en.state = &st
+		en.setState(&st, l.e.cfg.Instance)
 	} else {
 		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)
-		en.state = &kvstore.State{Plan: planUndecodable} // differs from any plan: re-plan from now
+		en.setState(&kvstore.State{Plan: planUndecodable}, l.e.cfg.Instance) // differs from any plan: re-plan from now
 	}
 }
 
@@ -498,9 +513,10 @@ func (l *loop) applyResult(r result) {
 		// The record is gone (deleted by the remove job, or found deleted
 		// by the worker). Its delete marker, watched, is newer than
 		// stateRev, so it is applied when it comes (or below, if it came).
-		en.state, en.plan = nil, nil
+		en.setState(nil, l.e.cfg.Instance)
 	case r.stateRev > en.stateRev:
-		en.stateRev, en.state, en.plan = r.stateRev, r.state, nil
+		en.stateRev = r.stateRev
+		en.setState(r.state, l.e.cfg.Instance)
 	}
 	l.applyPending(en) // someone else wrote after the worker, if newer
 	if r.settledNow {
@@ -535,8 +551,8 @@ func (l *loop) applyResult(r result) {
 		return
 	}
 	if r.err != nil {
-		en.failures++
-		wait := retryDelay(en.failures)
+		en.failures = min(en.failures+1, math.MaxInt32) // (no wrap, however long it fails)
+		wait := retryDelay(int(en.failures))
 		quiet := l.e.pub.Episodes.StepFailed(r.id, r.err)
 		switch {
 		case quiet:
@@ -545,7 +561,7 @@ func (l *loop) applyResult(r result) {
 			l.e.log.Warn("schedule step failed; retrying", "schedule", r.id, "attempt", en.failures, "retry_in", wait, "err", r.err)
 		}
 		if en.failures == stallAfter && !natserr.Exhausted(r.err) {
-			l.e.stalled(en.id, en.failures, r.err)
+			l.e.stalled(en.id, int(en.failures), r.err)
 		}
 		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))
 		return
@@ -582,7 +598,7 @@ func (l *loop) onSettle(s settle) {
 // calendarsLoaded compiles the schedules that waited for their calendar.
 func (l *loop) calendarsLoaded() {
 	for _, en := range l.entries {
-		if en.specRev > 0 && en.invalid == nil && en.compiled.Schedule == nil && !en.busy {
+		if en.specRev > 0 && !en.invalid && en.compiled.Schedule == nil && !en.busy {
 			l.compile(en)
 		}
 	}
@@ -614,10 +630,10 @@ func (l *loop) schedule(en *entry) {
 		l.applyPending(en)
 	}
 	now := l.e.cfg.Clock.Now()
-	if en.state == nil && en.plan == nil {
+	if !en.hasState() {
 		l.plan(en, now)
 	}
-	due, ok := Due(l.e.entryInput(en, now))
+	due, ok := Due(l.e.entryInput(en, now, &l.scratch))
 	if !ok {
 		l.index.Remove(en.id)
 		return
@@ -633,12 +649,17 @@ func (l *loop) schedule(en *entry) {
 // is left to a worker, which writes it at once so that the skips are in
 // the ledger now, not at the first fire.
 func (l *loop) plan(en *entry, now time.Time) {
-	d := Decide(l.e.entryInput(en, now))
+	d := Decide(l.e.entryInput(en, now, &l.scratch))
 	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
 		return
 	}
 	st := plannedState(en.compiled.Plan, d, now)
-	en.plan = &plan{next: st.Next, nominal: st.NextNominal, reason: st.NextReason, ended: st.Ended}
+	p, ok := packState(st)
+	if !ok {
+		return // not a plain plan: left to a worker, as above
+	}
+	p.plan, p.updated = "", 0 // the compiled plan's (entry.view); a plan was never written
+	en.setPlan(p)
 }
 
 // removeEntry forgets a schedule whose spec was deleted, and deletes its
@@ -646,7 +667,7 @@ func (l *loop) plan(en *entry, now time.Time) {
 func (l *loop) removeEntry(en *entry) {
 	l.index.Remove(en.id)
 	l.applyPending(en) // its record is deleted at its latest revision
-	if en.state == nil {
+	if !en.hasRecord() {
 		delete(l.entries, en.id)
 		return
 	}
@@ -739,10 +760,10 @@ func (l *loop) reportRecovery() {
 	now := l.e.cfg.Clock.Now()
 	var overdue, unsettled, invalid int
 	for _, en := range l.entries {
-		if en.invalid != nil {
+		if en.invalid {
 			invalid++
 		}
-		st := en.current()
+		st := en.view(&l.scratch)
 		if st == nil {
 			continue
 		}
@@ -768,9 +789,9 @@ func (l *loop) health(tolerance time.Duration) Health {
 	now := l.e.cfg.Clock.Now()
 	h := Health{Shards: l.e.shards}
 	for id, en := range l.entries {
-		invalid, stalled := en.invalid != nil, en.failures >= stallAfter
+		invalid, stalled := en.invalid, en.failures >= stallAfter
 		var late time.Duration
-		if st := en.current(); st != nil && en.compiled.Schedule != nil && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
+		if st := en.view(&l.scratch); st != nil && en.compiled.Schedule != nil && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
 			late = now.Sub(st.Next)
 		}
 		if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {

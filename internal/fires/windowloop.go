@@ -57,7 +57,7 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 		len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
 		return false
 	}
-	st := en.current()
+	st := en.view(&l.scratch)
 	if st == nil || st.Plan != en.compiled.Plan || st.Ended || st.Next.IsZero() || st.Next.After(now) ||
 		len(st.Triggers) > 0 || st.Backfill != nil || st.Paused != nil || st.SkipNext > 0 || st.Running != nil {
 		return false
@@ -79,7 +79,7 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 	// A one-shot without a record whose record was deleted (a marker was
 	// seen), or late beyond what the duplicate window remembers: the
 	// per-slot path looks its slot up in the ledger first.
-	return en.state != nil || en.target.at == 0 || (en.stateRev == 0 && late < l.e.replayLimit())
+	return en.hasRecord() || en.target.at == 0 || (en.stateRev == 0 && late < l.e.replayLimit())
 }
 
 // queue puts a due, batchable en on its shard's next window.
@@ -190,7 +190,7 @@ func (l *loop) unqueue(shard int, owned bool) {
 // snapshot is en's job.
 func (l *loop) snapshot(en *entry) job {
 	return job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
-		planned: en.state == nil, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
+		planned: !en.hasRecord(), settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 }
 
 // onWindow takes a window job's outcome.
@@ -288,7 +288,7 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 	out := win
 	out.Slots = nil
 	for _, s := range win.Slots {
-		if en := l.entries[s.Schedule]; en != nil && en.state != nil && shows(*en.state, win.Claim(s)) {
+		if en := l.entries[s.Schedule]; en != nil && en.hasRecord() && shows(*en.view(&l.scratch), win.Claim(s)) {
 			continue
 		}
 		out.Slots = append(out.Slots, s)

@@ -27,7 +27,7 @@ func windowLoop(t *testing.T) (*loop, *clock.Fake, *entry) {
 		t.Fatal(err)
 	}
 	en := &entry{id: "a", compiled: compiled, target: target{workflow: "wf"}}
-	en.plan = &plan{next: c.Now()}
+	en.setPlan(packedState{next: c.Now().UnixNano()})
 	l.entries["a"] = en
 	return l, fake, en
 }

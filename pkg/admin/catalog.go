@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -248,7 +249,9 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		return
 	}
 	del := e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge
-	key := e.Key()
+	// A copy: the key is a substring of the message's subject, which a
+	// row would keep alive.
+	key := strings.Clone(e.Key())
 	switch w {
 	case watchSpecs:
 		var group string
