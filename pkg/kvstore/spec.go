@@ -128,6 +128,14 @@ type Spec struct {
 // given twice and trailing data are errors, so a typo in a hand-written
 // record is reported instead of silently ignored.
 func DecodeSpec(data []byte) (Spec, error) {
+	if s, ok := decodeSpecFast(data); ok {
+		return s, nil
+	}
+	return decodeSpecStrict(data)
+}
+
+// decodeSpecStrict is DecodeSpec by encoding/json, for any form.
+func decodeSpecStrict(data []byte) (Spec, error) {
 	if err := strictjson.Check(data); err != nil {
 		return Spec{}, duplicateKey(err)
 	}
