@@ -288,7 +288,9 @@ type entry struct {
 	id      string
 	target  // what a fire needs from the spec
 	specRev uint64
-	written int64 // when the spec revision was written (Unix ns)
+	// written is when the spec's latest revision was written (Unix ns):
+	// its put, or, once removed, its delete (for the remove job).
+	written int64
 	// spec is the decoded spec, kept only while it may be compiled again:
 	// until its first compile, and for good when it names a calendar (a
 	// calendar change re-compiles it).
@@ -308,17 +310,19 @@ type entry struct {
 	pending jetstream.KeyValueEntry
 	settled string // token of a claim known settled by this instance
 	checked string // token of a live claim whose tick was missing
-	// removedAt is when the spec was deleted (Unix ns), for the remove job.
-	removedAt int64
-	failures  int32 // consecutive failed attempts, for backoff
-	form      stateForm
-	invalid   bool // the spec does not compile (reported when it was seen)
-	busy      bool // a worker holds it
-	removed   bool // spec deleted while busy
-	stale     bool // its calendar changed while busy
-	fetching  bool // its spec was asked for ahead of the watch (fetchSpec)
-	queued    bool // waiting for its shard's next window claim (windows.pend)
-	noWindow  bool // a window declined its slot: the next one goes per slot
+	// due and pos are the entry's due time (Unix ns) and place (1-based;
+	// 0: not in it) in the loop's due queue.
+	due      int64
+	pos      int32
+	failures int32 // consecutive failed attempts, for backoff
+	form     stateForm
+	invalid  bool // the spec does not compile (reported when it was seen)
+	busy     bool // a worker holds it
+	removed  bool // spec deleted while busy
+	stale    bool // its calendar changed while busy
+	fetching bool // its spec was asked for ahead of the watch (fetchSpec)
+	queued   bool // waiting for its shard's next window claim (windows.pend)
+	noWindow bool // a window declined its slot: the next one goes per slot
 }
 
 // target is what firing a schedule needs from its spec.

@@ -13,7 +13,6 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
-	"github.com/jetsched/jetsched/internal/dueindex"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -40,7 +39,7 @@ type loop struct {
 	// uncounted are fires counted at their claim that the stream took for
 	// duplicates, by schedule, to take back at the next state write.
 	uncounted map[string]uint64
-	index     dueindex.Index
+	index     dueQueue
 	jobs      chan job
 	results   chan result
 	settles   <-chan settle // claims whose publish was acknowledged
@@ -113,7 +112,7 @@ func (l *loop) run(ctx context.Context) {
 	// order, so that a cold start's million decodes do not all wait on
 	// the loop's goroutine.
 	decoded := make(chan decodedSpec, specDecodeAhead)
-	wg.Go(func() { decodeSpecs(ctx, l.specs.Updates(), decoded) })
+	wg.Go(func() { decodeSpecs(ctx, l.specs.Updates(), decoded, l.e.compileAhead) })
 	specUpdates, stateUpdates, calUpdates := (<-chan decodedSpec)(decoded), l.states.Updates(), l.cals.Updates()
 	var released <-chan struct{} // a held watch's release (Config.hold)
 	for ctx.Err() == nil {
@@ -190,6 +189,12 @@ type decodedSpec struct {
 	kv   jetstream.KeyValueEntry
 	spec kvstore.Spec
 	err  error
+	// compiled and cerr are the spec compiled on the decoder's goroutine
+	// (ahead true), when it needs no named calendar (which only the loop
+	// knows): a cold start's compiles then do not all wait on the loop.
+	compiled kvstore.Compiled
+	cerr     error
+	ahead    bool
 }
 
 func decodeSpec(kv jetstream.KeyValueEntry) decodedSpec {
@@ -201,8 +206,8 @@ func decodeSpec(kv jetstream.KeyValueEntry) decodedSpec {
 }
 
 // decodeSpecs decodes the entries of in, in order, onto out until in is
-// closed (out is closed then) or ctx ends.
-func decodeSpecs(ctx context.Context, in <-chan jetstream.KeyValueEntry, out chan<- decodedSpec) {
+// closed (out is closed then) or ctx ends; ahead compiles those it can.
+func decodeSpecs(ctx context.Context, in <-chan jetstream.KeyValueEntry, out chan<- decodedSpec, ahead func(*decodedSpec)) {
 	defer close(out)
 	for {
 		select {
@@ -212,8 +217,10 @@ func decodeSpecs(ctx context.Context, in <-chan jetstream.KeyValueEntry, out cha
 			if !ok {
 				return
 			}
+			d := decodeSpec(kv)
+			ahead(&d)
 			select {
-			case out <- decodeSpec(kv):
+			case out <- d:
 			case <-ctx.Done():
 				return
 			}
@@ -305,8 +312,8 @@ func (l *loop) onSpec(d decodedSpec) {
 		}
 		en.specRev = kv.Revision()
 		en.compiled.Schedule, en.invalid = nil, false
-		en.removedAt = kv.Created().UnixNano()
-		l.index.Remove(id)
+		en.written = kv.Created().UnixNano() // when it was removed
+		l.index.Remove(en)
 		if en.busy {
 			en.removed = true // finished when its worker reports back
 			return
@@ -330,7 +337,7 @@ func (l *loop) onSpec(d decodedSpec) {
 	en.spec, en.target = &spec, targetOf(&spec, l.e.traced)
 	if err != nil {
 		en.invalid, en.compiled.Schedule = true, nil
-		l.index.Remove(id)
+		l.index.Remove(en)
 		l.e.reportInvalid(id, err)
 		return
 	}
@@ -340,7 +347,37 @@ func (l *loop) onSpec(d decodedSpec) {
 		en.compiled.Schedule = nil
 		return
 	}
+	if d.ahead {
+		l.compiled(en, d.compiled, d.cerr)
+		return
+	}
 	l.compile(en)
+}
+
+// compileAhead compiles d's spec on the decoder's goroutine if it names
+// no calendar (the only input of a compile that the loop owns).
+func (e *Engine) compileAhead(d *decodedSpec) {
+	if d.kv == nil || isDelete(d.kv) || d.err != nil || d.spec.Calendar != "" {
+		return
+	}
+	d.compiled, d.cerr = e.compileSpec(d.kv.Key(), &d.spec, nil)
+	d.ahead = true
+}
+
+// compileSpec checks and compiles spec id, with src for a named calendar.
+// Checked and compiled once: CompileShared reports what Validate's own
+// compile would, and shares the zones (no zone file read per spec). A
+// calendar change can leave a schedule no slot at all: that is reported
+// (invalid), not taken for the recurrence's end.
+func (e *Engine) compileSpec(id string, spec *kvstore.Spec, src kvstore.CalendarSource) (kvstore.Compiled, error) {
+	if err := spec.CheckFields(id); err != nil {
+		return kvstore.Compiled{}, err
+	}
+	c, err := spec.CompileShared(id, src, &e.interner)
+	if err == nil {
+		err = c.CheckFires(e.cfg.Clock.Now())
+	}
+	return c, err
 }
 
 // compile (re)builds an entry's schedule from its spec and the calendars
@@ -349,23 +386,16 @@ func (l *loop) compile(en *entry) {
 	if en.spec == nil {
 		return // compiled already, and no calendar can change it
 	}
+	c, err := l.e.compileSpec(en.id, en.spec, l.calendarSource)
+	l.compiled(en, c, err)
+}
+
+// compiled makes c (or err) en's compiled schedule and schedules it.
+func (l *loop) compiled(en *entry, c kvstore.Compiled, err error) {
 	en.clearPlan() // planned again from the new schedule
-	en.invalid = false
-	// Checked and compiled once: CompileShared reports what Validate's
-	// own compile would, and shares the zones (no zone file read per spec).
-	err := en.spec.CheckFields(en.id)
-	var c kvstore.Compiled
-	if err == nil {
-		c, err = en.spec.CompileShared(en.id, l.calendarSource, &l.e.interner)
-	}
-	if err == nil {
-		// A calendar change can leave a schedule no slot at all: that is
-		// reported (invalid), not taken for the recurrence's end.
-		err = c.CheckFires(l.e.cfg.Clock.Now())
-	}
 	if err != nil {
 		en.invalid, en.compiled.Schedule = true, nil
-		l.index.Remove(en.id)
+		l.index.Remove(en)
 		l.e.reportInvalid(en.id, err)
 		return
 	}
@@ -448,7 +478,7 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 			en.pending = kv
 		}
 		if !en.busy {
-			l.index.Remove(id)
+			l.index.Remove(en)
 			l.parked[id] = true
 		}
 		return
@@ -527,6 +557,7 @@ func (l *loop) applyResult(r result) {
 	}
 	if en.removed {
 		if r.removed {
+			l.index.Remove(en)
 			delete(l.entries, r.id)
 		} else {
 			l.removeEntry(en)
@@ -563,7 +594,7 @@ func (l *loop) applyResult(r result) {
 		if en.failures == stallAfter && !natserr.Exhausted(r.err) {
 			l.e.stalled(en.id, int(en.failures), r.err)
 		}
-		l.index.Set(en.id, l.e.cfg.Clock.Now().Add(wait))
+		l.index.Set(en, l.e.cfg.Clock.Now().Add(wait))
 		return
 	}
 	if r.progress {
@@ -618,12 +649,12 @@ func (l *loop) statesComplete() {
 // once it is known (see known).
 func (l *loop) schedule(en *entry) {
 	if !l.known(en) || en.busy || en.queued {
-		l.index.Remove(en.id)
+		l.index.Remove(en)
 		return
 	}
 	if en.pending != nil {
 		if !l.e.leases.owns(kvstore.ShardOf(en.id, l.e.shards)) {
-			l.index.Remove(en.id) // another instance's: looked at when owned
+			l.index.Remove(en) // another instance's: looked at when owned
 			l.parked[en.id] = true
 			return
 		}
@@ -635,10 +666,10 @@ func (l *loop) schedule(en *entry) {
 	}
 	due, ok := Due(l.e.entryInput(en, now, &l.scratch))
 	if !ok {
-		l.index.Remove(en.id)
+		l.index.Remove(en)
 		return
 	}
-	l.index.Set(en.id, due)
+	l.index.Set(en, due)
 }
 
 // plan gives a schedule without a state record its first slot, in memory
@@ -665,14 +696,14 @@ func (l *loop) plan(en *entry, now time.Time) {
 // removeEntry forgets a schedule whose spec was deleted, and deletes its
 // state through a worker, so that the loop never does I/O.
 func (l *loop) removeEntry(en *entry) {
-	l.index.Remove(en.id)
+	l.index.Remove(en)
 	l.applyPending(en) // its record is deleted at its latest revision
 	if !en.hasRecord() {
 		delete(l.entries, en.id)
 		return
 	}
 	en.busy, en.removed = true, true
-	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.removedAt)})
+	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.written)})
 }
 
 // dispatch hands every due schedule to a worker, as long as one is free:
@@ -682,36 +713,36 @@ func (l *loop) removeEntry(en *entry) {
 func (l *loop) dispatch() {
 	now := l.e.cfg.Clock.Now()
 	for {
-		id, due, ok := l.index.Peek()
+		en, due, ok := l.index.Peek()
 		if !ok || due.After(now) {
 			break
 		}
-		en := l.entries[id]
-		if en == nil || !l.known(en) || en.queued {
-			l.index.Remove(id)
+		id := en.id
+		if !l.known(en) || en.queued {
+			l.index.Remove(en)
 			continue // scheduled again once known (statesComplete); a queued one is on its window
 		}
 		shard := kvstore.ShardOf(id, l.e.shards)
 		owned, checked := l.gate(shard)
 		switch {
 		case !owned:
-			l.index.Remove(id)
+			l.index.Remove(en)
 			l.parked[id] = true
 			continue
 		case !checked:
-			l.index.Remove(id)
+			l.index.Remove(en)
 			l.holdFor(id, shard)
 			continue
 		}
 		if l.busy >= l.e.cfg.WindowBusy && l.batchable(en, now) {
-			l.index.Remove(id)
+			l.index.Remove(en)
 			l.queue(en, shard)
 			continue
 		}
 		if l.busy >= l.e.cfg.Workers {
 			break
 		}
-		l.index.Remove(id)
+		l.index.Remove(en)
 		en.busy = true
 		l.send(l.snapshot(en))
 		delete(l.waiting, id)
@@ -839,7 +870,7 @@ func (l *loop) onDone(d doneReport) {
 	}
 	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
 	if !en.busy && en.compiled.Schedule != nil {
-		l.index.Set(en.id, l.e.cfg.Clock.Now())
+		l.index.Set(en, l.e.cfg.Clock.Now())
 	}
 }
 
@@ -849,8 +880,8 @@ func (l *loop) lookAgain(en *entry, d time.Duration) {
 		return
 	}
 	at := l.e.cfg.Clock.Now().Add(d)
-	if due, ok := l.index.Due(en.id); !ok || due.After(at) {
-		l.index.Set(en.id, at)
+	if due, ok := l.index.Due(en); !ok || due.After(at) {
+		l.index.Set(en, at)
 	}
 }
 

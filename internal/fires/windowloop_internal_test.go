@@ -55,7 +55,7 @@ func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
 	}
 	l.busy--
 	l.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
-	if _, ok := l.index.Due("a"); !ok {
+	if _, ok := l.index.Due(l.entries["a"]); !ok {
 		t.Fatal("after the check the schedule is not in the due index")
 	}
 }
@@ -71,13 +71,13 @@ func TestHeldScheduleReleasedWhenTheLeaseChanges(t *testing.T) {
 	if len(l.win.held[0]) != 0 {
 		t.Fatalf("held %v after a deferred check", l.win.held[0])
 	}
-	if _, ok := l.index.Due("a"); !ok {
+	if _, ok := l.index.Due(l.entries["a"]); !ok {
 		t.Fatal("a deferred check did not send the schedule back to the due index")
 	}
-	l.index.Remove("a")
+	l.index.Remove(l.entries["a"])
 	l.holdFor("a", 0)
 	l.unpark()
-	if _, ok := l.index.Due("a"); !ok || len(l.win.held[0]) != 0 {
+	if _, ok := l.index.Due(l.entries["a"]); !ok || len(l.win.held[0]) != 0 {
 		t.Fatal("a lease change did not release the held schedule")
 	}
 }
