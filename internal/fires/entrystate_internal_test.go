@@ -60,7 +60,7 @@ func TestEntryStateKeepsTheRecord(t *testing.T) {
 	for range 20000 {
 		st := randomState(r)
 		want := st
-		en := &entry{compiled: kvstore.Compiled{Plan: "pa"}}
+		en := &entry{compiled: sched{Plan: "pa"}}
 		en.setState(&st, "s1")
 		var buf kvstore.State
 		got := *en.view(&buf)
@@ -98,7 +98,7 @@ func TestEntryStateKeepsTheRecord(t *testing.T) {
 // A plan reads with the compiled plan's fingerprint and is not a record.
 func TestEntryPlanIsNotARecord(t *testing.T) {
 	next := time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
-	en := &entry{compiled: kvstore.Compiled{Plan: "fp"}}
+	en := &entry{compiled: sched{Plan: "fp"}}
 	en.setPlan(packedState{next: next.UnixNano()})
 	if en.hasRecord() || !en.hasState() {
 		t.Fatal("a plan is reported as a record, or not at all")
@@ -118,10 +118,10 @@ func TestEntryPlanIsNotARecord(t *testing.T) {
 	}
 }
 
-// An entry fits the 416-byte size class: a scheduler holds one per
+// An entry fits the 352-byte size class: a scheduler holds one per
 // schedule, and the next class up costs 32 MB at a million.
 func TestEntryIsSmall(t *testing.T) {
-	if n := unsafe.Sizeof(entry{}); n > 416 {
-		t.Errorf("an entry is %d bytes, want at most 416", n)
+	if n := unsafe.Sizeof(entry{}); n > 352 {
+		t.Errorf("an entry is %d bytes, want at most 352", n)
 	}
 }

@@ -57,6 +57,8 @@ type loop struct {
 	heldFor int
 	// win is the state of the window claims (see windows).
 	win windows
+	// policies are the misfire and overlap policies in use, shared (sched).
+	policies map[kvstore.Policy]*kvstore.Policy
 	// scratch holds an entry's state viewed for one of the loop's own
 	// decisions (entry.view), so that they allocate nothing.
 	scratch kvstore.State
@@ -71,6 +73,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		states:    states,
 		cals:      cals,
 		calendars: make(map[string]*calendar.Calendar),
+		policies:  make(map[kvstore.Policy]*kvstore.Policy),
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
 		uncounted: make(map[string]uint64),
@@ -402,12 +405,28 @@ func (l *loop) compiled(en *entry, c kvstore.Compiled, err error) {
 	if en.form == statePacked && en.packed.plan == c.Plan {
 		c.Plan = en.packed.plan // one copy of the fingerprint (setState shares it the other way)
 	}
-	en.compiled, en.invalid, en.failures = c, false, 0
+	en.compiled, en.invalid, en.failures = l.sched(c), false, 0
 	if en.spec.Calendar == "" {
 		en.spec = nil // only a calendar change would need it again
 	}
 	l.schedule(en)
 }
+
+// sched is c as the loop keeps it, its policy shared with the
+// schedules' that have the same one (up to maxPolicies of them: specs
+// may each give their own durations).
+func (l *loop) sched(c kvstore.Compiled) sched {
+	pol := l.policies[c.Policy]
+	if pol == nil && len(l.policies) < maxPolicies {
+		p := c.Policy
+		pol = &p
+		l.policies[p] = pol
+	}
+	return schedOf(c, pol)
+}
+
+// maxPolicies bounds the distinct policies the loop shares.
+const maxPolicies = 1024
 
 func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
 	if c, ok := l.calendars[name]; ok {

@@ -25,7 +25,7 @@ func fireMsgFixture(tb testing.TB, tp trace.TracerProvider) (*Engine, job, kvsto
 	}
 	put := &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	spec := kvstore.Spec{Workflow: "report", Input: []byte(`{"n":1}`), Trace: put}
-	j := job{id: "daily", target: targetOf(&spec, e.traced), compiled: kvstore.Compiled{Location: time.UTC}}
+	j := job{id: "daily", target: targetOf(&spec, e.traced), compiled: sched{Location: time.UTC}}
 	slot := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	c := kvstore.Claim{Slot: slot, Token: "t", Owner: "bench", At: slot, Expires: slot.Add(30 * time.Second)}
 	return e, j, c

@@ -53,7 +53,7 @@ func (l *loop) gate(shard int) (owned, checked bool) {
 // unsettled claim) that is on time. The worker's decision has the last
 // word (plainClaim); a slot it declines goes through the per-slot path.
 func (l *loop) batchable(en *entry, now time.Time) bool {
-	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || en.compiled.Policy.Overlap != kvstore.OverlapAllow ||
+	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || en.compiled.policy().Overlap != kvstore.OverlapAllow ||
 		len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
 		return false
 	}
@@ -65,7 +65,7 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 	if c := st.Claim; c != nil && c.Token != en.settled && !c.Settled() {
 		return false
 	}
-	threshold := en.compiled.Policy.MisfireThreshold
+	threshold := en.compiled.policy().MisfireThreshold
 	if threshold <= 0 {
 		threshold = l.e.cfg.MisfireThreshold
 	}

@@ -26,7 +26,7 @@ func windowLoop(t *testing.T) (*loop, *clock.Fake, *entry) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	en := &entry{id: "a", compiled: compiled, target: target{workflow: "wf"}}
+	en := &entry{id: "a", compiled: schedOf(compiled, nil), target: target{workflow: "wf"}}
 	en.setPlan(packedState{next: c.Now().UnixNano()})
 	l.entries["a"] = en
 	return l, fake, en

@@ -271,11 +271,11 @@ func (w worker) newClaim(slot, now time.Time) *kvstore.Claim {
 
 // track records a claimed fire as running, for the overlap policies.
 func (w worker) track(st *kvstore.State, j job, c *kvstore.Claim) {
-	if j.compiled.Policy.Overlap == kvstore.OverlapAllow {
+	if j.compiled.policy().Overlap == kvstore.OverlapAllow {
 		return
 	}
 	st.Running = &kvstore.Running{SlotID: c.ID(j.id), Slot: c.Slot, Since: c.At,
-		Deadline: c.At.Add(j.compiled.Policy.CompletionTimeout)}
+		Deadline: c.At.Add(j.compiled.policy().CompletionTimeout)}
 }
 
 // claimAndDispatch writes the claim by CAS, runs after (observations of the
