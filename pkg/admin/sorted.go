@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"slices"
 	"sort"
 	"strings"
 )
@@ -64,27 +65,36 @@ func (x *sortedIndex) put(r row) {
 	x.n++
 	if b == len(x.blocks) { // after every key: append to the last block
 		if b == 0 {
-			x.blocks = append(x.blocks, make([]row, 0, blockMax/2))
+			x.blocks = append(x.blocks, make([]row, 0, blockMax))
 		} else {
 			b--
 		}
 		i = len(x.blocks[b])
 	}
+	// A full block is split before the insert, so that no block grows
+	// past blockMax's capacity. Rows coming in key order (a load) start a
+	// new block and leave the full one full: every block but the last
+	// stays full, not half empty.
+	if blk := x.blocks[b]; len(blk) >= blockMax {
+		if b == len(x.blocks)-1 && i == len(blk) {
+			x.blocks = append(x.blocks, make([]row, 0, blockMax))
+			b, i = b+1, 0
+		} else {
+			half := len(blk) / 2
+			right := make([]row, len(blk)-half, blockMax)
+			copy(right, blk[half:])
+			clear(blk[half:]) // drop the moved rows' key references
+			x.blocks[b] = blk[:half]
+			x.blocks = slices.Insert(x.blocks, b+1, right)
+			if i > half {
+				b, i = b+1, i-half
+			}
+		}
+	}
 	blk := append(x.blocks[b], row{})
 	copy(blk[i+1:], blk[i:])
 	blk[i] = r
-	if len(blk) <= blockMax {
-		x.blocks[b] = blk
-		return
-	}
-	half := len(blk) / 2
-	right := make([]row, len(blk)-half, blockMax)
-	copy(right, blk[half:])
-	clear(blk[half:]) // drop the moved rows' key references
-	x.blocks[b] = blk[:half]
-	x.blocks = append(x.blocks, nil)
-	copy(x.blocks[b+2:], x.blocks[b+1:])
-	x.blocks[b+1] = right
+	x.blocks[b] = blk
 }
 
 // remove deletes the row of key, if any.

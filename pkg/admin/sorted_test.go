@@ -70,3 +70,37 @@ func TestSortedIndexMatchesAMap(t *testing.T) {
 		}
 	}
 }
+
+// TestSortedIndexStaysCompact: no block grows past blockMax rows of
+// capacity, in any order of puts, and rows put in key order (a catalogue's
+// load) fill their blocks: the index holds one row per schedule, so a
+// half-empty block is megabytes at a million.
+func TestSortedIndexStaysCompact(t *testing.T) {
+	const n = 20 * blockMax
+	capacity := func(x *sortedIndex) (total int) {
+		for _, b := range x.blocks {
+			if cap(b) > blockMax {
+				t.Fatalf("a block of %d rows has capacity %d, more than blockMax %d", len(b), cap(b), blockMax)
+			}
+			total += cap(b)
+		}
+		return total
+	}
+	var ordered sortedIndex
+	for i := range n {
+		ordered.put(row{key: fmt.Sprintf("k%07d", i)})
+	}
+	if c := capacity(&ordered); ordered.Len() != n || c > n+blockMax {
+		t.Fatalf("%d rows in key order take capacity for %d, want at most %d", ordered.Len(), c, n+blockMax)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	var random sortedIndex
+	for range n {
+		random.put(row{key: fmt.Sprintf("k%07d", rng.IntN(4*n))})
+	}
+	capacity(&random)
+	for i := n - 1; i >= 0; i-- { // and in reverse order
+		random.put(row{key: fmt.Sprintf("j%07d", i)})
+	}
+	capacity(&random)
+}
