@@ -9,10 +9,14 @@ import (
 )
 
 // DefaultHeadroom is how far past the live heap the collector lets a
-// scheduler's heap grow unless --gc-headroom says otherwise. Below
-// headroom / (GOGC/100) of live heap (256 MiB at GOGC 200) GOGC applies as
-// set; above it the heap goal is the live heap plus this.
-const DefaultHeadroom = 512 << 20
+// scheduler's heap grow unless --gc-headroom says otherwise (its flag
+// default is DefaultHeadroomFlag). Below headroom / (GOGC/100) of live
+// heap (128 MiB at GOGC 200, some 150,000 schedules) GOGC applies as set;
+// above it the heap goal is the live heap plus this.
+const DefaultHeadroom = 256 << 20
+
+// DefaultHeadroomFlag is DefaultHeadroom as --gc-headroom writes it.
+const DefaultHeadroomFlag = "256MiB"
 
 // minPercent bounds how low Headroom takes GOGC: at 25 a collection comes
 // after every quarter of the live heap allocated, so a very large heap is

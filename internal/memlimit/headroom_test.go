@@ -81,3 +81,10 @@ func TestParseHeadroom(t *testing.T) {
 		}
 	}
 }
+
+// The flag's default reads as the constant.
+func TestDefaultHeadroomFlag(t *testing.T) {
+	if n, err := ParseHeadroom(DefaultHeadroomFlag); err != nil || n != DefaultHeadroom {
+		t.Fatalf("ParseHeadroom(%q) = %d, %v; want %d", DefaultHeadroomFlag, n, err, DefaultHeadroom)
+	}
+}
