@@ -292,10 +292,11 @@ type entry struct {
 	// written is when the spec's latest revision was written (Unix ns):
 	// its put, or, once removed, its delete (for the remove job).
 	written int64
-	// spec is the decoded spec, kept only while it may be compiled again:
-	// until its first compile, and for good when it names a calendar (a
-	// calendar change re-compiles it).
+	// spec is the decoded spec until its first compile; record is the
+	// spec record's JSON, kept when the spec names a calendar (a calendar
+	// change re-compiles it), a quarter of the decoded spec's size.
 	spec     *kvstore.Spec
+	record   string
 	compiled sched // Schedule nil while invalid, removed or not compiled yet
 	// packed and full hold the entry's state as form says (see
 	// entrystate.go): none, a plan, or a state record, packed or whole. A
@@ -324,6 +325,19 @@ type entry struct {
 	fetching bool // its spec was asked for ahead of the watch (fetchSpec)
 	queued   bool // waiting for its shard's next window claim (windows.pend)
 	noWindow bool // a window declined its slot: the next one goes per slot
+}
+
+// heldSpec is the spec en may be compiled from again: the decoded one,
+// or its record decoded now, or nil.
+func (en *entry) heldSpec() *kvstore.Spec {
+	if en.spec != nil || en.record == "" {
+		return en.spec
+	}
+	spec, err := kvstore.DecodeSpec([]byte(en.record))
+	if err != nil {
+		return nil // not kept unless it decoded (onSpec)
+	}
+	return &spec
 }
 
 // sched is what deciding and firing need of a compiled spec

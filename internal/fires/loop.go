@@ -315,6 +315,7 @@ func (l *loop) onSpec(d decodedSpec) {
 		}
 		en.specRev = kv.Revision()
 		en.compiled.Schedule, en.invalid = nil, false
+		en.spec, en.record = nil, ""
 		en.written = kv.Created().UnixNano() // when it was removed
 		l.index.Remove(en)
 		if en.busy {
@@ -337,7 +338,10 @@ func (l *loop) onSpec(d decodedSpec) {
 	}
 	en.removed = false
 	spec, err := d.spec, d.err
-	en.spec, en.target = &spec, targetOf(&spec, l.e.traced)
+	en.spec, en.target, en.record = &spec, targetOf(&spec, l.e.traced), ""
+	if err == nil && spec.Calendar != "" {
+		en.record = string(kv.Value()) // compiled again when the calendar changes
+	}
 	if err != nil {
 		en.invalid, en.compiled.Schedule = true, nil
 		l.index.Remove(en)
@@ -386,10 +390,11 @@ func (e *Engine) compileSpec(id string, spec *kvstore.Spec, src kvstore.Calendar
 // compile (re)builds an entry's schedule from its spec and the calendars
 // known now; a failure is reported (log and invalid event).
 func (l *loop) compile(en *entry) {
-	if en.spec == nil {
+	spec := en.heldSpec()
+	if spec == nil {
 		return // compiled already, and no calendar can change it
 	}
-	c, err := l.e.compileSpec(en.id, en.spec, l.calendarSource)
+	c, err := l.e.compileSpec(en.id, spec, l.calendarSource)
 	l.compiled(en, c, err)
 }
 
@@ -406,9 +411,7 @@ func (l *loop) compiled(en *entry, c kvstore.Compiled, err error) {
 		c.Plan = en.packed.plan // one copy of the fingerprint (setState shares it the other way)
 	}
 	en.compiled, en.invalid, en.failures = l.sched(c), false, 0
-	if en.spec.Calendar == "" {
-		en.spec = nil // only a calendar change would need it again
-	}
+	en.spec = nil // a calendar's change decodes the record again (record)
 	l.schedule(en)
 }
 
@@ -457,7 +460,10 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		return
 	}
 	for _, en := range l.entries {
-		if en.spec == nil || en.spec.Calendar != name || en.specRev == 0 {
+		if en.specRev == 0 || en.spec == nil && en.record == "" {
+			continue
+		}
+		if spec := en.heldSpec(); spec == nil || spec.Calendar != name {
 			continue
 		}
 		if en.busy {
