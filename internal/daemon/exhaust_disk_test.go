@@ -90,7 +90,10 @@ func TestDiskFull(t *testing.T) {
 	if ev.Instance != r.d.Engine().Instance() || ev.Reason == "" {
 		t.Errorf("unacknowledged event %+v: want this instance and the error", ev)
 	}
-	testwait.Eventually(t, 5*time.Second, "jetsched_publish_blocked{reason=unacknowledged} at 1", func() bool {
+	// As long as the event's wait: a publish the server stored before the
+	// disk filled can be acknowledged late, which ends the episode (gauge
+	// 0) until the next publish times out and begins another.
+	testwait.Eventually(t, 20*time.Second, "jetsched_publish_blocked{reason=unacknowledged} at 1", func() bool {
 		return r.metric("jetsched_publish_blocked", `reason="unacknowledged"`) == 1
 	})
 	detected := time.Since(full)
