@@ -29,6 +29,11 @@ const DefaultWorkers = 32
 // neither the spec nor Config.MisfireThreshold says otherwise.
 const DefaultMisfireThreshold = time.Minute
 
+// DefaultRecordLag is Config.RecordLag's default: long enough for a herd
+// of 100,000 one-shots to be published before its records are written,
+// short beside any fire retention.
+const DefaultRecordLag = 10 * time.Second
+
 // Config configures an Engine.
 type Config struct {
 	// Store is where specs, state and ticks live. Required.
@@ -66,6 +71,14 @@ type Config struct {
 	// plain slots, whose throughput is higher. 0 means Workers/2; a
 	// negative value means always.
 	WindowBusy int
+	// RecordLag is how long the state record of a one-shot fired in a
+	// window may wait behind due work: a herd of one-shots is published
+	// first and recorded when no due slot waits for a worker, or once its
+	// oldest record has waited this long (see docs/protocol.md, "Window
+	// claims"). Until then the fire stream is what shows it fired. 0 means
+	// DefaultRecordLag; a negative value writes each record with its
+	// window.
+	RecordLag time.Duration
 	// Observer receives measurements. Default: none.
 	Observer Observer
 	// FireKey, when set, signs every fire (the Sched-Signature header,
@@ -91,6 +104,10 @@ type Config struct {
 
 	// hold holds the initial load back, for tests (see export_test.go).
 	hold *loadHold
+	// recordsOnLag writes deferred state records only once RecordLag has
+	// passed, never because the loop is idle: a test can then see a
+	// window's records still unwritten when the next window comes.
+	recordsOnLag bool
 }
 
 // loadHold makes the loop stop reading one watch after its after-th
@@ -118,6 +135,7 @@ func (c Config) withDefaults() Config {
 	c.Workers = cmp.Or(c.Workers, DefaultWorkers)
 	c.WindowSlots = cmp.Or(c.WindowSlots, DefaultWindowSlots)
 	c.WindowBusy = cmp.Or(c.WindowBusy, c.Workers/2)
+	c.RecordLag = cmp.Or(c.RecordLag, DefaultRecordLag)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
@@ -148,6 +166,15 @@ func randomID() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
+}
+
+// RecordLagFlag maps the command line's --record-lag, where 0 means each
+// record with its window, to Config.RecordLag.
+func RecordLagFlag(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1 // with the window
+	}
+	return d
 }
 
 // WindowFlags maps the command line's --window-slots and --window-busy,

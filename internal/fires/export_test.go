@@ -12,3 +12,10 @@ func HoldStates(cfg Config, n int, release <-chan struct{}) Config {
 	cfg.hold = &loadHold{watch: holdStates, after: n, release: release}
 	return cfg
 }
+
+// RecordsOnLag makes the engine write the deferred state records of
+// one-shots only once cfg.RecordLag has passed, not when it is idle.
+func RecordsOnLag(cfg Config) Config {
+	cfg.recordsOnLag = true
+	return cfg
+}

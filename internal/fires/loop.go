@@ -174,7 +174,16 @@ func (l *loop) run(ctx context.Context) {
 	_ = l.specs.Stop()
 	_ = l.states.Stop()
 	_ = l.cals.Stop()
-	for l.busy > 0 {
+	// The deferred state records are written before the workers go,
+	// unless writing them failed (a crash leaves them to the next
+	// decision, which finds the fires).
+	for {
+		if !l.win.recordFailed {
+			l.sendRecords(l.e.cfg.Clock.Now(), true)
+		}
+		if l.busy == 0 {
+			break
+		}
 		l.onResult(<-l.results)
 	}
 	close(l.jobs)
@@ -555,6 +564,7 @@ func (l *loop) onResult(r result) {
 
 // applyResult takes a worker's outcome for one schedule.
 func (l *loop) applyResult(r result) {
+	delete(l.win.unrecorded, r.id)
 	en := l.entries[r.id]
 	if en == nil {
 		return
@@ -774,6 +784,7 @@ func (l *loop) dispatch() {
 		delete(l.uncounted, id)
 	}
 	l.sendWindows(now)
+	l.sendRecords(now, false)
 }
 
 func (l *loop) send(j job) {
@@ -789,6 +800,9 @@ func (l *loop) resetTimer() {
 	_, due, ok := l.index.Peek()
 	if retry := l.nextRetry(); !retry.IsZero() && (!ok || retry.Before(due)) {
 		due, ok = retry, true
+	}
+	if rec := l.nextRecord(); !rec.IsZero() && (!ok || rec.Before(due)) {
+		due, ok = rec, true
 	}
 	if !ok {
 		return
@@ -847,7 +861,7 @@ func (l *loop) health(tolerance time.Duration) Health {
 	for id, en := range l.entries {
 		invalid, stalled := en.invalid, en.failures >= stallAfter
 		var late time.Duration
-		if st := en.view(&l.scratch); st != nil && en.compiled.Schedule != nil && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
+		if st := en.view(&l.scratch); st != nil && en.compiled.Schedule != nil && !l.win.unrecorded[id] && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
 			late = now.Sub(st.Next)
 		}
 		if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {

@@ -25,6 +25,10 @@ const (
 	StepWindowPublish   Step = "window-publish"
 	StepWindowPublished Step = "window-published"
 	StepWindowRecorded  Step = "window-recorded"
+	// StepWindowDeferred: a window's fires are published and acknowledged,
+	// and the state records of its one-shots left for later (see
+	// deferRecords); a crash here leaves them to the next decision.
+	StepWindowDeferred Step = "window-deferred"
 	// StepWindowRefused: the server refused a window record for its size;
 	// its slots went per slot.
 	StepWindowRefused Step = "window-refused"
@@ -62,6 +66,9 @@ const (
 	// record shows into a claim on that record (see docs/protocol.md,
 	// "Window claims").
 	windowDemote
+	// windowRecord writes the state records a windowFire left for later
+	// (see deferRecords).
+	windowRecord
 )
 
 // windowMark is what this instance knows of a shard's window record.
@@ -82,6 +89,9 @@ type windowJob struct {
 	win   kvstore.Window
 	known map[string]job
 	gen   uint64 // the lease tenure a check is for
+	// records are the fired slots whose state records to write
+	// (windowRecord).
+	records []*windowItem
 }
 
 // windowResult is what a window job hands back.
@@ -102,7 +112,11 @@ type windowResult struct {
 	tooLarge bool
 	// found is the window record a check read (nil: none, or garbage).
 	found *kvstore.Window
-	err   error
+	// deferred are fired slots whose state records were not written
+	// yet (see deferRecords): their schedules stay busy until a
+	// windowRecord job writes them.
+	deferred []*windowItem
+	err      error
 }
 
 // windowItem is one slot of a window being fired.
@@ -129,6 +143,14 @@ func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
 				out.err = err
 				break
 			}
+		}
+		return out
+	case windowRecord:
+		out := windowResult{kind: windowRecord, shard: wj.shard}
+		out.err = w.recordWindow(ctx, wj.records)
+		w.e.step(StepWindowRecorded)
+		for _, it := range wj.records {
+			out.results = append(out.results, it.r)
 		}
 		return out
 	}
@@ -204,14 +226,43 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 		return out
 	}
 	w.e.step(StepWindowPublished)
+	items, out.deferred = w.deferRecords(items)
 	if err := w.recordWindow(ctx, items); err != nil {
 		out.recheck, out.err = true, err
 	}
 	w.e.step(StepWindowRecorded)
+	if len(out.deferred) > 0 {
+		w.e.step(StepWindowDeferred)
+	}
 	for _, it := range items {
 		out.results = append(out.results, it.r)
 	}
 	return out
+}
+
+// deferRecords splits a window's published items into those whose state
+// records are written now and those whose records may wait behind due
+// work (Config.RecordLag): one-shots that had no record. Nothing else is
+// waiting on such a record, and any instance that decides the one-shot
+// before it is written finds its fire: a slot late by less than the
+// duplicate window (less a claim) only goes through windows, whose
+// publish the stream drops as a duplicate, and a later one takes the
+// per-slot path, which looks it up in the stream first (slotKnown). So
+// a herd of one-shots is published first and recorded after, as the
+// server's own @at schedules are.
+func (w worker) deferRecords(items []*windowItem) (now, later []*windowItem) {
+	if w.e.cfg.RecordLag < 0 {
+		return items, nil
+	}
+	now = items[:0:0]
+	for _, it := range items {
+		if it.j.planned && it.j.at != 0 && it.ack != nil && !it.ack.Duplicate && it.claim.Seq > 0 {
+			later = append(later, it)
+			continue
+		}
+		now = append(now, it)
+	}
+	return now, later
 }
 
 // plainClaim reports whether d fires one regular slot and nothing else: no
@@ -338,8 +389,12 @@ func (w worker) recordWindow(ctx context.Context, items []*windowItem) error {
 			st := it.st
 			it.r.state, it.r.stateRev, it.r.planned = &st, ack.Sequence, false
 			it.r.settle(it.claim.Token)
-		} else if merr := w.mergeFired(ctx, it); merr != nil {
-			failed = merr
+		} else if failed == nil {
+			// After one merge fails the others are not tried (each could
+			// wait for a server that does not answer): their schedules
+			// keep what they had, and the next decision finds their fires
+			// (the window record's check, or slotKnown).
+			failed = w.mergeFired(ctx, it)
 		}
 		if it.ack != nil && it.ack.Duplicate {
 			w.e.notifySettled(it.j.id, "", true) // counted at the claim: taken back (see onSettle)

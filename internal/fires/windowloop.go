@@ -20,6 +20,17 @@ type windows struct {
 	firing   map[int]bool     // a window of the shard is with a worker
 	pend     map[int][]string // due schedules waiting for the shard's next window
 	held     map[int][]string // due schedules waiting for the shard's check
+	// deferred are fired one-shots whose state records are still to be
+	// written, by shard, since deferredAt (the oldest); recording: a
+	// windowRecord job of the shard is with a worker.
+	deferred   map[int][]*windowItem
+	deferredAt map[int]time.Time
+	recording  map[int]bool
+	// unrecorded are the schedules of deferred (busy until written).
+	unrecorded map[string]bool
+	// recordFailed: the last windowRecord job failed; a stop then
+	// writes no more of them (the next decisions find the fires).
+	recordFailed bool
 	// limit is the most slots of a window: Config.WindowSlots, halved
 	// each time the server refuses a window record for its size.
 	limit int
@@ -27,7 +38,8 @@ type windows struct {
 
 func newWindows(limit int) windows {
 	return windows{limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
-		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]string{}, held: map[int][]string{}}
+		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]string{}, held: map[int][]string{},
+		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
 }
 
 // windowRetry is how soon a failed check of a window record is tried again.
@@ -138,6 +150,64 @@ func (l *loop) sendWindows(now time.Time) {
 	}
 }
 
+// sendRecords hands out the deferred state records (see deferRecords),
+// a window's worth per shard at a time, when no due schedule waits for a
+// worker, or once the oldest of a shard has waited Config.RecordLag; all
+// of them when all is set (a stop).
+func (l *loop) sendRecords(now time.Time, all bool) {
+	if len(l.win.deferred) == 0 {
+		return
+	}
+	idle := all || !l.e.cfg.recordsOnLag && l.idle(now)
+	for shard, items := range l.win.deferred {
+		if l.busy >= l.e.cfg.Workers {
+			return
+		}
+		if l.win.recording[shard] || !idle && now.Before(l.win.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
+			continue
+		}
+		n := min(len(items), max(l.win.limit, 1))
+		batch := items[:n:n]
+		if n == len(items) {
+			delete(l.win.deferred, shard)
+			delete(l.win.deferredAt, shard)
+		} else {
+			l.win.deferred[shard] = items[n:]
+		}
+		l.win.recording[shard] = true
+		l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: batch}})
+	}
+}
+
+// idle reports whether no fire waits: nothing due in the index, no
+// schedule waiting for its window, and no window being fired.
+func (l *loop) idle(now time.Time) bool {
+	if _, due, ok := l.index.Peek(); ok && !due.After(now) || len(l.win.pend) > 0 {
+		return false
+	}
+	for _, firing := range l.win.firing {
+		if firing {
+			return false
+		}
+	}
+	return true
+}
+
+// nextRecord is when the oldest deferred state record must be written
+// however busy the loop is (zero: none waits).
+func (l *loop) nextRecord() time.Time {
+	var first time.Time
+	for shard, at := range l.win.deferredAt {
+		if l.win.recording[shard] {
+			continue
+		}
+		if at = at.Add(l.e.cfg.RecordLag); first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
+
 // windowItems takes the next window's schedules from ids (at most
 // windows.limit, and a record of at most maxWindowBytes) and returns
 // the ids left for later. A schedule no longer batchable goes back to the
@@ -219,6 +289,31 @@ func (l *loop) onWindow(wr *windowResult) {
 			if en := l.entries[id]; en != nil {
 				en.noWindow = true
 			}
+		}
+		for i := range wr.results {
+			l.applyResult(wr.results[i])
+		}
+		if len(wr.deferred) > 0 {
+			if len(l.win.deferred[wr.shard]) == 0 {
+				l.win.deferredAt[wr.shard] = now
+			}
+			l.win.deferred[wr.shard] = append(l.win.deferred[wr.shard], wr.deferred...)
+			for _, it := range wr.deferred {
+				l.win.unrecorded[it.j.id] = true // fired: not overdue (health)
+			}
+		}
+	case windowRecord:
+		l.win.recording[wr.shard], l.win.recordFailed = false, false
+		switch {
+		case errors.Is(wr.err, errNotOwned):
+			l.e.log.Debug("deferred state records stopped at the lease guard", "shard", wr.shard, "err", wr.err)
+			l.e.step(StepGuardClosed)
+		case wr.err != nil:
+			// The schedules whose record was not written are decided
+			// again from what they had: their fires are found (see
+			// deferRecords).
+			l.e.log.Warn("deferred state records not all written; their schedules are decided again", "shard", wr.shard, "err", wr.err)
+			l.win.recordFailed = true
 		}
 		for i := range wr.results {
 			l.applyResult(wr.results[i])

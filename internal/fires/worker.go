@@ -141,6 +141,25 @@ func (w worker) removeState(ctx context.Context, j job) {
 	}
 }
 
+// endIfKnown ends a one-shot that has no state record if its slot is in
+// the ledger: it fired (or was recorded) before its record was written
+// (see deferRecords) or after it was lost, and must neither fire again
+// nor be recorded missed. ended reports that it did.
+func (w worker) endIfKnown(ctx context.Context, j job, slot, now time.Time, r *result) (ended bool, err error) {
+	if !r.planned || j.at == 0 {
+		return false, nil
+	}
+	switch known, err := w.e.slotKnown(ctx, j.id, kvstore.SlotID(j.id, slot)); {
+	case err != nil:
+		return false, err
+	case !known:
+		return false, nil
+	}
+	st := w.next(r, now)
+	st.Next, st.Ended = time.Time{}, true
+	return true, w.update(ctx, j, st, r)
+}
+
 // act carries out one decision and updates r.
 func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *result) error {
 	plan := j.compiled.Plan
@@ -172,6 +191,9 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return nil
 
 	case ActMisfire:
+		if ended, err := w.endIfKnown(ctx, j, d.Slot, now, r); ended || err != nil {
+			return err // fired: not missed
+		}
 		st := w.next(r, now)
 		setNext(&st, d)
 		st.SkipNext = d.SkipNext
@@ -190,18 +212,8 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return w.checkClaim(ctx, j, now, r)
 
 	case ActClaim:
-		if r.planned && j.at != 0 {
-			// A one-shot without a state record: if its slot is in the
-			// ledger, it fired (or was recorded) before its record was
-			// lost; it has ended, and must not fire again.
-			switch known, err := w.e.slotKnown(ctx, j.id, kvstore.SlotID(j.id, d.Slot)); {
-			case err != nil:
-				return err
-			case known:
-				st := w.next(r, now)
-				st.Next, st.Ended = time.Time{}, true
-				return w.update(ctx, j, st, r)
-			}
+		if ended, err := w.endIfKnown(ctx, j, d.Slot, now, r); ended || err != nil {
+			return err
 		}
 		st := w.next(r, now)
 		c := w.newClaim(d.Slot, now)

@@ -42,6 +42,16 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 		return v
 	}
 	v.State, v.Planned = &st, planned
+	if planned && e.Spec.At != nil && !st.Ended && !st.Next.IsZero() && !st.Next.After(time.Now()) {
+		// A one-shot fired in a window has its record written a little
+		// after its fire (fires.Config.RecordLag): the stream says it fired.
+		if f, err := store.LastFired(ctx, e.ID); err == nil && f.SlotID == kvstore.SlotID(e.ID, st.Next) {
+			slot := f.Slot
+			st.Next, st.Ended, st.Fires = time.Time{}, true, st.Fires+1
+			v.Planned, v.LastSlot, v.LastStatus = false, &slot, string(kvstore.TickDispatched)
+			return v
+		}
+	}
 	if c := st.Claim; c != nil {
 		slot := c.Slot
 		v.LastSlot = &slot
