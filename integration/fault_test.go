@@ -147,6 +147,58 @@ func TestFaultCrashAtEachStep(t *testing.T) {
 	}
 }
 
+// TestFaultCrashAfterOneShotWindow: a scheduler crashes (exit status 3)
+// after its third window of one-shots was published, their state records
+// left for later (--record-lag), before any of them is written; the
+// survivor ends every one-shot (each record ended) without publishing any
+// of them again.
+func TestFaultCrashAfterOneShotWindow(t *testing.T) {
+	const name, step, n = "crash-window-deferred", "window-deferred", 300
+	bin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	args := []string{"--window-busy", "0", "--record-lag", "1h"}
+	crasher := newSchedProc(t, bin, "crasher", schedulerArgs(srv.URL(), "crasher", args...), []string{"JETSCHED_CRASH_AT=" + step + ":3"})
+	crasher.start()
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("once-%03d", i)
+		if _, err := store.PutSpec(context.Background(), ids[i], kvstore.Spec{Workflow: "fault", At: &at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !crashed(t, crasher, step+":3", 20*time.Second) {
+		t.FailNow()
+	}
+	fires := newFireLog(t, js)
+	if err := fires.syncRetry(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	before := fires.msgs
+	unrecorded := 0
+	for _, id := range ids {
+		if _, _, err := store.GetState(context.Background(), id); errors.Is(err, kvstore.ErrNotFound) && len(fires.slots[id]) > 0 {
+			unrecorded++
+		}
+	}
+	t.Logf("%s: %d one-shots fired before the crash, %d of them without a state record", name, before, unrecorded)
+	if unrecorded == 0 {
+		t.Fatal("every fired one-shot had its record at the crash: the step did not leave records for later")
+	}
+	survivor := newSchedProc(t, bin, "survivor", schedulerArgs(srv.URL(), "survivor", args...), nil)
+	survivor.start()
+	waitOneShotsEnded(t, store, ids, 60*time.Second)
+	if err := fires.syncRetry(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s := oneShotSummary(t, name, fires, ids, at)
+	if s.Duplicates != 0 || s.Lost != 0 || fires.msgs != n {
+		t.Errorf("%s: %d duplicates (e.g. %v), %d lost (e.g. %v), %d messages for %d one-shots", name, s.Duplicates, first(s.dupSlots, 5), s.Lost, first(s.lostSlots, 5), fires.msgs, n)
+	}
+}
+
 // TestFaultServerRestart: the NATS server goes down until every scheduler
 // has seen it go and a due slot has failed to be fired for it, then comes
 // back on the same port and store; the schedulers reconnect and catch up.

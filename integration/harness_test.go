@@ -647,3 +647,47 @@ func randDuration(lo, hi time.Duration) time.Duration {
 
 // contains reports whether s holds v.
 func contains(s []string, v string) bool { return slices.Contains(s, v) }
+
+// waitOneShotsEnded waits until every one-shot of ids has an ended state
+// record.
+func waitOneShotsEnded(t *testing.T, store *kvstore.Store, ids []string, timeout time.Duration) {
+	t.Helper()
+	err := testwait.Until(timeout, "every one-shot's record ended", func() error {
+		for _, id := range ids {
+			st, _, err := store.GetState(context.Background(), id)
+			if err != nil {
+				return fmt.Errorf("%s: %w", id, err)
+			}
+			if !st.Ended {
+				return fmt.Errorf("%s: not ended: %+v", id, st)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// oneShotSummary counts the messages of one-shots ids, all due at at, and
+// prints the summary line (asserting is the caller's).
+func oneShotSummary(t *testing.T, name string, f *fireLog, ids []string, at time.Time) faultSummary {
+	t.Helper()
+	s := faultSummary{Schedules: len(ids), Expected: len(ids)}
+	for _, id := range ids {
+		msgs := f.slots[id][at.UnixMilli()]
+		switch {
+		case msgs == 0:
+			s.Lost++
+			s.lostSlots = append(s.lostSlots, id)
+		case msgs > 1:
+			s.Duplicates += msgs - 1
+			s.dupSlots = append(s.dupSlots, id)
+		}
+		if msgs > 0 {
+			s.Fired++
+		}
+	}
+	faulttest.Summarize(t, fmt.Sprintf("FAULT %s: %s", name, s))
+	return s
+}

@@ -1,6 +1,8 @@
 package integration
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -119,5 +122,67 @@ func TestMixedFleetUpgrade(t *testing.T) {
 		if fires.instances[n] == 0 {
 			t.Errorf("instance %s published no fire: the run did not mix the versions as meant", n)
 		}
+	}
+}
+
+// TestMixedFleetOneShotHerd: beside an instance of the previous release,
+// a current one fires a herd of one-shots in windows, their state records
+// left for later (--record-lag), and crashes (exit status 3) after its
+// second such window, before any record is written. The old instance
+// takes its shards over and finds every fire (the stream drops its
+// publishes of them as duplicates, or its takeover finds them): each
+// one-shot is in the stream once, and each record ends.
+func TestMixedFleetOneShotHerd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the previous release (./test.sh and CI run it)")
+	}
+	const name, step, n = "mixed-fleet-one-shot-herd", "window-deferred", 400
+	oldBin := buildAt(t, previousFormat)
+	newBin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	old := newSchedProc(t, oldBin, "old1", schedulerArgs(srv.URL(), "old1"), nil)
+	old.start()
+	crasher := newSchedProc(t, newBin, "new1", schedulerArgs(srv.URL(), "new1", "--window-busy", "0", "--record-lag", "1h"),
+		[]string{"JETSCHED_CRASH_AT=" + step + ":2"})
+	crasher.start()
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+	// Both hold shards before the herd falls due.
+	err := testwait.Until(30*time.Second, "both instances hold shards", func() error {
+		owners := map[string]int{}
+		for _, owner := range store.LeaseOwners(context.Background()) {
+			owners[owner]++
+		}
+		if owners["old1"] == 0 || owners["new1"] == 0 {
+			return fmt.Errorf("leases by owner: %v", owners)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("herd-%03d", i)
+		if _, err := store.PutSpec(context.Background(), ids[i], kvstore.Spec{Workflow: "fault", At: &at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !crashed(t, crasher, step+":2", 30*time.Second) {
+		t.FailNow()
+	}
+	waitOneShotsEnded(t, store, ids, 60*time.Second)
+	fires := newFireLog(t, js)
+	if err := fires.syncRetry(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	s := oneShotSummary(t, name, fires, ids, at)
+	t.Logf("%s: fires by instance %v", name, fires.instances)
+	if s.Duplicates != 0 || s.Lost != 0 || fires.msgs != n {
+		t.Errorf("%s: %d duplicates (e.g. %v), %d lost (e.g. %v), %d messages for %d one-shots", name, s.Duplicates, first(s.dupSlots, 5), s.Lost, first(s.lostSlots, 5), fires.msgs, n)
+	}
+	if fires.instances["new1"] == 0 {
+		t.Errorf("new1 published no fire: the run did not mix the versions as meant")
 	}
 }

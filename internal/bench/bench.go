@@ -66,6 +66,9 @@ type Config struct {
 	// --window-busy (0: off, and always). Defaults fires.DefaultWindowSlots
 	// and half the workers; the zero Config leaves window claims off.
 	WindowSlots, WindowBusy int
+	// RecordLag is each scheduler's --record-lag (0: each one-shot's
+	// record with its window).
+	RecordLag time.Duration
 	// GCPercent is the collector's GOGC in effect (set by the caller) and
 	// GCSource where it came from; reported, and passed to the fleet's
 	// processes.
@@ -198,9 +201,15 @@ type Result struct {
 	// AllDueSec is the time from start until every schedule due at start
 	// fired (scale).
 	AllDueSec float64 `json:"all_due_sec,omitempty"`
-	RSSMiB    float64 `json:"rss_mib,omitempty"`
-	IdleCPU   float64 `json:"idle_cpu_cores,omitempty"`
-	Note      string  `json:"note,omitempty"`
+	// RecordedSec is the time from the due second until every state
+	// record of the herd was written, and CPUPer1kRecorded the CPU per
+	// 1,000 fires until then (herd: records of one-shots may follow
+	// their fires, see fires.Config.RecordLag).
+	RecordedSec      float64 `json:"recorded_sec,omitempty"`
+	CPUPer1kRecorded float64 `json:"cpu_sec_per_1k_recorded,omitempty"`
+	RSSMiB           float64 `json:"rss_mib,omitempty"`
+	IdleCPU          float64 `json:"idle_cpu_cores,omitempty"`
+	Note             string  `json:"note,omitempty"`
 }
 
 // Machine describes where the run happened.
@@ -339,7 +348,11 @@ func windowsOf(cfg Config) string {
 	case cfg.WindowBusy == 0:
 		return fmt.Sprintf("window claims of up to %d slots, always", cfg.WindowSlots)
 	}
-	return fmt.Sprintf("window claims of up to %d slots once %d workers are busy", cfg.WindowSlots, cfg.WindowBusy)
+	records := "a window's one-shots recorded with it"
+	if cfg.RecordLag > 0 {
+		records = fmt.Sprintf("a window's one-shots recorded after due work, within %s", cfg.RecordLag)
+	}
+	return fmt.Sprintf("window claims of up to %d slots once %d workers are busy; %s", cfg.WindowSlots, cfg.WindowBusy, records)
 }
 
 // limitOf describes a memory limit decision for the report.
