@@ -162,13 +162,7 @@ func TestFaultCrashAfterOneShotWindow(t *testing.T) {
 	_, js := connectURLs(t, srv.URL())
 	store := openStore(t, js)
 	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("once-%03d", i)
-		if _, err := store.PutSpec(context.Background(), ids[i], kvstore.Spec{Workflow: "fault", At: &at}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := putOneShots(t, store, "once", n, at)
 	if !crashed(t, crasher, step+":3", 20*time.Second) {
 		t.FailNow()
 	}

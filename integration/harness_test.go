@@ -691,3 +691,16 @@ func oneShotSummary(t *testing.T, name string, f *fireLog, ids []string, at time
 	faulttest.Summarize(t, fmt.Sprintf("FAULT %s: %s", name, s))
 	return s
 }
+
+// putOneShots writes n one-shots <prefix>-NNN, all due at at.
+func putOneShots(t *testing.T, store *kvstore.Store, prefix string, n int, at time.Time) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("%s-%03d", prefix, i)
+		if _, err := store.PutSpec(context.Background(), ids[i], kvstore.Spec{Workflow: "fault", At: &at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ids
+}

@@ -162,13 +162,7 @@ func TestMixedFleetOneShotHerd(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := time.Now().Add(3 * time.Second).Truncate(time.Second)
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = fmt.Sprintf("herd-%03d", i)
-		if _, err := store.PutSpec(context.Background(), ids[i], kvstore.Spec{Workflow: "fault", At: &at}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ids := putOneShots(t, store, "herd", n, at)
 	if !crashed(t, crasher, step+":2", 30*time.Second) {
 		t.FailNow()
 	}
