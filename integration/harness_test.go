@@ -43,33 +43,44 @@ const (
 // ---------------------------------------------------------------------------
 // The scheduler binary, built once per test binary.
 
-var schedulerBin struct {
+// builtBinary is a program built once per test binary and copied for
+// each test that runs it.
+type builtBinary struct {
 	once sync.Once
 	data []byte
 }
 
-// schedulerBinary builds cmd/scheduler once (with buildScheduler from
-// daemon_test.go) and copies it into a directory of t, so that every test
-// gets its own copy without rebuilding and nothing outlives the tests.
-// Call it from a test's own goroutine, before starting parallel subtests
-// (writing an executable while another goroutine forks risks ETXTBSY).
-func schedulerBinary(t *testing.T) string {
+var schedulerBin, previousBin builtBinary
+
+// copyFor builds the program with build the first time, and copies it
+// into a directory of t as name, so that every test gets its own copy
+// without rebuilding and nothing outlives the tests. Call it from a
+// test's own goroutine, before starting parallel subtests (writing an
+// executable while another goroutine forks risks ETXTBSY).
+func (b *builtBinary) copyFor(t *testing.T, name string, build func() string) string {
 	t.Helper()
-	schedulerBin.once.Do(func() {
-		data, err := os.ReadFile(buildScheduler(t))
+	b.once.Do(func() {
+		data, err := os.ReadFile(build())
 		if err != nil {
-			t.Fatalf("read built scheduler: %v", err)
+			t.Fatalf("read built %s: %v", name, err)
 		}
-		schedulerBin.data = data
+		b.data = data
 	})
-	if schedulerBin.data == nil {
-		t.Fatal("the scheduler binary did not build (see the first test's failure)")
+	if b.data == nil {
+		t.Fatalf("%s did not build (see the first test's failure)", name)
 	}
-	bin := filepath.Join(t.TempDir(), "scheduler")
-	if err := os.WriteFile(bin, schedulerBin.data, 0o755); err != nil {
+	bin := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(bin, b.data, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// schedulerBinary is cmd/scheduler of this checkout (built with
+// buildScheduler from daemon_test.go), a copy for t (see copyFor).
+func schedulerBinary(t *testing.T) string {
+	t.Helper()
+	return schedulerBin.copyFor(t, "scheduler", func() string { return buildScheduler(t) })
 }
 
 // ---------------------------------------------------------------------------

@@ -64,7 +64,7 @@ func TestMixedFleetUpgrade(t *testing.T) {
 		t.Skip("-short: builds the previous release and rolls a fleet (./test.sh and CI run it)")
 	}
 	const name = "mixed-fleet-upgrade"
-	oldBin := buildAt(t, previousFormat)
+	oldBin := previousBin.copyFor(t, "scheduler-previous", func() string { return buildAt(t, previousFormat) })
 	newBin := schedulerBinary(t)
 	srv := natstest.Start(t)
 	procs := []*schedProc{}
@@ -137,7 +137,7 @@ func TestMixedFleetOneShotHerd(t *testing.T) {
 		t.Skip("-short: builds the previous release (./test.sh and CI run it)")
 	}
 	const name, step, n = "mixed-fleet-one-shot-herd", "window-deferred", 400
-	oldBin := buildAt(t, previousFormat)
+	oldBin := previousBin.copyFor(t, "scheduler-previous", func() string { return buildAt(t, previousFormat) })
 	newBin := schedulerBinary(t)
 	srv := natstest.Start(t)
 	old := newSchedProc(t, oldBin, "old1", schedulerArgs(srv.URL(), "old1"), nil)
