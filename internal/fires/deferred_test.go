@@ -303,3 +303,54 @@ func setupWith(t *testing.T, cfg kvstore.SetupConfig) *harness {
 	h.subscribeFires()
 	return h
 }
+
+// Operators act on one-shots whose records are still to be written: a
+// pause written into the bucket (the record created by the operator, as
+// `nats kv put` or an API pause of a schedule without a record does) is
+// kept, with the fire merged into it; a removed one keeps no record; the
+// others end as usual; nothing fires twice.
+func TestOneShotRecordsAfterOperatorActions(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	steps := make(chan fires.Step, 1024)
+	e, err := fires.New(fires.RecordsOnLag(fires.Config{Store: h.store, WindowBusy: -1, RecordLag: time.Hour, StepHook: stepsTo(steps)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	testwait.Done(t, 10*time.Second, "the engine's index", e.Ready())
+	ids := h.oneShots("op", 10, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
+	waitStep(t, 15*time.Second, steps, fires.StepWindowDeferred)
+	h.onceEach(ids)
+	paused, removed, rest := ids[0], ids[1], ids[2:]
+	pause := &kvstore.Pause{Note: "operator", At: time.Now().UTC().Truncate(time.Millisecond)}
+	if _, err := h.store.CreateState(ctx, paused, kvstore.State{Paused: pause}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.store.DeleteSpec(ctx, removed); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	switch st, _, err := h.store.GetState(ctx, paused); {
+	case err != nil:
+		t.Errorf("%s: %v", paused, err)
+	case !st.Ended || st.Paused == nil || st.Paused.Note != "operator" || st.Fires != 1:
+		t.Errorf("%s: record %+v, want it ended with its one fire and the operator's pause kept", paused, st)
+	}
+	h.waitEnded(rest, 10*time.Second)
+	err = testwait.Until(10*time.Second, removed+"'s record gone", func() error {
+		if st, _, err := h.store.GetState(ctx, removed); !errors.Is(err, kvstore.ErrNotFound) {
+			return fmt.Errorf("record %+v (err %v)", st, err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	h.onceEach(ids)
+}
