@@ -278,11 +278,16 @@ func (h *harness) crashBetweenWindows(cfg fires.Config, spec func(i int, s *kvst
 	}
 	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
 	testwait.Done(h.t, 10*time.Second, "the crasher's index", e.Ready())
-	at := time.Now().Add(time.Second).Truncate(time.Second)
+	// A whole second ahead at least, so that each group is indexed
+	// before it falls due and goes out in one window.
+	at := time.Now().Add(2 * time.Second).Truncate(time.Second)
 	all := h.oneShots("first", 30, at, spec)
 	all = append(all, h.oneShots("second", 30, at.Add(time.Second), spec)...)
 	testwait.Done(h.t, 15*time.Second, "the crasher's death after its second window", crashed)
 	h.onceEach(all)
+	if h.t.Failed() {
+		h.t.FailNow()
+	}
 	return all
 }
 

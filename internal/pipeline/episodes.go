@@ -97,13 +97,19 @@ func (e *Episodes) begin(r natserr.Refusal, id string, err error) {
 	}
 }
 
-// Acknowledged notes a publish the stream acknowledged: the episode, if
-// any, ends.
-func (e *Episodes) Acknowledged() {
+// Acknowledged notes a publish the stream acknowledged, sent at sent: the
+// episode, if any, ends, unless the publish was sent before it began (the
+// stream may have stored that one before it stopped taking publishes, and
+// acknowledge it late: a full disk does this). The zero sent ends it.
+func (e *Episodes) Acknowledged(sent time.Time) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
+	if e.cur != "" && !sent.IsZero() && sent.Before(e.since) {
+		e.mu.Unlock()
+		return
+	}
 	r, since, held := e.cur, e.since, e.held
 	e.cur, e.held = "", 0
 	e.mu.Unlock()

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -34,15 +35,15 @@ func TestEpisodes(t *testing.T) {
 	if !e.GaveUp("s.1", context.DeadlineExceeded) {
 		t.Error("a timeout during a full stream is not part of the episode")
 	}
-	e.Acknowledged()
-	e.Acknowledged()
+	e.Acknowledged(time.Time{})
+	e.Acknowledged(time.Time{})
 	if e.StepFailed("s.2", errors.New("conflict")) {
 		t.Error("an unrelated step error was taken as part of an episode")
 	}
 	if !e.StepFailed("shard-3", context.DeadlineExceeded) {
 		t.Error("an unanswered lease renewal began no episode")
 	}
-	e.Acknowledged()
+	e.Acknowledged(time.Time{})
 	if want := []natserr.Refusal{natserr.StreamFull, natserr.Unacknowledged}; fmt.Sprint(began) != fmt.Sprint(want) {
 		t.Errorf("began %v, want %v", began, want)
 	}
@@ -54,5 +55,23 @@ func TestEpisodes(t *testing.T) {
 	}
 	var nilEps *pipeline.Episodes
 	nilEps.Refused("x", full) // a Publisher without Episodes
-	nilEps.Acknowledged()
+	nilEps.Acknowledged(time.Time{})
+}
+
+// A publish sent before an episode began and acknowledged late (the
+// stream stored it before it stopped taking publishes: a full disk) does
+// not end the episode; one sent during it does.
+func TestEpisodeNotEndedByALateAck(t *testing.T) {
+	var blocked []string
+	e := &pipeline.Episodes{Blocked: func(r natserr.Refusal, on bool) { blocked = append(blocked, fmt.Sprintf("%s %v", r, on)) }}
+	before := time.Now().Add(-time.Second)
+	e.StepFailed("shard-1", context.DeadlineExceeded)
+	e.Acknowledged(before)
+	if want := "[unacknowledged true]"; fmt.Sprint(blocked) != want {
+		t.Fatalf("after a late ack of an earlier publish: blocked %v, want %s", blocked, want)
+	}
+	e.Acknowledged(time.Now())
+	if want := "[unacknowledged true unacknowledged false]"; fmt.Sprint(blocked) != want {
+		t.Errorf("after an ack of a publish sent during the episode: blocked %v, want %s", blocked, want)
+	}
 }

@@ -82,9 +82,10 @@ type Message struct {
 // cannot even be sent, Send publishes it at once and settles it itself:
 // settled is true when Published or Failed ran (and err is theirs).
 func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err error) {
+	sent := time.Now()
 	f, err := p.JS.PublishMsgAsync(m.Msg, jetstream.WithMsgID(m.ID), jetstream.WithExpectStream(p.Stream))
 	if err == nil {
-		p.Inflight.Add(f, time.Now(), func(first error) (*jetstream.PubAck, error) {
+		p.Inflight.Add(f, sent, func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)
 			p.attemptFailed(m.ID, first)
 			if p.Republished != nil {
@@ -103,7 +104,7 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 			}
 			return ack, err
 		}, func(ack *jetstream.PubAck) {
-			p.Episodes.Acknowledged()
+			p.Episodes.Acknowledged(sent)
 			if err := m.Published(context.Background(), ack); err != nil {
 				p.Log.Warn("follow-up not sent; the claim will be checked", "id", m.ID, "err", err)
 			}
@@ -139,8 +140,8 @@ func (p *Publisher) gaveUp(id string, err error) {
 }
 
 // Acknowledged tells the Episodes of an acknowledgement that did not come
-// through Send or Publish (a window's).
-func (p *Publisher) Acknowledged() { p.Episodes.Acknowledged() }
+// through Send or Publish (a window's), of a publish sent at sent.
+func (p *Publisher) Acknowledged(sent time.Time) { p.Episodes.Acknowledged(sent) }
 
 // Publish publishes msg and waits for the acknowledgement, retrying with
 // backoff (each attempt bounded by AckWait) until shortly before claim c
@@ -150,9 +151,11 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 	pctx, cancel := p.Clock.WithDeadline(ctx, c.Expires.Add(-Margin(p.ClaimTTL)))
 	defer cancel()
 	var ack *jetstream.PubAck
+	var sent time.Time
 	err := backoff.Retry(func() error {
 		actx, acancel := context.WithTimeout(pctx, AckWait)
 		defer acancel()
+		sent = time.Now()
 		a, err := p.JS.PublishMsg(actx, msg, jetstream.WithMsgID(id), jetstream.WithExpectStream(p.Stream))
 		if err != nil {
 			p.Log.Debug("publish failed; retrying", "id", id, "err", err)
@@ -171,6 +174,6 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 		}
 		return nil, fmt.Errorf("publish %s before its claim expires: %w", id, err)
 	}
-	p.Episodes.Acknowledged()
+	p.Episodes.Acknowledged(sent)
 	return ack, nil
 }
