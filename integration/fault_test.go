@@ -40,6 +40,7 @@ func TestFaultKillRandomInstance(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a minute of SIGKILLs (./test.sh and CI run it)")
 	}
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "kill-random-instance"
 	bin := schedulerBinary(t)
 	srv := natstest.Start(t)
@@ -197,6 +198,7 @@ func TestFaultCrashAfterOneShotWindow(t *testing.T) {
 // has seen it go and a due slot has failed to be fired for it, then comes
 // back on the same port and store; the schedulers reconnect and catch up.
 func TestFaultServerRestart(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "server-restart"
 	bin := schedulerBinary(t)
 	srv := natstest.Start(t)
@@ -265,6 +267,7 @@ func TestFaultServerRestart(t *testing.T) {
 // is shut down; fires resume after the election, and continue when it
 // comes back.
 func TestFaultClusterLeaderLoss(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "cluster-leader-loss"
 	bin := schedulerBinary(t)
 	c := startCluster(t, 3)
@@ -332,6 +335,7 @@ func TestFaultClusterLeaderLoss(t *testing.T) {
 // TestFaultClockSkew: two in-process engines on the same buckets, one
 // clock two seconds ahead, one two seconds behind.
 func TestFaultClockSkew(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "clock-skew"
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
@@ -376,6 +380,7 @@ func TestFaultClockSkew(t *testing.T) {
 // reported (sched.event.invalid.<id>, naming the field) and never fire,
 // while the good schedules beside them fire every second.
 func TestFaultGarbageSpecs(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "garbage-specs"
 	bin := schedulerBinary(t)
 	srv := natstest.Start(t)
@@ -486,6 +491,7 @@ func TestFaultRestartAllInstances(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: a fleet restart (./test.sh and CI run it)")
 	}
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "restart-all-instances"
 	n := 1000
 	if v := os.Getenv("JETSCHED_RESTART_ALL_SCHEDULES"); v != "" {

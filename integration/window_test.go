@@ -32,6 +32,7 @@ import (
 // the stream as duplicates (their ledger entries say so), the others land
 // with Sched-Reason takeover.
 func TestFaultKillOwnerMidWindow(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "kill-owner-mid-window"
 	bin := schedulerBinary(t)
 	srv := natstest.Start(t)
@@ -101,6 +102,7 @@ func TestFaultKillOwnerMidWindow(t *testing.T) {
 // once. The paused records keep their pause (the window's state write
 // merged into them) and the removed ones keep no record.
 func TestFaultChangeDuringWindow(t *testing.T) {
+	t.Parallel() // waits on slots more than it computes: CI's budget (test.sh)
 	const name = "change-during-window"
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
