@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,9 @@ func TestBenchFleetRunsSchedulerProcesses(t *testing.T) {
 	if seen != 3 {
 		t.Fatalf("%d fleet results, want 3\n%s", seen, out)
 	}
-	if n, _ := exec.Command("pgrep", "-f", "name-prefix bench").Output(); len(n) > 0 {
+	// Only this bench's children: other packages' tests run scheduler
+	// processes of their own at the same time (go test -p 2).
+	if n, _ := exec.Command("pgrep", "-f", "^"+regexp.QuoteMeta(bin)+" .*name-prefix bench").Output(); len(n) > 0 {
 		t.Fatalf("scheduler processes left running: %s", n)
 	}
 }

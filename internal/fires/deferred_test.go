@@ -359,3 +359,60 @@ func TestOneShotRecordsAfterOperatorActions(t *testing.T) {
 	}
 	h.onceEach(ids)
 }
+
+// Operators act on fired one-shots whose records are still to be written,
+// with records that come due meanwhile: one moved to a later time (a
+// re-armed reminder) fires again at the new time, once; one triggered by
+// hand (the API's trigger, which creates its record) fires once more as a
+// trigger. Both records end with both fires; the others of the window
+// fire once. No path leaves the moved or the triggered one quietly ended.
+func TestOneShotActedOnWhileItsRecordWaits(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	steps := make(chan fires.Step, 1024)
+	h.engine(fires.RecordsOnLag(fires.Config{WindowBusy: -1, RecordLag: 2 * time.Second, StepHook: stepsTo(steps)}))
+	ids := h.oneShots("moved", 5, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
+	waitStep(t, 15*time.Second, steps, fires.StepWindowDeferred)
+	h.onceEach(ids)
+	moved, triggered := ids[0], ids[1]
+	for _, id := range ids[:2] {
+		if st, _, err := h.store.GetState(ctx, id); !errors.Is(err, kvstore.ErrNotFound) {
+			t.Logf("%s's record was written before the operator acted (%+v, err %v): tested on a written record", id, st, err)
+		}
+	}
+	if _, err := (fires.Control{Store: h.store}).Trigger(ctx, triggered, "again"); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)
+	h.put(moved, kvstore.Spec{Workflow: "wf", At: &later})
+	f := h.waitFires(moved, 20*time.Second, func(f []fireMsg) bool { return len(f) >= 2 })
+	if !f[1].meta.ScheduledAt.Equal(later) {
+		t.Errorf("%s's second fire is for %v, want the moved time %v", moved, f[1].meta.ScheduledAt, later)
+	}
+	f = h.waitFires(triggered, 20*time.Second, func(f []fireMsg) bool { return len(f) >= 2 })
+	if f[1].meta.Reason != kvstore.ReasonTrigger {
+		t.Errorf("%s's second fire has reason %q, want %q", triggered, f[1].meta.Reason, kvstore.ReasonTrigger)
+	}
+	h.waitEnded(ids[2:], 20*time.Second)
+	for _, id := range ids[:2] {
+		// The second fire's record may follow its own window.
+		err := testwait.Until(20*time.Second, id+"'s record with both fires", func() error {
+			st, _, err := h.store.GetState(ctx, id)
+			if err != nil || !st.Ended || st.Fires != 2 || len(st.Triggers) != 0 {
+				return fmt.Errorf("record %+v (err %v), want it ended with two fires and no trigger pending", st, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	}
+	h.allFires()
+	for _, id := range ids[:2] {
+		if n := len(h.of(id)); n != 2 {
+			t.Errorf("%s fired %d times, want twice", id, n)
+		}
+	}
+	h.onceEach(ids[2:])
+}
