@@ -130,10 +130,16 @@ func TestFakeClockTakeover(t *testing.T) {
 	}
 }
 
+// hourlySpec is an hourly schedule on the epoch's hours: its plan depends
+// on its id alone (mustPlan), not on when its spec was written.
+func hourlySpec() kvstore.Spec {
+	return kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}
+}
+
 // mustPlan is the plan string the engine compiles for schedule id.
 func mustPlan(t *testing.T, id string) string {
 	t.Helper()
-	c, err := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch}.Compile(id, nil)
+	c, err := hourlySpec().Compile(id, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -108,6 +108,14 @@ type Config struct {
 	// passed, never because the loop is idle: a test can then see a
 	// window's records still unwritten when the next window comes.
 	recordsOnLag bool
+	// compileLead is how long before its next slot a spec left
+	// uncompiled at the initial load is compiled at the latest (default
+	// DefaultCompileLead; see approach.go).
+	compileLead time.Duration
+	// holdLazy, when set, holds the compiles behind the loop (approach.go)
+	// back until it is closed: a test can then see a spec compiled on
+	// approach, not by that pass.
+	holdLazy <-chan struct{}
 }
 
 // loadHold makes the loop stop reading one watch after its after-th
@@ -137,6 +145,7 @@ func (c Config) withDefaults() Config {
 	c.WindowBusy = cmp.Or(c.WindowBusy, c.Workers/2)
 	c.RecordLag = cmp.Or(c.RecordLag, DefaultRecordLag)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
+	c.compileLead = cmp.Or(c.compileLead, DefaultCompileLead)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}

@@ -116,6 +116,12 @@ type Health struct {
 	Stalled int
 	// Shards is the fleet's shard count (the leases bucket's).
 	Shards int
+	// Uncompiled counts the schedules whose spec is not compiled yet:
+	// left at the initial load to be compiled as their next slot
+	// approaches, or by the pass that compiles the rest after Ready
+	// (docs/protocol.md, "Cold start: due work first"). Zero soon
+	// after Ready.
+	Uncompiled int
 }
 
 // Overdue lists the schedules of this instance's shards whose next slot is
@@ -294,7 +300,8 @@ type entry struct {
 	written int64
 	// spec is the decoded spec until its first compile; record is the
 	// spec record's JSON, kept when the spec names a calendar (a calendar
-	// change re-compiles it), a quarter of the decoded spec's size.
+	// change re-compiles it) or is to be compiled on approach (lazy), a
+	// quarter of the decoded spec's size.
 	spec     *kvstore.Spec
 	record   string
 	compiled sched // Schedule nil while invalid, removed or not compiled yet
@@ -316,7 +323,7 @@ type entry struct {
 	// 0: not in it) in the loop's due queue.
 	due      int64
 	pos      int32
-	failures int32 // consecutive failed attempts, for backoff
+	failures uint16 // consecutive failed attempts, for backoff (stops counting at 65,535: 90 hours of retries)
 	form     stateForm
 	invalid  bool // the spec does not compile (reported when it was seen)
 	busy     bool // a worker holds it
@@ -325,6 +332,7 @@ type entry struct {
 	fetching bool // its spec was asked for ahead of the watch (fetchSpec)
 	queued   bool // waiting for its shard's next window claim (windows.pend)
 	noWindow bool // a window declined its slot: the next one goes per slot
+	lazy     bool // its spec is the record, compiled on approach (approach.go)
 }
 
 // heldSpec is the spec en may be compiled from again: the decoded one,

@@ -1,5 +1,7 @@
 package fires
 
+import "time"
+
 // HoldSpecs returns cfg with its initial load of specs held back after n
 // of them until release is closed (see loadHold).
 func HoldSpecs(cfg Config, n int, release <-chan struct{}) Config {
@@ -17,5 +19,13 @@ func HoldStates(cfg Config, n int, release <-chan struct{}) Config {
 // one-shots only once cfg.RecordLag has passed, not when it is idle.
 func RecordsOnLag(cfg Config) Config {
 	cfg.recordsOnLag = true
+	return cfg
+}
+
+// CompileOnApproach returns cfg with the specs left uncompiled at the
+// initial load compiled lead before their next slot, and the compiles of
+// those left after it held back until release is closed (approach.go).
+func CompileOnApproach(cfg Config, lead time.Duration, release <-chan struct{}) Config {
+	cfg.compileLead, cfg.holdLazy = lead, release
 	return cfg
 }

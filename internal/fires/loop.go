@@ -50,6 +50,13 @@ type loop struct {
 	// and hands it back on fetched (see fetchSpec).
 	fetches chan string
 	fetched chan jetstream.KeyValueEntry
+	// lazyIDs are the entries left to compile behind the loop once the
+	// index is complete, handed over on lazyIn and back on lazyOut
+	// (approach.go), in batches: lazyNext is the one to hand over next.
+	lazyIDs  []string
+	lazyNext []lazySpec
+	lazyIn   chan []lazySpec
+	lazyOut  chan []lazyCompiled
 
 	specsLoaded, statesLoaded, calsLoaded bool
 	// heldFor counts the initial records read of the watch a test holds
@@ -81,6 +88,8 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		results:   make(chan result, e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
 		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
+		lazyIn:    make(chan []lazySpec, 1),
+		lazyOut:   make(chan []lazyCompiled, 1),
 		win:       newWindows(e.cfg.WindowSlots),
 	}
 }
@@ -108,19 +117,40 @@ func (l *loop) run(ctx context.Context) {
 		})
 	}
 	wg.Go(func() { l.fetchSpecs(ctx) })
+	wg.Go(func() { l.e.compileLazySpecs(ctx, l.lazyIn, l.lazyOut, l.e.cfg.holdLazy) })
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 
 	// Spec values are decoded on a goroutine of their own, in watch
 	// order, so that a cold start's million decodes do not all wait on
-	// the loop's goroutine.
+	// the loop's goroutine. The initial values it leaves uncompiled: the
+	// loop compiles those due soon or unknown, the rest on approach
+	// (approach.go).
 	decoded := make(chan decodedSpec, specDecodeAhead)
-	wg.Go(func() { decodeSpecs(ctx, l.specs.Updates(), decoded, l.e.compileAhead) })
+	wg.Go(func() {
+		initial := true
+		decodeSpecs(ctx, l.specs.Updates(), decoded, func(d *decodedSpec) {
+			if d.kv == nil {
+				initial = false // the end of the initial values
+			} else if !initial {
+				l.e.compileAhead(d)
+			}
+		})
+	})
 	specUpdates, stateUpdates, calUpdates := (<-chan decodedSpec)(decoded), l.states.Updates(), l.cals.Updates()
 	var released <-chan struct{} // a held watch's release (Config.hold)
 	for ctx.Err() == nil {
+		var lazySend chan<- []lazySpec
+		next := l.nextLazy()
+		if len(next) > 0 {
+			lazySend = l.lazyIn
+		}
 		select {
 		case <-ctx.Done():
+		case lazySend <- next:
+			l.lazyNext = nil
+		case r := <-l.lazyOut:
+			l.onLazy(r)
 		case d, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
@@ -188,6 +218,7 @@ func (l *loop) run(ctx context.Context) {
 	}
 	close(l.jobs)
 	close(l.fetches)
+	close(l.lazyIn)
 	wg.Wait()
 }
 
@@ -324,7 +355,7 @@ func (l *loop) onSpec(d decodedSpec) {
 		}
 		en.specRev = kv.Revision()
 		en.compiled.Schedule, en.invalid = nil, false
-		en.spec, en.record = nil, ""
+		en.spec, en.record, en.lazy = nil, "", false
 		en.written = kv.Created().UnixNano() // when it was removed
 		l.index.Remove(en)
 		if en.busy {
@@ -347,7 +378,7 @@ func (l *loop) onSpec(d decodedSpec) {
 	}
 	en.removed = false
 	spec, err := d.spec, d.err
-	en.spec, en.target, en.record = &spec, targetOf(&spec, l.e.traced), ""
+	en.spec, en.target, en.record, en.lazy = &spec, targetOf(&spec, l.e.traced), "", false
 	if err == nil && spec.Calendar != "" {
 		en.record = string(kv.Value()) // compiled again when the calendar changes
 	}
@@ -355,6 +386,10 @@ func (l *loop) onSpec(d decodedSpec) {
 		en.invalid, en.compiled.Schedule = true, nil
 		l.index.Remove(en)
 		l.e.reportInvalid(id, err)
+		return
+	}
+	if !l.specsLoaded && spec.Calendar == "" {
+		l.makeLazy(en, kv.Value()) // compiled on approach
 		return
 	}
 	if !l.calsLoaded && spec.Calendar != "" {
@@ -469,7 +504,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		return
 	}
 	for _, en := range l.entries {
-		if en.specRev == 0 || en.spec == nil && en.record == "" {
+		if en.specRev == 0 || en.lazy || en.spec == nil && en.record == "" {
 			continue
 		}
 		if spec := en.heldSpec(); spec == nil || spec.Calendar != name {
@@ -617,7 +652,9 @@ func (l *loop) applyResult(r result) {
 		return
 	}
 	if r.err != nil {
-		en.failures = min(en.failures+1, math.MaxInt32) // (no wrap, however long it fails)
+		if en.failures < math.MaxUint16 {
+			en.failures++ // (no wrap, however long it fails)
+		}
 		wait := retryDelay(int(en.failures))
 		quiet := l.e.pub.Episodes.StepFailed(r.id, r.err)
 		switch {
@@ -664,7 +701,7 @@ func (l *loop) onSettle(s settle) {
 // calendarsLoaded compiles the schedules that waited for their calendar.
 func (l *loop) calendarsLoaded() {
 	for _, en := range l.entries {
-		if en.specRev > 0 && !en.invalid && en.compiled.Schedule == nil && !en.busy {
+		if en.specRev > 0 && !en.invalid && !en.lazy && en.compiled.Schedule == nil && !en.busy {
 			l.compile(en)
 		}
 	}
@@ -683,6 +720,10 @@ func (l *loop) statesComplete() {
 // schedule puts en in the due index at the time it next needs attention,
 // once it is known (see known).
 func (l *loop) schedule(en *entry) {
+	if en.lazy {
+		l.approach(en)
+		return
+	}
 	if !l.known(en) || en.busy || en.queued {
 		l.index.Remove(en)
 		return
@@ -753,6 +794,11 @@ func (l *loop) dispatch() {
 			break
 		}
 		id := en.id
+		if en.lazy {
+			l.index.Remove(en)
+			l.compileLazy(en) // on approach: scheduled as any other now
+			continue
+		}
 		if !l.known(en) || en.queued {
 			l.index.Remove(en)
 			continue // scheduled again once known (statesComplete); a queued one is on its window
@@ -818,6 +864,7 @@ func (l *loop) markReady() {
 			close(l.ready)
 			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
 			l.reportRecovery()
+			l.behind()
 		}
 	}
 }
@@ -859,9 +906,12 @@ func (l *loop) health(tolerance time.Duration) Health {
 	now := l.e.cfg.Clock.Now()
 	h := Health{Shards: l.e.shards}
 	for id, en := range l.entries {
+		if en.lazy {
+			h.Uncompiled++
+		}
 		invalid, stalled := en.invalid, en.failures >= stallAfter
 		var late time.Duration
-		if st := en.view(&l.scratch); st != nil && en.compiled.Schedule != nil && !l.win.unrecorded[id] && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
+		if st := en.view(&l.scratch); st != nil && (en.compiled.Schedule != nil || en.lazy) && !l.win.unrecorded[id] && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
 			late = now.Sub(st.Next)
 		}
 		if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
@@ -908,6 +958,9 @@ func (l *loop) onDone(d doneReport) {
 		return
 	}
 	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
+	if en.lazy {
+		l.compileLazy(en) // its report is recorded from the compiled schedule
+	}
 	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en, l.e.cfg.Clock.Now())
 	}
@@ -915,6 +968,9 @@ func (l *loop) onDone(d doneReport) {
 
 // lookAgain makes sure en is looked at within d.
 func (l *loop) lookAgain(en *entry, d time.Duration) {
+	if en.lazy {
+		l.compileLazy(en)
+	}
 	if en.busy || en.compiled.Schedule == nil {
 		return
 	}

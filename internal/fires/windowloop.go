@@ -396,7 +396,11 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 func (l *loop) knownOf(win kvstore.Window) map[string]job {
 	out := make(map[string]job, len(win.Slots))
 	for _, s := range win.Slots {
-		if en := l.entries[s.Schedule]; en != nil && l.known(en) && !en.busy {
+		en := l.entries[s.Schedule]
+		if en != nil && en.lazy {
+			l.compileLazy(en) // a recent claim of it is checked now
+		}
+		if en != nil && l.known(en) && !en.busy {
 			out[s.Schedule] = l.snapshot(en)
 		}
 	}

@@ -1,0 +1,189 @@
+package fires
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Compiled on approach (docs/protocol.md, "Cold start: due work first").
+//
+// During the initial load a spec is decoded but not compiled until it is
+// needed: most schedules of a large fleet are not due for minutes, and
+// their state records already say when their next slot is. Such an entry
+// is "lazy": it keeps its spec record and sits in the due index at its
+// slot less DefaultCompileLead, where dispatch compiles it. Once the index
+// is complete, a goroutine compiles every lazy entry left, in batches and
+// in no particular order (the due index covers the urgent ones), so that a
+// start's compiles come after Ready instead of before it, and every spec
+// is checked (Decide's plausibility check of a forged next slot needs the
+// compiled schedule) soon after it.
+
+// DefaultCompileLead is how long before its state record's next slot a
+// lazy entry is compiled at the latest.
+const DefaultCompileLead = 30 * time.Second
+
+// lazyUntil is when a lazy entry must be compiled by, and whether it may
+// stay lazy at all. It may while its state record is plain (packed: no
+// claim, pause, trigger or backfill to act on), written after its spec
+// (a spec written after the record changed the schedule while nobody
+// looked: its plan is checked now), and its next slot is more than the
+// lead away. An ended schedule stays lazy without a time: nothing of it
+// is due. wait reports a spec whose state record has not come yet while
+// the state records still load: it is neither compiled nor indexed until
+// the record, or the end of the records, comes.
+func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait bool) {
+	if en.busy || en.pending != nil {
+		return time.Time{}, false, false
+	}
+	if en.stateRev == 0 {
+		return time.Time{}, false, !l.statesLoaded
+	}
+	if en.form != statePacked || en.written > en.packed.updated {
+		return time.Time{}, false, false
+	}
+	if en.packed.ended {
+		return time.Time{}, true, false
+	}
+	if en.packed.next == 0 {
+		return time.Time{}, false, false
+	}
+	at = unixNano(en.packed.next).Add(-l.e.cfg.compileLead)
+	return at, at.After(now), false
+}
+
+// approach schedules a lazy entry: in the due index at the time it must
+// be compiled by, or compiled now (and scheduled as any other).
+func (l *loop) approach(en *entry) {
+	at, keep, wait := l.lazyUntil(en, l.e.cfg.Clock.Now())
+	switch {
+	case wait:
+		l.index.Remove(en)
+	case !keep:
+		l.compileLazy(en)
+	case at.IsZero():
+		l.index.Remove(en)
+	default:
+		l.index.Set(en, at)
+	}
+}
+
+// errLazyRecord is what a lazy entry whose kept spec record no longer
+// decodes is reported invalid with (it decoded when it came).
+var errLazyRecord = errors.New("the spec record kept for compiling it later does not decode")
+
+// compileLazy compiles a lazy entry now, and schedules it.
+func (l *loop) compileLazy(en *entry) {
+	spec := en.heldSpec()
+	en.lazy, en.record = false, ""
+	if spec == nil {
+		l.compiled(en, kvstore.Compiled{}, errLazyRecord)
+		return
+	}
+	c, err := l.e.compileSpec(en.id, spec, nil)
+	l.compiled(en, c, err)
+}
+
+// makeLazy keeps a decoded spec record (raw) as en's spec, to be compiled
+// on approach.
+func (l *loop) makeLazy(en *entry, raw []byte) {
+	en.clearPlan()
+	en.compiled, en.invalid, en.failures = sched{}, false, 0
+	en.spec, en.record, en.lazy = nil, string(raw), true
+	l.schedule(en)
+}
+
+// lazySpec is a lazy entry's spec handed to the compiler behind the loop.
+type lazySpec struct {
+	id     string
+	rev    uint64
+	record string
+}
+
+// lazyCompiled is a lazySpec compiled.
+type lazyCompiled struct {
+	id       string
+	rev      uint64
+	compiled kvstore.Compiled
+	err      error
+}
+
+// lazyBatch is how many lazy specs go to the compiler, and come back, at a
+// time: one loop turn per spec (a dispatch and a timer reset each) made a
+// million of them take minutes.
+const lazyBatch = 512
+
+// behind collects the lazy entries left once the index is complete, for
+// the compiler behind the loop.
+func (l *loop) behind() {
+	for id, en := range l.entries {
+		if en.lazy {
+			l.lazyIDs = append(l.lazyIDs, id)
+		}
+	}
+}
+
+// nextLazy is the next batch of lazy entries to hand over (nil: none),
+// skipping those compiled meanwhile; it stays l.lazyNext until taken.
+func (l *loop) nextLazy() []lazySpec {
+	if len(l.lazyNext) > 0 || len(l.lazyIDs) == 0 {
+		return l.lazyNext
+	}
+	n := 0
+	for n < len(l.lazyIDs) && len(l.lazyNext) < lazyBatch {
+		id := l.lazyIDs[n]
+		n++
+		if en := l.entries[id]; en != nil && en.lazy {
+			l.lazyNext = append(l.lazyNext, lazySpec{id: id, rev: en.specRev, record: en.record})
+		}
+	}
+	l.lazyIDs = l.lazyIDs[n:]
+	if len(l.lazyIDs) == 0 {
+		l.lazyIDs = nil
+	}
+	return l.lazyNext
+}
+
+// onLazy makes the specs compiled behind the loop their entries'
+// schedules, unless an entry was compiled, changed or removed meanwhile.
+func (l *loop) onLazy(rs []lazyCompiled) {
+	for _, r := range rs {
+		en := l.entries[r.id]
+		if en == nil || !en.lazy || en.specRev != r.rev {
+			continue
+		}
+		en.lazy, en.record = false, ""
+		l.compiled(en, r.compiled, r.err)
+	}
+}
+
+// compileLazySpecs decodes and compiles the batches of in onto out until
+// in is closed or ctx ends, once hold (a test's) is closed.
+func (e *Engine) compileLazySpecs(ctx context.Context, in <-chan []lazySpec, out chan<- []lazyCompiled, hold <-chan struct{}) {
+	if hold != nil {
+		select {
+		case <-hold:
+		case <-ctx.Done():
+			return
+		}
+	}
+	for batch := range in {
+		rs := make([]lazyCompiled, len(batch))
+		for i, s := range batch {
+			rs[i] = lazyCompiled{id: s.id, rev: s.rev}
+			spec, err := kvstore.DecodeSpec([]byte(s.record))
+			if err != nil {
+				rs[i].err = errLazyRecord
+			} else {
+				rs[i].compiled, rs[i].err = e.compileSpec(s.id, &spec, nil)
+			}
+		}
+		select {
+		case out <- rs:
+		case <-ctx.Done():
+			return
+		}
+	}
+}

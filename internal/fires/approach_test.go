@@ -1,0 +1,154 @@
+package fires_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// These tests hold back the pass that compiles, after Ready, the specs
+// left uncompiled at the initial load (fires.CompileOnApproach), so that
+// what is compiled on approach and what by that pass is seen on any
+// machine.
+
+// uncompiled is e's count of specs not compiled yet.
+func uncompiled(t *testing.T, e *fires.Engine) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h, err := e.Health(ctx, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h.Uncompiled
+}
+
+// TestCompiledOnApproach: a schedule whose state record says its slot is
+// an hour away is indexed at the start without its spec compiled, and is
+// compiled as its slot approaches: it fires on its slot while the pass that
+// compiles the rest is held back, and that pass, let go, compiles the rest.
+func TestCompiledOnApproach(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	slot := time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)
+	const n = 5
+	for i := range n {
+		id := fmt.Sprintf("s%d", i)
+		plan := mustPlan(t, id)
+		h.put(id, hourlySpec())
+		// Written after the spec, as a fire leaves it: the spec is not newer.
+		st := kvstore.State{Plan: plan, Next: slot, Fires: 3, UpdatedAt: time.Now().UTC()}
+		if i > 0 {
+			st.Next = slot.Add(time.Hour) // due an hour after s0
+		}
+		if _, err := h.store.CreateState(ctx, id, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk, f := clock.NewFake(slot.Add(-time.Minute))
+	release := make(chan struct{})
+	defer close(release)
+	cfg := fires.CompileOnApproach(fires.Config{Clock: clk, LeaseTTL: 2 * time.Hour}, 30*time.Second, release)
+	e := h.engine(cfg)
+	if got := uncompiled(t, e); got != n {
+		t.Fatalf("%d specs uncompiled at Ready, want all %d (each due beyond the lead)", got, n)
+	}
+	f.Set(slot)
+	got := h.waitFires("s0", 10*time.Second, atLeast(1))
+	if !got[0].meta.ScheduledAt.Equal(slot) {
+		t.Fatalf("s0 fired slot %s, want %s", got[0].meta.ScheduledAt, slot)
+	}
+	if got := uncompiled(t, e); got != n-1 {
+		t.Fatalf("%d specs uncompiled after s0 fired, want %d (only s0 compiled, on approach)", got, n-1)
+	}
+	testwait.Eventually(t, 10*time.Second, "s0's record of its fire", func() bool {
+		st, _ := h.record("s0")
+		return st.Fires > 3 && st.Next.Equal(slot.Add(time.Hour))
+	})
+}
+
+// TestCompilePassChecksForgedRecords: a state record forged before the
+// start with a next slot in 2099 is not believed for long: the pass after
+// Ready compiles its spec, and its plausibility check re-plans it (an
+// event says why), so that it fires on its cadence again.
+func TestCompilePassChecksForgedRecords(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	replanned, err := h.js.Conn().SubscribeSync("sched.event.replanned.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := kvstore.Spec{Workflow: "wf", Every: "1s", Align: kvstore.AlignEpoch} // (its plan is the one this test writes)
+	c, err := spec.Compile("forged", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.put("forged", spec)
+	far := time.Date(2099, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := h.store.CreateState(ctx, "forged", kvstore.State{Plan: c.Plan, Next: far, UpdatedAt: time.Now().UTC()}); err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	e := h.engine(fires.CompileOnApproach(fires.Config{}, fires.DefaultCompileLead, release))
+	if got := uncompiled(t, e); got != 1 {
+		t.Fatalf("%d specs uncompiled at Ready, want 1: the forged record made it look an age away", got)
+	}
+	close(release)
+	ev := nextEvent(t, replanned, 15*time.Second, "forged: replanned event")
+	if ev.Schedule != "forged" || !strings.Contains(ev.Reason, "beyond the recurrence's next slot") {
+		t.Fatalf("replanned event %+v, want forged's far next slot named", ev)
+	}
+	h.firesAfter("forged", time.Now(), 10*time.Second)
+	testwait.Eventually(t, 10*time.Second, "every spec compiled", func() bool { return uncompiled(t, e) == 0 })
+}
+
+// TestChangedSpecsAreCompiledAtLoad: what may not wait for its slot's
+// approach is compiled at the load even with the pass held back: a spec
+// written after its state record (its plan changed while no instance ran:
+// re-planned, it fires every second at once), a record with an operator's
+// trigger on it, and a lazy schedule triggered after Ready.
+func TestChangedSpecsAreCompiledAtLoad(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	spec, plan := hourlySpec(), mustPlan(t, "changed")
+	slot := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	for _, id := range []string{"changed", "triggered", "later"} {
+		st := kvstore.State{Plan: plan, Next: slot, UpdatedAt: time.Now().Add(-time.Minute).UTC()}
+		if id == "triggered" {
+			st.Triggers = []kvstore.Trigger{{At: time.Now().UTC(), Note: "operator"}}
+		}
+		if id != "changed" {
+			st.Plan, st.UpdatedAt = mustPlan(t, id), time.Now().Add(time.Minute).UTC() // after the spec's write
+			h.put(id, spec)
+		}
+		if _, err := h.store.CreateState(ctx, id, st); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.put("changed", kvstore.Spec{Workflow: "wf", Every: "1s"}) // after its record
+	release := make(chan struct{})
+	defer close(release)
+	e := h.engine(fires.CompileOnApproach(fires.Config{}, fires.DefaultCompileLead, release))
+	if got := uncompiled(t, e); got != 1 {
+		t.Fatalf("%d specs uncompiled at Ready, want 1 (later)", got)
+	}
+	h.waitFires("changed", 10*time.Second, atLeast(2))
+	h.waitFires("triggered", 10*time.Second, atLeast(1))
+	if _, err := (fires.Control{Store: h.store}).Trigger(ctx, "later", "operator, after Ready"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFires("later", 10*time.Second, atLeast(1))
+	if got := uncompiled(t, e); got != 0 {
+		t.Fatalf("%d specs uncompiled after later was triggered, want none", got)
+	}
+}
