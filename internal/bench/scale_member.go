@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -30,6 +31,10 @@ type scaleMember interface {
 	// listings waits until the scheduler's admin API lists schedules (its
 	// catalogue, loaded after the index, is complete); false: it has none.
 	listings(ctx context.Context) (bool, error)
+	// compiled waits until the scheduler has compiled every spec (some
+	// are compiled after the index is ready: docs/protocol.md, "Compiled
+	// on approach").
+	compiled(ctx context.Context) error
 }
 
 // startScaleMember starts the scale scenario's scheduler.
@@ -76,6 +81,13 @@ func (in inProcess) cpu() float64 { return cpuSeconds() }
 func (in inProcess) writeHeap(_ context.Context, path string) error { return writeHeapProfile(path) }
 
 func (in inProcess) listings(context.Context) (bool, error) { return false, nil } // engine and timers only
+
+func (in inProcess) compiled(ctx context.Context) error {
+	return pollUntil(ctx, "the scheduler's compiles", func() (bool, error) {
+		h, err := in.fire.Health(ctx, time.Hour)
+		return err == nil && h.Uncompiled == 0, nil
+	})
+}
 
 // readyProcess is the scale scheduler as a `scheduler run` process, ready
 // when its /readyz answers 200, its profiles under base/debug/pprof/.
@@ -161,4 +173,42 @@ func (p *readyProcess) writeHeap(ctx context.Context, path string) error {
 		return fmt.Errorf("heap profile %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// compiled polls the process's /metrics until it reports every spec
+// compiled (each scrape walks the scheduler's million entries: once a
+// second, as a scraper would, not faster).
+func (p *readyProcess) compiled(ctx context.Context) error {
+	client := &http.Client{Timeout: 5 * time.Second}
+	return pollUntil(ctx, "the scheduler process's compiles", func() (bool, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/metrics", nil)
+		if err != nil {
+			return false, err
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return false, nil
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		return err == nil && bytes.Contains(body, []byte("\njetsched_specs_uncompiled 0\n")), nil
+	})
+}
+
+// pollUntil calls done every second until it reports true, fails, or ctx
+// ends.
+func pollUntil(ctx context.Context, what string, done func() (bool, error)) error {
+	tk := time.NewTicker(time.Second)
+	defer tk.Stop()
+	for {
+		ok, err := done()
+		if err != nil || ok {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("waiting for %s: %w", what, ctx.Err())
+		case <-tk.C:
+		}
+	}
 }

@@ -200,7 +200,8 @@ type Sources struct {
 // jetsched_schedule_overdue_seconds{schedule,workflow} (one series per
 // schedule whose expected fire has not been seen within the tolerance),
 // jetsched_schedules_invalid, jetsched_schedules_stalled (of this
-// instance's shards), jetsched_shards and jetsched_timers_pending.
+// instance's shards), jetsched_specs_uncompiled, jetsched_shards and
+// jetsched_timers_pending.
 func (m *Metrics) Watch(s Sources) {
 	m.reg.MustRegister(&snapshot{src: s,
 		overdue: prometheus.NewDesc("jetsched_schedule_overdue_seconds",
@@ -210,6 +211,8 @@ func (m *Metrics) Watch(s Sources) {
 			"Schedules of this instance's shards whose spec is invalid: they do not fire until fixed (see the invalid events).", nil, nil),
 		stalled: prometheus.NewDesc("jetsched_schedules_stalled",
 			"Schedules of this instance's shards whose steps failed several times in a row; they are still retried.", nil, nil),
+		uncompiled: prometheus.NewDesc("jetsched_specs_uncompiled",
+			"Specs left uncompiled at the start, to be compiled as their slot approaches or by the pass after the index is ready: 0 soon after ready.", nil, nil),
 		shards: prometheus.NewDesc("jetsched_shards",
 			"The fleet's shard count: sum(jetsched_leases_held) below it means shards no instance holds, whose schedules do not fire.", nil, nil),
 		pending: prometheus.NewDesc("jetsched_timers_pending", "Timers pending in this instance's index.", nil, nil),
@@ -217,14 +220,15 @@ func (m *Metrics) Watch(s Sources) {
 }
 
 type snapshot struct {
-	src                                        Sources
-	overdue, invalid, stalled, shards, pending *prometheus.Desc
+	src                                                    Sources
+	overdue, invalid, stalled, uncompiled, shards, pending *prometheus.Desc
 }
 
 func (s *snapshot) Describe(ch chan<- *prometheus.Desc) {
 	ch <- s.overdue
 	ch <- s.invalid
 	ch <- s.stalled
+	ch <- s.uncompiled
 	ch <- s.shards
 	ch <- s.pending
 }
@@ -239,6 +243,7 @@ func (s *snapshot) Collect(ch chan<- prometheus.Metric) {
 			}
 			ch <- prometheus.MustNewConstMetric(s.invalid, prometheus.GaugeValue, float64(h.Invalid))
 			ch <- prometheus.MustNewConstMetric(s.stalled, prometheus.GaugeValue, float64(h.Stalled))
+			ch <- prometheus.MustNewConstMetric(s.uncompiled, prometheus.GaugeValue, float64(h.Uncompiled))
 			if h.Shards > 0 {
 				ch <- prometheus.MustNewConstMetric(s.shards, prometheus.GaugeValue, float64(h.Shards))
 			}
