@@ -134,8 +134,10 @@ wait:
 	defer cancel()
 	compiledErr := make(chan error, 1)
 	var compiled float64
+	var answers pollStats
 	go func() {
-		err := in.compiled(lctx)
+		var err error
+		answers, err = in.compiled(lctx)
 		compiled = time.Since(start).Seconds()
 		compiledErr <- err
 	}()
@@ -164,8 +166,8 @@ wait:
 		indexCPU -= cpuStart // the whole process's, from the start
 		benchCPU = 0
 	}
-	res.Note = fmt.Sprintf("written in %.1f s; RSS of the %s (peak %.0f MiB, %.0f MiB when indexed); CPU while indexing %.1f s (the bench process beside it: %.1f s)%s; every spec compiled %.1f s after the start",
-		write.Seconds(), rssOf, rssPeak, peakIndexing, indexCPU, benchCPU, listed, compiled)
+	res.Note = fmt.Sprintf("written in %.1f s; RSS of the %s (peak %.0f MiB, %.0f MiB when indexed); CPU while indexing %.1f s (the bench process beside it: %.1f s)%s; every spec compiled %.1f s after the start (meanwhile the slowest health answer took %s, %d of them not within 2 s)",
+		write.Seconds(), rssOf, rssPeak, peakIndexing, indexCPU, benchCPU, listed, compiled, answers.slowest.Round(time.Millisecond), answers.unanswered)
 	return []Result{res}, nil
 }
 

@@ -33,8 +33,10 @@ type scaleMember interface {
 	listings(ctx context.Context) (bool, error)
 	// compiled waits until the scheduler has compiled every spec (some
 	// are compiled after the index is ready: docs/protocol.md, "Compiled
-	// on approach").
-	compiled(ctx context.Context) error
+	// on approach"), and says how the scheduler's loop answered meanwhile:
+	// its slowest health answer, and how many did not come within the
+	// metrics' 2 s.
+	compiled(ctx context.Context) (pollStats, error)
 }
 
 // startScaleMember starts the scale scenario's scheduler.
@@ -82,11 +84,16 @@ func (in inProcess) writeHeap(_ context.Context, path string) error { return wri
 
 func (in inProcess) listings(context.Context) (bool, error) { return false, nil } // engine and timers only
 
-func (in inProcess) compiled(ctx context.Context) error {
-	return pollUntil(ctx, "the scheduler's compiles", func() (bool, error) {
-		h, err := in.fire.Health(ctx, time.Hour)
-		return err == nil && h.Uncompiled == 0, nil
+func (in inProcess) compiled(ctx context.Context) (pollStats, error) {
+	var st pollStats
+	err := st.poll(ctx, "the scheduler's compiles", func() bool {
+		hctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		h, err := in.fire.Health(hctx, time.Hour)
+		st.unanswered += btoi(err != nil)
+		return err == nil && h.Uncompiled == 0
 	})
+	return st, err
 }
 
 // readyProcess is the scale scheduler as a `scheduler run` process, ready
@@ -178,32 +185,47 @@ func (p *readyProcess) writeHeap(ctx context.Context, path string) error {
 // compiled polls the process's /metrics until it reports every spec
 // compiled (each scrape walks the scheduler's million entries: once a
 // second, as a scraper would, not faster).
-func (p *readyProcess) compiled(ctx context.Context) error {
+func (p *readyProcess) compiled(ctx context.Context) (pollStats, error) {
 	client := &http.Client{Timeout: 5 * time.Second}
-	return pollUntil(ctx, "the scheduler process's compiles", func() (bool, error) {
+	var st pollStats
+	err := st.poll(ctx, "the scheduler process's compiles", func() bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, p.base+"/metrics", nil)
 		if err != nil {
-			return false, err
+			return false
 		}
 		resp, err := client.Do(req)
 		if err != nil {
-			return false, nil
+			st.unanswered++
+			return false
 		}
 		defer resp.Body.Close()
 		body, err := io.ReadAll(resp.Body)
-		return err == nil && bytes.Contains(body, []byte("\njetsched_specs_uncompiled 0\n")), nil
+		// The health gauges are left out of a scrape the loop did not
+		// answer within 2 s.
+		st.unanswered += btoi(err != nil || !bytes.Contains(body, []byte("\njetsched_specs_uncompiled ")))
+		return err == nil && bytes.Contains(body, []byte("\njetsched_specs_uncompiled 0\n"))
 	})
+	return st, err
 }
 
-// pollUntil calls done every second until it reports true, fails, or ctx
-// ends.
-func pollUntil(ctx context.Context, what string, done func() (bool, error)) error {
+// pollStats is how a polled scheduler answered: its slowest answer and
+// how many did not come in time.
+type pollStats struct {
+	slowest    time.Duration
+	unanswered int
+}
+
+// poll calls done every second until it reports true or ctx ends, timing
+// each call.
+func (st *pollStats) poll(ctx context.Context, what string, done func() bool) error {
 	tk := time.NewTicker(time.Second)
 	defer tk.Stop()
 	for {
-		ok, err := done()
-		if err != nil || ok {
-			return err
+		t0 := time.Now()
+		ok := done()
+		st.slowest = max(st.slowest, time.Since(t0))
+		if ok {
+			return nil
 		}
 		select {
 		case <-ctx.Done():
@@ -211,4 +233,11 @@ func pollUntil(ctx context.Context, what string, done func() (bool, error)) erro
 		case <-tk.C:
 		}
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
