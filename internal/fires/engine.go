@@ -133,8 +133,9 @@ func (e *Engine) Overdue(ctx context.Context, tolerance time.Duration) ([]Overdu
 }
 
 // Health asks the engine's loop about the schedules of this instance's
-// shards: overdue beyond tolerance, invalid, stalled. ctx bounds the wait;
-// an engine not running owns nothing (zero Health).
+// shards: overdue beyond tolerance, invalid, stalled. The loop walks its
+// entries a slice per turn, between its due work (health.go). ctx bounds
+// the wait; an engine not running owns nothing (zero Health).
 func (e *Engine) Health(ctx context.Context, tolerance time.Duration) (Health, error) {
 	q := healthQuery{tolerance: tolerance, reply: make(chan Health, 1)}
 	done := e.svc.Done()
@@ -151,6 +152,8 @@ func (e *Engine) Health(ctx context.Context, tolerance time.Duration) (Health, e
 	select {
 	case out := <-q.reply:
 		return out, nil
+	case <-done:
+		return Health{}, nil // stopped before the walk was done
 	case <-ctx.Done():
 		return Health{}, ctx.Err()
 	}

@@ -69,6 +69,10 @@ type loop struct {
 	// scratch holds an entry's state viewed for one of the loop's own
 	// decisions (entry.view), so that they allocate nothing.
 	scratch kvstore.State
+	// scan is the health query being answered, a slice of the entries per
+	// loop turn, and asked the queries that wait for the next (health.go).
+	scan  *healthScan
+	asked []healthQuery
 }
 
 func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
@@ -191,7 +195,9 @@ func (l *loop) run(ctx context.Context) {
 		case d := <-l.dones:
 			l.onDone(d)
 		case q := <-l.e.queries:
-			q.reply <- l.health(q.tolerance)
+			l.askHealth(q)
+		case <-l.scanning():
+			l.scanHealth()
 		case <-l.e.leases.changed:
 			l.unpark()
 		case <-l.timer.C:
@@ -219,6 +225,7 @@ func (l *loop) run(ctx context.Context) {
 	close(l.jobs)
 	close(l.fetches)
 	close(l.lazyIn)
+	l.endScan()
 	wg.Wait()
 }
 
@@ -897,37 +904,6 @@ func (l *loop) reportRecovery() {
 	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
 		Reason: fmt.Sprintf("%d schedules: in this instance's shards %d overdue (misfire policies apply) and %d recent claims of other instances to check; %d invalid", len(l.entries), overdue, unsettled, invalid),
 		Count:  uint64(overdue)})
-}
-
-// health counts the owned schedules that are invalid or stalled and lists
-// those whose next slot is late beyond tolerance. Ownership is asked only
-// of the few that are (a scrape walks every entry).
-func (l *loop) health(tolerance time.Duration) Health {
-	now := l.e.cfg.Clock.Now()
-	h := Health{Shards: l.e.shards}
-	for id, en := range l.entries {
-		if en.lazy {
-			h.Uncompiled++
-		}
-		invalid, stalled := en.invalid, en.failures >= stallAfter
-		var late time.Duration
-		if st := en.view(&l.scratch); st != nil && (en.compiled.Schedule != nil || en.lazy) && !l.win.unrecorded[id] && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
-			late = now.Sub(st.Next)
-		}
-		if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
-			continue
-		}
-		if invalid {
-			h.Invalid++
-		}
-		if stalled {
-			h.Stalled++
-		}
-		if late > tolerance {
-			h.Overdue = append(h.Overdue, Overdue{ID: id, Workflow: en.workflow, Late: late})
-		}
-	}
-	return h
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now

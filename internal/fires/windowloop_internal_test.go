@@ -13,7 +13,7 @@ import (
 // every state it can leave a due schedule in (queued on a window, held
 // for a shard's check, parked for a lease) leads back to dispatch. These
 // paths are where a schedule could otherwise wait for ever.
-func windowLoop(t *testing.T) (*loop, *clock.Fake, *entry) {
+func windowLoop(t testing.TB) (*loop, *clock.Fake, *entry) {
 	t.Helper()
 	c, fake := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	cfg := Config{Clock: c, Workers: 4, WindowBusy: -1}.withDefaults()
