@@ -78,13 +78,31 @@ func TestCompiledOnApproach(t *testing.T) {
 // TestCompilePassChecksForgedRecords: a state record forged before the
 // start with a next slot in 2099 is not believed for long: the pass after
 // Ready compiles its spec, and its plausibility check re-plans it (an
-// event says why), so that it fires on its cadence again.
+// event says why), so that it fires on its cadence again. A spec that
+// decodes but cannot compile (a cron that never fires, written straight
+// into the bucket), whose record says it is due in a day, is reported
+// invalid by the same pass.
 func TestCompilePassChecksForgedRecords(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	ctx := context.Background()
 	replanned, err := h.js.Conn().SubscribeSync("sched.event.replanned.>")
 	if err != nil {
+		t.Fatal(err)
+	}
+	invalid, err := h.js.Conn().SubscribeSync("sched.event.invalid.>")
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs, err := h.js.KeyValue(ctx, h.store.Layout().WithDefaults().SpecsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := specs.Put(ctx, "never", []byte(`{"workflow":"wf","cron":"0 0 30 2 *"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.store.CreateState(ctx, "never", kvstore.State{Plan: "forged", Next: time.Now().Add(24 * time.Hour).UTC().Truncate(time.Second),
+		UpdatedAt: time.Now().UTC()}); err != nil {
 		t.Fatal(err)
 	}
 	spec := kvstore.Spec{Workflow: "wf", Every: "1s", Align: kvstore.AlignEpoch} // (its plan is the one this test writes)
@@ -99,10 +117,13 @@ func TestCompilePassChecksForgedRecords(t *testing.T) {
 	}
 	release := make(chan struct{})
 	e := h.engine(fires.CompileOnApproach(fires.Config{}, fires.DefaultCompileLead, release))
-	if got := uncompiled(t, e); got != 1 {
-		t.Fatalf("%d specs uncompiled at Ready, want 1: the forged record made it look an age away", got)
+	if got := uncompiled(t, e); got != 2 {
+		t.Fatalf("%d specs uncompiled at Ready, want 2: their records made them look far away", got)
 	}
 	close(release)
+	if ev := nextEvent(t, invalid, 15*time.Second, "never: invalid event"); ev.Schedule != "never" || ev.Field != "cron" {
+		t.Fatalf("invalid event %+v, want never's cron named", ev)
+	}
 	ev := nextEvent(t, replanned, 15*time.Second, "forged: replanned event")
 	if ev.Schedule != "forged" || !strings.Contains(ev.Reason, "beyond the recurrence's next slot") {
 		t.Fatalf("replanned event %+v, want forged's far next slot named", ev)
