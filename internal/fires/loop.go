@@ -57,6 +57,11 @@ type loop struct {
 	lazyNext []lazySpec
 	lazyIn   chan []lazySpec
 	lazyOut  chan []lazyCompiled
+	// decoder decodes the spec watch's values for the loop
+	// (specdecoder.go); heldSpecs are the rest of a batch of them that a
+	// test held the load back in (Config.hold).
+	decoder   *specDecoder
+	heldSpecs []decodedSpec
 
 	specsLoaded, statesLoaded, calsLoaded bool
 	// heldFor counts the initial records read of the watch a test holds
@@ -124,16 +129,15 @@ func (l *loop) run(ctx context.Context) {
 	wg.Go(func() { l.e.compileLazySpecs(ctx, l.lazyIn, l.lazyOut, l.e.cfg.holdLazy) })
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
+	var released <-chan struct{} // a held watch's release (Config.hold)
 
-	// Spec values are decoded on a goroutine of their own, in watch
-	// order, so that a cold start's million decodes do not all wait on
-	// the loop's goroutine. The initial values it leaves uncompiled: the
-	// loop compiles those due soon or unknown, the rest on approach
-	// (approach.go).
-	decoded := make(chan decodedSpec, specDecodeAhead)
+	// Spec values are decoded on a goroutine of their own (specdecoder.go).
+	// The initial values it leaves uncompiled: the loop compiles those due
+	// soon or unknown, the rest on approach (approach.go).
+	l.decoder = newSpecDecoder()
 	wg.Go(func() {
 		initial := true
-		decodeSpecs(ctx, l.specs.Updates(), decoded, func(d *decodedSpec) {
+		l.decoder.run(ctx, l.specs.Updates(), func(d *decodedSpec) {
 			if d.kv == nil {
 				initial = false // the end of the initial values
 			} else if !initial {
@@ -141,8 +145,16 @@ func (l *loop) run(ctx context.Context) {
 			}
 		})
 	})
-	specUpdates, stateUpdates, calUpdates := (<-chan decodedSpec)(decoded), l.states.Updates(), l.cals.Updates()
-	var released <-chan struct{} // a held watch's release (Config.hold)
+	decoded := (<-chan []decodedSpec)(l.decoder.out)
+	specUpdates, stateUpdates, calUpdates := decoded, l.states.Updates(), l.cals.Updates()
+	takeState := func(kv jetstream.KeyValueEntry) bool {
+		l.onState(kv)
+		if l.hold(holdStates, l.statesLoaded) {
+			stateUpdates, released = nil, l.e.cfg.hold.release
+			return false
+		}
+		return true
+	}
 	for ctx.Err() == nil {
 		var lazySend chan<- []lazySpec
 		next := l.nextLazy()
@@ -155,28 +167,28 @@ func (l *loop) run(ctx context.Context) {
 			l.lazyNext = nil
 		case r := <-l.lazyOut:
 			l.onLazy(r)
-		case d, ok := <-specUpdates:
+		case b, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
 				continue
 			}
-			l.onSpec(d)
-			if l.hold(holdSpecs, l.specsLoaded) {
+			if l.onSpecs(b) {
 				specUpdates, released = nil, l.e.cfg.hold.release
 			}
+			l.decoder.reuse(b)
 		case kv, ok := <-stateUpdates:
 			if !ok {
 				stateUpdates = nil
 				continue
 			}
-			l.onState(kv)
-			if l.hold(holdStates, l.statesLoaded) {
-				stateUpdates, released = nil, l.e.cfg.hold.release
+			if takeState(kv) && !takeMore(stateUpdates, takeState) {
+				stateUpdates = nil // closed
 			}
 		case <-released:
 			released = nil
 			if l.e.cfg.hold.watch == holdSpecs {
-				specUpdates = decoded
+				l.onSpecs(l.heldSpecs)
+				l.heldSpecs, specUpdates = nil, decoded
 			} else {
 				stateUpdates = l.states.Updates()
 			}
@@ -187,7 +199,8 @@ func (l *loop) run(ctx context.Context) {
 			}
 			l.onCalendar(kv)
 		case kv := <-l.fetched:
-			l.onSpec(decodeSpec(kv))
+			d := decodeSpec(kv)
+			l.onSpec(&d)
 		case r := <-l.results:
 			l.onResult(r)
 		case s := <-l.settles:
@@ -227,55 +240,6 @@ func (l *loop) run(ctx context.Context) {
 	close(l.lazyIn)
 	l.endScan()
 	wg.Wait()
-}
-
-// specDecodeAhead is how many spec entries the decoder may have decoded
-// before the loop takes them.
-const specDecodeAhead = 256
-
-// decodedSpec is an entry of the specs bucket with its value decoded (the
-// zero Spec for a delete and for the end-of-initial-values marker, nil kv).
-type decodedSpec struct {
-	kv   jetstream.KeyValueEntry
-	spec kvstore.Spec
-	err  error
-	// compiled and cerr are the spec compiled on the decoder's goroutine
-	// (ahead true), when it needs no named calendar (which only the loop
-	// knows): a cold start's compiles then do not all wait on the loop.
-	compiled kvstore.Compiled
-	cerr     error
-	ahead    bool
-}
-
-func decodeSpec(kv jetstream.KeyValueEntry) decodedSpec {
-	d := decodedSpec{kv: kv}
-	if kv != nil && !isDelete(kv) {
-		d.spec, d.err = kvstore.DecodeSpec(kv.Value())
-	}
-	return d
-}
-
-// decodeSpecs decodes the entries of in, in order, onto out until in is
-// closed (out is closed then) or ctx ends; ahead compiles those it can.
-func decodeSpecs(ctx context.Context, in <-chan jetstream.KeyValueEntry, out chan<- decodedSpec, ahead func(*decodedSpec)) {
-	defer close(out)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case kv, ok := <-in:
-			if !ok {
-				return
-			}
-			d := decodeSpec(kv)
-			ahead(&d)
-			select {
-			case out <- d:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}
 }
 
 // fetchSpecs reads the specs asked for on fetches and hands them to the
@@ -347,7 +311,21 @@ func (l *loop) newEntry(id string) *entry {
 	return en
 }
 
-func (l *loop) onSpec(d decodedSpec) {
+// onSpecs takes a batch of decoded specs. It reports whether a test holds
+// the load back (Config.hold) after one of them: the rest of the batch is
+// then taken when the hold is released.
+func (l *loop) onSpecs(b []decodedSpec) (held bool) {
+	for i := range b {
+		l.onSpec(&b[i])
+		if l.hold(holdSpecs, l.specsLoaded) {
+			l.heldSpecs = append(l.heldSpecs, b[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loop) onSpec(d *decodedSpec) {
 	kv := d.kv
 	if kv == nil {
 		l.specsLoaded = true
