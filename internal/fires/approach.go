@@ -19,7 +19,10 @@ import (
 // in no particular order (the due index covers the urgent ones), so that a
 // start's compiles come after Ready instead of before it, and every spec
 // is checked (Decide's plausibility check of a forged next slot needs the
-// compiled schedule) soon after it.
+// compiled schedule) soon after it. A spec that names a calendar is only
+// decoded there and compiled on the loop, which holds the calendars; a
+// change of any calendar compiles every lazy one that names one, with the
+// calendars as they are then, as if it had never been lazy.
 
 // DefaultCompileLead is how long before its state record's next slot a
 // lazy entry is compiled at the latest.
@@ -29,11 +32,13 @@ const DefaultCompileLead = 30 * time.Second
 // stay lazy at all. It may while its state record is plain (packed: no
 // claim, pause, trigger or backfill to act on), written after its spec
 // (a spec written after the record changed the schedule while nobody
-// looked: its plan is checked now), and its next slot is more than the
-// lead away. An ended schedule stays lazy without a time: nothing of it
+// looked: its plan is checked now) and, if the spec names a calendar,
+// after every calendar record, and its next slot is more than the lead
+// away. An ended schedule stays lazy without a time: nothing of it
 // is due. wait reports a spec whose state record has not come yet while
-// the state records still load: it is neither compiled nor indexed until
-// the record, or the end of the records, comes.
+// the state records still load, or that names a calendar while the
+// calendars still load: it is neither compiled nor indexed until the
+// record, or the end of the records or calendars, comes.
 func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait bool) {
 	if en.busy || en.pending != nil {
 		return time.Time{}, false, false
@@ -43,6 +48,12 @@ func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait boo
 	}
 	if en.form != statePacked || en.written > en.packed.updated {
 		return time.Time{}, false, false
+	}
+	if en.calendar && !l.calsLoaded {
+		return time.Time{}, false, true
+	}
+	if en.calendar && l.calsWritten > en.packed.updated {
+		return time.Time{}, false, false // a calendar may have changed while no instance ran: its plan is checked now
 	}
 	if en.packed.ended {
 		return time.Time{}, true, false
@@ -77,12 +88,27 @@ var errLazyRecord = errors.New("the spec record kept for compiling it later does
 // compileLazy compiles a lazy entry now, and schedules it.
 func (l *loop) compileLazy(en *entry) {
 	spec := en.heldSpec()
-	en.lazy, en.record = false, ""
+	en.lazy = false
 	if spec == nil {
+		en.record = ""
 		l.compiled(en, kvstore.Compiled{}, errLazyRecord)
 		return
 	}
-	c, err := l.e.compileSpec(en.id, spec, nil)
+	l.compileHeld(en, spec)
+}
+
+// compileHeld compiles a lazy entry's spec, decoded, on the loop: the
+// loop holds the calendars. Its record is kept if it names a calendar (a
+// change of the calendar compiles it again). Until every calendar is
+// known, one naming a calendar waits (calendarsLoaded compiles it).
+func (l *loop) compileHeld(en *entry, spec *kvstore.Spec) {
+	if spec.Calendar == "" {
+		en.record = ""
+	} else if !l.calsLoaded {
+		en.compiled.Schedule = nil
+		return
+	}
+	c, err := l.e.compileSpec(en.id, spec, l.calendarSource)
 	l.compiled(en, c, err)
 }
 
@@ -102,12 +128,14 @@ type lazySpec struct {
 	record string
 }
 
-// lazyCompiled is a lazySpec compiled.
+// lazyCompiled is a lazySpec compiled, or only decoded (spec) if it names
+// a calendar: that one is compiled on the loop (compileHeld).
 type lazyCompiled struct {
 	id       string
 	rev      uint64
 	compiled kvstore.Compiled
 	err      error
+	spec     *kvstore.Spec
 }
 
 // lazyBatch is how many lazy specs go to the compiler, and come back, at a
@@ -154,7 +182,12 @@ func (l *loop) onLazy(rs []lazyCompiled) {
 		if en == nil || !en.lazy || en.specRev != r.rev {
 			continue
 		}
-		en.lazy, en.record = false, ""
+		en.lazy = false
+		if r.spec != nil {
+			l.compileHeld(en, r.spec)
+			continue
+		}
+		en.record = ""
 		l.compiled(en, r.compiled, r.err)
 	}
 }
@@ -174,9 +207,12 @@ func (e *Engine) compileLazySpecs(ctx context.Context, in <-chan []lazySpec, out
 		for i, s := range batch {
 			rs[i] = lazyCompiled{id: s.id, rev: s.rev}
 			spec, err := kvstore.DecodeSpec([]byte(s.record))
-			if err != nil {
+			switch {
+			case err != nil:
 				rs[i].err = errLazyRecord
-			} else {
+			case spec.Calendar != "":
+				rs[i].spec = &spec
+			default:
 				rs[i].compiled, rs[i].err = e.compileSpec(s.id, &spec, nil)
 			}
 		}

@@ -173,3 +173,73 @@ func TestChangedSpecsAreCompiledAtLoad(t *testing.T) {
 		t.Fatalf("%d specs uncompiled after later was triggered, want none", got)
 	}
 }
+
+// TestCalendarSpecsCompiledOnApproach: a spec that names a calendar is
+// left uncompiled at the load too, unless a calendar was written after its
+// state record (it may have changed the plan while no instance ran: it is
+// compiled, and re-planned, at the load). A lazy one is compiled on
+// approach, with its calendar, and fires on its slot; a change of a
+// calendar compiles the lazy ones at once, as if they had not been lazy,
+// with the pass held back all along.
+func TestCalendarSpecsCompiledOnApproach(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	allDay := map[string]any{"zone": "UTC", "hours": map[string]any{"mon-sun": []string{"00:00-24:00"}}}
+	putCalendar(t, h, "open", allDay)
+	putCalendar(t, h, "later", allDay)
+	slot := time.Now().UTC().Truncate(time.Hour).Add(2 * time.Hour)
+	ids := []string{"stale", "cal0", "cal1"}
+	plans := map[string]string{}
+	for _, id := range ids {
+		spec := hourlySpec()
+		spec.Calendar = "open"
+		if id == "stale" {
+			spec.Calendar = "later"
+		}
+		c, err := spec.Compile(id, h.store.CalendarSource(ctx))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.put(id, spec)
+		plans[id] = c.Plan
+	}
+	holiday := map[string]any{"name": "Far off", "dates": []string{"2098-12-25"}}
+	later := map[string]any{"zone": "UTC", "hours": allDay["hours"], "holidays": []any{holiday}}
+	next := map[string]time.Time{"cal0": slot, "cal1": slot.Add(time.Hour), "stale": slot.Add(2 * time.Hour)}
+	for _, id := range ids {
+		st := kvstore.State{Plan: plans[id], Next: next[id], UpdatedAt: time.Now().UTC()}
+		if _, err := h.store.CreateState(ctx, id, st); err != nil {
+			t.Fatal(err)
+		}
+		if id == "stale" {
+			putCalendar(t, h, "later", later) // after stale's record, before the others'
+		}
+	}
+
+	clk, f := clock.NewFake(slot.Add(-time.Minute))
+	release := make(chan struct{})
+	defer close(release)
+	e := h.engine(fires.CompileOnApproach(fires.Config{Clock: clk, LeaseTTL: 3 * time.Hour}, 30*time.Second, release))
+	if got := uncompiled(t, e); got != 2 {
+		t.Fatalf("%d specs uncompiled at Ready, want 2 (cal0 and cal1; stale's calendar is newer than its record)", got)
+	}
+	replanned := func(id string) func() bool {
+		return func() bool {
+			st, _ := h.record(id)
+			return st.Plan != "" && st.Plan != plans[id]
+		}
+	}
+	testwait.Eventually(t, 10*time.Second, "stale re-planned at the load (its calendar's new plan)", replanned("stale"))
+	f.Set(slot)
+	got := h.waitFires("cal0", 10*time.Second, atLeast(1))
+	if !got[0].meta.ScheduledAt.Equal(slot) {
+		t.Fatalf("cal0 fired slot %s, want %s", got[0].meta.ScheduledAt, slot)
+	}
+	if got := uncompiled(t, e); got != 1 {
+		t.Fatalf("%d specs uncompiled after cal0 fired, want 1 (cal1)", got)
+	}
+	putCalendar(t, h, "open", later)
+	testwait.Eventually(t, 10*time.Second, "cal1 compiled on the calendar's change", func() bool { return uncompiled(t, e) == 0 })
+	testwait.Eventually(t, 10*time.Second, "cal1 re-planned with the calendar's change", replanned("cal1"))
+}

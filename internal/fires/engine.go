@@ -336,6 +336,7 @@ type entry struct {
 	queued   bool // waiting for its shard's next window claim (windows.pend)
 	noWindow bool // a window declined its slot: the next one goes per slot
 	lazy     bool // its spec is the record, compiled on approach (approach.go)
+	calendar bool // its spec names a calendar
 }
 
 // heldSpec is the spec en may be compiled from again: the decoded one,

@@ -64,6 +64,10 @@ type loop struct {
 	heldSpecs []decodedSpec
 
 	specsLoaded, statesLoaded, calsLoaded bool
+	// calsWritten is when the calendar records were last written (Unix
+	// ns, the latest of them): a lazy entry that names a calendar and
+	// whose state record is older is compiled at once (lazyUntil).
+	calsWritten int64
 	// heldFor counts the initial records read of the watch a test holds
 	// back (Config.hold).
 	heldFor int
@@ -364,6 +368,7 @@ func (l *loop) onSpec(d *decodedSpec) {
 	en.removed = false
 	spec, err := d.spec, d.err
 	en.spec, en.target, en.record, en.lazy = &spec, targetOf(&spec, l.e.traced), "", false
+	en.calendar = spec.Calendar != ""
 	if err == nil && spec.Calendar != "" {
 		en.record = string(kv.Value()) // compiled again when the calendar changes
 	}
@@ -373,7 +378,7 @@ func (l *loop) onSpec(d *decodedSpec) {
 		l.e.reportInvalid(id, err)
 		return
 	}
-	if !l.specsLoaded && spec.Calendar == "" {
+	if !l.specsLoaded {
 		l.makeLazy(en, kv.Value()) // compiled on approach
 		return
 	}
@@ -477,6 +482,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		return
 	}
 	name := kv.Key()
+	l.calsWritten = max(l.calsWritten, kv.Created().UnixNano())
 	if isDelete(kv) {
 		delete(l.calendars, name)
 	} else if cal, err := calendar.ParseZones(kv.Value(), &l.e.interner.Zones); err == nil {
@@ -489,6 +495,13 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 		return
 	}
 	for _, en := range l.entries {
+		if en.lazy && en.calendar {
+			// Compiled now, with the calendars as they are now, as if it
+			// had not been lazy (it may name another calendar: compiled
+			// sooner than it had to be, no harm).
+			l.compileLazy(en)
+			continue
+		}
 		if en.specRev == 0 || en.lazy || en.spec == nil && en.record == "" {
 			continue
 		}
@@ -686,7 +699,10 @@ func (l *loop) onSettle(s settle) {
 // calendarsLoaded compiles the schedules that waited for their calendar.
 func (l *loop) calendarsLoaded() {
 	for _, en := range l.entries {
-		if en.specRev > 0 && !en.invalid && !en.lazy && en.compiled.Schedule == nil && !en.busy {
+		switch {
+		case en.lazy && en.calendar:
+			l.approach(en) // it waited for the calendars (lazyUntil)
+		case en.specRev > 0 && !en.invalid && !en.lazy && en.compiled.Schedule == nil && !en.busy:
 			l.compile(en)
 		}
 	}
