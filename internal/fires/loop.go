@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -71,6 +72,9 @@ type loop struct {
 	// heldFor counts the initial records read of the watch a test holds
 	// back (Config.hold).
 	heldFor int
+	// sized is how many entries the entries map was last sized for
+	// (sizeFor).
+	sized int
 	// win is the state of the window claims (see windows).
 	win windows
 	// policies are the misfire and overlap policies in use, shared (sched).
@@ -306,6 +310,29 @@ func (l *loop) hold(w holdWatch, loaded bool) bool {
 	return l.heldFor == h.after
 }
 
+// sizeFor sizes the entries map, as a watch's initial values begin, for
+// as many schedules as that watch has (an entry's delta is how many
+// values follow it): a million schedules added one by one made the map
+// grow twenty times, each time holding its old table and the new one
+// while the old one's entries moved.
+func (l *loop) sizeFor(kv jetstream.KeyValueEntry) {
+	n := int(min(kv.Delta(), maxSizeHint)) + 1
+	if n <= l.sized {
+		return
+	}
+	l.sized = n
+	if n <= len(l.entries)*2 {
+		return // grows as well by itself
+	}
+	m := make(map[string]*entry, n)
+	maps.Copy(m, l.entries)
+	l.entries = m
+}
+
+// maxSizeHint bounds what a watch's count may size the entries map for:
+// a bucket that says more grows the map by itself beyond that.
+const maxSizeHint = 1 << 24
+
 // newEntry indexes a new entry for schedule id. The id is copied: a
 // watched key is a substring of its message's subject, which it would
 // keep alive for as long as the schedule exists.
@@ -335,6 +362,9 @@ func (l *loop) onSpec(d *decodedSpec) {
 		l.specsLoaded = true
 		l.markReady()
 		return
+	}
+	if !l.specsLoaded {
+		l.sizeFor(kv)
 	}
 	id := kv.Key()
 	en := l.entries[id]
@@ -522,6 +552,9 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 		l.statesComplete()
 		l.markReady()
 		return
+	}
+	if !l.statesLoaded {
+		l.sizeFor(kv)
 	}
 	id := kv.Key()
 	en := l.entries[id]
