@@ -111,6 +111,12 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 	}
 }
 
+// specFetchers is how many specs are fetched ahead of the watch at once.
+// A fetch is a KV get, a round trip to a server that is busy delivering
+// the load: one at a time, the hundred due schedules of the million-
+// schedule bench fired over 2-4 s, one get after another.
+const specFetchers = 8
+
 // fetchQueue bounds the specs fetched ahead of the watch at a time; a due
 // schedule that finds the queue full waits for the watch to bring its spec.
 const fetchQueue = 1024
@@ -133,7 +139,9 @@ func (l *loop) run(ctx context.Context) {
 			}
 		})
 	}
-	wg.Go(func() { l.fetchSpecs(ctx) })
+	for range specFetchers {
+		wg.Go(func() { l.fetchSpecs(ctx) })
+	}
 	wg.Go(func() { l.e.compileLazySpecs(ctx, l.lazyIn, l.lazyOut, l.e.cfg.holdLazy) })
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()

@@ -8,21 +8,16 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // A watch's first initial value says how many follow it: the entries map
 // is sized for them once, keeping the entries it has, and neither a later
 // value nor a read outside the watch sizes it again.
 func TestEntriesSizedForTheWatch(t *testing.T) {
-	srv := natstest.Start(t)
-	js, store := srv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	bucket, err := js.KeyValue(ctx, store.Layout().WithDefaults().StateBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, bucket := rawBucket(ctx, t, func(l kvstore.Layout) string { return l.StateBucket })
 	const n = 1000
 	for i := range n {
 		if _, err := bucket.Put(ctx, fmt.Sprintf("s%04d", i), []byte(`{}`)); err != nil {

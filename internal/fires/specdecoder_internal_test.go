@@ -6,22 +6,31 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
+
+// rawBucket is a store on a new server, and its bucket that name picks,
+// to write records into as they are, unchecked.
+func rawBucket(ctx context.Context, t *testing.T, name func(kvstore.Layout) string) (*kvstore.Store, jetstream.KeyValue) {
+	t.Helper()
+	js, store := natstest.Start(t).Store(t)
+	bucket, err := js.KeyValue(ctx, name(store.Layout().WithDefaults()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store, bucket
+}
 
 // The decoder hands a watch's entries over in watch order, in batches of
 // at most loadBatch, the end of the initial values included, and reuses
 // the batches handed back.
 func TestSpecDecoderBatchesInOrder(t *testing.T) {
-	srv := natstest.Start(t)
-	js, store := srv.Store(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	bucket, err := js.KeyValue(ctx, store.Layout().WithDefaults().SpecsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store, bucket := rawBucket(ctx, t, func(l kvstore.Layout) string { return l.SpecsBucket })
 	const n = 3*loadBatch + 17
 	for i := range n {
 		value := `{"workflow":"wf","cron":"0 * * * *"}`
