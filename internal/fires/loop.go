@@ -325,8 +325,8 @@ func (l *loop) hold(w holdWatch, loaded bool) bool {
 // while the old one's entries moved.
 func (l *loop) sizeFor(kv jetstream.KeyValueEntry) {
 	n := int(min(kv.Delta(), maxSizeHint)) + 1
-	if n <= l.sized {
-		return
+	if n <= l.sized || l.scan != nil {
+		return // a health walk iterates the map: sized at a later value
 	}
 	l.sized = n
 	if n <= len(l.entries)*2 {
