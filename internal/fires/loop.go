@@ -830,6 +830,13 @@ func (l *loop) removeEntry(en *entry) {
 // record was checked in this lease tenure (see windows).
 func (l *loop) dispatch() {
 	now := l.e.cfg.Clock.Now()
+	// What waits already goes first: the window checks that hold whole
+	// shards back, then the windows of slots queued earlier. Sent only
+	// after the due slots below, they found no free worker while due
+	// slots kept every worker busy (a fleet restarted on a starved box),
+	// and waited for ever (sendChecks).
+	l.sendChecks(now)
+	l.sendWindows(now)
 	for {
 		en, due, ok := l.index.Peek()
 		if !ok || due.After(now) {

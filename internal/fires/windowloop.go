@@ -100,10 +100,11 @@ func (l *loop) queue(en *entry, shard int) {
 	l.win.pend[shard] = append(l.win.pend[shard], en.id)
 }
 
-// sendWindows hands out the shards' next windows and the window checks
-// asked for (by dispatch, or by a window queue whose shard must be
-// checked first: so the checks come last), as long as workers are free.
-// When they are not, a worker's result brings the loop back here.
+// sendWindows hands out the shards' next windows, then the window checks
+// asked for meanwhile (by dispatch, or by a window queue whose shard must
+// be checked first), as long as workers are free. When they are not, a
+// worker's result brings the loop back to dispatch, which sends the
+// checks first.
 func (l *loop) sendWindows(now time.Time) {
 	for shard, ids := range l.win.pend {
 		if l.busy >= l.e.cfg.Workers {
@@ -129,6 +130,16 @@ func (l *loop) sendWindows(now time.Time) {
 		l.win.firing[shard] = true
 		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
 	}
+	l.sendChecks(now)
+}
+
+// sendChecks hands out the window checks asked for, as long as workers
+// are free. dispatch calls it first, before any slot: a check holds a
+// whole shard back, and when due slots kept every worker busy (a fleet
+// restarted on a starved box), checks sent only after them never found a
+// free worker, and their shards' schedules waited, held, for ever. The
+// queued windows come next, for the same reason.
+func (l *loop) sendChecks(now time.Time) {
 	for shard, gen := range l.win.want {
 		if l.busy >= l.e.cfg.Workers {
 			return
