@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"fmt"
 	"log/slog"
 	"testing"
 	"time"
@@ -15,21 +16,90 @@ import (
 // paths are where a schedule could otherwise wait for ever.
 func windowLoop(t testing.TB) (*loop, *clock.Fake, *entry) {
 	t.Helper()
+	l, fake := windowLoopOf(1)
+	return l, fake, addDue(t, l, "a")
+}
+
+// windowLoopOf is a loaded loop of 4 workers over shards shards, all
+// owned in their first tenure and none checked yet.
+func windowLoopOf(shards int) (*loop, *clock.Fake) {
 	c, fake := clock.NewFake(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC))
 	cfg := Config{Clock: c, Workers: 4, WindowBusy: -1}.withDefaults()
-	e := &Engine{cfg: cfg, log: slog.New(slog.DiscardHandler), shards: 1}
-	e.leases = newLeases(nil, nil, "i", 1, 10*time.Second, c, e.log, func(kvstore.Event) {})
-	e.leases.held[0] = heldLease{renewed: c.Now(), gen: 1}
+	e := &Engine{cfg: cfg, log: slog.New(slog.DiscardHandler), shards: shards}
+	e.leases = newLeases(nil, nil, "i", shards, 10*time.Second, c, e.log, func(kvstore.Event) {})
+	for s := range shards {
+		e.leases.held[s] = heldLease{renewed: c.Now(), gen: 1}
+	}
 	l := newLoop(e, nil, nil, nil, nil)
 	l.statesLoaded, l.specsLoaded, l.calsLoaded = true, true, true
-	compiled, err := kvstore.Spec{Workflow: "wf", Every: "1s"}.CompileShared("a", nil, &e.interner)
+	return l, fake
+}
+
+// addDue adds a plain every-second schedule id, due now, to l's entries
+// (not to its due index).
+func addDue(t testing.TB, l *loop, id string) *entry {
+	t.Helper()
+	compiled, err := kvstore.Spec{Workflow: "wf", Every: "1s"}.CompileShared(id, nil, &l.e.interner)
 	if err != nil {
 		t.Fatal(err)
 	}
-	en := &entry{id: "a", compiled: schedOf(compiled, nil), target: target{workflow: "wf"}}
-	en.setPlan(packedState{next: c.Now().UnixNano()})
-	l.entries["a"] = en
-	return l, fake, en
+	en := &entry{id: id, compiled: schedOf(compiled, nil), target: target{workflow: "wf"}}
+	en.setPlan(packedState{next: l.e.cfg.Clock.Now().UnixNano()})
+	l.entries[id] = en
+	return en
+}
+
+// idOn is an id that falls on shard of l's shards.
+func idOn(l *loop, shard int) string {
+	for i := 0; ; i++ {
+		if id := fmt.Sprintf("s%d", i); kvstore.ShardOf(id, l.e.shards) == shard {
+			return id
+		}
+	}
+}
+
+// With one worker free and a due slot in the index, dispatch gives the
+// worker to what already waits: a shard's wanted check (it holds the whole
+// shard), else a window queued before. Given to the due slot instead, they
+// waited for ever while due slots kept every worker busy: a fleet
+// restarted on a starved box left whole shards unfired for over a minute.
+func TestWaitingWindowWorkGoesBeforeDueSlots(t *testing.T) {
+	cases := []struct {
+		name string
+		// setup leaves shard 0's work waiting; the due slot is on shard 1.
+		setup func(l *loop)
+		want  windowKind
+	}{
+		{"a wanted check", func(l *loop) { l.win.want[0] = 1 }, windowCheck},
+		{"a queued window", func(l *loop) {
+			l.win.checked[0] = 1
+			l.queue(addDue(t, l, idOn(l, 0)), 0)
+		}, windowFire},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := windowLoopOf(2)
+			tc.setup(l)
+			l.win.checked[1] = 1
+			due := addDue(t, l, idOn(l, 1))
+			due.noWindow = true // a slot for a worker of its own
+			l.schedule(due)
+			l.busy = l.e.cfg.Workers - 1
+			l.dispatch()
+			var j job
+			select {
+			case j = <-l.jobs:
+			default:
+				t.Fatal("dispatch sent nothing to the free worker")
+			}
+			if j.window == nil || j.window.shard != 0 || j.window.kind != tc.want {
+				t.Fatalf("the free worker got slot %q, window %+v: want shard 0's window of kind %d", j.id, j.window, tc.want)
+			}
+			if _, ok := l.index.Due(due); !ok {
+				t.Fatal("the due slot left the index without a worker")
+			}
+		})
+	}
 }
 
 // A schedule queued on a window whose shard must be checked again (a
