@@ -17,10 +17,13 @@ import (
 // (fires.HoldSpecs, fires.HoldStates), so that what an instance does while
 // its index is still loading is seen on any machine, fast or slow.
 
-// startLoading starts an engine without waiting for its index.
+// startLoading starts an engine without waiting for its index, on the
+// harness's store unless cfg names one (its own connection's, to crash).
 func (h *harness) startLoading(cfg fires.Config) *fires.Engine {
 	h.t.Helper()
-	cfg.Store = h.store
+	if cfg.Store == nil {
+		cfg.Store = h.store
+	}
 	e, err := fires.New(cfg)
 	if err != nil {
 		h.t.Fatal(err)

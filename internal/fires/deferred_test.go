@@ -220,15 +220,7 @@ func TestOneShotRecordsLostBeyondTheDuplicateWindow(t *testing.T) {
 	last := h.of(ids[len(ids)-1])[0].meta.ScheduledAt
 	// The survivor starts once the stream no longer drops a publish of
 	// those slots as a duplicate.
-	err := testwait.Until(30*time.Second, "the duplicate window past the fires", func() error {
-		if wait := time.Until(last.Add(2 * dupWindow)); wait > 0 {
-			return fmt.Errorf("%s to go", wait.Round(time.Millisecond))
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	waitPastDuplicates(t, last, dupWindow)
 	cfg.Instance = "survivor"
 	h.engine(cfg)
 	for id, st := range h.waitEnded(ids, 30*time.Second) {
@@ -246,6 +238,22 @@ func TestOneShotRecordsLostBeyondTheDuplicateWindow(t *testing.T) {
 		}
 	}
 	h.onceEach(ids)
+}
+
+// waitPastDuplicates waits until the fire stream's duplicate window
+// (twice over) has passed last: a publish of a slot fired then is stored
+// again.
+func waitPastDuplicates(t *testing.T, last time.Time, dupWindow time.Duration) {
+	t.Helper()
+	err := testwait.Until(30*time.Second, "the duplicate window past the fires", func() error {
+		if wait := time.Until(last.Add(2 * dupWindow)); wait > 0 {
+			return fmt.Errorf("%s to go", wait.Round(time.Millisecond))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // crashBetweenWindows runs a crasher (cfg, its records written only
@@ -269,14 +277,7 @@ func (h *harness) crashBetweenWindows(cfg fires.Config, spec func(i int, s *kvst
 			close(crashed)
 		}
 	}
-	e, err := fires.New(fires.RecordsOnLag(cfg))
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := e.Start(context.Background()); err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { _ = e.Stop(context.Background()) })
+	e := h.startLoading(fires.RecordsOnLag(cfg))
 	testwait.Done(h.t, 10*time.Second, "the crasher's index", e.Ready())
 	// A whole second ahead at least, so that each group is indexed
 	// before it falls due and goes out in one window.

@@ -463,6 +463,10 @@ type job struct {
 	dones     []doneReport
 	// uncounted fires to take back from State.Fires (see settle).
 	uncounted uint64
+	// verify: the state record may be behind the fire stream; it is
+	// checked against the schedule's last fire before it is decided
+	// (lagging.go).
+	verify bool
 	// window, when set, makes this a window job (the fields above are unused).
 	window *windowJob
 }

@@ -75,8 +75,11 @@ type leases struct {
 type heldLease struct {
 	rev     uint64
 	renewed time.Time // last successful write, by this instance's clock
-	// gen tells one tenure of the lease from the next (see generation).
-	gen uint64
+	// gen tells one tenure of the lease from the next (see generation);
+	// taken is when the tenure began, by this instance's clock (before
+	// the lease's write was sent).
+	gen   uint64
+	taken time.Time
 }
 
 func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
@@ -90,23 +93,35 @@ func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, s
 // owns reports whether this instance may dispatch schedules of shard: it
 // holds the lease and renewed it within 90% of the TTL.
 func (l *leases) owns(shard int) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	h, ok := l.held[shard]
-	return ok && l.clock.Now().Sub(h.renewed) < l.ttl*9/10
+	_, ok := l.tenure(shard)
+	return ok
 }
 
 // generation identifies this instance's current tenure of shard's lease:
 // it changes whenever the lease is taken again, so that the fire loop
 // checks the shard's window claim once per tenure. ok is owns(shard).
 func (l *leases) generation(shard int) (gen uint64, ok bool) {
+	h, ok := l.tenure(shard)
+	return h.gen, ok
+}
+
+// tenure is shard's lease if this instance owns it (see owns).
+func (l *leases) tenure(shard int) (heldLease, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h, held := l.held[shard]
 	if !held || l.clock.Now().Sub(h.renewed) >= l.ttl*9/10 {
-		return 0, false
+		return heldLease{}, false
 	}
-	return h.gen, true
+	return h, true
+}
+
+// since is when this instance's current tenure of shard's lease began;
+// ok is owns(shard). A state record this instance wrote since then
+// follows from its own decisions in this tenure (see worker.lagging).
+func (l *leases) since(shard int) (taken time.Time, ok bool) {
+	h, ok := l.tenure(shard)
+	return h.taken, ok
 }
 
 // setShards fixes the shard count for a run (read from the leases
@@ -343,7 +358,7 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 	}
 	l.mu.Lock()
 	l.gens++
-	l.held[shard] = heldLease{rev: rev, renewed: sent, gen: l.gens}
+	l.held[shard] = heldLease{rev: rev, renewed: sent, gen: l.gens, taken: sent}
 	l.mu.Unlock()
 	l.log.Debug("lease gained", "shard", shard)
 	l.event(kvstore.Event{Kind: kvstore.EventLeaseGained, Shard: &shard, Owner: l.instance, At: l.clock.Now().UTC()})
@@ -395,7 +410,7 @@ func (l *leases) renewAll(ctx context.Context) {
 				if l.clock.Now().Sub(r.was.renewed) >= l.ttl*9/10 {
 					resumed++
 				}
-				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen}
+				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen, taken: r.was.taken}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):

@@ -874,7 +874,7 @@ func (l *loop) dispatch() {
 		}
 		l.index.Remove(en)
 		en.busy = true
-		l.send(l.snapshot(en))
+		l.send(l.snapshot(en, now))
 		delete(l.waiting, id)
 		delete(l.uncounted, id)
 	}

@@ -167,8 +167,16 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	win := kvstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
 		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
 	items := make([]*windowItem, 0, len(wj.items))
-	for _, j := range wj.items {
+	lags := w.lookUpLags(ctx, wj.items)
+	for i, j := range wj.items {
 		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+		if lags[i] {
+			// Behind the stream, or not looked up: the per-slot path
+			// writes the catch-up (or tries the lookup again).
+			out.declined = append(out.declined, j.id)
+			out.results = append(out.results, r)
+			continue
+		}
 		in := w.e.decideInput(now, j.target, j.compiled, j.written, j.state, j.settled, j.checked)
 		d := Decide(in)
 		if !plainClaim(d) {

@@ -243,7 +243,7 @@ func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []str
 		}
 		en.busy = true
 		size += len(id) + 96
-		items = append(items, l.snapshot(en))
+		items = append(items, l.snapshot(en, now))
 	}
 	return items, nil
 }
@@ -269,9 +269,11 @@ func (l *loop) unqueue(shard int, owned bool) {
 }
 
 // snapshot is en's job.
-func (l *loop) snapshot(en *entry) job {
-	return job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+func (l *loop) snapshot(en *entry, now time.Time) job {
+	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
+	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now)
+	return j
 }
 
 // onWindow takes a window job's outcome.
@@ -406,13 +408,14 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 // (stored or planned), by id.
 func (l *loop) knownOf(win kvstore.Window) map[string]job {
 	out := make(map[string]job, len(win.Slots))
+	now := l.e.cfg.Clock.Now()
 	for _, s := range win.Slots {
 		en := l.entries[s.Schedule]
 		if en != nil && en.lazy {
 			l.compileLazy(en) // a recent claim of it is checked now
 		}
 		if en != nil && l.known(en) && !en.busy {
-			out[s.Schedule] = l.snapshot(en)
+			out[s.Schedule] = l.snapshot(en, now)
 		}
 	}
 	return out

@@ -164,3 +164,62 @@ func TestWindowClaimIsACopy(t *testing.T) {
 		t.Fatalf("claimCopy = %p (%+v), the item's claim at %p: want an equal copy elsewhere", c, *c, &it.claim)
 	}
 }
+
+// Which state records are checked against the fire stream before they are
+// decided (lagging.go): a recurring schedule's due record, written by a
+// settled window claim, that this instance did not write in its current
+// tenure of the shard.
+func TestMayLag(t *testing.T) {
+	l, fake := windowLoopOf(1)
+	l.e.cfg.Instance = "me"
+	taken := fake.Now()
+	l.e.leases.held[0] = heldLease{renewed: taken, gen: 1, taken: taken}
+	fake.Advance(time.Second)
+	now := fake.Now()
+	windowClaim := func() *kvstore.Claim {
+		return &kvstore.Claim{Slot: now.Add(-time.Second), Token: "t", Window: "0/7", Seq: 9}
+	}
+	due := func(change func(st *kvstore.State)) *kvstore.State {
+		st := &kvstore.State{Next: now, Plan: "every 1s", Claim: windowClaim(), Owner: "other", UpdatedAt: now.Add(-time.Hour)}
+		if change != nil {
+			change(st)
+		}
+		return st
+	}
+	cases := []struct {
+		name    string
+		st      *kvstore.State
+		planned bool
+		oneShot bool
+		want    bool
+	}{
+		{"another instance's record", due(nil), false, false, true},
+		{"this instance's, from before its tenure", due(func(st *kvstore.State) { st.Owner = "me"; st.UpdatedAt = taken.Add(-time.Nanosecond) }), false, false, true},
+		{"this instance's, in its tenure", due(func(st *kvstore.State) { st.Owner = "me"; st.UpdatedAt = taken }), false, false, false},
+		{"no record", nil, false, false, false},
+		{"a plan", due(nil), true, false, false},
+		{"a one-shot", due(nil), false, true, false},
+		{"not due", due(func(st *kvstore.State) { st.Next = now.Add(time.Nanosecond) }), false, false, false},
+		{"ended", due(func(st *kvstore.State) { st.Ended = true }), false, false, false},
+		{"no claim", due(func(st *kvstore.State) { st.Claim = nil }), false, false, false},
+		{"a per-slot claim", due(func(st *kvstore.State) { st.Claim.Window = "" }), false, false, false},
+		{"an unsettled window claim", due(func(st *kvstore.State) { st.Claim.Seq = 0 }), false, false, false},
+		{"an extra slot's claim", due(func(st *kvstore.State) { st.Claim.SlotID = "a.trigger-1" }), false, false, false},
+	}
+	for _, tc := range cases {
+		tg := target{workflow: "wf"}
+		if tc.oneShot {
+			tg.at = now.UnixNano()
+		}
+		if got := l.mayLag(tg, tc.st, tc.planned, 0, now); got != tc.want {
+			t.Errorf("%s: mayLag = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	// A shard not owned (any more): checked, whoever wrote it.
+	fake.Advance(time.Hour)
+	later := fake.Now()
+	mine := due(func(st *kvstore.State) { st.Owner = "me"; st.UpdatedAt = later; st.Next = later })
+	if !l.mayLag(target{}, mine, false, 0, later) {
+		t.Error("a record of a shard not owned: mayLag = false, want true")
+	}
+}

@@ -44,6 +44,9 @@ func (w worker) steps(ctx context.Context, j job) result {
 	if len(j.dones) > 0 && r.state != nil && !r.planned {
 		w.applyDones(ctx, j, &r)
 	}
+	if j.verify && !w.catchUp(ctx, j, &r) {
+		return r
+	}
 	conflicts := 0
 	var created time.Time
 	for range maxSteps {
@@ -65,6 +68,9 @@ func (w worker) steps(ctx context.Context, j job) result {
 			switch {
 			case gerr == nil && rev > r.stateRev:
 				r.state, r.stateRev, r.planned = &st, rev, false
+				if j.verify && !w.catchUp(ctx, j, &r) {
+					return r
+				}
 				continue
 			case errors.Is(gerr, kvstore.ErrNotFound):
 				// The record was deleted: the schedule was removed (and
@@ -92,6 +98,24 @@ func (w worker) steps(ctx context.Context, j job) result {
 		r.err = fmt.Errorf("fire: state of %s changed at each of %d steps: %w", j.id, maxSteps, kvstore.ErrConflict)
 	}
 	return r
+}
+
+// catchUp starts r's decision from the fire stream's last fire if r's
+// state record is behind it (see lagging); false, with r.err set, when
+// the stream could not be asked.
+func (w worker) catchUp(ctx context.Context, j job, r *result) bool {
+	if r.state == nil || r.planned {
+		return true
+	}
+	caught, err := w.lagging(ctx, j.id, j.compiled, r.state)
+	if err != nil {
+		r.err = fmt.Errorf("fire: last fire of %s, to check its state record against: %w", j.id, err)
+		return false
+	}
+	if caught != nil {
+		r.state = caught // written by the decision's move past it, on the record's revision
+	}
+	return true
 }
 
 // predatesSpec reports whether a recurring schedule's next slot is older

@@ -146,6 +146,13 @@ type Claim struct {
 	Trace *TraceContext `json:"trace,omitempty"`
 }
 
+// ClaimFromStream is Claim.Window on a claim a scheduler took from the
+// fire stream: the record was behind the stream (its next slot, or a
+// later one, already published), and the claim, settled, stands for the
+// schedule's last fire there, so that the recurrence moves past it
+// without firing it again (see docs/records.md, "Behind the stream").
+const ClaimFromStream = "stream"
+
 // Settled reports whether the record itself shows the claim settled: it
 // was written after the publish was acknowledged (Seq is set).
 func (c Claim) Settled() bool { return c.Seq > 0 }

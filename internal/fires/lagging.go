@@ -1,0 +1,119 @@
+package fires
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// A state record behind the fire stream (docs/protocol.md, "Behind the
+// stream").
+//
+// A recurring schedule's record written by a window claim says which
+// slot fires next. The fire stream says which slots did fire. The two
+// agree while the record is written with every fire; a record restored
+// from a backup, put back by hand, or written by an owner that died
+// before recording its last fires is behind: its next slot, or a later
+// one, is in the stream already. Decided from the record alone, such a
+// slot is fired again (beyond the duplicate window the stream does not
+// drop it) or, late past its misfire threshold, recorded missed although
+// it fired.
+//
+// So before this instance first decides such a record in its tenure of
+// the shard, it reads the schedule's last fire from the stream (one
+// direct get by subject). A regular slot at or after the record's next
+// one means the record is behind: the decision starts from a settled
+// claim on that slot (kvstore.ClaimFromStream), the fires in between
+// counted, and moves past it without publishing anything, as it does for
+// a window slot demoted onto its record. A record this instance wrote
+// itself in this tenure follows from its own decisions and is not looked
+// up again.
+
+// StepCaughtUp: a state record was found behind the fire stream and its
+// decision starts from the stream's last fire (nothing written yet).
+const StepCaughtUp Step = "caught-up"
+
+// lookupsAtOnce bounds a window's concurrent last-fire lookups.
+const lookupsAtOnce = 16
+
+// mayLag reports whether st, the state record of a recurring schedule of
+// shard, must be checked against the fire stream before it is decided at
+// now: written by a window claim (settled), due, and not written by this
+// instance in its current tenure of the shard.
+func (l *loop) mayLag(t target, st *kvstore.State, planned bool, shard int, now time.Time) bool {
+	if st == nil || planned || t.at != 0 || st.Ended || st.Next.IsZero() || st.Next.After(now) {
+		return false
+	}
+	if c := st.Claim; c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() {
+		return false
+	}
+	since, ok := l.e.leases.since(shard)
+	return !ok || st.Owner != l.e.cfg.Instance || st.UpdatedAt.Before(since)
+}
+
+// lagging returns j's state caught up with the fire stream if its record
+// is behind it (see above), nil if it is not.
+func (w worker) lagging(ctx context.Context, id string, c sched, st *kvstore.State) (*kvstore.State, error) {
+	f, err := w.e.store.LastFired(ctx, id)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+		return nil, nil // nothing in the stream says otherwise
+	case err != nil:
+		return nil, err
+	}
+	if f.SlotID != kvstore.SlotID(id, f.Slot) || f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
+		// An operator's extra slot (written with its record, so the
+		// record shows every regular fire before it), a slot before the
+		// record's next one, or a plan the slot did not come from (the
+		// re-plan moves on from now).
+		return nil, nil
+	}
+	caught := *st
+	n := uint64(0)
+	for s := st.Next; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; s = c.Schedule.Next(s) {
+		n++
+	}
+	caught.Fires += n
+	at := f.At.UTC()
+	caught.Claim = &kvstore.Claim{Slot: f.Slot.UTC(), Token: "stream-" + strconv.FormatUint(f.Seq, 10), Owner: f.Instance,
+		At: at, Expires: at, Seq: f.Seq, Window: kvstore.ClaimFromStream}
+	w.e.log.Info("state record behind the fire stream; its decision starts from the stream's last fire", "schedule", id,
+		"record_next", st.Next, "last_fired", f.Slot, "seq", f.Seq, "fires_counted", n)
+	w.e.step(StepCaughtUp)
+	return &caught, nil
+}
+
+// lookUpLags runs lagging for each item of a window that asks for it, a
+// few at a time, and reports the indexes of those that cannot go into
+// the window: behind the stream (the per-slot path writes the catch-up)
+// or not looked up (an error; the per-slot path tries again).
+func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
+	var mu sync.Mutex
+	out := map[int]bool{}
+	sem := make(chan struct{}, lookupsAtOnce)
+	var wg sync.WaitGroup
+	for i := range items {
+		if !items[i].verify {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			j := &items[i]
+			caught, err := w.lagging(ctx, j.id, j.compiled, j.state)
+			if caught != nil || err != nil {
+				mu.Lock()
+				out[i] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
