@@ -31,7 +31,19 @@ type leaseValue struct {
 	// Run tells this process's records from a previous one's under the
 	// same instance name (the clock-skew watcher measures only its own).
 	Run string `json:"run,omitempty"`
+	// Caps are what this scheduler's protocol understands beyond the
+	// first release's, for instances that may only do something once
+	// every member does (see capBehindStream).
+	Caps []string `json:"caps,omitempty"`
 }
+
+// capBehindStream: this instance checks a state record against the fire
+// stream before deciding it when the record may be behind (lagging.go),
+// so that an owner may leave records behind the stream for a while.
+const capBehindStream = "behind-stream"
+
+// announced is what every instance of this version announces.
+func announced() []string { return []string{capBehindStream} }
 
 // leases holds this instance's share of the shards. Each lease is a key
 // with a per-key TTL, renewed by CAS (a publish that expects the key's last
@@ -344,7 +356,7 @@ func (l *leases) survey(ctx context.Context) (members int, taken map[int]string,
 }
 
 func (l *leases) value() []byte {
-	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String(), Run: l.runID})
+	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String(), Run: l.runID, Caps: announced()})
 	return b
 }
 

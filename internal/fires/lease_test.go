@@ -2,8 +2,10 @@ package fires
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -125,5 +127,37 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 	case <-a.changed:
 	default:
 		t.Error("losing the lease did not wake a's fire loop")
+	}
+}
+
+// A member key announces what its instance's protocol understands
+// (leaseValue.Caps): a writer that leaves state records behind the fire
+// stream does so only while every member checks records against it. A
+// tenure's start stays what it was through renewals, which is what tells
+// this instance's own records of the tenure from older ones (mayLag).
+func TestMemberAnnouncesItsCaps(t *testing.T) {
+	t.Parallel()
+	js, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	c, f := clock.NewFake(time.Now())
+	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, c, slog.New(slog.DiscardHandler), func(kvstore.Event) {})
+	l.registerMember(ctx)
+	e, err := store.Leases().Get(ctx, "member.a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v leaseValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(v.Caps, capBehindStream) {
+		t.Errorf("member.a = %s: want caps with %q", e.Value(), capBehindStream)
+	}
+	taken := c.Now()
+	l.acquire(ctx, 1)
+	f.Advance(3 * time.Second)
+	l.renewAll(ctx)
+	if since, ok := l.since(1); !ok || !since.Equal(taken) {
+		t.Errorf("after a renewal the tenure began at %v (owned %v), want %v", since, ok, taken)
 	}
 }
