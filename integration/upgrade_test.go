@@ -58,7 +58,11 @@ func buildAt(t *testing.T, commit string) string {
 // crash (SIGKILL) at each replacement, so that the new instances take over
 // the old ones' claims and windows and the other way round. Every slot is
 // in the fire stream exactly once, on whichever subject form its publisher
-// used.
+// used. The new instances run with --state-interval: they record every
+// fire while an old instance is a member (it does not check records
+// against the stream), and leave records behind their fires once the
+// fleet is all new; then one of them is killed with its records behind,
+// and the others take its shards over.
 func TestMixedFleetUpgrade(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: builds the previous release and rolls a fleet (./test.sh and CI run it)")
@@ -101,7 +105,7 @@ func TestMixedFleetUpgrade(t *testing.T) {
 		// The old instance dies (no graceful hand-over: its claims and
 		// windows are left to the others), the new one takes its place.
 		procs[i].kill()
-		p := newSchedProc(t, newBin, n, schedulerArgs(srv.URL(), n), nil)
+		p := newSchedProc(t, newBin, n, schedulerArgs(srv.URL(), n, "--state-interval", "1m"), nil)
 		p.start()
 		procs[i] = p
 		// Both versions fire side by side until every schedule has fired
@@ -109,6 +113,30 @@ func TestMixedFleetUpgrade(t *testing.T) {
 		if behind := fires.waitAllReach(ids, time.Now().Add(2*slotStep), 40*time.Second); len(behind) > 0 {
 			t.Fatalf("after replacing instance %d, %d schedules stopped firing, e.g. %v", i+1, len(behind), first(behind, 5))
 		}
+	}
+	// All new: once the last old member's key has expired, records stay
+	// behind their fires (a minute's worth). Then new1 dies with its own.
+	err = testwait.Until(40*time.Second, "the old members' keys gone", func() error {
+		for _, n := range []string{"old1", "old2", "old3"} {
+			if _, err := store.Leases().Get(context.Background(), "member."+n); err == nil {
+				return fmt.Errorf("member.%s still there", n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	behindSince := time.Now()
+	err = testwait.Until(40*time.Second, "a state record behind its fires", func() error {
+		return recordBehind(store, ids, behindSince)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	procs[0].kill()
+	if behind := fires.waitAllReach(ids, time.Now().Add(3*slotStep), 40*time.Second); len(behind) > 0 {
+		t.Fatalf("after new1 died with records behind, %d schedules stopped firing, e.g. %v", len(behind), first(behind, 5))
 	}
 	chaosStop := time.Now()
 	sum := settle(t, fires, name, ids, chaosStop, created, 40*time.Second)
@@ -123,6 +151,22 @@ func TestMixedFleetUpgrade(t *testing.T) {
 			t.Errorf("instance %s published no fire: the run did not mix the versions as meant", n)
 		}
 	}
+}
+
+// recordBehind is nil once some schedule of ids has a state record behind
+// its fires: written before since, and at least three slots before the
+// schedule's next fire.
+func recordBehind(store *kvstore.Store, ids []string, since time.Time) error {
+	for _, id := range ids {
+		st, _, err := store.GetState(context.Background(), id)
+		if err != nil {
+			continue
+		}
+		if st.UpdatedAt.Before(since) && time.Since(st.Next) > 3*slotStep {
+			return nil
+		}
+	}
+	return fmt.Errorf("every record of %d schedules is up to date", len(ids))
 }
 
 // TestMixedFleetOneShotHerd: beside an instance of the previous release,

@@ -69,6 +69,9 @@ type Config struct {
 	// RecordLag is each scheduler's --record-lag (0: each one-shot's
 	// record with its window).
 	RecordLag time.Duration
+	// StateInterval is each scheduler's --state-interval (0: each fire
+	// recorded).
+	StateInterval time.Duration
 	// GCPercent is the collector's GOGC in effect (set by the caller) and
 	// GCSource where it came from; reported, and passed to the fleet's
 	// processes.
@@ -351,6 +354,9 @@ func windowsOf(cfg Config) string {
 	records := "a window's one-shots recorded with it"
 	if cfg.RecordLag > 0 {
 		records = fmt.Sprintf("a window's one-shots recorded after due work, within %s", cfg.RecordLag)
+	}
+	if cfg.StateInterval > 0 {
+		records += fmt.Sprintf("; recurring schedules' records once per %s", cfg.StateInterval)
 	}
 	return fmt.Sprintf("window claims of up to %d slots once %d workers are busy; %s", cfg.WindowSlots, cfg.WindowBusy, records)
 }

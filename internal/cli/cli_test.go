@@ -316,7 +316,7 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		{"--lease-ttl", "500ms"}, {"--misfire-threshold", "-1s"}, {"--tick-retention", "0s"},
 		{"--duplicate-window", "50s"}, {"--shards", "0"}, {"--dead-man-tolerance", "0s"},
 		{"--fire-retention", "0s"}, {"--fire-history", "0"}, {"--fire-history", "-2"}, {"--fire-retention", "1m"},
-		{"--nats-ping-interval", "500ms"}, {"--nats-ping-interval", "3m"}, {"--record-lag", "-1s"}, {"--record-lag", "90h"},
+		{"--nats-ping-interval", "500ms"}, {"--nats-ping-interval", "3m"}, {"--record-lag", "-1s"}, {"--record-lag", "90h"}, {"--state-interval", "-1s"}, {"--state-interval", "1m1s"},
 	} {
 		var out, errOut bytes.Buffer
 		dir := t.TempDir()

@@ -40,6 +40,7 @@ type daemonFlags struct {
 	gcPercent    int
 	windowBusy   int
 	recordLag    time.Duration
+	stateEvery   time.Duration
 	tworkers     int
 	tickTTL      time.Duration
 	fireTTL      time.Duration
@@ -80,6 +81,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.workers, "workers", fires.DefaultWorkers, "schedules processed concurrently")
 	fl.IntVar(&f.windowSlots, "window-slots", fires.DefaultWindowSlots, "most due slots of one shard claimed by one window CAS (0: claim every slot on its own record; docs/protocol.md)")
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
+	fl.DurationVar(&f.stateEvery, "state-interval", 0, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded once per interval, at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
 	fl.DurationVar(&f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
@@ -191,6 +193,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.Workers = f.workers
 	cfg.Fire.WindowSlots, cfg.Fire.WindowBusy = fires.WindowFlags(f.windowSlots, f.windowBusy)
 	cfg.Fire.RecordLag = fires.RecordLagFlag(f.recordLag)
+	cfg.Fire.StateInterval = f.stateEvery
 	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events
@@ -226,6 +229,8 @@ func (f *daemonFlags) checkEngine() error {
 		return invalidf("--fire-retention %s: must be at least --duplicate-window (%s)", f.fireTTL, f.dupWindow)
 	case f.recordLag < 0 || f.recordLag > f.fireTTL/2:
 		return invalidf("--record-lag %s: must be between 0 and half of --fire-retention (%s): until its record is written, the fire stream is what shows a one-shot fired", f.recordLag, f.fireTTL)
+	case f.stateEvery < 0 || f.stateEvery > min(fires.MaxStateInterval, f.dupWindow/2):
+		return invalidf("--state-interval %s: must be between 0 and half of --duplicate-window (%s): an instance of the previous release that takes a shard over before its records are written republishes their slots, which the stream drops only within the duplicate window", f.stateEvery, f.dupWindow)
 	case f.tickTTL <= 0:
 		return invalidf("--tick-retention %s: must be positive", f.tickTTL)
 	case f.dupWindow <= 2*f.claimTTL:

@@ -34,6 +34,11 @@ const DefaultMisfireThreshold = time.Minute
 // short beside any fire retention.
 const DefaultRecordLag = 10 * time.Second
 
+// MaxStateInterval bounds Config.StateInterval: a record behind its fires
+// costs a lookup to whoever takes its shard, and its counters are that
+// much out of date for anyone reading the bucket.
+const MaxStateInterval = time.Hour
+
 // Config configures an Engine.
 type Config struct {
 	// Store is where specs, state and ticks live. Required.
@@ -79,6 +84,15 @@ type Config struct {
 	// DefaultRecordLag; a negative value writes each record with its
 	// window.
 	RecordLag time.Duration
+	// StateInterval is how long the state record of a recurring schedule
+	// fired in windows may stay behind its fires: its plain fires are
+	// kept in memory and recorded once per interval, at a graceful stop,
+	// and as soon as a fleet member does not check records against the
+	// fire stream (docs/protocol.md, "Records left behind"). Whoever
+	// decides such a record next reads the stream first (lagging.go).
+	// 0 (the default) records every fire with its window; at most
+	// MaxStateInterval.
+	StateInterval time.Duration
 	// Observer receives measurements. Default: none.
 	Observer Observer
 	// FireKey, when set, signs every fire (the Sched-Signature header,
@@ -164,6 +178,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("fire: Config.LeaseTTL %s: must be at least 1s (per-key TTLs are whole seconds)", c.LeaseTTL)
 	case c.Workers < 1:
 		return fmt.Errorf("fire: Config.Workers %d: must be at least 1", c.Workers)
+	case c.StateInterval < 0 || c.StateInterval > MaxStateInterval:
+		return fmt.Errorf("fire: Config.StateInterval %s: must be 0 to %s", c.StateInterval, MaxStateInterval)
 	}
 	if err := kvstore.ValidateID(c.Instance); err != nil {
 		return fmt.Errorf("fire: Config.Instance: %w", err)

@@ -75,6 +75,7 @@ func New(cfg Config) (*Engine, error) {
 		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
+	e.leases.readCaps = cfg.StateInterval > 0
 	e.leases.observe = cfg.Observer.Leases
 	// One tracker for the engine's life: the publishes and the lease
 	// renewals (the first writes a full store refuses) both tell it.
@@ -467,6 +468,9 @@ type job struct {
 	// checked against the schedule's last fire before it is decided
 	// (lagging.go).
 	verify bool
+	// lag: a window may leave this schedule's state record behind its
+	// fire (Config.StateInterval; behind.go).
+	lag bool
 	// window, when set, makes this a window job (the fields above are unused).
 	window *windowJob
 }
@@ -492,7 +496,10 @@ type result struct {
 	// progress: the job wrote the state or settled a claim (see
 	// worker.process); only progress ends a run of failures.
 	progress bool
-	err      error
+	// lagged: state is the schedule's state after a fire the window did
+	// not record; stateRev is still the record's (behind.go).
+	lagged bool
+	err    error
 	// window is a window job's outcome (the fields above are unused).
 	window *windowResult
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -77,6 +78,12 @@ type leases struct {
 	// running fleet takes shards once its index is complete, while the
 	// others go on firing them (run's goroutine only, after Start).
 	joinAt <-chan struct{}
+
+	// readCaps: the rounds read the members' caps (fleetReads), for an
+	// engine that leaves state records behind (Config.StateInterval).
+	readCaps bool
+	// allRead: at the last round every member announced capBehindStream.
+	allRead atomic.Bool
 
 	mu     sync.Mutex
 	held   map[int]heldLease
@@ -269,7 +276,11 @@ func (l *leases) rebalance(ctx context.Context) {
 	members, taken, err := l.survey(ctx)
 	if err != nil {
 		l.log.Debug("lease survey", "err", err)
+		l.allRead.Store(false)
 		return
+	}
+	if l.readCaps {
+		l.allRead.Store(l.everyMemberReads(ctx))
 	}
 	target := (l.shards + max(members, 1) - 1) / max(members, 1)
 	held := l.heldShards()
@@ -329,6 +340,35 @@ func (l *leases) othersAlive(ctx context.Context) bool {
 		}
 	}
 	return alive
+}
+
+// fleetReads reports whether, at the last lease round, every member of
+// the fleet announced that it checks state records against the fire
+// stream (capBehindStream): only then may this instance leave its records
+// behind. False until the first round.
+func (l *leases) fleetReads() bool { return l.allRead.Load() }
+
+// everyMemberReads reads every member key and reports whether each
+// announces capBehindStream (a member from before caps, or one that
+// cannot be read, does not).
+func (l *leases) everyMemberReads(ctx context.Context) bool {
+	keys, err := l.kv.ListKeysFiltered(ctx, "member.*")
+	if err != nil {
+		return false
+	}
+	defer keys.Stop()
+	all := true
+	for k := range keys.Keys() {
+		if k == "member."+l.instance {
+			continue // this one announces it
+		}
+		e, err := l.kv.Get(ctx, k)
+		var v leaseValue
+		if err != nil || json.Unmarshal(e.Value(), &v) != nil || !slices.Contains(v.Caps, capBehindStream) {
+			all = false
+		}
+	}
+	return all
 }
 
 // survey counts live members and lists the shards leased by anyone.

@@ -137,10 +137,8 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 // this instance's own records of the tenure from older ones (mayLag).
 func TestMemberAnnouncesItsCaps(t *testing.T) {
 	t.Parallel()
-	js, store := natstest.Start(t).Store(t)
-	ctx := context.Background()
-	c, f := clock.NewFake(time.Now())
-	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, c, slog.New(slog.DiscardHandler), func(kvstore.Event) {})
+	l, store, f := testLeases(t)
+	c, ctx := l.clock, context.Background()
 	l.registerMember(ctx)
 	e, err := store.Leases().Get(ctx, "member.a")
 	if err != nil {
@@ -160,4 +158,46 @@ func TestMemberAnnouncesItsCaps(t *testing.T) {
 	if since, ok := l.since(1); !ok || !since.Equal(taken) {
 		t.Errorf("after a renewal the tenure began at %v (owned %v), want %v", since, ok, taken)
 	}
+}
+
+// Records are left behind only while every member announces that it
+// checks them against the fire stream: a member key from before caps,
+// one without this cap, or one that does not decode closes the gate.
+func TestEveryMemberReads(t *testing.T) {
+	t.Parallel()
+	l, store, _ := testLeases(t)
+	ctx := context.Background()
+	l.registerMember(ctx)
+	if !l.everyMemberReads(ctx) {
+		t.Fatal("alone, this instance does not count as a fleet that reads")
+	}
+	put := func(key, value string) {
+		t.Helper()
+		if _, err := store.Leases().Put(ctx, key, []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("member.b", `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"10s","caps":["behind-stream"]}`)
+	if !l.everyMemberReads(ctx) {
+		t.Error("with a member announcing behind-stream: everyMemberReads = false, want true")
+	}
+	for _, v := range []string{
+		`{"owner":"old","renewed":"2026-12-03T00:00:00Z","ttl":"10s"}`,
+		`{"owner":"old","caps":["something-else"]}`,
+		`not json`,
+	} {
+		put("member.old", v)
+		if l.everyMemberReads(ctx) {
+			t.Errorf("with member.old = %s: everyMemberReads = true, want false", v)
+		}
+	}
+}
+
+// testLeases is instance a's leases of 4 shards on a server of its own,
+// its clock a fake.
+func testLeases(t *testing.T) (*leases, *kvstore.Store, *clock.Fake) {
+	t.Helper()
+	js, store := natstest.Start(t).Store(t)
+	c, f := clock.NewFake(time.Now())
+	return newLeases(store.Leases(), js, "a", 4, 10*time.Second, c, slog.New(slog.DiscardHandler), func(kvstore.Event) {}), store, f
 }

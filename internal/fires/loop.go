@@ -86,6 +86,14 @@ type loop struct {
 	// loop turn, and asked the queries that wait for the next (health.go).
 	scan  *healthScan
 	asked []healthQuery
+
+	// lag are the schedules whose state records a window left behind
+	// their fires, and lagQ their records to write, by shard, oldest
+	// first (behind.go).
+	lag  map[string]lagMark
+	lagQ map[int][]lagRef
+	// stopping: the loop is writing what is left before it stops.
+	stopping bool
 }
 
 func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
@@ -101,6 +109,8 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
 		uncounted: make(map[string]uint64),
+		lag:       make(map[string]lagMark),
+		lagQ:      make(map[int][]lagRef),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
@@ -242,9 +252,11 @@ func (l *loop) run(ctx context.Context) {
 	// The deferred state records are written before the workers go,
 	// unless writing them failed (a crash leaves them to the next
 	// decision, which finds the fires).
+	l.stopping = true
 	for {
 		if !l.win.recordFailed {
 			l.sendRecords(l.e.cfg.Clock.Now(), true)
+			l.sendBehind(l.e.cfg.Clock.Now(), true)
 		}
 		if l.busy == 0 {
 			break
@@ -615,8 +627,10 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	}
 	en.stateRev = kv.Revision()
 	if isDelete(kv) {
+		delete(l.lag, en.id)
 		en.setState(nil, l.e.cfg.Instance)
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
+		l.mergeBehind(en, &st)
 		en.setState(&st, l.e.cfg.Instance)
 	} else {
 		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)
@@ -648,12 +662,16 @@ func (l *loop) applyResult(r result) {
 		l.uncounted[r.id] += r.uncounted // not written back yet
 	}
 	switch {
+	case r.lagged:
+		l.lagged(en, r.state, l.e.cfg.Clock.Now())
 	case r.removed || r.absent:
+		delete(l.lag, r.id)
 		// The record is gone (deleted by the remove job, or found deleted
 		// by the worker). Its delete marker, watched, is newer than
 		// stateRev, so it is applied when it comes (or below, if it came).
 		en.setState(nil, l.e.cfg.Instance)
 	case r.stateRev > en.stateRev:
+		delete(l.lag, r.id) // written from the state in memory: not behind
 		en.stateRev = r.stateRev
 		en.setState(r.state, l.e.cfg.Instance)
 	}
@@ -880,6 +898,7 @@ func (l *loop) dispatch() {
 	}
 	l.sendWindows(now)
 	l.sendRecords(now, false)
+	l.sendBehind(now, false)
 }
 
 func (l *loop) send(j job) {
@@ -897,6 +916,9 @@ func (l *loop) resetTimer() {
 		due, ok = retry, true
 	}
 	if rec := l.nextRecord(); !rec.IsZero() && (!ok || rec.Before(due)) {
+		due, ok = rec, true
+	}
+	if rec := l.nextBehind(); !rec.IsZero() && (!ok || rec.Before(due)) {
 		due, ok = rec, true
 	}
 	if !ok {

@@ -129,6 +129,10 @@ type windowItem struct {
 	fut   jetstream.PubAckFuture
 	sent  time.Time
 	span  trace.Span // the dispatch span of its first publish
+	// fired is how many fires the record is to take in (0: this one):
+	// a record left behind (behind.go) is written with all of its
+	// unrecorded fires.
+	fired uint64
 }
 
 // window runs a window job.
@@ -235,6 +239,7 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	}
 	w.e.step(StepWindowPublished)
 	items, out.deferred = w.deferRecords(items)
+	items = w.leaveBehind(items, &out)
 	if err := w.recordWindow(ctx, items); err != nil {
 		out.recheck, out.err = true, err
 	}
@@ -433,7 +438,7 @@ func (w worker) mergeFired(ctx context.Context, it *windowItem) error {
 		merged := st
 		merged.Next, merged.Ended, merged.NextReason, merged.NextNominal = it.st.Next, it.st.Ended, it.st.NextReason, it.st.NextNominal
 		merged.Plan = it.st.Plan
-		merged.Fires++
+		merged.Fires += max(it.fired, 1)
 		merged.Claim = it.claimCopy()
 		merged.UpdatedAt, merged.Owner = it.st.UpdatedAt, w.e.cfg.Instance
 		if err := w.guard(it.j.id); err != nil {
@@ -517,19 +522,30 @@ func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.Window
 	}
 	for range maxSteps {
 		var next kvstore.State
+		caughtUp := false
 		if exists {
 			if shows(*st, c) {
 				return nil
 			}
 			next = *st
+			// A record behind the stream by more than this slot (its
+			// owner left it behind, behind.go): if the stream holds this
+			// slot or a later one, the record takes the stream's last
+			// fire, settled, with the fires in between.
+			if caught, err := w.lagging(ctx, s.Schedule, known.compiled, st); err == nil && caught != nil && !caught.Claim.Slot.Before(c.Slot) {
+				next, caughtUp = *caught, true
+			}
 		} else if known.state != nil {
 			next = *known.state // a plan: its Plan and Next
 		}
-		if next.Next.IsZero() || next.Next.After(c.Slot) {
-			next.Next = c.Slot // Decide moves past the claim once it is settled
+		if !caughtUp {
+			if next.Next.IsZero() || next.Next.After(c.Slot) {
+				next.Next = c.Slot // Decide moves past the claim once it is settled
+			}
+			next.Claim = &c
+			next.Fires++
 		}
-		next.Claim, next.UpdatedAt, next.Owner = &c, w.e.cfg.Clock.Now().UTC(), w.e.cfg.Instance
-		next.Fires++
+		next.UpdatedAt, next.Owner = w.e.cfg.Clock.Now().UTC(), w.e.cfg.Instance
 		if err := w.guard(s.Schedule); err != nil {
 			return err
 		}
@@ -538,6 +554,9 @@ func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.Window
 			_, err = w.e.store.UpdateState(ctx, s.Schedule, next, rev)
 		} else {
 			_, err = w.e.store.CreateState(ctx, s.Schedule, next)
+		}
+		if err == nil && caughtUp {
+			return nil // (lagging logged it)
 		}
 		if err == nil {
 			w.e.log.Info("window slot turned into a claim on its record", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_owner", win.Owner)

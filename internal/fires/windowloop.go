@@ -273,6 +273,7 @@ func (l *loop) snapshot(en *entry, now time.Time) job {
 	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now)
+	j.lag = l.mayLeaveBehind(&j)
 	return j
 }
 
@@ -331,6 +332,7 @@ func (l *loop) onWindow(wr *windowResult) {
 		for i := range wr.results {
 			l.applyResult(wr.results[i])
 		}
+		l.behindUnwritten(wr.results, wr.shard, now)
 	case windowCheck:
 		l.win.checking[wr.shard] = false
 		if wr.err != nil {

@@ -223,3 +223,45 @@ func TestMayLag(t *testing.T) {
 		t.Error("a record of a shard not owned: mayLag = false, want true")
 	}
 }
+
+// Which records a window may leave behind their fires (behind.go): a
+// recurring schedule's record this instance wrote in its tenure, with a
+// settled window claim, while the interval is set and every member reads
+// such records.
+func TestMayLeaveBehind(t *testing.T) {
+	l, fake := windowLoopOf(1)
+	l.e.cfg.Instance, l.e.cfg.StateInterval = "me", time.Minute
+	l.e.leases.allRead.Store(true)
+	now := fake.Now()
+	ok := func() job {
+		return job{id: "a", state: &kvstore.State{Next: now, Owner: "me", Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Window: "0/1", Seq: 3}}}
+	}
+	cases := []struct {
+		name   string
+		change func(j *job)
+		want   bool
+	}{
+		{"its own record", nil, true},
+		{"to be checked first", func(j *job) { j.verify = true }, false},
+		{"a plan", func(j *job) { j.planned = true }, false},
+		{"a one-shot", func(j *job) { j.at = now.UnixNano() }, false},
+		{"no state", func(j *job) { j.state = nil }, false},
+		{"another instance's", func(j *job) { j.state.Owner = "other" }, false},
+		{"a per-slot claim", func(j *job) { j.state.Claim.Window = "" }, false},
+		{"an unsettled claim", func(j *job) { j.state.Claim.Seq = 0 }, false},
+		{"an extra slot's claim", func(j *job) { j.state.Claim.SlotID = "a.trigger-1" }, false},
+		{"no interval", func(j *job) { l.e.cfg.StateInterval = 0 }, false},
+		{"a member that does not read them", func(j *job) { l.e.leases.allRead.Store(false) }, false},
+	}
+	for _, tc := range cases {
+		l.e.cfg.StateInterval = time.Minute
+		l.e.leases.allRead.Store(true)
+		j := ok()
+		if tc.change != nil {
+			tc.change(&j)
+		}
+		if got := l.mayLeaveBehind(&j); got != tc.want {
+			t.Errorf("%s: mayLeaveBehind = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,196 @@
+package fires
+
+import (
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Records left behind (docs/protocol.md, "Records left behind").
+//
+// With Config.StateInterval set, a window's plain fire of a recurring
+// schedule whose record this instance wrote in its tenure is not
+// recorded: the fire stream holds it, the window record lists it, and the
+// loop keeps the schedule's state, advanced, in memory. The record is
+// written once the interval has passed since its first unrecorded fire,
+// with every fire since (a pipelined CAS per schedule, merged on a
+// conflict), at a graceful stop, and at once when a fleet member does not
+// announce that it checks such records against the stream. A write by
+// anyone else meanwhile (an operator's pause, say) is merged into the
+// state in memory, which keeps what the write set and the fires it did
+// not see. Whoever decides such a record next without this instance's
+// memory (a takeover, a restart) reads the schedule's last fire from the
+// stream first (lagging.go). So a steady schedule costs one state write
+// per interval instead of one per fire, and one echo of it to every
+// instance.
+
+// lagMark is a schedule whose record is behind its fires: since its
+// first unrecorded fire, fires of them.
+type lagMark struct {
+	since time.Time
+	fires uint64
+}
+
+// lagRef is a schedule in its shard's queue of records to write, with the
+// lagMark.since it was queued for.
+type lagRef struct {
+	id    string
+	since time.Time
+}
+
+// mayLeaveBehind reports whether a window may leave j's record behind its
+// fire: a recurring schedule with a record this instance wrote in its
+// tenure (a settled window claim, not to be checked: see mayLag), while
+// every member checks such records.
+func (l *loop) mayLeaveBehind(j *job) bool {
+	if l.e.cfg.StateInterval <= 0 || j.verify || j.planned || j.at != 0 || j.state == nil || !l.e.leases.fleetReads() {
+		return false
+	}
+	c := j.state.Claim
+	return c != nil && c.Window != "" && c.SlotID == "" && c.Settled() && j.state.Owner == l.e.cfg.Instance
+}
+
+// leaveBehind takes the items whose records may stay behind out of items
+// (their fire published and acknowledged, not a duplicate) and hands
+// their advanced state back unrecorded.
+func (w worker) leaveBehind(items []*windowItem, out *windowResult) []*windowItem {
+	rest := items[:0:0]
+	for _, it := range items {
+		if !it.j.lag || it.ack == nil || it.ack.Duplicate || it.claim.Seq == 0 {
+			rest = append(rest, it)
+			continue
+		}
+		st := it.st
+		st.Claim = it.claimCopy()
+		it.r.state, it.r.lagged = &st, true
+		it.r.settle(it.claim.Token)
+		out.results = append(out.results, it.r)
+	}
+	return rest
+}
+
+// lagged takes en's state left behind by a window: kept in memory, its
+// record queued to be written once the interval has passed.
+func (l *loop) lagged(en *entry, st *kvstore.State, now time.Time) {
+	en.setState(st, l.e.cfg.Instance)
+	m, ok := l.lag[en.id]
+	if !ok {
+		m.since = now
+		shard := kvstore.ShardOf(en.id, l.e.shards)
+		l.lagQ[shard] = append(l.lagQ[shard], lagRef{id: en.id, since: now})
+	}
+	m.fires++
+	l.lag[en.id] = m
+}
+
+// mergeBehind is st, a state record someone else wrote while en's record
+// was behind its fires, with those fires merged in: the next slot, the
+// claim on the last fire and the count, unless st shows that fire
+// already (then en's record is no longer behind).
+func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
+	m, ok := l.lag[en.id]
+	if !ok {
+		return
+	}
+	mine := en.current()
+	if mine == nil || mine.Claim == nil || shows(*st, *mine.Claim) {
+		delete(l.lag, en.id)
+		return
+	}
+	st.Next, st.Ended, st.NextReason, st.NextNominal, st.Plan = mine.Next, mine.Ended, mine.NextReason, mine.NextNominal, mine.Plan
+	c := *mine.Claim
+	st.Claim = &c
+	st.Fires += m.fires
+	st.UpdatedAt, st.Owner = mine.UpdatedAt, mine.Owner
+}
+
+// sendBehind hands out the records left behind whose interval has passed
+// (all of them when all is set, or when a member does not check records
+// against the stream), a window's worth per shard at a time, as long as
+// workers are free.
+func (l *loop) sendBehind(now time.Time, all bool) {
+	if len(l.lagQ) == 0 {
+		return
+	}
+	all = all || !l.e.leases.fleetReads()
+	for shard, q := range l.lagQ {
+		if l.busy >= l.e.cfg.Workers {
+			return
+		}
+		if l.win.recording[shard] {
+			continue
+		}
+		var items []*windowItem
+		var later []lagRef
+		for len(q) > 0 && len(items) < max(l.win.limit, 1) {
+			ref := q[0]
+			if !all && now.Before(ref.since.Add(l.e.cfg.StateInterval)) {
+				break
+			}
+			q = q[1:]
+			m, ok := l.lag[ref.id]
+			en := l.entries[ref.id]
+			if !ok || !m.since.Equal(ref.since) || en == nil {
+				continue // written meanwhile, or gone
+			}
+			if en.busy || en.queued {
+				later = append(later, ref) // its window, or its job, first
+				continue
+			}
+			j := l.snapshot(en, now)
+			if j.state == nil || j.state.Claim == nil {
+				delete(l.lag, ref.id)
+				continue
+			}
+			en.busy = true
+			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+			items = append(items, &windowItem{j: j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
+		}
+		if q = append(q, later...); len(q) == 0 {
+			delete(l.lagQ, shard)
+		} else {
+			l.lagQ[shard] = q
+		}
+		if len(items) > 0 {
+			l.win.recording[shard] = true
+			l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: items}})
+		}
+	}
+}
+
+// nextBehind is when the next record left behind is to be written (zero:
+// none).
+func (l *loop) nextBehind() time.Time {
+	var first time.Time
+	wait := l.e.cfg.StateInterval
+	if !l.e.leases.fleetReads() {
+		wait = 0 // a member cannot read them: now
+	}
+	for shard, q := range l.lagQ {
+		if len(q) == 0 || l.win.recording[shard] {
+			continue
+		}
+		if at := q[0].since.Add(wait); first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	return first
+}
+
+// behindUnwritten requeues the records left behind that a record job did
+// not write (an error, the lease guard): tried again after the interval,
+// unless the loop is stopping (the next owner finds their fires).
+func (l *loop) behindUnwritten(rs []result, shard int, now time.Time) {
+	if l.stopping {
+		return
+	}
+	for _, r := range rs {
+		m, ok := l.lag[r.id]
+		if !ok {
+			continue
+		}
+		m.since = now
+		l.lag[r.id] = m
+		l.lagQ[shard] = append(l.lagQ[shard], lagRef{id: r.id, since: now})
+	}
+}
