@@ -142,6 +142,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 				delete(l.lag, ref.id)
 				continue
 			}
+			l.index.Remove(en) // busy: out of the index until its result (schedule)
 			en.busy = true
 			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 			items = append(items, &windowItem{j: j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})

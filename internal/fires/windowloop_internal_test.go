@@ -265,3 +265,38 @@ func TestMayLeaveBehind(t *testing.T) {
 		}
 	}
 }
+
+// A record left behind goes to a worker (its write) only with its
+// schedule out of the due index, so that dispatch never hands the same
+// schedule to a second worker meanwhile; its result puts it back.
+func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
+	l, fake, en := windowLoop(t)
+	l.e.cfg.StateInterval = time.Second
+	now := fake.Now()
+	en.setState(&kvstore.State{Next: now, Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
+		Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
+	en.stateRev = 7
+	l.lagged(en, en.current(), now.Add(-2*time.Second))
+	l.index.Set(en, now) // due again as its record is to be written
+	en.noWindow = true   // for a worker of its own: dispatch's per-slot path
+	l.win.checked[0] = 1
+	l.sendBehind(now, false)
+	l.dispatch()
+	var jobs []job
+	for len(l.jobs) > 0 {
+		jobs = append(jobs, <-l.jobs)
+	}
+	if len(jobs) != 1 || jobs[0].window == nil || jobs[0].window.kind != windowRecord {
+		t.Fatalf("dispatch sent %d jobs (%+v): want the record's write alone", len(jobs), jobs)
+	}
+	if _, ok := l.index.Due(en); ok || !en.busy {
+		t.Fatalf("busy %v, in the due index %v: want busy and out of the index while its record is written", en.busy, ok)
+	}
+	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0, results: []result{{id: "a", state: en.current(), stateRev: 8}}}})
+	if _, ok := l.lag["a"]; ok || en.stateRev != 8 {
+		t.Errorf("after the write: behind %v, revision %d; want written at 8", ok, en.stateRev)
+	}
+	if _, ok := l.index.Due(en); !ok {
+		t.Error("after the write the schedule is not back in the due index")
+	}
+}
