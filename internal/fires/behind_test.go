@@ -96,9 +96,23 @@ func TestOwnerDiesWithRecordsBehind(t *testing.T) {
 	}
 	nc.Close() // dies: its records say one or two fires
 	died := time.Now()
+	h.allFires()
 	for _, id := range ids {
-		if st, _ := h.record(id); st.Fires >= 4 {
+		st, _ := h.record(id)
+		if st.Fires >= 4 {
 			t.Fatalf("%s: its record counts %d fires before the death: not left behind", id, st.Fires)
+		}
+		// What a reader of the bucket is shown (schedule.get): the record
+		// caught up with the stream.
+		spec, err := h.store.GetSpec(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fs := h.of(id)
+		last := fs[len(fs)-1].meta.ScheduledAt
+		up := fires.CaughtUp(ctx, h.store, spec, st, time.Now())
+		if up.Fires != uint64(len(fs)) || up.Claim == nil || !up.Claim.Slot.Equal(last) || !up.Next.Equal(last.Add(time.Second)) {
+			t.Errorf("%s caught up: fires %d, claim %+v, next %v; the stream holds %d fires, the last at %v", id, up.Fires, up.Claim, up.Next, len(fs), last)
 		}
 	}
 	cfg.Instance = "next"

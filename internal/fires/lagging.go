@@ -60,33 +60,71 @@ func (l *loop) mayLag(t target, st *kvstore.State, planned bool, shard int, now 
 // lagging returns j's state caught up with the fire stream if its record
 // is behind it (see above), nil if it is not.
 func (w worker) lagging(ctx context.Context, id string, c sched, st *kvstore.State) (*kvstore.State, error) {
-	f, err := w.e.store.LastFired(ctx, id)
+	caught, n, err := behindStream(ctx, w.e.store, id, c, st)
+	if caught != nil {
+		w.e.log.Info("state record behind the fire stream; its decision starts from the stream's last fire", "schedule", id,
+			"record_next", st.Next, "last_fired", caught.Claim.Slot, "seq", caught.Claim.Seq, "fires_counted", n)
+		w.e.step(StepCaughtUp)
+	}
+	return caught, err
+}
+
+// behindStream returns st, the state record of schedule id compiled as c,
+// caught up with the schedule's last fire in the stream if that is a
+// regular slot at or after st.Next (with n, the slots in between counted
+// as fires), nil if the record is not behind the stream.
+func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (caught *kvstore.State, n uint64, err error) {
+	f, err := store.LastFired(ctx, id)
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return nil, nil // nothing in the stream says otherwise
+		return nil, 0, nil // nothing in the stream says otherwise
 	case err != nil:
-		return nil, err
+		return nil, 0, err
 	}
 	if f.SlotID != kvstore.SlotID(id, f.Slot) || f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
 		// An operator's extra slot (written with its record, so the
 		// record shows every regular fire before it), a slot before the
 		// record's next one, or a plan the slot did not come from (the
 		// re-plan moves on from now).
-		return nil, nil
+		return nil, 0, nil
 	}
-	caught := *st
-	n := uint64(0)
+	up := *st
 	for s := st.Next; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; s = c.Schedule.Next(s) {
 		n++
 	}
-	caught.Fires += n
+	up.Fires += n
 	at := f.At.UTC()
-	caught.Claim = &kvstore.Claim{Slot: f.Slot.UTC(), Token: "stream-" + strconv.FormatUint(f.Seq, 10), Owner: f.Instance,
+	up.Claim = &kvstore.Claim{Slot: f.Slot.UTC(), Token: "stream-" + strconv.FormatUint(f.Seq, 10), Owner: f.Instance,
 		At: at, Expires: at, Seq: f.Seq, Window: kvstore.ClaimFromStream}
-	w.e.log.Info("state record behind the fire stream; its decision starts from the stream's last fire", "schedule", id,
-		"record_next", st.Next, "last_fired", f.Slot, "seq", f.Seq, "fires_counted", n)
-	w.e.step(StepCaughtUp)
-	return &caught, nil
+	return &up, n, nil
+}
+
+// CaughtUp is st, the state record of stored spec e, as a scheduler sees
+// it once it has read the fire stream (see above): a recurring schedule's
+// record behind its fires (left behind, Config.StateInterval, or put
+// back) shows the stream's last fire as its claim, the fires in between
+// counted, and the slot after it as next. Any other record, and any that
+// cannot be checked, is returned as it is. For readers of the bucket (the
+// admin API's schedule.get).
+func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st kvstore.State, now time.Time) kvstore.State {
+	c := st.Claim
+	if e.Spec.At != nil || c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() || st.Ended || st.Next.IsZero() || st.Next.After(now) {
+		return st
+	}
+	compiled, err := e.Spec.Compile(e.ID, store.CalendarSource(ctx))
+	if err != nil {
+		return st
+	}
+	sc := schedOf(compiled, nil)
+	caught, _, err := behindStream(ctx, store, e.ID, sc, &st)
+	if err != nil || caught == nil {
+		return st
+	}
+	d := Decide(Input{Now: now, Plan: sc.Plan, Policy: sc.policy(), Schedule: sc.Schedule, State: caught, MisfireThreshold: DefaultMisfireThreshold})
+	if d.Action == ActReplan {
+		setNext(caught, d)
+	}
+	return *caught
 }
 
 // lookUpLags runs lagging for each item of a window that asks for it, a

@@ -41,6 +41,11 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 	if err != nil {
 		return v
 	}
+	if !planned {
+		// A recurring schedule's record may be behind its fires (left
+		// behind by --state-interval): shown as the schedulers see it.
+		st = fires.CaughtUp(ctx, store, e, st, time.Now())
+	}
 	v.State, v.Planned = &st, planned
 	if planned && e.Spec.At != nil && !st.Ended && !st.Next.IsZero() && !st.Next.After(time.Now()) {
 		// A one-shot fired in a window has its record written a little
