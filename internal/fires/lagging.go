@@ -3,6 +3,7 @@ package fires
 import (
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -132,6 +133,9 @@ func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st
 // the window: behind the stream (the per-slot path writes the catch-up)
 // or not looked up (an error; the per-slot path tries again).
 func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
+	if !slices.ContainsFunc(items, func(j job) bool { return j.verify }) {
+		return nil // a running fleet's windows: nothing to look up, nothing allocated
+	}
 	var mu sync.Mutex
 	out := map[int]bool{}
 	sem := make(chan struct{}, lookupsAtOnce)
