@@ -49,15 +49,15 @@ go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
 # module): the root ./... does not descend into it, so vet and test it on
 # its own. gofmt -l . above already covers its files.
 (cd deploy && go vet ./... && go test -count=1 -timeout 5m ./...) || status=$?
-# Fuzz the decoders of what anyone can write into the buckets, and the
-# admin API's handlers, a short budget each (one target per invocation;
+# Fuzz the decoders of what anyone can write into the buckets, the admin
+# API's handlers and the hand-read stream acknowledgements, a short budget each (one target per invocation;
 # the seed corpora also run as plain tests above). The budget is a count
 # of inputs, not a time: a time budget makes go's fuzzer report "context
 # deadline exceeded" whenever an input is still running at the deadline.
-# The counts keep the six near 55 s on a 2-core box (CI's whole run stays
+# The counts keep the seven near 65 s on a 2-core box (CI's whole run stays
 # well under 15 minutes); the fast decoders' property tests compare them
 # with the reference decoders on generated records in every run as well.
-for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000"; do
+for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000" "FuzzParseAck ./internal/pipelined 10000"; do
   set -- $target
   go test -run '^$' -fuzz "^$1\$" -fuzztime "$3x" "$2" || status=$?
 done

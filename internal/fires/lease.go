@@ -451,7 +451,7 @@ func (l *leases) renewAll(ctx context.Context) {
 	}
 	resumed := 0
 	for _, r := range out {
-		rev, err := awaitRenewal(ctx, r.fut, r.err)
+		rev, err := pipelined.AwaitRevision(ctx, r.fut, r.err)
 		switch {
 		case err == nil:
 			l.mu.Lock()
@@ -478,25 +478,6 @@ func (l *leases) renewAll(ctx context.Context) {
 	if resumed > 0 {
 		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
 		l.notify()
-	}
-}
-
-// awaitRenewal is the new revision of a renewal sent as f (or the error
-// of sending it), or why it failed; ctx bounds the wait.
-func awaitRenewal(ctx context.Context, f jetstream.PubAckFuture, sendErr error) (uint64, error) {
-	if sendErr != nil {
-		return 0, sendErr
-	}
-	select {
-	case ack := <-f.Ok():
-		return ack.Sequence, nil
-	case err := <-f.Err():
-		if natserr.WrongLastSequence(err) {
-			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
-		}
-		return 0, err
-	case <-ctx.Done():
-		return 0, ctx.Err()
 	}
 }
 

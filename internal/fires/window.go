@@ -10,7 +10,6 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/pipeline"
-	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -300,12 +299,14 @@ func unchanged(items []*windowItem) []result {
 // published again (until shortly before the window expires). An item that
 // can never be published is recorded as failed.
 func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
-	js, stream := w.e.store.JetStream(), w.e.store.Layout().FiresStream
+	stream := w.e.store.Layout().FiresStream
 	for _, it := range items {
 		msg, _, span := w.e.fireMsg(it.j, it.claim, "")
+		msg.Header.Set(jetstream.MsgIDHeader, it.claim.ID(it.j.id))
+		msg.Header.Set(jetstream.ExpectedStreamHeader, stream)
 		it.span = span
 		it.sent = time.Now()
-		f, err := pipelined.Publish(ctx, js, msg, jetstream.WithMsgID(it.claim.ID(it.j.id)), jetstream.WithExpectStream(stream))
+		f, err := w.e.store.PublishAsync(ctx, msg)
 		if err == nil {
 			it.fut = f
 		}

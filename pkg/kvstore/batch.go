@@ -5,14 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
-	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/calendar"
 )
 
@@ -107,10 +104,7 @@ func (s *Store) SaveSpecs(ctx context.Context, ws []SpecWrite, o SaveOptions, ch
 		if curs[i] != nil {
 			rev = curs[i].Revision()
 		}
-		m := nats.NewMsg(s.kvSubject(s.specs, w.ID))
-		m.Data = plans[i].data
-		m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
-		f, err := pipelined.Publish(ctx, s.js, m)
+		f, err := s.PublishAsync(ctx, s.updateMsg(s.specs, w.ID, plans[i].data, rev))
 		if err != nil {
 			res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", w.ID, err)
 			continue

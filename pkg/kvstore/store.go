@@ -45,6 +45,10 @@ type Store struct {
 	firesMu sync.Mutex
 	fires   jetstream.Stream // the fire stream's handle, once looked up
 
+	// pub sends the writes that do not wait for their acknowledgements
+	// (PublishAsync).
+	pub *pipelined.Publisher
+
 	// specTraces: spec writes keep the writer's trace context (see
 	// RecordSpecTraces).
 	specTraces atomic.Bool
@@ -61,7 +65,7 @@ func (s *Store) RecordSpecTraces(on bool) { s.specTraces.Store(on) }
 // Open binds to the buckets of layout, which Setup must have created.
 func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, error) {
 	layout = layout.WithDefaults()
-	s := &Store{layout: layout, js: js}
+	s := &Store{layout: layout, js: js, pub: pipelined.NewPublisher(js.Conn(), 0, 0)}
 	for _, b := range []struct {
 		name string
 		kv   *jetstream.KeyValue
@@ -152,6 +156,19 @@ func (s *Store) Shards(ctx context.Context) (int, error) {
 
 // JetStream is the JetStream context the store was opened with.
 func (s *Store) JetStream() jetstream.JetStream { return s.js }
+
+// PublishAsync sends m to its stream without waiting: the future reports
+// the acknowledgement, or the stream's refusal, or a timeout after
+// pipelined.DefaultTimeout. m's headers carry what the stream must check
+// (jetstream.MsgIDHeader, ExpectedStreamHeader, ExpectedLastSubjSeqHeader).
+// While pipelined.DefaultMaxPending of the store's writes are
+// unacknowledged it waits for room, until ctx ends. The store's
+// acknowledgements are read on a subscription of its own, made at the
+// first such write, under the connection's inbox prefix; it lasts as long
+// as the connection.
+func (s *Store) PublishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error) {
+	return s.pub.Publish(ctx, m)
+}
 
 // SpecEntry is a spec with its key and revision.
 type SpecEntry struct {
@@ -543,7 +560,7 @@ func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
 	}
-	n, err := s.state.Update(ctx, id, data, rev)
+	n, err := s.update(ctx, s.state, id, data, rev)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return 0, fmt.Errorf("kvstore: update state %q at revision %d: %w", id, rev, ErrConflict)
@@ -551,6 +568,25 @@ func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64
 		return 0, fmt.Errorf("kvstore: update state %q: %w", id, err)
 	}
 	return n, nil
+}
+
+// update is kv.Update through the store's publisher (PublishAsync, and
+// wait): data becomes key's value if the key is still at revision rev,
+// and a conflict is jetstream.ErrKeyRevisionMismatch. The hot paths' own
+// writes (a window record, a state record) skip nats.go's request and
+// its decoding of the acknowledgement.
+func (s *Store) update(ctx context.Context, kv jetstream.KeyValue, key string, data []byte, rev uint64) (uint64, error) {
+	f, err := s.PublishAsync(ctx, s.updateMsg(kv, key, data, rev))
+	return pipelined.AwaitRevision(ctx, f, err)
+}
+
+// updateMsg is the write of data to key of kv on the condition that the
+// key is still at revision rev (0: that it has never been written).
+func (s *Store) updateMsg(kv jetstream.KeyValue, key string, data []byte, rev uint64) *nats.Msg {
+	m := nats.NewMsg(s.kvSubject(kv, key))
+	m.Data = data
+	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
+	return m
 }
 
 // DeleteState removes the state of id if it is still at revision rev.
@@ -616,9 +652,7 @@ func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstrea
 }
 
 // PutTickAsync sends a slot's ledger entry without waiting: the future
-// reports its acknowledgement (see jetstream.JetStream.PublishAsync). When
-// the window of unacknowledged publishes is full it waits for room (see
-// pipelined.Publish) until ctx ends.
+// reports its acknowledgement (see PublishAsync, which waits for room).
 func (s *Store) PutTickAsync(ctx context.Context, t Tick) (jetstream.PubAckFuture, error) {
 	data, err := t.Encode()
 	if err != nil {
@@ -627,7 +661,7 @@ func (s *Store) PutTickAsync(ctx context.Context, t Tick) (jetstream.PubAckFutur
 	key := t.Key()
 	m := nats.NewMsg(s.kvSubject(s.ticks, key))
 	m.Data = data
-	f, err := pipelined.Publish(ctx, s.js, m)
+	f, err := s.PublishAsync(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: put tick %s: %w", key, err)
 	}

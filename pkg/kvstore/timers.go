@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -152,14 +151,13 @@ func (s *Store) WatchTimers(ctx context.Context) (jetstream.KeyWatcher, error) {
 
 // DeleteTimerAsync sends the delete of timer key at revision rev without
 // waiting: the future reports its acknowledgement, or the conflict when
-// the timer changed since (registered again). When the window of
-// unacknowledged publishes is full it waits for room (see
-// pipelined.Publish) until ctx ends.
+// the timer changed since (registered again). It waits for room as
+// PublishAsync does.
 func (s *Store) DeleteTimerAsync(ctx context.Context, key string, rev uint64) (jetstream.PubAckFuture, error) {
 	m := nats.NewMsg(s.kvSubject(s.wakeups, key))
 	m.Header.Set("KV-Operation", "DEL")
 	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
-	f, err := pipelined.Publish(ctx, s.js, m)
+	f, err := s.PublishAsync(ctx, m)
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: delete timer %s: %w", key, err)
 	}

@@ -8,11 +8,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
-	"github.com/jetsched/jetsched/internal/pipelined"
 )
 
 // Window is a claim that covers many slots at once: the value of key
@@ -108,7 +106,7 @@ func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, er
 	if rev == 0 {
 		n, err = s.leases.Create(ctx, key, data)
 	} else {
-		n, err = s.leases.Update(ctx, key, data, rev)
+		n, err = s.update(ctx, s.leases, key, data, rev)
 	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
@@ -124,17 +122,13 @@ func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, er
 // without waiting: the future reports the new revision (its sequence) or
 // the conflict (check with StateConflict). Over a delete marker, rev is
 // the marker's revision.
-// When the client's window of unacknowledged publishes is full, it waits
-// for room (see pipelined.Publish) until ctx ends.
+// It waits for room as PublishAsync does.
 func (s *Store) UpdateStateAsync(ctx context.Context, id string, st State, rev uint64) (jetstream.PubAckFuture, error) {
 	data, err := st.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: encode state %q: %w", id, err)
 	}
-	m := nats.NewMsg(s.kvSubject(s.state, id))
-	m.Data = data
-	m.Header.Set(jetstream.ExpectedLastSubjSeqHeader, strconv.FormatUint(rev, 10))
-	f, err := pipelined.Publish(ctx, s.js, m)
+	f, err := s.PublishAsync(ctx, s.updateMsg(s.state, id, data, rev))
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: update state %q: %w", id, err)
 	}
