@@ -250,7 +250,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	l.ready = ready
 	e.followups = pipeline.StartFollowups(e.store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
-	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
+	e.pub = pipeline.Publisher{JS: e.store.JetStream(), Async: e.store, Stream: e.store.Layout().FiresStream, Clock: e.cfg.Clock,
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
 		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.eps}
 	e.settles = make(chan settle, settleQueue)

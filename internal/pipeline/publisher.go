@@ -24,8 +24,11 @@ import (
 // good: the message is retried like an unacknowledged one, and Episodes
 // tells the operators once.
 type Publisher struct {
-	// JS publishes. Required.
+	// JS publishes what waits for its acknowledgement (Publish). Required.
 	JS jetstream.JetStream
+	// Async sends what does not (Send): the store's publisher, which
+	// reads the acknowledgements without encoding/json. Required.
+	Async AsyncSender
 	// Stream is the stream the messages must land in (SCHED_FIRES,
 	// SCHED_WAKEUPS). Required.
 	Stream string
@@ -49,6 +52,13 @@ type Publisher struct {
 	// given up at its claim's deadline and every acknowledgement: one
 	// warning and one event per stretch of a full stream or account.
 	Episodes *Episodes
+}
+
+// AsyncSender sends a message to its stream without waiting for the
+// acknowledgement, which the future reports (kvstore.Store.PublishAsync);
+// it waits for room among its unacknowledged messages until ctx ends.
+type AsyncSender interface {
+	PublishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error)
 }
 
 // Margin is how long before its claim expires an owner stops trying to
@@ -82,8 +92,13 @@ type Message struct {
 // cannot even be sent, Send publishes it at once and settles it itself:
 // settled is true when Published or Failed ran (and err is theirs).
 func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err error) {
+	if m.Msg.Header == nil {
+		m.Msg.Header = nats.Header{}
+	}
+	m.Msg.Header.Set(jetstream.MsgIDHeader, m.ID)
+	m.Msg.Header.Set(jetstream.ExpectedStreamHeader, p.Stream)
 	sent := time.Now()
-	f, err := p.JS.PublishMsgAsync(m.Msg, jetstream.WithMsgID(m.ID), jetstream.WithExpectStream(p.Stream))
+	f, err := p.Async.PublishAsync(ctx, m.Msg)
 	if err == nil {
 		p.Inflight.Add(f, sent, func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)

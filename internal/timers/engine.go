@@ -181,7 +181,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		parked: map[string]bool{}, jobs: make(chan tjob, e.cfg.Workers), results: make(chan tresult, e.cfg.Workers)}
 	e.followups = pipeline.StartFollowups(e.cfg.Store, e.cfg.ClaimTTL, e.log)
 	e.inflight = pipeline.StartInflight(4 * e.cfg.Workers)
-	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
+	e.pub = pipeline.Publisher{JS: e.cfg.Store.JetStream(), Async: e.cfg.Store, Stream: e.cfg.Store.Layout().WakeupsStream, Clock: e.cfg.Clock,
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
 		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.episodes()}
 	return func() {
