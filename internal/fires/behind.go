@@ -47,7 +47,8 @@ func (l *loop) mayLeaveBehind(j *job) bool {
 		return false
 	}
 	c := j.state.Claim
-	return c != nil && c.Window != "" && c.SlotID == "" && c.Settled() && j.state.Owner == l.e.cfg.Instance
+	return c != nil && c.Window != "" && c.SlotID == "" && c.Settled() && j.state.Owner == l.e.cfg.Instance &&
+		(len(l.handBack) == 0 || !l.handingBack(l.shardOf(j.id)))
 }
 
 // leaveBehind takes the items whose records may stay behind out of items
@@ -106,8 +107,8 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 
 // sendBehind hands out the records left behind whose interval has passed
 // (all of them when all is set, or when a member does not check records
-// against the stream), a window's worth per shard at a time, as long as
-// workers are free.
+// against the stream; a shard's all when it is being handed back), a
+// window's worth per shard at a time, as long as workers are free.
 func (l *loop) sendBehind(now time.Time, all bool) {
 	if len(l.lagQ) == 0 {
 		return
@@ -122,9 +123,10 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		}
 		var items []*windowItem
 		var later []lagRef
+		due := all || l.handingBack(shard)
 		for len(q) > 0 && len(items) < max(l.win.limit, 1) {
 			ref := q[0]
-			if !all && now.Before(ref.since.Add(l.e.cfg.StateInterval)) {
+			if !due && now.Before(ref.since.Add(l.e.cfg.StateInterval)) {
 				break
 			}
 			q = q[1:]
@@ -171,7 +173,11 @@ func (l *loop) nextBehind() time.Time {
 		if len(q) == 0 || l.win.recording[shard] {
 			continue
 		}
-		if at := q[0].since.Add(wait); first.IsZero() || at.Before(first) {
+		at := q[0].since.Add(wait)
+		if l.handingBack(shard) {
+			at = q[0].since // due now
+		}
+		if first.IsZero() || at.Before(first) {
 			first = at
 		}
 	}

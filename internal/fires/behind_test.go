@@ -2,6 +2,8 @@ package fires_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -172,5 +174,79 @@ func (h *harness) onceEachSlot(id string) {
 			h.t.Errorf("%s: slot %s fired twice", id, f.meta.SlotID)
 		}
 		seen[f.meta.SlotID] = true
+	}
+}
+
+// An owner that hands shards back to rebalance first writes the records
+// it left behind for them, so that the next owner takes them current.
+// The member that joins here reads records behind (its member key
+// announces the cap), so nothing else would write them: with an interval
+// of an hour they would stay behind. (A member of the previous release,
+// without the cap, also makes the owner write every record at once,
+// through fleetReads; the hand-back's wait makes sure that happens before
+// the shards go.)
+func TestHandBackWritesRecordsBehind(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	shards, err := h.store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Schedules in the upper half of the shards, which a rebalance to two
+	// members hands back (the highest held go first).
+	var ids []string
+	for i := 0; len(ids) < 4; i++ {
+		if id := fmt.Sprintf("hb%d", i); kvstore.ShardOf(id, shards) >= shards/2+1 {
+			ids = append(ids, id)
+		}
+	}
+	steps := make(chan fires.Step, 4096)
+	h.engine(fires.Config{WindowBusy: -1, StateInterval: time.Hour, StepHook: stepsTo(steps)})
+	for _, id := range ids {
+		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
+	}
+	// Once the lease rounds have seen that every member reads records
+	// behind, the records fall behind their fires.
+	err = testwait.Until(30*time.Second, "every record three fires behind", func() error {
+		for _, id := range ids {
+			st, _, err := h.store.GetState(ctx, id)
+			if err != nil {
+				return err
+			}
+			if n := len(h.of(id)); st.Fires == 0 || st.Fires+3 > uint64(n) {
+				return fmt.Errorf("%s: its record counts %d fires, the stream holds %d", id, st.Fires, n)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joining, _ := json.Marshal(map[string]any{"owner": "joining", "renewed": time.Now().UTC(), "ttl": "1h", "caps": []string{"behind-stream"}})
+	if _, err := h.store.Leases().Put(ctx, "member.joining", joining); err != nil {
+		t.Fatal(err)
+	}
+	waitStep(t, 30*time.Second, steps, fires.StepHandBackWritten)
+	err = testwait.Until(20*time.Second, "the upper shards handed back", func() error {
+		for _, id := range ids {
+			if _, err := h.store.Leases().Get(ctx, fmt.Sprintf("shard.%d", kvstore.ShardOf(id, shards))); err == nil {
+				return fmt.Errorf("shard of %s still leased", id)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.allFires()
+	for _, id := range ids {
+		fs := h.of(id)
+		st, _ := h.record(id)
+		last := fs[len(fs)-1].meta.ScheduledAt
+		if st.Fires != uint64(len(fs)) || st.Claim == nil || !st.Claim.Slot.Equal(last) || !st.Next.After(last) {
+			t.Errorf("%s handed back with its record at fires %d, claim %+v, next %v; the stream holds %d fires, the last at %v",
+				id, st.Fires, st.Claim, st.Next, len(fs), last)
+		}
 	}
 }

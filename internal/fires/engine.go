@@ -46,6 +46,9 @@ type Engine struct {
 	shards  int
 
 	queries chan healthQuery
+	// flushes asks the loop for a shard's records left behind before its
+	// lease is handed back (handback.go).
+	flushes chan flushReq
 	// interner shares zones and default calendars between the compiled
 	// schedules (see kvstore.Interner).
 	interner kvstore.Interner
@@ -71,11 +74,15 @@ func New(cfg Config) (*Engine, error) {
 		log:     cfg.Logger.With("component", "fire", "instance", cfg.Instance),
 		store:   cfg.Store,
 		queries: make(chan healthQuery),
+		flushes: make(chan flushReq),
 		tracer:  tracing.Tracer(cfg.TracerProvider),
 		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.readCaps = cfg.StateInterval > 0
+	if cfg.StateInterval > 0 {
+		e.leases.beforeDrop = e.flushBehind
+	}
 	e.leases.observe = cfg.Observer.Leases
 	// One tracker for the engine's life: the publishes and the lease
 	// renewals (the first writes a full store refuses) both tell it.

@@ -40,6 +40,11 @@ import (
 // decision starts from the stream's last fire (nothing written yet).
 const StepCaughtUp Step = "caught-up"
 
+// StepHandBackWritten: before handing a shard back to rebalance, the
+// instance wrote the state records it had left behind for it
+// (handback.go).
+const StepHandBackWritten Step = "hand-back-written"
+
 // lookupsAtOnce bounds a window's concurrent last-fire lookups.
 const lookupsAtOnce = 16
 

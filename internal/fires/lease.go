@@ -84,6 +84,10 @@ type leases struct {
 	readCaps bool
 	// allRead: at the last round every member announced capBehindStream.
 	allRead atomic.Bool
+	// beforeDrop, when set, runs before a shard is handed back to
+	// rebalance, bounded by handBackWait: the engine writes the shard's
+	// records left behind (handback.go).
+	beforeDrop func(ctx context.Context, shards []int)
 
 	mu     sync.Mutex
 	held   map[int]heldLease
@@ -286,7 +290,13 @@ func (l *leases) rebalance(ctx context.Context) {
 	held := l.heldShards()
 	if extra := len(held) - target; extra > 0 {
 		// Hand back the extras so that a joining instance gets its share.
-		for _, s := range held[len(held)-extra:] {
+		extras := held[len(held)-extra:]
+		if l.beforeDrop != nil {
+			fctx, cancel := context.WithTimeout(ctx, handBackWait(l.ttl))
+			l.beforeDrop(fctx, extras)
+			cancel()
+		}
+		for _, s := range extras {
 			l.drop(ctx, s, "rebalance")
 		}
 		return

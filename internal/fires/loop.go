@@ -92,6 +92,11 @@ type loop struct {
 	// first (behind.go).
 	lag  map[string]lagMark
 	lagQ map[int][]lagRef
+	// handBack are the shards being handed back, with their tenure's
+	// generation, and flushing the hand-backs waiting for their records
+	// (handback.go).
+	handBack map[int]uint64
+	flushing []flushReq
 	// stopping: the loop is writing what is left before it stops.
 	stopping bool
 }
@@ -111,6 +116,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		uncounted: make(map[string]uint64),
 		lag:       make(map[string]lagMark),
 		lagQ:      make(map[int][]lagRef),
+		handBack:  make(map[int]uint64),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
@@ -235,6 +241,8 @@ func (l *loop) run(ctx context.Context) {
 			l.onDone(d)
 		case q := <-l.e.queries:
 			l.askHealth(q)
+		case fr := <-l.e.flushes:
+			l.onFlush(fr)
 		case <-l.scanning():
 			l.scanHealth()
 		case <-l.e.leases.changed:
@@ -243,6 +251,9 @@ func (l *loop) run(ctx context.Context) {
 		}
 		l.dispatch()
 		l.resetTimer()
+		if len(l.flushing) > 0 {
+			l.checkFlushed()
+		}
 	}
 
 	// Stop: no new claims; collect what the workers hold, then let them go.
@@ -263,6 +274,7 @@ func (l *loop) run(ctx context.Context) {
 		}
 		l.onResult(<-l.results)
 	}
+	l.releaseFlushes()
 	close(l.jobs)
 	close(l.fetches)
 	close(l.lazyIn)

@@ -1,0 +1,128 @@
+package fires
+
+import (
+	"context"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// Records behind at a hand-back (docs/protocol.md, "Records left behind").
+//
+// An instance that hands a shard back to rebalance the fleet first writes
+// the state records it left behind for that shard, and leaves no new ones
+// behind for it in the rest of its tenure. So the next owner takes the
+// shard with its records current, whatever it is: an instance of the
+// previous release, which does not read records behind their fires (its
+// joining is what made this one hand the shard back), or one that does,
+// which then finds nothing to catch up. The wait is bounded
+// (handBackWait): past it the shard goes anyway, and a next owner that
+// reads records behind the stream catches them up (lagging.go).
+
+// flushReq asks the loop to write the records left behind of shards;
+// done is closed once none is left (or the loop stops).
+type flushReq struct {
+	shards []int
+	done   chan struct{}
+}
+
+// handBackWait bounds a lease round's wait for the records of the shards
+// it hands back: a round must not hold back the renewals of the shards it
+// keeps.
+func handBackWait(ttl time.Duration) time.Duration { return min(2*time.Second, ttl/10) }
+
+// flushBehind writes the records left behind of shards before their
+// leases are handed back (leases.beforeDrop), waiting until they are
+// written, the engine stops or ctx ends.
+func (e *Engine) flushBehind(ctx context.Context, shards []int) {
+	done := e.svc.Done()
+	if done == nil {
+		return
+	}
+	fr := flushReq{shards: shards, done: make(chan struct{})}
+	select {
+	case e.flushes <- fr:
+	case <-done:
+		return
+	case <-ctx.Done():
+		e.log.Debug("records left behind not written before the hand-back; the next owner reads the stream", "shards", shards)
+		return
+	}
+	select {
+	case <-fr.done:
+		e.step(StepHandBackWritten)
+	case <-done:
+	case <-ctx.Done():
+		e.log.Debug("records left behind not all written before the hand-back; the next owner reads the stream", "shards", shards)
+	}
+}
+
+// onFlush takes a flush request: the shards' records left behind are due
+// at once, and no more are left behind in this tenure.
+func (l *loop) onFlush(fr flushReq) {
+	for _, shard := range fr.shards {
+		if gen, ok := l.e.leases.generation(shard); ok {
+			l.handBack[shard] = gen
+		} // not owned: nothing of it is written any more
+	}
+	l.flushing = append(l.flushing, fr)
+}
+
+// handingBack reports whether shard is being handed back in the current
+// tenure (onFlush).
+func (l *loop) handingBack(shard int) bool {
+	gen, ok := l.handBack[shard]
+	if !ok {
+		return false
+	}
+	if cur, owned := l.e.leases.generation(shard); !owned || cur != gen {
+		delete(l.handBack, shard) // that tenure is over
+		return false
+	}
+	return true
+}
+
+// checkFlushed tells the waiting hand-backs whose shards have no record
+// left behind, and no record job out, that they may go.
+func (l *loop) checkFlushed() {
+	keep := l.flushing[:0]
+	for _, fr := range l.flushing {
+		if l.flushed(fr.shards) {
+			close(fr.done)
+		} else {
+			keep = append(keep, fr)
+		}
+	}
+	clear(l.flushing[len(keep):])
+	l.flushing = keep
+}
+
+// flushed reports whether no schedule of shards that this instance still
+// owns has its record behind its fires or being written.
+func (l *loop) flushed(shards []int) bool {
+	for _, shard := range shards {
+		if !l.handingBack(shard) {
+			continue // not owned any more: nothing of it is written
+		}
+		if l.win.recording[shard] {
+			return false
+		}
+		for _, ref := range l.lagQ[shard] { // (it may hold references already written)
+			if m, ok := l.lag[ref.id]; ok && m.since.Equal(ref.since) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// releaseFlushes lets every waiting hand-back go (the loop stops).
+func (l *loop) releaseFlushes() {
+	for _, fr := range l.flushing {
+		close(fr.done)
+	}
+	l.flushing = nil
+}
+
+// shardOf is the shard of schedule id.
+func (l *loop) shardOf(id string) int { return kvstore.ShardOf(id, l.e.shards) }
