@@ -116,7 +116,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
-	fl.DurationVar(&cfg.StateInterval, "state-interval", 0, "as scheduler run --state-interval (0: each fire recorded)")
+	fl.DurationVar(&cfg.StateInterval, "state-interval", defaultStateInterval, "as scheduler run --state-interval (0: each fire recorded)")
 	fl.DurationVar(&cfg.RecordLag, "record-lag", fires.DefaultRecordLag, "as scheduler run --record-lag (0: each one-shot's record with its window)")
 	fl.StringVar(&memoryLimit, "memory-limit", memlimit.Auto, "as scheduler run --memory-limit (the whole bench process); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")

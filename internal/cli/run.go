@@ -81,7 +81,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.workers, "workers", fires.DefaultWorkers, "schedules processed concurrently")
 	fl.IntVar(&f.windowSlots, "window-slots", fires.DefaultWindowSlots, "most due slots of one shard claimed by one window CAS (0: claim every slot on its own record; docs/protocol.md)")
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
-	fl.DurationVar(&f.stateEvery, "state-interval", 0, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded once per interval, at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
+	fl.DurationVar(&f.stateEvery, "state-interval", defaultStateInterval, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded once per interval, at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
 	fl.DurationVar(&f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
@@ -111,6 +111,11 @@ const maxClockOffset = 24 * time.Hour
 // maxPingInterval bounds --nats-ping-interval at nats.go's own default: a
 // longer one only delays noticing a dead link.
 const maxPingInterval = 2 * time.Minute
+
+// defaultStateInterval is --state-interval's default (scheduler run and
+// bench): a steady schedule's record is written once per 10 s instead of
+// at every fire, well within half of the default --duplicate-window.
+const defaultStateInterval = 10 * time.Second
 
 func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	log, err := a.logger()
