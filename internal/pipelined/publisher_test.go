@@ -14,6 +14,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 // await is f's acknowledgement or error, failing the test when neither
@@ -259,5 +260,51 @@ func TestPublisherTimesOutAndCloses(t *testing.T) {
 	}
 	if _, err := p.Publish(ctx, nats.NewMsg("h.4")); !errors.Is(err, pipelined.ErrClosed) {
 		t.Fatalf("publish after Close: %v", err)
+	}
+}
+
+// A server restart in the middle of a burst: every publish is settled,
+// acknowledged or failed (a lost acknowledgement by the sweep), none is
+// left pending, and publishing goes on over the reconnected connection.
+func TestPublisherAcrossAServerRestart(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, js := srv.Connect(t)
+	newStream(t, js, "P", "p.>")
+	p := pipelined.NewPublisher(nc, 0, time.Second)
+	defer p.Close()
+	ctx := context.Background()
+	var futs []jetstream.PubAckFuture
+	for i := range 400 {
+		if i == 200 {
+			srv.Restart()
+		}
+		f, err := p.Publish(ctx, nats.NewMsg(fmt.Sprintf("p.%d", i)))
+		if err != nil {
+			continue // refused while the connection was down: nothing pending
+		}
+		futs = append(futs, f)
+	}
+	acked := 0
+	for _, f := range futs {
+		if _, err := await(t, f); err == nil {
+			acked++
+		}
+	}
+	if n := p.Pending(); n != 0 {
+		t.Fatalf("%d publishes pending after every future settled", n)
+	}
+	if acked == 0 {
+		t.Fatal("no publish of the burst acknowledged")
+	}
+	err := testwait.Until(20*time.Second, "a publish acknowledged after the restart", func() error {
+		f, err := p.Publish(ctx, nats.NewMsg("p.after"))
+		if err != nil {
+			return err
+		}
+		_, err = await(t, f)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
