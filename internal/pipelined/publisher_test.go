@@ -124,6 +124,24 @@ func TestPublisherReportsRefusals(t *testing.T) {
 			t.Fatalf("%s: error %v", c.name, err)
 		}
 	}
+	// Past the size limits: a payload over the server's max_payload is
+	// refused at once, a header over 64 KB by the stream; both are
+	// natserr.Permanent, so no one publishes them again.
+	big := nats.NewMsg("p.big")
+	big.Data = make([]byte, nc.MaxPayload()+1)
+	if _, err := p.Publish(ctx, big); !natserr.Permanent(err) {
+		t.Fatalf("a payload past max_payload: %v, want a refusal for good", err)
+	}
+	wide := nats.NewMsg("p.wide")
+	wide.Header.Set("X-Wide", strings.Repeat("h", 65*1024))
+	if f, err := p.Publish(ctx, wide); !natserr.Permanent(err) {
+		if err != nil {
+			t.Fatalf("a header past 64 KB: %v", err)
+		}
+		if _, err := await(t, f); !natserr.Permanent(err) {
+			t.Fatalf("a header past 64 KB: %v, want a refusal for good", err)
+		}
+	}
 	// AwaitRevision gives a lost conditional write as kv.Update does.
 	again := nats.NewMsg("p.k")
 	again.Header.Set(jetstream.ExpectedLastSubjSeqHeader, "5")
