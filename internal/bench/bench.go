@@ -189,13 +189,17 @@ type Result struct {
 	Instances int     `json:"instances,omitempty"`
 	PerSec    float64 `json:"per_sec"`
 	// Ratio is PerSec divided by the baseline pair rate.
-	Ratio      float64 `json:"ratio_to_baseline"`
-	P50Ms      float64 `json:"p50_ms"`
-	P99Ms      float64 `json:"p99_ms"`
-	MaxMs      float64 `json:"max_ms"`
-	CPUPer1k   float64 `json:"cpu_sec_per_1k,omitempty"`
-	Duplicates int     `json:"duplicates"`
-	Gaps       int     `json:"gaps"`
+	Ratio float64 `json:"ratio_to_baseline"`
+	P50Ms float64 `json:"p50_ms"`
+	P99Ms float64 `json:"p99_ms"`
+	MaxMs float64 `json:"max_ms"`
+	// MaxMsBySecond is the greatest lateness of the slots scheduled in
+	// each whole second measured (steady, fleet, timers: where a tail
+	// comes from, a burst every few seconds or a slow start).
+	MaxMsBySecond []float64 `json:"max_ms_by_second,omitempty"`
+	CPUPer1k      float64   `json:"cpu_sec_per_1k,omitempty"`
+	Duplicates    int       `json:"duplicates"`
+	Gaps          int       `json:"gaps"`
 	// Seconds is the scenario's headline duration (drain time, index time).
 	Seconds float64 `json:"seconds,omitempty"`
 	// FirstFireSec is the time from start to the first fire (scale: of a

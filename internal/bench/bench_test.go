@@ -44,6 +44,13 @@ func TestRunSmall(t *testing.T) {
 			if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
 				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
 			}
+			if r.Scenario == "steady" || r.Scenario == "fleet" {
+				// Each measured second's worst lateness, the run's
+				// maximum among them.
+				if len(r.MaxMsBySecond) != 2 || max(r.MaxMsBySecond[0], r.MaxMsBySecond[1]) != r.MaxMs {
+					t.Errorf("%s %s: worst by second %v, max %v: want 2 seconds, the greater the max", r.Scenario, r.Label, r.MaxMsBySecond, r.MaxMs)
+				}
+			}
 		case "scale":
 			if r.Seconds <= 0 || r.FirstFireSec <= 0 || r.AllDueSec < r.FirstFireSec || r.RSSMiB <= 0 {
 				t.Errorf("scale: index %vs first due fire %vs all due %vs RSS %v MiB: not measured", r.Seconds, r.FirstFireSec, r.AllDueSec, r.RSSMiB)

@@ -22,6 +22,9 @@ type receiver struct {
 	mu    sync.Mutex
 	slots map[string]time.Time // slot id -> scheduled time
 	late  []time.Duration      // of the slots scheduled in [from, to)
+	// worst is the greatest lateness of the slots scheduled in each
+	// whole second of [from, to), by its offset from from.
+	worst []time.Duration
 	from  time.Time
 	to    time.Time
 	inWin int
@@ -60,6 +63,7 @@ func (r *runner) receive(ctx context.Context, stream string, filter []string, pa
 		return nil, fmt.Errorf("consumer on %s: %w", stream, err)
 	}
 	rc := &receiver{slots: map[string]time.Time{}, from: from, to: to, tick: make(chan struct{}, 1)}
+	rc.worst = make([]time.Duration, int((to.Sub(from)+time.Second-1)/time.Second))
 	rc.cc, err = cons.Consume(func(m jetstream.Msg) {
 		now := time.Now()
 		id, at, err := parse(m)
@@ -81,7 +85,11 @@ func (r *runner) receive(ctx context.Context, stream string, filter []string, pa
 		rc.last = now
 		if !at.Before(rc.from) && at.Before(rc.to) {
 			rc.inWin++
-			rc.late = append(rc.late, now.Sub(at))
+			late := now.Sub(at)
+			rc.late = append(rc.late, late)
+			if sec := int(at.Sub(rc.from) / time.Second); sec < len(rc.worst) {
+				rc.worst[sec] = max(rc.worst[sec], late)
+			}
 		}
 		select {
 		case rc.tick <- struct{}{}:
@@ -129,7 +137,16 @@ func (rc *receiver) latency(res *Result) {
 	defer rc.mu.Unlock()
 	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(rc.late)
 	res.Duplicates = rc.dups
+	if len(rc.worst) > 1 {
+		res.MaxMsBySecond = make([]float64, len(rc.worst))
+		for i, d := range rc.worst {
+			res.MaxMsBySecond[i] = ms(d)
+		}
+	}
 }
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func percentiles(d []time.Duration) (p50, p99, maxv float64) {
 	if len(d) == 0 {
@@ -137,7 +154,6 @@ func percentiles(d []time.Duration) (p50, p99, maxv float64) {
 	}
 	s := slices.Clone(d)
 	slices.Sort(s)
-	ms := func(x time.Duration) float64 { return float64(x.Microseconds()) / 1000 }
 	return ms(s[len(s)/2]), ms(s[(len(s)*99)/100]), ms(s[len(s)-1])
 }
 
