@@ -23,6 +23,14 @@ import (
 // stream first (lagging.go). So a steady schedule costs one state write
 // per interval instead of one per fire, and one echo of it to every
 // instance.
+//
+// A shard's records wait a share of the interval of their own
+// (behindDelay), from half of it to all of it, so that the records of a
+// fleet whose schedules began firing together are not all written in the
+// same turn of the loop, interval after interval: each such burst held a
+// whole fleet's schedules out of the due index while it was written
+// (10,000 schedules every second: a p99 lateness of 33-113 ms and a
+// maximum of 240-390 ms, against 9 and 44 ms with every fire recorded).
 
 // lagMark is a schedule whose record is behind its fires: since its
 // first unrecorded fire, fires of them.
@@ -105,8 +113,8 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 	st.UpdatedAt, st.Owner = mine.UpdatedAt, mine.Owner
 }
 
-// sendBehind hands out the records left behind whose interval has passed
-// (all of them when all is set, or when a member does not check records
+// sendBehind hands out the records left behind whose wait has passed
+// (behindDelay; all of them when all is set, or when a member does not check records
 // against the stream; a shard's all when it is being handed back), a
 // window's worth per shard at a time, as long as workers are free.
 func (l *loop) sendBehind(now time.Time, all bool) {
@@ -124,9 +132,10 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		var items []*windowItem
 		var later []lagRef
 		due := all || l.handingBack(shard)
+		wait := l.behindDelay(shard)
 		for len(q) > 0 && len(items) < max(l.win.limit, 1) {
 			ref := q[0]
-			if !due && now.Before(ref.since.Add(l.e.cfg.StateInterval)) {
+			if !due && now.Before(ref.since.Add(wait)) {
 				break
 			}
 			q = q[1:]
@@ -165,23 +174,39 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 // none).
 func (l *loop) nextBehind() time.Time {
 	var first time.Time
-	wait := l.e.cfg.StateInterval
-	if !l.e.leases.fleetReads() {
-		wait = 0 // a member cannot read them: now
-	}
+	reads := l.e.leases.fleetReads()
 	for shard, q := range l.lagQ {
 		if len(q) == 0 || l.win.recording[shard] {
 			continue
 		}
-		at := q[0].since.Add(wait)
-		if l.handingBack(shard) {
-			at = q[0].since // due now
+		at := q[0].since.Add(l.behindDelay(shard))
+		if !reads || l.handingBack(shard) {
+			at = q[0].since // due now (a member cannot read them, or the shard goes)
 		}
 		if first.IsZero() || at.Before(first) {
 			first = at
 		}
 	}
 	return first
+}
+
+// behindDelay is how long the records of shard wait behind their first
+// unrecorded fire: the shard's own share of Config.StateInterval, from all
+// of it (shard 0) down to just over half of it (the last shard), spread
+// evenly. A record is thus never more than the interval behind, and the
+// shards' records come due at different instants. The queue of a shard
+// stays in the order of its fires, each record waiting as long as the
+// others of its shard.
+func (l *loop) behindDelay(shard int) time.Duration {
+	return behindDelay(l.e.cfg.StateInterval, shard, l.e.shards)
+}
+
+func behindDelay(interval time.Duration, shard, shards int) time.Duration {
+	if shards <= 1 || shard <= 0 {
+		return interval
+	}
+	half := interval / 2
+	return interval - time.Duration(int64(half)*int64(min(shard, shards-1))/int64(shards))
 }
 
 // behindUnwritten requeues the records left behind that a record job did

@@ -86,9 +86,10 @@ type Config struct {
 	RecordLag time.Duration
 	// StateInterval is how long the state record of a recurring schedule
 	// fired in windows may stay behind its fires: its plain fires are
-	// kept in memory and recorded once per interval, at a graceful stop,
-	// and as soon as a fleet member does not check records against the
-	// fire stream (docs/protocol.md, "Records left behind"). Whoever
+	// kept in memory and recorded within each interval (each shard after
+	// a share of it of its own, from half to all of it), at a graceful
+	// stop, and as soon as a fleet member does not check records against
+	// the fire stream (docs/protocol.md, "Records left behind"). Whoever
 	// decides such a record next reads the stream first (lagging.go).
 	// 0 (the default) records every fire with its window; at most
 	// MaxStateInterval.

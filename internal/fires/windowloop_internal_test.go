@@ -300,3 +300,79 @@ func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
 		t.Error("after the write the schedule is not back in the due index")
 	}
 }
+
+// Each shard's records left behind wait their own share of the interval:
+// all of it for shard 0, less for each shard after, never half of it or
+// less, so that a fleet's records are never more than the interval behind
+// and never all come due in the same instant.
+func TestBehindDelaySpreadsShards(t *testing.T) {
+	for _, interval := range []time.Duration{time.Second, 10 * time.Second, time.Minute, MaxStateInterval} {
+		for _, shards := range []int{1, 2, 7, 64, 1024} {
+			prev := time.Duration(0)
+			for shard := range shards {
+				d := behindDelay(interval, shard, shards)
+				if d > interval || d <= interval/2 {
+					t.Fatalf("interval %s, shard %d of %d: delay %s, want within (%s, %s]", interval, shard, shards, d, interval/2, interval)
+				}
+				if shard == 0 && d != interval {
+					t.Fatalf("interval %s, shard 0 of %d: delay %s, want the whole interval", interval, shards, d)
+				}
+				if shard > 0 && d >= prev {
+					t.Fatalf("interval %s, shards %d: shard %d waits %s, shard %d %s: want each shard less than the one before", interval, shards, shard, d, shard-1, prev)
+				}
+				prev = d
+			}
+		}
+	}
+	// A shard number past the count (a lease bucket resized under a
+	// running loop) still waits more than half the interval.
+	if d := behindDelay(time.Second, 99, 4); d <= time.Second/2 {
+		t.Errorf("shard 99 of 4: delay %s, want more than half the interval", d)
+	}
+}
+
+// Records left behind by the same window turn in two shards come due at
+// their shards' own instants: the shard that waits less is written first,
+// the other only once its own wait has passed.
+func TestRecordsBehindComeDuePerShard(t *testing.T) {
+	l, fake := windowLoopOf(64)
+	l.e.cfg.StateInterval = 10 * time.Second
+	l.e.leases.allRead.Store(true)
+	now := fake.Now()
+	first, last := idOn(l, 0), idOn(l, 63)
+	for _, id := range []string{first, last} {
+		en := addDue(t, l, id)
+		en.setState(&kvstore.State{Next: now.Add(time.Hour), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
+			Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
+		l.lagged(en, en.current(), now)
+	}
+	sent := func(at time.Time) []int {
+		l.sendBehind(at, false)
+		var shards []int
+		for len(l.jobs) > 0 {
+			j := <-l.jobs
+			l.busy--
+			if j.window == nil || j.window.kind != windowRecord {
+				t.Fatalf("sent %+v: want record writes only", j)
+			}
+			shards = append(shards, j.window.shard)
+		}
+		return shards
+	}
+	early, late := behindDelay(10*time.Second, 63, 64), behindDelay(10*time.Second, 0, 64)
+	if got := l.nextBehind(); !got.Equal(now.Add(early)) {
+		t.Errorf("next record due at %v, want %v (shard 63's wait)", got, now.Add(early))
+	}
+	if got := sent(now.Add(early - time.Millisecond)); len(got) != 0 {
+		t.Fatalf("before any wait passed: sent shards %v", got)
+	}
+	if got := sent(now.Add(early)); len(got) != 1 || got[0] != 63 {
+		t.Fatalf("at shard 63's wait: sent shards %v, want [63]", got)
+	}
+	if got := sent(now.Add(late - time.Millisecond)); len(got) != 0 {
+		t.Fatalf("before shard 0's wait: sent shards %v", got)
+	}
+	if got := sent(now.Add(late)); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("at the whole interval: sent shards %v, want [0]", got)
+	}
+}
