@@ -24,7 +24,7 @@ import (
 )
 
 // Scenarios are the scenario names, in the order Run runs them.
-var Scenarios = []string{"baseline", "steady", "herd", "native", "scale", "timers", "fleet"}
+var Scenarios = []string{"baseline", "steady", "herd", "native", "scale", "timers", "fleet", "restart"}
 
 // Config sizes a run. The zero value of a size is the documented default.
 type Config struct {
@@ -89,6 +89,9 @@ type Config struct {
 	// Fleet is the steady scenario's schedule count for the fleet scenario
 	// (run with 1, 2 and 3 instances). Default 10,000.
 	Fleet int
+	// Restart is the restart scenario's schedule count (each firing every
+	// second on one scheduler, killed and started again). Default 10,000.
+	Restart int
 	// Audit runs each steady count a second time with the audit duties of
 	// an audited scheduler (digests of every fire checked against the
 	// ledger, the external-change watch, anchored checkpoints) on the
@@ -119,6 +122,7 @@ func (c Config) withDefaults() Config {
 	c.Scale = cmp.Or(c.Scale, 1_000_000)
 	c.Timers = cmp.Or(c.Timers, 200_000)
 	c.Fleet = cmp.Or(c.Fleet, 10_000)
+	c.Restart = cmp.Or(c.Restart, 10_000)
 	c.TimerSpread = cmp.Or(c.TimerSpread, 10*time.Second)
 	if len(c.Only) == 0 {
 		c.Only = Scenarios
@@ -139,7 +143,7 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: steady count %d: must be positive", n)
 		}
 	}
-	for name, n := range map[string]int{"herd": c.Herd, "scale": c.Scale, "timers": c.Timers, "fleet": c.Fleet, "baseline pairs": c.BaselinePairs} {
+	for name, n := range map[string]int{"herd": c.Herd, "scale": c.Scale, "timers": c.Timers, "fleet": c.Fleet, "restart": c.Restart, "baseline pairs": c.BaselinePairs} {
 		if n < 0 {
 			return fmt.Errorf("bench: %s count %d: must not be negative", name, n)
 		}
@@ -249,6 +253,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.add(base...)
 	steps := map[string]func(context.Context) ([]Result, error){
 		"steady": r.steady, "herd": r.herd, "native": r.native, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
+		"restart": r.restart,
 	}
 	for _, name := range Scenarios[1:] {
 		if !slices.Contains(cfg.Only, name) {

@@ -24,7 +24,7 @@ func TestRunSmall(t *testing.T) {
 	var progress bytes.Buffer
 	rep, err := Run(context.Background(), Config{
 		DataDir: t.TempDir(), Duration: 2 * time.Second, BaselinePairs: 2000,
-		Steady: []int{200}, Herd: 500, Scale: 2000, Timers: 500, TimerSpread: 2 * time.Second, Fleet: 200,
+		Steady: []int{200}, Herd: 500, Scale: 2000, Timers: 500, TimerSpread: 2 * time.Second, Fleet: 200, Restart: 200,
 		Progress: &progress,
 	})
 	if err != nil {
@@ -40,7 +40,7 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%s %s: %d duplicates, %d gaps", r.Scenario, r.Label, r.Duplicates, r.Gaps)
 		}
 		switch r.Scenario {
-		case "steady", "fleet", "herd", "timers", "native":
+		case "steady", "fleet", "herd", "timers", "native", "restart":
 			if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
 				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
 			}
@@ -57,7 +57,7 @@ func TestRunSmall(t *testing.T) {
 			}
 		}
 	}
-	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "native": 3, "scale": 1, "timers": 1, "fleet": 3}
+	want := map[string]int{"baseline": 3, "steady": 1, "herd": 1, "native": 3, "scale": 1, "timers": 1, "fleet": 3, "restart": 1}
 	for k, n := range want {
 		if seen[k] != n {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)
@@ -128,5 +128,22 @@ func TestSteadyAudited(t *testing.T) {
 	}
 	if len(labels) != 2 || labels[0] != "100 schedules x 1/s" || labels[1] != "100 schedules x 1/s, audited" {
 		t.Fatalf("steady results %q, want the plain run and the audited one", labels)
+	}
+}
+
+func TestOnTimeAgain(t *testing.T) {
+	for _, tc := range []struct {
+		by   []float64
+		want string
+	}{
+		{nil, "unmeasured"},
+		{[]float64{5, 8, 9}, "0 s"},
+		{[]float64{900, 300, 40, 20}, "2 s"},
+		{[]float64{900, 30, 140, 20, 10}, "3 s"},
+		{[]float64{10, 20, 150}, "never"},
+	} {
+		if got := onTimeAgain(tc.by, 100); got != tc.want {
+			t.Errorf("onTimeAgain(%v) = %q, want %q", tc.by, got, tc.want)
+		}
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // steady runs each configured count of schedules firing every second,
@@ -60,12 +58,7 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, p
 			return res, err
 		}
 	}
-	epoch := time.Unix(0, 0).UTC()
-	err = s.putSpecs(ctx, n, name, func(i int) (string, kvstore.Spec) {
-		anchor := epoch.Add(time.Duration(i) * time.Second / time.Duration(n))
-		return fmt.Sprintf("s%07d", i), kvstore.Spec{Workflow: "steady", Every: "1s", Anchor: &anchor}
-	})
-	if err != nil {
+	if err := s.putSteadySpecs(ctx, n, name); err != nil {
 		return res, err
 	}
 	var ms []member

@@ -39,6 +39,8 @@ func (a *app) benchCommand() *cobra.Command {
             start: time to first fire, to a complete index, RSS, idle CPU
   timers    N timers due within 10 s: lateness and throughput
   fleet     steady with 1, 2 and 3 'scheduler run' processes
+  restart   steady on one 'scheduler run' process, SIGKILLed and started
+            again: lateness by second after the kill, every slot once
 
 Every scenario runs in its own buckets and streams (prefix benchN...),
 deleted afterwards, so --nats-url never touches the sched_* records.
@@ -48,7 +50,8 @@ anchored checkpoints), on the scenario's own trail.
 Lateness is worker receipt minus scheduled time. Every throughput is also
 given as a ratio to the baseline pair rate measured in the same run. With
 the embedded server, CPU and RSS include the server and the measuring
-worker (one process); the fleet's CPU adds its scheduler processes.`,
+worker (one process); the fleet's and the restart's CPU add their
+scheduler processes.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := a.conn.Validate(); err != nil {
@@ -103,7 +106,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,scale,timers,fleet (native: the NATS server's own @at message schedules, the peer to beat)")
+	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,scale,timers,fleet,restart (native: the NATS server's own @at message schedules, the peer to beat)")
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
 	fl.DurationVar(&cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
 	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")
@@ -112,6 +115,7 @@ worker (one process); the fleet's CPU adds its scheduler processes.`,
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
+	fl.IntVar(&cfg.Restart, "restart", 10_000, "schedules of the restart scenario (each every second; its scheduler killed and started again)")
 	fl.IntVar(&cfg.TimerWorkers, "timer-workers", timers.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")

@@ -34,6 +34,11 @@ const DefaultMisfireThreshold = time.Minute
 // short beside any fire retention.
 const DefaultRecordLag = 10 * time.Second
 
+// DefaultLeaseTTL is Config.LeaseTTL's default (and `scheduler run
+// --lease-ttl`'s): how long a dead instance's shards wait before another
+// takes them.
+const DefaultLeaseTTL = 10 * time.Second
+
 // MaxStateInterval bounds Config.StateInterval: a record behind its fires
 // costs a lookup to whoever takes its shard, and its counters are that
 // much out of date for anyone reading the bucket.
@@ -159,7 +164,7 @@ func (c Config) withDefaults() Config {
 	c.WindowSlots = cmp.Or(c.WindowSlots, DefaultWindowSlots)
 	c.WindowBusy = cmp.Or(c.WindowBusy, c.Workers/2)
 	c.RecordLag = cmp.Or(c.RecordLag, DefaultRecordLag)
-	c.LeaseTTL = cmp.Or(c.LeaseTTL, 10*time.Second)
+	c.LeaseTTL = cmp.Or(c.LeaseTTL, DefaultLeaseTTL)
 	c.compileLead = cmp.Or(c.compileLead, DefaultCompileLead)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
