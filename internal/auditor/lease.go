@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/directget"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 )
@@ -63,43 +64,19 @@ func (l *lease) release(ctx context.Context) {
 }
 
 // lastPerSubject reads the last message of each subject of a stream in
-// one direct get (the multi_last form, nats-server 2.11+), by subject.
-// Subjects without a message, and key-value delete markers, are left out.
+// one direct get (directget), by subject. Subjects without a message, and
+// key-value delete markers, are left out.
 func lastPerSubject(ctx context.Context, js jetstream.JetStream, stream string, subjects []string) (map[string][]byte, error) {
-	nc := js.Conn()
 	out := make(map[string][]byte, len(subjects))
-	if len(subjects) == 0 {
-		return out, nil
-	}
-	inbox := nats.NewInbox()
-	sub, err := nc.SubscribeSync(inbox)
+	err := directget.LastPerSubject(ctx, js, stream, subjects, func(m *nats.Msg) {
+		if m.Header.Get("KV-Operation") == "" {
+			out[m.Header.Get(jetstream.SubjectHeader)] = m.Data
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("auditor: direct get %s: %w", stream, err)
+		return nil, fmt.Errorf("auditor: %w", err)
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	req, _ := json.Marshal(map[string]any{"multi_last": subjects})
-	if err := nc.PublishRequest(jsname.API(js, "DIRECT.GET."+stream), inbox, req); err != nil {
-		return nil, fmt.Errorf("auditor: direct get %s: %w", stream, err)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("auditor: direct get %s: %w", stream, err)
-		}
-		switch status := m.Header.Get("Status"); status {
-		case "":
-		case "204", "404": // end of the batch; no message at all
-			return out, nil
-		default:
-			return nil, fmt.Errorf("auditor: direct get %s: status %s %s", stream, status, m.Header.Get("Description"))
-		}
-		if m.Header.Get("KV-Operation") != "" {
-			continue
-		}
-		out[m.Header.Get(jetstream.SubjectHeader)] = m.Data
-	}
+	return out, nil
 }
 
 // errNotHolder: Round was called on an instance without the audit lease.
