@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -44,6 +45,9 @@ const StepCaughtUp Step = "caught-up"
 // (handback.go).
 const StepHandBackWritten Step = "hand-back-written"
 
+// lookupsAtOnce bounds a window's concurrent last-fire lookups.
+const lookupsAtOnce = 16
+
 // mayLag reports whether st, the state record of a recurring schedule of
 // shard, must be checked against the fire stream before it is decided at
 // now: written by a window claim (settled), due, and not written by this
@@ -62,14 +66,7 @@ func (l *loop) mayLag(t target, st *kvstore.State, planned bool, shard int, now 
 // lagging returns j's state caught up with the fire stream if its record
 // is behind it (see above), nil if it is not.
 func (w worker) lagging(ctx context.Context, id string, c sched, st *kvstore.State) (*kvstore.State, error) {
-	f, err := w.e.store.LastFired(ctx, id)
-	return w.caughtUp(id, c, st, f, err)
-}
-
-// caughtUp is lagging once the schedule's last fire was looked up (f, or
-// the lookup's error).
-func (w worker) caughtUp(id string, c sched, st *kvstore.State, f kvstore.Fired, err error) (*kvstore.State, error) {
-	caught, n, err := behindFired(id, c, st, f, err)
+	caught, n, err := behindStream(ctx, w.e.store, id, c, st)
 	if caught != nil {
 		w.e.log.Info("state record behind the fire stream; its decision starts from the stream's last fire", "schedule", id,
 			"record_next", st.Next, "last_fired", caught.Claim.Slot, "seq", caught.Claim.Seq, "fires_counted", n)
@@ -84,12 +81,6 @@ func (w worker) caughtUp(id string, c sched, st *kvstore.State, f kvstore.Fired,
 // as fires), nil if the record is not behind the stream.
 func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (caught *kvstore.State, n uint64, err error) {
 	f, err := store.LastFired(ctx, id)
-	return behindFired(id, c, st, f, err)
-}
-
-// behindFired is behindStream once the schedule's last fire was looked
-// up: f, or the lookup's error.
-func behindFired(id string, c sched, st *kvstore.State, f kvstore.Fired, err error) (caught *kvstore.State, n uint64, _ error) {
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
 		return nil, 0, nil // nothing in the stream says otherwise
@@ -142,29 +133,34 @@ func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st
 	return *caught
 }
 
-// lookUpLags runs lagging for each item of a window that asks for it,
-// their last fires read together (one request to the stream for up to
-// 256 of them: kvstore.Store.LastFires), and reports the indexes of
-// those that cannot go into the window: behind the stream (the per-slot
-// path writes the catch-up) or not looked up (an error; the per-slot path
-// tries again).
+// lookUpLags runs lagging for each item of a window that asks for it, a
+// few at a time, and reports the indexes of those that cannot go into
+// the window: behind the stream (the per-slot path writes the catch-up)
+// or not looked up (an error; the per-slot path tries again).
 func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
 	if !slices.ContainsFunc(items, func(j job) bool { return j.verify }) {
 		return nil // a running fleet's windows: nothing to look up, nothing allocated
 	}
-	var at []int
-	var ids []string
-	for i := range items {
-		if items[i].verify {
-			at, ids = append(at, i), append(ids, items[i].id)
-		}
-	}
+	var mu sync.Mutex
 	out := map[int]bool{}
-	w.e.store.LastFires(ctx, ids, func(k int, f kvstore.Fired, err error) {
-		j := &items[at[k]]
-		if caught, err := w.caughtUp(j.id, j.compiled, j.state, f, err); caught != nil || err != nil {
-			out[at[k]] = true
+	sem := make(chan struct{}, lookupsAtOnce)
+	var wg sync.WaitGroup
+	for i := range items {
+		if !items[i].verify {
+			continue
 		}
-	})
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			j := &items[i]
+			caught, err := w.lagging(ctx, j.id, j.compiled, j.state)
+			if caught != nil || err != nil {
+				mu.Lock()
+				out[i] = true
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
 	return out
 }

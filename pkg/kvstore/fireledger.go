@@ -73,14 +73,25 @@ func firedOf(h nats.Header, stream string, seq uint64, at time.Time) (Fired, boo
 // fired, or aged out). Only fires published on the per-schedule subject
 // are found: fires of schedulers from before it are in sched_ticks.
 func (s *Store) LastFired(ctx context.Context, id string) (Fired, error) {
-	var f Fired
-	var err error
-	s.LastFires(ctx, []string{id}, func(_ int, got Fired, gerr error) { f, err = got, gerr })
-	return f, err
+	stream, err := s.firesStream(ctx)
+	if err != nil {
+		return Fired{}, err
+	}
+	m, err := stream.GetLastMsgForSubject(ctx, s.layout.ScheduleFires(id))
+	switch {
+	case errors.Is(err, jetstream.ErrMsgNotFound):
+		return Fired{}, NotFound("fire of schedule", id)
+	case err != nil:
+		return Fired{}, fmt.Errorf("kvstore: last fire of %q in %s: %w", id, s.layout.FiresStream, err)
+	}
+	f, ok := firedOf(m.Header, s.layout.FiresStream, m.Sequence, m.Time)
+	if !ok || f.Schedule != id {
+		return Fired{}, fmt.Errorf("%w: message %d on %s is not a fire of %q", ErrInvalid, m.Sequence, m.Subject, id)
+	}
+	return f, nil
 }
 
-// firesStream is the fire stream's handle, looked up once (again after
-// forgetFiresStream).
+// firesStream is the fire stream's handle, looked up once.
 func (s *Store) firesStream(ctx context.Context) (jetstream.Stream, error) {
 	s.firesMu.Lock()
 	defer s.firesMu.Unlock()
@@ -92,14 +103,6 @@ func (s *Store) firesStream(ctx context.Context) (jetstream.Stream, error) {
 		s.fires = st
 	}
 	return s.fires, nil
-}
-
-// forgetFiresStream drops the fire stream's handle, whose configuration
-// (direct gets on or off) is out of date.
-func (s *Store) forgetFiresStream() {
-	s.firesMu.Lock()
-	s.fires = nil
-	s.firesMu.Unlock()
 }
 
 // Published reports whether slot slotID of schedule id is in the fire

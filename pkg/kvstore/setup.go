@@ -173,10 +173,6 @@ func Setup(ctx context.Context, js jetstream.JetStream, cfg SetupConfig) error {
 			Name: l.FiresStream, Description: "jetsched fires: one message per slot",
 			Subjects: []string{l.FireSubjects()}, MaxAge: cfg.FireRetention, Duplicates: cfg.DuplicateWindow,
 			MaxMsgsPerSubject: cfg.FireHistory,
-			// Direct gets: a schedule's last fire is read without the
-			// JetStream API's JSON, and a window's many at once
-			// (Store.LastFires).
-			AllowDirect: true,
 		},
 		{
 			Name: l.WakeupsStream, Description: "jetsched wakeups: one message per due timer",
