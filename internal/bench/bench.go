@@ -90,7 +90,8 @@ type Config struct {
 	// (run with 1, 2 and 3 instances). Default 10,000.
 	Fleet int
 	// Restart is the restart scenario's schedule count (each firing every
-	// second on one scheduler, killed and started again). Default 10,000.
+	// second on one scheduler, stopped with SIGTERM, then with SIGKILL,
+	// and started again). Default 10,000.
 	Restart int
 	// Audit runs each steady count a second time with the audit duties of
 	// an audited scheduler (digests of every fire checked against the

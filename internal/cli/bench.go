@@ -39,8 +39,9 @@ func (a *app) benchCommand() *cobra.Command {
             start: time to first fire, to a complete index, RSS, idle CPU
   timers    N timers due within 10 s: lateness and throughput
   fleet     steady with 1, 2 and 3 'scheduler run' processes
-  restart   steady on one 'scheduler run' process, SIGKILLed and started
-            again: lateness by second after the kill, every slot once
+  restart   steady on one 'scheduler run' process, stopped (SIGTERM, then
+            SIGKILL) and started again: lateness by second after the
+            stop, every slot once
 
 Every scenario runs in its own buckets and streams (prefix benchN...),
 deleted afterwards, so --nats-url never touches the sched_* records.
@@ -115,7 +116,7 @@ scheduler processes.`,
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
-	fl.IntVar(&cfg.Restart, "restart", 10_000, "schedules of the restart scenario (each every second; its scheduler killed and started again)")
+	fl.IntVar(&cfg.Restart, "restart", 10_000, "schedules of the restart scenario (each every second; its scheduler stopped with SIGTERM, then SIGKILL, and started again)")
 	fl.IntVar(&cfg.TimerWorkers, "timer-workers", timers.DefaultWorkers, "each scheduler's timer concurrency, as scheduler run --timer-workers")
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
