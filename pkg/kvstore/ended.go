@@ -1,0 +1,179 @@
+package kvstore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Ended is an ended list: the value of key ended.<shard>.<token> in
+// sched_leases. It stands for the ended state records of one-shots that
+// fired in windows and have no record of their own: one write for up to
+// a window's worth of them, where each record was one write (docs/records.md,
+// "Ended lists"). A listed slot applies to its schedule while the
+// schedule is the same one-shot that fired: no state record of its own,
+// the spec's at equal to the slot, and the spec created no later than
+// the list (EndedSlot.Applies). The owner of a shard writes its lists
+// (Create: a key is never overwritten) and deletes each once no slot of
+// it applies any more.
+type Ended struct {
+	// Shard is the shard of every listed schedule.
+	Shard int `json:"shard"`
+	// Owner is the instance that wrote the list; At is when, after every
+	// listed fire was acknowledged.
+	Owner string    `json:"owner"`
+	At    time.Time `json:"at"`
+	// Slots are the one-shots' fired slots.
+	Slots []EndedSlot `json:"slots"`
+}
+
+// EndedSlot is one one-shot's fired slot in an ended list.
+type EndedSlot struct {
+	// Schedule is the schedule id; Slot its one-shot's time.
+	Schedule string    `json:"schedule"`
+	Slot     time.Time `json:"slot"`
+	// Seq is the fire's sequence in the fire stream.
+	Seq uint64 `json:"seq"`
+	// Window names the window claim it fired under ("<shard>/<seq>").
+	Window string `json:"window,omitempty"`
+}
+
+// EndedPrefix begins the key of every ended list.
+const EndedPrefix = "ended."
+
+// EndedKey is the key of shard's ended list named token.
+func EndedKey(shard int, token string) string {
+	return EndedPrefix + strconv.Itoa(shard) + "." + token
+}
+
+// endedFilter matches the keys of shard's ended lists.
+func endedFilter(shard int) string { return EndedPrefix + strconv.Itoa(shard) + ".*" }
+
+// State is the ended state record that slot s stands for: next none,
+// ended, one fire, and the window's claim on the slot settled by the
+// fire's sequence. plan is the schedule's compiled plan.
+func (s EndedSlot) State(plan string, l Ended) State {
+	slot := s.Slot.UTC()
+	return State{Plan: plan, Ended: true, Fires: 1, UpdatedAt: l.At.UTC(), Owner: l.Owner,
+		Claim: &Claim{Slot: slot, Token: "ended", Owner: l.Owner, At: l.At.UTC(), Expires: l.At.UTC(), Seq: s.Seq, Window: s.Window}}
+}
+
+// DecodeEnded parses an ended list; every slot must name a schedule
+// (a valid id) and a time.
+func DecodeEnded(data []byte) (Ended, error) {
+	var l Ended
+	if err := json.Unmarshal(data, &l); err != nil {
+		return Ended{}, fmt.Errorf("%w: ended list: %v", ErrInvalid, err)
+	}
+	for i, s := range l.Slots {
+		if err := ValidateID(s.Schedule); err != nil {
+			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].schedule: %v", ErrInvalid, i, err)
+		}
+		if s.Slot.IsZero() {
+			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].slot: missing", ErrInvalid, i)
+		}
+	}
+	return l, nil
+}
+
+// Encode returns the list's JSON.
+func (l Ended) Encode() ([]byte, error) { return json.Marshal(l) }
+
+// PutEnded writes a new ended list of l.Shard under token; it never
+// replaces one (ErrConflict if the key exists).
+func (s *Store) PutEnded(ctx context.Context, l Ended, token string) (uint64, error) {
+	data, err := l.Encode()
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode ended list: %w", err)
+	}
+	key := EndedKey(l.Shard, token)
+	n, err := s.leases.Create(ctx, key, data)
+	if errors.Is(err, jetstream.ErrKeyExists) {
+		return 0, fmt.Errorf("kvstore: write %s: %w", key, ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: write %s: %w", key, err)
+	}
+	return n, nil
+}
+
+// EndedEntry is a stored ended list with its key and revision.
+type EndedEntry struct {
+	Key      string
+	Revision uint64
+	List     Ended
+}
+
+// EndedLists reads every ended list of shard. A list that does not
+// decode, or names another shard, is skipped and reported through bad
+// (nil: ignored); it stands for nothing.
+func (s *Store) EndedLists(ctx context.Context, shard int, bad func(key string, err error)) ([]EndedEntry, error) {
+	w, err := s.leases.Watch(ctx, endedFilter(shard), jetstream.IgnoreDeletes())
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: read ended lists of shard %d: %w", shard, err)
+	}
+	defer func() { _ = w.Stop() }()
+	var out []EndedEntry
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("kvstore: read ended lists of shard %d: %w", shard, ctx.Err())
+		case e, ok := <-w.Updates():
+			if !ok {
+				return nil, fmt.Errorf("kvstore: read ended lists of shard %d: watch closed", shard)
+			}
+			if e == nil {
+				return out, nil
+			}
+			l, err := DecodeEnded(e.Value())
+			if err == nil && l.Shard != shard {
+				err = fmt.Errorf("%w: %s names shard %d", ErrInvalid, e.Key(), l.Shard)
+			}
+			if err != nil {
+				if bad != nil {
+					bad(e.Key(), err)
+				}
+				continue
+			}
+			out = append(out, EndedEntry{Key: e.Key(), Revision: e.Revision(), List: l})
+		}
+	}
+}
+
+// DeleteEnded deletes the ended list key if it is still at revision rev.
+func (s *Store) DeleteEnded(ctx context.Context, key string, rev uint64) error {
+	if !strings.HasPrefix(key, EndedPrefix) {
+		return fmt.Errorf("%w: %q is not an ended list's key", ErrInvalid, key)
+	}
+	if err := s.leases.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			return fmt.Errorf("kvstore: delete %s at revision %d: %w", key, rev, ErrConflict)
+		}
+		return fmt.Errorf("kvstore: delete %s: %w", key, err)
+	}
+	return nil
+}
+
+// EndedSlotOf looks for schedule id's slot in the ended lists of its
+// shard (shards: the fleet's shard count), for readers that are not the
+// shard's owner. ok is false when no list names it.
+func (s *Store) EndedSlotOf(ctx context.Context, id string, shards int) (slot EndedSlot, list Ended, ok bool, err error) {
+	lists, err := s.EndedLists(ctx, ShardOf(id, shards), nil)
+	if err != nil {
+		return EndedSlot{}, Ended{}, false, err
+	}
+	for _, e := range lists {
+		for _, sl := range e.List.Slots {
+			if sl.Schedule == id && (!ok || sl.Slot.After(slot.Slot)) {
+				slot, list, ok = sl, e.List, true
+			}
+		}
+	}
+	return slot, list, ok, nil
+}

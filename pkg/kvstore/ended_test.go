@@ -1,0 +1,78 @@
+package kvstore_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+)
+
+// An ended list is written once under its key, read back per shard with
+// its revision, and deleted only at that revision. A forged or garbled
+// value under an ended key, or one naming another shard, stands for
+// nothing: it is skipped and reported.
+func TestEndedLists(t *testing.T) {
+	_, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	l := kvstore.Ended{Shard: 3, Owner: "s1", At: at, Slots: []kvstore.EndedSlot{
+		{Schedule: "a", Slot: at.Add(-time.Second), Seq: 7, Window: "3/1"},
+		{Schedule: "b", Slot: at.Add(-time.Second), Seq: 8, Window: "3/1"},
+	}}
+	rev, err := store.PutEnded(ctx, l, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutEnded(ctx, l, "t1"); !errors.Is(err, kvstore.ErrConflict) {
+		t.Errorf("second write under the same key: %v, want ErrConflict", err)
+	}
+	forged := map[string]string{
+		"ended.3.bad":    `{"shard":3,"slots":[{"schedule":"no spaces allowed","slot":"2026-12-04T12:00:00Z"}]}`,
+		"ended.3.noslot": `{"shard":3,"slots":[{"schedule":"c"}]}`,
+		"ended.3.other":  `{"shard":4,"slots":[{"schedule":"c","slot":"2026-12-04T12:00:00Z"}]}`,
+		"ended.3.junk":   `not json`,
+	}
+	for k, v := range forged {
+		if _, err := store.Leases().Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var bad []string
+	lists, err := store.EndedLists(ctx, 3, func(key string, err error) {
+		if !errors.Is(err, kvstore.ErrInvalid) {
+			t.Errorf("%s: %v, want ErrInvalid", key, err)
+		}
+		bad = append(bad, key)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lists) != 1 || lists[0].Key != "ended.3.t1" || lists[0].Revision != rev || len(lists[0].List.Slots) != 2 || lists[0].List.Slots[1].Seq != 8 {
+		t.Fatalf("lists of shard 3: %+v, want the one written", lists)
+	}
+	if len(bad) != len(forged) {
+		t.Errorf("reported %v, want the %d forged keys", bad, len(forged))
+	}
+	if other, err := store.EndedLists(ctx, 4, nil); err != nil || len(other) != 0 {
+		t.Errorf("lists of shard 4: %+v, %v; want none", other, err)
+	}
+	st := lists[0].List.Slots[0].State("at x", lists[0].List)
+	if !st.Ended || st.Fires != 1 || !st.Next.IsZero() || st.Claim == nil || st.Claim.Seq != 7 || !st.Claim.Settled() {
+		t.Errorf("state the slot stands for: %+v, want ended with its settled claim", st)
+	}
+	if err := store.DeleteEnded(ctx, "ended.3.t1", rev+100); !errors.Is(err, kvstore.ErrConflict) {
+		t.Errorf("delete at a wrong revision: %v, want ErrConflict", err)
+	}
+	if err := store.DeleteEnded(ctx, "window.3", 1); !errors.Is(err, kvstore.ErrInvalid) {
+		t.Errorf("delete of a key that is no list: %v, want ErrInvalid", err)
+	}
+	if err := store.DeleteEnded(ctx, "ended.3.t1", rev); err != nil {
+		t.Fatal(err)
+	}
+	if lists, err := store.EndedLists(ctx, 3, nil); err != nil || len(lists) != 0 {
+		t.Errorf("after the delete: %+v, %v; want none", lists, err)
+	}
+}
