@@ -27,6 +27,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -666,6 +667,13 @@ func waitOneShotsEnded(t *testing.T, store *kvstore.Store, ids []string, timeout
 	err := testwait.Until(timeout, "every one-shot's record ended", func() error {
 		for _, id := range ids {
 			st, _, err := store.GetState(context.Background(), id)
+			if errors.Is(err, kvstore.ErrNotFound) {
+				// An ended list may stand for its record (--ended-lists).
+				if spec, serr := store.GetSpec(context.Background(), id); serr == nil {
+					st, _ = fires.ListedState(context.Background(), store, spec, "")
+					err = nil
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("%s: %w", id, err)
 			}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -222,5 +223,108 @@ func TestMixedFleetOneShotHerd(t *testing.T) {
 	}
 	if fires.instances["new1"] == 0 {
 		t.Errorf("new1 published no fire: the run did not mix the versions as meant")
+	}
+}
+
+// TestMixedFleetEndedLists: a current instance alone fires a herd of
+// one-shots and writes ended lists for them instead of their state
+// records (--ended-lists, the default). An instance of the previous
+// release, which does not read lists, joins: the current one writes no
+// more lists, turns its lists into the records they stood for before it
+// hands shards to the old one, and the old one finds every fire. A
+// second herd in the mixed fleet is recorded one-shot by one-shot. Every
+// one-shot is in the stream once and ends with an ended record of its
+// own, and no list is left.
+func TestMixedFleetEndedLists(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: builds the previous release (./test.sh and CI run it)")
+	}
+	const name, n = "mixed-fleet-ended-lists", 300
+	oldBin := previousBin.copyFor(t, "scheduler-previous", func() string { return buildAt(t, previousFormat) })
+	newBin := schedulerBinary(t)
+	srv := natstest.Start(t)
+	cur := newSchedProc(t, newBin, "new1", schedulerArgs(srv.URL(), "new1", "--window-busy", "0"), nil)
+	cur.start()
+	_, js := connectURLs(t, srv.URL())
+	store := openStore(t, js)
+	shards, err := store.Shards(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func() (slots, lists int, err error) {
+		for shard := range shards {
+			ls, err := store.EndedLists(context.Background(), shard, nil)
+			if err != nil {
+				return 0, 0, err
+			}
+			lists += len(ls)
+			for _, l := range ls {
+				slots += len(l.List.Slots)
+			}
+		}
+		return slots, lists, nil
+	}
+	atA := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	herdA := putOneShots(t, store, "lista", n, atA)
+	err = testwait.Until(30*time.Second, "the first herd in ended lists", func() error {
+		slots, lists, err := listed()
+		if err == nil && slots < n {
+			err = fmt.Errorf("%d of %d one-shots in %d lists", slots, n, lists)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range herdA {
+		if _, _, err := store.GetState(context.Background(), id); !errors.Is(err, kvstore.ErrNotFound) {
+			t.Fatalf("%s has a state record (err %v): its list was to stand for it", id, err)
+		}
+	}
+	old := newSchedProc(t, oldBin, "old1", schedulerArgs(srv.URL(), "old1"), nil)
+	old.start()
+	err = testwait.Until(30*time.Second, "the old instance holds shards", func() error {
+		for _, owner := range store.LeaseOwners(context.Background()) {
+			if owner == "old1" {
+				return nil
+			}
+		}
+		return fmt.Errorf("no lease of old1 yet")
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitOneShotsEnded(t, store, herdA, 60*time.Second)
+	err = testwait.Until(30*time.Second, "every list turned into records", func() error {
+		slots, lists, err := listed()
+		if err == nil && lists > 0 {
+			err = fmt.Errorf("%d lists (%d slots) left", lists, slots)
+		}
+		return err
+	})
+	if err != nil {
+		t.Error(err)
+	}
+	for _, id := range herdA {
+		if st, _, err := store.GetState(context.Background(), id); err != nil || !st.Ended || st.Fires != 1 {
+			t.Errorf("%s: record %+v (err %v), want its own, ended, one fire", id, st, err)
+		}
+	}
+	atB := time.Now().Add(3 * time.Second).Truncate(time.Second)
+	herdB := putOneShots(t, store, "listb", n, atB)
+	waitOneShotsEnded(t, store, herdB, 60*time.Second)
+	if slots, lists, err := listed(); err != nil || lists > 0 {
+		t.Errorf("beside an old instance: %d lists (%d slots) written (err %v), want none", lists, slots, err)
+	}
+	fires := newFireLog(t, js)
+	if err := fires.syncRetry(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	a := oneShotSummary(t, name+"-before", fires, herdA, atA)
+	b := oneShotSummary(t, name+"-mixed", fires, herdB, atB)
+	t.Logf("%s: fires by instance %v", name, fires.instances)
+	if a.Duplicates+b.Duplicates != 0 || a.Lost+b.Lost != 0 || fires.msgs != 2*n {
+		t.Errorf("%s: %d duplicates (e.g. %v), %d lost (e.g. %v), %d messages for %d one-shots", name, a.Duplicates+b.Duplicates,
+			first(append(a.dupSlots, b.dupSlots...), 5), a.Lost+b.Lost, first(append(a.lostSlots, b.lostSlots...), 5), fires.msgs, 2*n)
 	}
 }

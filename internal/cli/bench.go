@@ -122,6 +122,7 @@ scheduler processes.`,
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
 	fl.DurationVar(&cfg.StateInterval, "state-interval", defaultStateInterval, "as scheduler run --state-interval (0: each fire recorded)")
+	fl.BoolVar(&cfg.EndedLists, "ended-lists", true, "as scheduler run --ended-lists (false: a state record for each one-shot)")
 	fl.DurationVar(&cfg.RecordLag, "record-lag", fires.DefaultRecordLag, "as scheduler run --record-lag (0: each one-shot's record with its window)")
 	fl.StringVar(&memoryLimit, "memory-limit", memlimit.Auto, "as scheduler run --memory-limit (the whole bench process); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&cfg.GCPercent, "gc-percent", memlimit.DefaultGCPercent, "as scheduler run --gc-percent (the whole bench process: scheduler, server and worker); a GOGC environment variable wins")

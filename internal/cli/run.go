@@ -41,6 +41,7 @@ type daemonFlags struct {
 	windowBusy   int
 	recordLag    time.Duration
 	stateEvery   time.Duration
+	endedLists   bool
 	tworkers     int
 	tickTTL      time.Duration
 	fireTTL      time.Duration
@@ -82,6 +83,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.windowSlots, "window-slots", fires.DefaultWindowSlots, "most due slots of one shard claimed by one window CAS (0: claim every slot on its own record; docs/protocol.md)")
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
 	fl.DurationVar(&f.stateEvery, "state-interval", defaultStateInterval, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded within each interval (each shard at its own share of it, from half to all), at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
+	fl.BoolVar(&f.endedLists, "ended-lists", true, "write the records of a window's one-shots as one ended list per batch (a key in the leases bucket) instead of a state record each, while every instance reads such lists; false: turn this instance's shards' lists into state records (docs/records.md)")
 	fl.DurationVar(&f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
@@ -199,6 +201,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.WindowSlots, cfg.Fire.WindowBusy = fires.WindowFlags(f.windowSlots, f.windowBusy)
 	cfg.Fire.RecordLag = fires.RecordLagFlag(f.recordLag)
 	cfg.Fire.StateInterval = f.stateEvery
+	cfg.Fire.EndedLists = f.endedLists
 	cfg.TimerWorkers = f.tworkers
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events

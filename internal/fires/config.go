@@ -99,6 +99,14 @@ type Config struct {
 	// 0 (the default) records every fire with its window; at most
 	// MaxStateInterval.
 	StateInterval time.Duration
+	// EndedLists writes the deferred records of a window's one-shots
+	// (RecordLag) as one ended list per batch, ended.<shard>.<token> in
+	// the leases bucket, instead of a state record each, while every
+	// fleet member reads such lists (docs/records.md, "Ended lists"). Off,
+	// or while a member does not read them, this instance turns the lists
+	// of its shards into state records. Every instance of this version
+	// reads lists, whatever the setting.
+	EndedLists bool
 	// Observer receives measurements. Default: none.
 	Observer Observer
 	// FireKey, when set, signs every fire (the Sched-Signature header,
@@ -128,6 +136,8 @@ type Config struct {
 	// passed, never because the loop is idle: a test can then see a
 	// window's records still unwritten when the next window comes.
 	recordsOnLag bool
+	// sweepEvery is how often ended lists are swept (default endedSweep).
+	sweepEvery time.Duration
 	// compileLead is how long before its next slot a spec left
 	// uncompiled at the initial load is compiled at the latest (default
 	// DefaultCompileLead; see approach.go).

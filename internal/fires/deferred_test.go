@@ -153,16 +153,7 @@ func TestOneShotRecordsWrittenAtStop(t *testing.T) {
 	waitStep(t, 15*time.Second, steps, fires.StepWindowDeferred)
 	h.onceEach(ids)
 	// Fired, their records an hour away: not overdue.
-	err = testwait.Until(10*time.Second, "no overdue schedule", func() error {
-		health, err := e.Health(context.Background(), 0)
-		if err == nil && len(health.Overdue) > 0 {
-			err = fmt.Errorf("%d overdue, e.g. %+v", len(health.Overdue), health.Overdue[0])
-		}
-		return err
-	})
-	if err != nil {
-		t.Error(err)
-	}
+	waitNoneOverdue(t, e)
 	if st, _, err := h.store.GetState(context.Background(), ids[0]); err == nil {
 		t.Errorf("%s: record %+v written before Stop, an hour early", ids[0], st)
 	}

@@ -79,10 +79,10 @@ func New(cfg Config) (*Engine, error) {
 		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
-	e.leases.readCaps = cfg.StateInterval > 0
-	if cfg.StateInterval > 0 {
-		e.leases.beforeDrop = e.flushBehind
-	}
+	e.leases.readCaps = cfg.StateInterval > 0 || cfg.EndedLists
+	// (Ended lists are turned into records before a hand-back whatever
+	// the settings: an instance that does not read them may be why.)
+	e.leases.beforeDrop = e.flushBehind
 	e.leases.observe = cfg.Observer.Leases
 	// One tracker for the engine's life: the publishes and the lease
 	// renewals (the first writes a full store refuses) both tell it.
@@ -478,6 +478,9 @@ type job struct {
 	// lag: a window may leave this schedule's state record behind its
 	// fire (Config.StateInterval; behind.go).
 	lag bool
+	// listed is the schedule's slot in an ended list (ended.go), if one
+	// names its one-shot time.
+	listed *endedRef
 	// window, when set, makes this a window job (the fields above are unused).
 	window *windowJob
 }
@@ -494,6 +497,9 @@ type result struct {
 	settledNow bool
 	checked    string
 	removed    bool // the remove job finished
+	// listed: the schedule's fire was written into an ended list; the
+	// loop plans it as ended (ended.go).
+	listed bool
 	// absent: the worker found the state record deleted; state and
 	// stateRev are nil and 0, and the loop decides again from scratch.
 	absent bool

@@ -22,6 +22,12 @@ func RecordsOnLag(cfg Config) Config {
 	return cfg
 }
 
+// SweepEvery makes the engine sweep its shards' ended lists every d.
+func SweepEvery(cfg Config, d time.Duration) Config {
+	cfg.sweepEvery = d
+	return cfg
+}
+
 // CompileOnApproach returns cfg with the specs left uncompiled at the
 // initial load compiled lead before their next slot, and the compiles of
 // those left after it held back until release is closed (approach.go).

@@ -104,7 +104,7 @@ func (l *loop) flushed(shards []int) bool {
 		if !l.handingBack(shard) {
 			continue // not owned any more: nothing of it is written
 		}
-		if l.win.recording[shard] {
+		if l.win.recording[shard] || l.listsStanding(shard) {
 			return false
 		}
 		for _, ref := range l.lagQ[shard] { // (it may hold references already written)

@@ -43,8 +43,14 @@ type leaseValue struct {
 // so that an owner may leave records behind the stream for a while.
 const capBehindStream = "behind-stream"
 
+// capEndedLists: this instance reads ended lists (ended.<shard>.<token>
+// in the leases bucket, ended.go) as the ended records of the one-shots
+// they list, so that an owner may write one list for a window's
+// one-shots instead of a record each (Config.EndedLists).
+const capEndedLists = "ended-lists"
+
 // announced is what every instance of this version announces.
-func announced() []string { return []string{capBehindStream} }
+func announced() []string { return []string{capBehindStream, capEndedLists} }
 
 // leases holds this instance's share of the shards. Each lease is a key
 // with a per-key TTL, renewed by CAS (a publish that expects the key's last
@@ -82,8 +88,9 @@ type leases struct {
 	// readCaps: the rounds read the members' caps (fleetReads), for an
 	// engine that leaves state records behind (Config.StateInterval).
 	readCaps bool
-	// allRead: at the last round every member announced capBehindStream.
-	allRead atomic.Bool
+	// allRead: at the last round every member announced capBehindStream;
+	// allLists: and capEndedLists.
+	allRead, allLists atomic.Bool
 	// beforeDrop, when set, runs before a shard is handed back to
 	// rebalance, bounded by handBackWait: the engine writes the shard's
 	// records left behind (handback.go).
@@ -281,10 +288,13 @@ func (l *leases) rebalance(ctx context.Context) {
 	if err != nil {
 		l.log.Debug("lease survey", "err", err)
 		l.allRead.Store(false)
+		l.allLists.Store(false)
 		return
 	}
 	if l.readCaps {
-		l.allRead.Store(l.everyMemberReads(ctx))
+		reads, lists := l.everyMemberReads(ctx)
+		l.allRead.Store(reads)
+		l.allLists.Store(lists)
 	}
 	target := (l.shards + max(members, 1) - 1) / max(members, 1)
 	held := l.heldShards()
@@ -358,27 +368,35 @@ func (l *leases) othersAlive(ctx context.Context) bool {
 // behind. False until the first round.
 func (l *leases) fleetReads() bool { return l.allRead.Load() }
 
+// fleetLists reports whether, at the last lease round, every member of
+// the fleet announced that it reads ended lists (capEndedLists): only
+// then may this instance write them. False until the first round.
+func (l *leases) fleetLists() bool { return l.allLists.Load() }
+
 // everyMemberReads reads every member key and reports whether each
-// announces capBehindStream (a member from before caps, or one that
-// cannot be read, does not).
-func (l *leases) everyMemberReads(ctx context.Context) bool {
+// announces capBehindStream (reads) and capEndedLists (lists); a member
+// from before caps, or one that cannot be read, announces neither.
+func (l *leases) everyMemberReads(ctx context.Context) (reads, lists bool) {
 	keys, err := l.kv.ListKeysFiltered(ctx, "member.*")
 	if err != nil {
-		return false
+		return false, false
 	}
 	defer keys.Stop()
-	all := true
+	reads, lists = true, true
 	for k := range keys.Keys() {
 		if k == "member."+l.instance {
-			continue // this one announces it
+			continue // this one announces them
 		}
 		e, err := l.kv.Get(ctx, k)
 		var v leaseValue
-		if err != nil || json.Unmarshal(e.Value(), &v) != nil || !slices.Contains(v.Caps, capBehindStream) {
-			all = false
+		if err != nil || json.Unmarshal(e.Value(), &v) != nil {
+			reads, lists = false, false
+			continue
 		}
+		reads = reads && slices.Contains(v.Caps, capBehindStream)
+		lists = lists && slices.Contains(v.Caps, capEndedLists)
 	}
-	return all
+	return reads, lists
 }
 
 // survey counts live members and lists the shards leased by anyone.

@@ -160,16 +160,16 @@ func TestMemberAnnouncesItsCaps(t *testing.T) {
 	}
 }
 
-// Records are left behind only while every member announces that it
-// checks them against the fire stream: a member key from before caps,
-// one without this cap, or one that does not decode closes the gate.
+// Records are left behind, and ended lists written, only while every
+// member announces that it reads them: a member key from before caps, one
+// without the cap, or one that does not decode closes the gate.
 func TestEveryMemberReads(t *testing.T) {
 	t.Parallel()
 	l, store, _ := testLeases(t)
 	ctx := context.Background()
 	l.registerMember(ctx)
-	if !l.everyMemberReads(ctx) {
-		t.Fatal("alone, this instance does not count as a fleet that reads")
+	if reads, lists := l.everyMemberReads(ctx); !reads || !lists {
+		t.Fatalf("alone: everyMemberReads = %v, %v; want true, true", reads, lists)
 	}
 	put := func(key, value string) {
 		t.Helper()
@@ -177,9 +177,14 @@ func TestEveryMemberReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	put("member.b", `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"10s","caps":["behind-stream","ended-lists"]}`)
+	if reads, lists := l.everyMemberReads(ctx); !reads || !lists {
+		t.Errorf("with a member announcing both caps: everyMemberReads = %v, %v; want true, true", reads, lists)
+	}
+	// The release before ended lists: records may be behind, no lists.
 	put("member.b", `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"10s","caps":["behind-stream"]}`)
-	if !l.everyMemberReads(ctx) {
-		t.Error("with a member announcing behind-stream: everyMemberReads = false, want true")
+	if reads, lists := l.everyMemberReads(ctx); !reads || lists {
+		t.Errorf("with a member announcing behind-stream only: everyMemberReads = %v, %v; want true, false", reads, lists)
 	}
 	for _, v := range []string{
 		`{"owner":"old","renewed":"2026-12-03T00:00:00Z","ttl":"10s"}`,
@@ -187,8 +192,8 @@ func TestEveryMemberReads(t *testing.T) {
 		`not json`,
 	} {
 		put("member.old", v)
-		if l.everyMemberReads(ctx) {
-			t.Errorf("with member.old = %s: everyMemberReads = true, want false", v)
+		if reads, lists := l.everyMemberReads(ctx); reads || lists {
+			t.Errorf("with member.old = %s: everyMemberReads = %v, %v; want false, false", v, reads, lists)
 		}
 	}
 }

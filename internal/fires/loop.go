@@ -97,6 +97,8 @@ type loop struct {
 	// (handback.go).
 	handBack map[int]uint64
 	flushing []flushReq
+	// ended are the ended lists of the shards checked (ended.go).
+	ended endedIndex
 	// stopping: the loop is writing what is left before it stops.
 	stopping bool
 }
@@ -124,6 +126,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		lazyIn:    make(chan []lazySpec, 1),
 		lazyOut:   make(chan []lazyCompiled, 1),
 		win:       newWindows(e.cfg.WindowSlots),
+		ended:     newEndedIndex(),
 	}
 }
 
@@ -674,6 +677,12 @@ func (l *loop) applyResult(r result) {
 		l.uncounted[r.id] += r.uncounted // not written back yet
 	}
 	switch {
+	case r.listed:
+		if ref, ok := l.listedEnds(en); ok {
+			if p, ok := packState(endedPlan(ref)); ok {
+				en.setPlan(p)
+			}
+		}
 	case r.lagged:
 		l.lagged(en, r.state, l.e.cfg.Clock.Now())
 	case r.removed || r.absent:
@@ -828,6 +837,12 @@ func (l *loop) schedule(en *entry) {
 // is left to a worker, which writes it at once so that the skips are in
 // the ledger now, not at the first fire.
 func (l *loop) plan(en *entry, now time.Time) {
+	if ref, ok := l.listedEnds(en); ok {
+		if p, ok := packState(endedPlan(ref)); ok {
+			en.setPlan(p) // its fire is in an ended list (ended.go)
+			return
+		}
+	}
 	d := Decide(l.e.entryInput(en, now, &l.scratch))
 	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
 		return
@@ -911,6 +926,7 @@ func (l *loop) dispatch() {
 	l.sendWindows(now)
 	l.sendRecords(now, false)
 	l.sendBehind(now, false)
+	l.sweepLists(now)
 }
 
 func (l *loop) send(j job) {
@@ -932,6 +948,9 @@ func (l *loop) resetTimer() {
 	}
 	if rec := l.nextBehind(); !rec.IsZero() && (!ok || rec.Before(due)) {
 		due, ok = rec, true
+	}
+	if sw := l.ended.sweepAt; len(l.ended.lists) > 0 && (!ok || sw.Before(due)) {
+		due, ok = sw, true
 	}
 	if !ok {
 		return

@@ -66,8 +66,11 @@ const (
 	// "Window claims").
 	windowDemote
 	// windowRecord writes the state records a windowFire left for later
-	// (see deferRecords).
+	// (see deferRecords), or an ended list of them (ended.go).
 	windowRecord
+	// windowEnded sweeps an ended list: writes the records it stands for
+	// (if any are given) and deletes it (ended.go).
+	windowEnded
 )
 
 // windowMark is what this instance knows of a shard's window record.
@@ -89,8 +92,11 @@ type windowJob struct {
 	known map[string]job
 	gen   uint64 // the lease tenure a check is for
 	// records are the fired slots whose state records to write
-	// (windowRecord).
+	// (windowRecord); lists: as an ended list (ended.go).
 	records []*windowItem
+	lists   bool
+	// list is the ended list to sweep (windowEnded).
+	list *endedList
 }
 
 // windowResult is what a window job hands back.
@@ -115,7 +121,14 @@ type windowResult struct {
 	// yet (see deferRecords): their schedules stay busy until a
 	// windowRecord job writes them.
 	deferred []*windowItem
-	err      error
+	// lists are the shard's ended lists a check read; wrote is the
+	// ended list a windowRecord wrote; deleted: a windowEnded deleted its
+	// list.
+	lists   []kvstore.EndedEntry
+	wrote   *kvstore.EndedEntry
+	list    *endedList
+	deleted bool
+	err     error
 }
 
 // windowItem is one slot of a window being fired.
@@ -148,9 +161,11 @@ func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
 			}
 		}
 		return out
+	case windowEnded:
+		return w.sweepEnded(ctx, wj)
 	case windowRecord:
 		out := windowResult{kind: windowRecord, shard: wj.shard}
-		out.err = w.recordWindow(ctx, wj.records)
+		out.wrote, out.err = w.recordOrList(ctx, wj)
 		w.e.step(StepWindowRecorded)
 		for _, it := range wj.records {
 			out.results = append(out.results, it.r)
@@ -488,7 +503,31 @@ func (w worker) checkWindow(ctx context.Context, wj *windowJob) windowResult {
 	default:
 		out.mark, out.found = windowMark{rev: rev, seq: win.Seq}, &win
 	}
+	if out.err != nil {
+		return out
+	}
+	out.lists, out.err = w.e.store.EndedLists(ctx, wj.shard, func(key string, err error) {
+		w.e.log.Warn("undecodable ended list ignored; it stands for no record", "key", key, "err", err)
+	})
 	return out
+}
+
+// recordOrList writes the deferred records of wj as one ended list when
+// lists are allowed (those the list cannot stand for, and all of them if
+// the list cannot be written, as state records), else as state records.
+func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*kvstore.EndedEntry, error) {
+	items := wj.records
+	if !wj.lists {
+		return nil, w.recordWindow(ctx, items)
+	}
+	list, rest, err := w.listWindow(ctx, wj.shard, items)
+	switch {
+	case errors.Is(err, errNotOwned):
+		return nil, err
+	case err != nil:
+		w.e.log.Warn("ended list not written; its one-shots are recorded one by one", "shard", wj.shard, "err", err)
+	}
+	return list, w.recordWindow(ctx, rest)
 }
 
 // demote writes window win's claim on slot s into the schedule's state

@@ -186,7 +186,7 @@ func (l *loop) sendRecords(now time.Time, all bool) {
 			l.win.deferred[shard] = items[n:]
 		}
 		l.win.recording[shard] = true
-		l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: batch}})
+		l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()}})
 	}
 }
 
@@ -274,6 +274,9 @@ func (l *loop) snapshot(en *entry, now time.Time) job {
 		planned: !en.hasRecord(), settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now)
 	j.lag = l.mayLeaveBehind(&j)
+	if ref, ok := l.listed(en); ok {
+		j.listed = &ref
+	}
 	return j
 }
 
@@ -316,8 +319,13 @@ func (l *loop) onWindow(wr *windowResult) {
 				l.win.unrecorded[it.j.id] = true // fired: not overdue (health)
 			}
 		}
+	case windowEnded:
+		l.onEnded(wr)
 	case windowRecord:
 		l.win.recording[wr.shard], l.win.recordFailed = false, false
+		if wr.wrote != nil {
+			l.addList(*wr.wrote)
+		}
 		switch {
 		case errors.Is(wr.err, errNotOwned):
 			l.e.log.Debug("deferred state records stopped at the lease guard", "shard", wr.shard, "err", wr.err)
@@ -340,6 +348,7 @@ func (l *loop) onWindow(wr *windowResult) {
 			return
 		}
 		l.win.mark[wr.shard] = wr.mark
+		l.loadLists(wr.shard, wr.lists)
 		if wr.found != nil {
 			if demote := l.undemoted(*wr.found); len(demote.Slots) > 0 {
 				l.win.checking[wr.shard] = true
@@ -400,6 +409,11 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 	for _, s := range win.Slots {
 		if en := l.entries[s.Schedule]; en != nil && en.hasRecord() && shows(*en.view(&l.scratch), win.Claim(s)) {
 			continue
+		}
+		if en := l.entries[s.Schedule]; en != nil {
+			if ref, ok := l.listedEnds(en); ok && ref.slot == s.Slot.UnixNano() {
+				continue // its ended list stands for its record
+			}
 		}
 		out.Slots = append(out.Slots, s)
 	}

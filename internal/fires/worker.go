@@ -173,6 +173,16 @@ func (w worker) endIfKnown(ctx context.Context, j job, slot, now time.Time, r *r
 	if !r.planned || j.at == 0 {
 		return false, nil
 	}
+	if j.listed != nil && j.listed.slot == slot.UnixNano() {
+		// Its ended list names the slot, but the spec was written after
+		// the list: the same one-shot edited, or one added anew.
+		switch applies, err := w.listedApplies(ctx, j); {
+		case err != nil:
+			return false, err
+		case applies:
+			return true, w.update(ctx, j, endedState(*r.state, *j.listed, j.compiled.Plan, now, w.e.cfg.Instance), r)
+		}
+	}
 	switch known, err := w.e.slotKnown(ctx, j.id, kvstore.SlotID(j.id, slot)); {
 	case err != nil:
 		return false, err
@@ -202,6 +212,16 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		return nil
 
 	case ActReplan:
+		if r.state != nil && r.state.Plan == "" && !r.planned {
+			// A record an operator created on a one-shot whose fire is in
+			// an ended list: it keeps the action and ends.
+			switch applies, err := w.listedApplies(ctx, j); {
+			case err != nil:
+				return err
+			case applies:
+				return w.update(ctx, j, endedState(*r.state, *j.listed, plan, now, w.e.cfg.Instance), r)
+			}
+		}
 		st := w.next(r, now)
 		st.Plan = plan
 		setNext(&st, d)

@@ -56,6 +56,14 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 			v.Planned, v.LastSlot, v.LastStatus = false, &slot, string(kvstore.TickDispatched)
 			return v
 		}
+		// One fired in a window may have no record of its own for good:
+		// an ended list stands for it (fires.Config.EndedLists).
+		if ended, ok := fires.ListedState(ctx, store, e, st.Plan); ok {
+			*v.State = ended
+			slot := ended.Claim.Slot
+			v.Planned, v.LastSlot, v.LastStatus = false, &slot, string(kvstore.TickDispatched)
+			return v
+		}
 	}
 	if c := st.Claim; c != nil {
 		slot := c.Slot
