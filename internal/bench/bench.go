@@ -72,6 +72,8 @@ type Config struct {
 	// StateInterval is each scheduler's --state-interval (0: each fire
 	// recorded).
 	StateInterval time.Duration
+	// EndedLists is each scheduler's --ended-lists.
+	EndedLists bool
 	// GCPercent is the collector's GOGC in effect (set by the caller) and
 	// GCSource where it came from; reported, and passed to the fleet's
 	// processes.
@@ -364,6 +366,9 @@ func windowsOf(cfg Config) string {
 	records := "a window's one-shots recorded with it"
 	if cfg.RecordLag > 0 {
 		records = fmt.Sprintf("a window's one-shots recorded after due work, within %s", cfg.RecordLag)
+	}
+	if cfg.EndedLists {
+		records += " (as ended lists)"
 	}
 	if cfg.StateInterval > 0 {
 		records += fmt.Sprintf("; recurring schedules' records once per %s", cfg.StateInterval)

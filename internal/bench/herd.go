@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -55,15 +57,21 @@ func (r *runner) herd(ctx context.Context) ([]Result, error) {
 }
 
 // awaitRecords waits until the scenario's state bucket holds n records
-// (a herd's one-shots have none until they fire), or deadline.
+// (a herd's one-shots have none until they fire), counting each slot of
+// an ended list as one (--ended-lists), or until deadline.
 func (s *scenario) awaitRecords(ctx context.Context, n int, deadline time.Time) error {
 	kv, err := s.r.js.KeyValue(ctx, s.layout.StateBucket)
 	if err != nil {
 		return fmt.Errorf("state records: %w", err)
 	}
+	leases, err := s.r.js.KeyValue(ctx, s.layout.LeasesBucket)
+	if err != nil {
+		return fmt.Errorf("ended lists: %w", err)
+	}
+	listed := map[string]int{} // ended list key -> its slots
 	for {
 		st, err := kv.Status(ctx)
-		if err == nil && st.Values() >= uint64(n) {
+		if err == nil && st.Values()+uint64(countListed(ctx, leases, listed)) >= uint64(n) {
 			return nil
 		}
 		if time.Now().After(deadline) {
@@ -75,6 +83,30 @@ func (s *scenario) awaitRecords(ctx context.Context, n int, deadline time.Time) 
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
+}
+
+// countListed is how many slots the ended lists in leases name, reading
+// only the lists not in seen (key -> slots) yet.
+func countListed(ctx context.Context, leases jetstream.KeyValue, seen map[string]int) int {
+	keys, err := leases.ListKeysFiltered(ctx, kvstore.EndedPrefix+">")
+	if err == nil {
+		for k := range keys.Keys() {
+			if _, ok := seen[k]; ok {
+				continue
+			}
+			if e, err := leases.Get(ctx, k); err == nil {
+				if l, err := kvstore.DecodeEnded(e.Value()); err == nil {
+					seen[k] = len(l.Slots)
+				}
+			}
+		}
+		_ = keys.Stop()
+	}
+	total := 0
+	for _, c := range seen {
+		total += c
+	}
+	return total
 }
 
 // join joins two notes.
