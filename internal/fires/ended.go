@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -392,8 +393,8 @@ func (w worker) sweepEnded(ctx context.Context, wj *windowJob) windowResult {
 	if out.err != nil {
 		return out
 	}
-	if err := w.guard(wj.list.ids[0]); err != nil {
-		out.err = err
+	if !w.e.leases.owns(wj.shard) {
+		out.err = fmt.Errorf("%w: shard %d", errNotOwned, wj.shard)
 		return out
 	}
 	err := w.e.store.DeleteEnded(ctx, wj.list.key, wj.list.rev)

@@ -280,3 +280,39 @@ func TestEndedListOneShotTriggered(t *testing.T) {
 		t.Errorf("%s: its one-shot slot fired %d times, want once", ids[0], regular)
 	}
 }
+
+// Forged ended lists stand for nothing: one naming a slot after its own
+// time, one naming a slot without a fire's sequence. The one-shots they
+// name fire as their specs say, and the sweep deletes the lists.
+func TestForgedEndedListsIgnored(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	now := time.Now()
+	at := now.Add(2 * time.Second).Truncate(time.Millisecond)
+	ids := h.oneShots("forged", 2, at, nil)
+	forged := []kvstore.Ended{
+		{Shard: 0, Owner: "mallory", At: now.Add(-10 * time.Second), Slots: []kvstore.EndedSlot{{Schedule: ids[0], Slot: at, Seq: 1}}},
+		{Shard: 0, Owner: "mallory", At: at.Add(time.Second), Slots: []kvstore.EndedSlot{{Schedule: ids[1], Slot: at}}},
+	}
+	for i, l := range forged {
+		if _, err := h.store.PutEnded(context.Background(), l, fmt.Sprintf("forged%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.engine(fires.SweepEvery(fires.Config{WindowBusy: -1, EndedLists: true}, 100*time.Millisecond))
+	for _, id := range ids {
+		h.waitFires(id, 20*time.Second, atLeast(1))
+	}
+	h.onceEach(ids)
+	err := testwait.Until(10*time.Second, "the forged lists deleted", func() error {
+		for _, key := range []string{"ended.0.forged0", "ended.0.forged1"} {
+			if _, err := h.store.Leases().Get(context.Background(), key); err == nil {
+				return fmt.Errorf("%s still there", key)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
+	}
+}

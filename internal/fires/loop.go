@@ -1002,13 +1002,20 @@ func (l *loop) reportRecovery() {
 }
 
 // unpark re-schedules the parked schedules whose shard this instance now
-// owns, and sends the schedules held for a window check back through
-// dispatch (a lease that changed meanwhile needs its own check).
+// owns, sends the schedules held for a window check back through
+// dispatch (a lease that changed meanwhile needs its own check), and asks
+// for the check of each shard owned anew at once: its schedules then find
+// it done when they come due (a herd of 100,000 one-shots due in the
+// first second of a tenure was held out of the due index and put back,
+// shard by shard, while the checks ran).
 func (l *loop) unpark() {
 	for shard := range l.win.held {
 		if !l.win.checking[shard] {
 			l.releaseHeld(shard)
 		}
+	}
+	for shard := range l.e.shards {
+		l.gate(shard)
 	}
 	for id := range l.parked {
 		if !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {
