@@ -21,11 +21,13 @@ const (
 	flagState                     // a state record exists
 	flagPaused                    // the state record says paused
 	flagEnded                     // the state record says ended
+	flagListed                    // an ended list names it (it has no record of its own)
 )
 
 // The states a schedule listing filters on. Every schedule is in exactly
-// one: invalid (its spec does not decode or validate), ended, paused,
-// planned (valid, no state record yet: it has not fired), or active.
+// one: invalid (its spec does not decode or validate), ended (its record
+// says so, or, without a record, an ended list names it), paused, planned
+// (valid, no state record yet: it has not fired), or active.
 const (
 	StateActive  = "active"
 	StatePaused  = "paused"
@@ -42,7 +44,7 @@ func stateOf(flags uint8) string {
 	switch {
 	case flags&flagInvalid != 0:
 		return StateInvalid
-	case flags&flagEnded != 0:
+	case flags&flagEnded != 0, flags&(flagState|flagListed) == flagListed:
 		return StateEnded
 	case flags&flagPaused != 0:
 		return StatePaused
@@ -57,10 +59,11 @@ const (
 	watchSpecs = iota
 	watchState
 	watchTimers
+	watchLists // the ended lists in the leases bucket
 	watches
 )
 
-var watchBuckets = [watches]kvstore.Bucket{kvstore.BucketSpecs, kvstore.BucketState, kvstore.BucketWakeups}
+var watchBuckets = [watches]kvstore.Bucket{kvstore.BucketSpecs, kvstore.BucketState, kvstore.BucketWakeups, kvstore.BucketLeases}
 
 const (
 	// loadWait is how long a listing waits for the catalogue's first load
@@ -183,6 +186,8 @@ func (c *catalog) follow(ctx context.Context) error {
 			kw, err = c.store.WatchSpecs(ctx)
 		case watchState:
 			kw, err = c.store.WatchState(ctx)
+		case watchLists:
+			kw, err = c.store.WatchEnded(ctx)
 		default:
 			kw, err = c.store.WatchTimers(ctx)
 		}
@@ -208,6 +213,8 @@ func (c *catalog) follow(ctx context.Context) error {
 			w = watchState
 		case e, ok = <-ws[watchTimers].Updates():
 			w = watchTimers
+		case e, ok = <-ws[watchLists].Updates():
+			w = watchLists
 		}
 		if !ok {
 			return errors.New("admin: a listing watch closed")
@@ -237,7 +244,7 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		c.mu.Lock()
 		c.loaded[w] = true
 		c.applied[w] = max(c.applied[w], floor)
-		if c.loaded[watchSpecs] && c.loaded[watchState] && c.loaded[watchTimers] {
+		if c.loaded == [watches]bool{true, true, true, true} {
 			select {
 			case <-c.ready:
 			default:
@@ -272,6 +279,20 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		}
 		c.mu.Lock()
 		c.applyState(key, del, flags)
+	case watchLists:
+		// A list is deleted only once it stands for nothing: its
+		// schedules have records (which the state flags then say) or
+		// are removed. So a delete changes no row.
+		var ids []string
+		if l, err := kvstore.DecodeEnded(e.Value()); !del && err == nil {
+			for _, s := range l.Slots {
+				ids = append(ids, strings.Clone(s.Schedule))
+			}
+		}
+		c.mu.Lock()
+		for _, id := range ids {
+			c.applyListed(id)
+		}
 	default:
 		var t struct {
 			Workflow string `json:"workflow"`
@@ -321,6 +342,16 @@ func (c *catalog) applyState(id string, del bool, flags uint8) {
 	default:
 		c.orphans[id] = flags
 	}
+}
+
+// applyListed marks a schedule that an ended list names (its record's
+// flags, if it has one, still decide its state). Called with mu held.
+func (c *catalog) applyListed(id string) {
+	if r, ok := c.schedules.get(id); ok {
+		r.flags |= flagListed
+		return
+	}
+	c.orphans[id] |= flagListed
 }
 
 // stateFlags reads what a listing needs from a state record.

@@ -363,3 +363,50 @@ func TestListingsWaitForLoadAfter(t *testing.T) {
 		t.Fatalf("listing after LoadAfter closed: %d schedules, want 3: %+v", len(pg.Items), pg)
 	}
 }
+
+// One-shots that an ended list stands for (fired in windows, no record of
+// their own) are listed, counted and shown as ended, also once the fire
+// stream no longer holds their fires; the one no list names is planned.
+func TestListedOneShotsShowEnded(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ctx := context.Background()
+	at := time.Now().Add(-time.Hour).UTC().Truncate(time.Second)
+	ids := []string{"once-a", "once-b", "once-c"}
+	for _, id := range ids {
+		if _, err := a.store.PutSpec(ctx, id, kvstore.Spec{Workflow: "wf", At: &at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	shards, err := a.store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, id := range ids[:2] {
+		l := kvstore.Ended{Shard: kvstore.ShardOf(id, shards), Owner: "s1", At: time.Now().UTC(),
+			Slots: []kvstore.EndedSlot{{Schedule: id, Slot: at, Seq: uint64(10 + i), Window: "0/1"}}}
+		if _, err := a.store.PutEnded(ctx, l, fmt.Sprintf("t%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pg admin.Page[admin.ScheduleInfo]
+	err = testwait.Until(10*time.Second, "the listed one-shots listed as ended", func() error {
+		a.ok("schedule.list", admin.ListRequest{State: admin.StateEnded}, &pg)
+		if pg.Total != 2 {
+			return fmt.Errorf("%d ended: %+v", pg.Total, pg.Items)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ok("schedule.list", admin.ListRequest{State: admin.StatePlanned}, &pg)
+	if pg.Total != 1 || pg.Items[0].ID != "once-c" {
+		t.Errorf("planned: %+v, want once-c alone", pg.Items)
+	}
+	var v admin.ScheduleInfo
+	a.ok("schedule.get", admin.IDRequest{ID: "once-a"}, &v)
+	if v.State == nil || !v.State.Ended || v.Planned || v.LastStatus != string(kvstore.TickDispatched) || v.State.Claim == nil || v.State.Claim.Seq != 10 {
+		t.Errorf("schedule.get once-a: %+v (state %+v), want ended from its list, dispatched, seq 10", v, v.State)
+	}
+}

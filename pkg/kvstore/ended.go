@@ -110,6 +110,16 @@ type EndedEntry struct {
 	List     Ended
 }
 
+// WatchEnded watches every ended list (all shards): each list's latest
+// value, then a nil entry, then changes (deletes included).
+func (s *Store) WatchEnded(ctx context.Context) (jetstream.KeyWatcher, error) {
+	w, err := s.leases.Watch(ctx, EndedPrefix+">")
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: watch ended lists: %w", err)
+	}
+	return w, nil
+}
+
 // EndedLists reads every ended list of shard. A list that does not
 // decode, or names another shard, is skipped and reported through bad
 // (nil: ignored); it stands for nothing.

@@ -18,6 +18,9 @@ const (
 	BucketTicks
 	BucketCalendars
 	BucketWakeups
+	// BucketLeases is sched_leases (shard leases, window claims, ended
+	// lists).
+	BucketLeases
 )
 
 func (s *Store) bucket(b Bucket) (jetstream.KeyValue, error) {
@@ -32,6 +35,8 @@ func (s *Store) bucket(b Bucket) (jetstream.KeyValue, error) {
 		return s.calendars, nil
 	case BucketWakeups:
 		return s.wakeups, nil
+	case BucketLeases:
+		return s.leases, nil
 	}
 	return nil, fmt.Errorf("kvstore: no bucket %d", b)
 }
