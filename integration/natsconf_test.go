@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,13 +88,23 @@ func TestClusterConfigs(t *testing.T) {
 	if code := cli.Main(ctx, args, &out, &errOut); code != cli.ExitOK {
 		t.Fatalf("operator add: %s", errOut.String())
 	}
-	cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
-	if err != nil {
-		t.Fatal(err)
+	// The consumer's create request can find no responder while the R3
+	// stream's leader settles (seen in CI: "no responders"): asked again.
+	var fireErr error
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		var cons jetstream.Consumer
+		if cons, fireErr = js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{}); fireErr == nil {
+			if _, fireErr = cons.Next(jetstream.FetchMaxWait(10 * time.Second)); fireErr == nil {
+				return
+			}
+		}
+		if !errors.Is(fireErr, nats.ErrNoResponders) && !errors.Is(fireErr, jetstream.ErrNoMessages) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
-	if _, err := cons.Next(jetstream.FetchMaxWait(20 * time.Second)); err != nil {
-		t.Fatalf("no fire on the R3 cluster: %v", err)
-	}
+	t.Fatalf("no fire on the R3 cluster: %v", fireErr)
 }
 
 // TestNatsconfEmbeddedServer: `scheduler run --server-config` loads
