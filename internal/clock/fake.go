@@ -63,8 +63,9 @@ func (f *Fake) Set(t time.Time) {
 	}
 	f.timers = keep
 	now := f.now
-	f.mu.Unlock()
+	// Sorted under the lock: a timer reset meanwhile writes its deadline.
 	sort.Slice(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
+	f.mu.Unlock()
 	for _, ft := range due {
 		select {
 		case ft.c <- now:

@@ -84,6 +84,9 @@ func (h *harness) allFires() {
 		h.t.Fatal(err)
 	}
 	last := info.State.LastSeq
+	if last == 0 {
+		return // nothing published yet
+	}
 	err = testwait.Until(10*time.Second, fmt.Sprintf("the fire stream read up to %d", last), func() error {
 		h.mu.Lock()
 		defer h.mu.Unlock()

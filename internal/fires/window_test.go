@@ -196,7 +196,10 @@ func TestWindowCheckFailureWhileLeaseSilent(t *testing.T) {
 	// falls due (with NATS away) and when the lease's silence passes its
 	// guard, instead of timing an outage around them.
 	clk, fake := clock.NewFake(time.Now())
-	e := h.engine(fires.Config{Clock: clk, LeaseTTL: 10 * time.Second, StepHook: hook})
+	// Windows always: each shard is checked once owned, so the check that
+	// fails here is the one a window that could not be claimed (NATS
+	// away) asks for.
+	e := h.engine(fires.Config{Clock: clk, LeaseTTL: 10 * time.Second, StepHook: hook, WindowBusy: -1})
 	ctx := context.Background()
 	testwait.Eventually(t, 10*time.Second, "the engine holds every shard", func() bool {
 		n, err := h.store.Shards(ctx)
@@ -206,8 +209,8 @@ func TestWindowCheckFailureWhileLeaseSilent(t *testing.T) {
 	h.put("away", kvstore.Spec{Workflow: "wf", At: &at, MisfireThreshold: "1h"})
 	testwait.Eventually(t, 10*time.Second, "the loop's timer set for the slot", func() bool { return fake.ArmedFor(at) })
 	// NATS goes away, then the slot falls due (2s into the lease's 9s of
-	// tolerated silence): the shard's check, asked for by its first due
-	// schedule, fails.
+	// tolerated silence): its window is not claimed, and the shard's
+	// check, asked for again after it, fails.
 	h.srv.Shutdown()
 	fake.Set(at)
 	testwait.Receive(t, 20*time.Second, "the shard's window check failed", failed)
