@@ -3,7 +3,6 @@ package integration
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -89,22 +88,19 @@ func TestClusterConfigs(t *testing.T) {
 		t.Fatalf("operator add: %s", errOut.String())
 	}
 	// The consumer's create request can find no responder while the R3
-	// stream's leader settles (seen in CI: "no responders"): asked again.
-	var fireErr error
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		var cons jetstream.Consumer
-		if cons, fireErr = js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{}); fireErr == nil {
-			if _, fireErr = cons.Next(jetstream.FetchMaxWait(10 * time.Second)); fireErr == nil {
-				return
-			}
+	// stream's leader settles (seen in CI: "no responders"): asked again
+	// until a fire is read, or the deadline.
+	err = testwait.Until(30*time.Second, "a fire on the R3 cluster", func() error {
+		cons, err := js.OrderedConsumer(ctx, "SCHED_FIRES", jetstream.OrderedConsumerConfig{})
+		if err != nil {
+			return err
 		}
-		if !errors.Is(fireErr, nats.ErrNoResponders) && !errors.Is(fireErr, jetstream.ErrNoMessages) {
-			break
-		}
-		time.Sleep(200 * time.Millisecond)
+		_, err = cons.Next(jetstream.FetchMaxWait(10 * time.Second))
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no fire on the R3 cluster: %v", fireErr)
 }
 
 // TestNatsconfEmbeddedServer: `scheduler run --server-config` loads

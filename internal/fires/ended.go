@@ -161,31 +161,35 @@ func (l *loop) applyListed(en *entry) {
 	if en.busy || en.lazy {
 		return // its result, or its compile, comes back through plan
 	}
-	ref, ok := l.listedEnds(en)
-	if !ok {
-		return
+	if l.planEnded(en) {
+		l.schedule(en)
 	}
-	if p, ok := packState(endedPlan(ref)); ok {
-		en.setPlan(p)
-	}
-	l.schedule(en)
 }
 
-// endedPlan is the plan of a one-shot that its ended list stands for: no
-// next slot, ended, one fire. (Its claim is in the list; the record a
-// worker writes from it has it: endedState.)
-func endedPlan(ref endedRef) *kvstore.State {
-	return &kvstore.State{Ended: true, Fires: 1, UpdatedAt: unixNano(ref.list.at), Owner: ref.list.owner}
+// planEnded gives en, if its ended list stands for it (listedEnds), the
+// plan of an ended one-shot: no next slot, ended, one fire. (Its claim is
+// in the list; the record a worker writes from it has it: endedState.)
+func (l *loop) planEnded(en *entry) bool {
+	ref, ok := l.listedEnds(en)
+	if !ok {
+		return false
+	}
+	p, ok := packState(&kvstore.State{Ended: true, Fires: 1, UpdatedAt: unixNano(ref.list.at), Owner: ref.list.owner})
+	if ok {
+		en.setPlan(p)
+	}
+	return ok
 }
 
 // endedState is the state record ref stands for, over st (a record an
 // operator created, or a plan): the recurrence ended, the list's claim
 // on the slot, settled by the fire's sequence.
 func endedState(st kvstore.State, ref endedRef, plan string, now time.Time, instance string) kvstore.State {
-	at := unixNano(ref.list.at)
+	listed := kvstore.EndedSlot{Slot: unixNano(ref.slot), Seq: ref.seq, Window: ref.window}.
+		State(plan, kvstore.Ended{Owner: ref.list.owner, At: unixNano(ref.list.at)})
 	st.Plan, st.Next, st.Ended, st.NextReason, st.NextNominal = plan, time.Time{}, true, "", time.Time{}
-	st.Fires = max(st.Fires, 1)
-	st.Claim = &kvstore.Claim{Slot: unixNano(ref.slot), Token: "ended", Owner: ref.list.owner, At: at, Expires: at, Seq: ref.seq, Window: ref.window}
+	st.Fires = max(st.Fires, listed.Fires)
+	st.Claim = listed.Claim
 	st.UpdatedAt, st.Owner = now.UTC(), instance
 	return st
 }

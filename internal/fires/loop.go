@@ -678,11 +678,7 @@ func (l *loop) applyResult(r result) {
 	}
 	switch {
 	case r.listed:
-		if ref, ok := l.listedEnds(en); ok {
-			if p, ok := packState(endedPlan(ref)); ok {
-				en.setPlan(p)
-			}
-		}
+		l.planEnded(en)
 	case r.lagged:
 		l.lagged(en, r.state, l.e.cfg.Clock.Now())
 	case r.removed || r.absent:
@@ -837,11 +833,8 @@ func (l *loop) schedule(en *entry) {
 // is left to a worker, which writes it at once so that the skips are in
 // the ledger now, not at the first fire.
 func (l *loop) plan(en *entry, now time.Time) {
-	if ref, ok := l.listedEnds(en); ok {
-		if p, ok := packState(endedPlan(ref)); ok {
-			en.setPlan(p) // its fire is in an ended list (ended.go)
-			return
-		}
+	if l.planEnded(en) {
+		return // its fire is in an ended list (ended.go)
 	}
 	d := Decide(l.e.entryInput(en, now, &l.scratch))
 	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
