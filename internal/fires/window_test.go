@@ -125,7 +125,10 @@ func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 
 // A server whose max_payload is too small for a window record refuses
 // it: the window's slots go per slot at once (every one fires, once) and
-// the next windows are smaller, down to what the server takes.
+// the next windows are smaller, down to what the server takes. The ended
+// lists of those windows (a little larger than their window records) may
+// be refused too: their one-shots are then recorded one by one; each
+// ends, by its record or its list.
 func TestWindowTooLargeForTheServer(t *testing.T) {
 	t.Parallel()
 	srv := natstest.StartWith(t, &server.Options{MaxPayload: 4 << 10})
@@ -138,7 +141,7 @@ func TestWindowTooLargeForTheServer(t *testing.T) {
 			refused.Add(1)
 		}
 	}
-	h.engine(fires.Config{WindowBusy: -1, StepHook: hook})
+	h.engine(fires.Config{WindowBusy: -1, StepHook: hook, EndedLists: true})
 	ctx := context.Background()
 	shards, err := store.Shards(ctx)
 	if err != nil {
@@ -167,6 +170,29 @@ func TestWindowTooLargeForTheServer(t *testing.T) {
 	}
 	if refused.Load() == 0 {
 		t.Error("no window record was refused: the test did not make one too large")
+	}
+	err = testwait.Until(20*time.Second, "every one-shot ended, by its record or its list", func() error {
+		for _, id := range ids {
+			st, _, err := store.GetState(ctx, id)
+			if errors.Is(err, kvstore.ErrNotFound) {
+				spec, serr := store.GetSpec(ctx, id)
+				if serr != nil {
+					return serr
+				}
+				st, _ = fires.ListedState(ctx, store, spec, "")
+				err = nil
+			}
+			if err != nil {
+				return err
+			}
+			if !st.Ended {
+				return fmt.Errorf("%s has not ended: %+v", id, st)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Error(err)
 	}
 }
 
