@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"time"
@@ -95,9 +96,7 @@ func countListed(ctx context.Context, leases jetstream.KeyValue, seen map[string
 				continue
 			}
 			if e, err := leases.Get(ctx, k); err == nil {
-				if l, err := kvstore.DecodeEnded(e.Value()); err == nil {
-					seen[k] = len(l.Slots)
-				}
+				seen[k] = endedSlots(e.Value())
 			}
 		}
 		_ = keys.Stop()
@@ -107,6 +106,15 @@ func countListed(ctx context.Context, leases jetstream.KeyValue, seen map[string
 		total += c
 	}
 	return total
+}
+
+// endedSlots counts the slots of an ended list's record without decoding
+// it: decoding every list (100,000 slots for the herd) cost the bench
+// ~0.1 s of CPU, charged to the scheduler's CPU per 1,000 fires. Each
+// slot is an object whose first key is "schedule" (kvstore.EndedSlot);
+// an id cannot hold a quote.
+func endedSlots(record []byte) int {
+	return bytes.Count(record, []byte(`{"schedule":`))
 }
 
 // join joins two notes.
