@@ -207,14 +207,15 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 			continue
 		}
 		c := kvstore.Claim{Slot: utc(d.Slot), Token: win.Token, Owner: win.Owner, At: win.At, Expires: win.Expires, Window: name}
-		if prev := *j.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
+		if prev := j.state; prev.NextReason != "" && d.Slot.Equal(prev.Next) {
 			c.Reason, c.Note, c.Nominal = kvstore.ReasonMoved, prev.NextReason, prev.NextNominal
 		}
-		st := w.next(&r, now)
-		setNext(&st, d)
-		st.Fires++
-		slab = append(slab, windowItem{j: j, r: r, st: st, claim: c})
-		items = append(items, &slab[len(slab)-1])
+		slab = append(slab, windowItem{j: j, r: r, claim: c})
+		it := &slab[len(slab)-1] // the state built in place: it is ~300 bytes
+		it.st = w.next(&r, now)
+		setNext(&it.st, d)
+		it.st.Fires++
+		items = append(items, it)
 		win.Slots = append(win.Slots, kvstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
 	}
 	if len(items) == 0 {
