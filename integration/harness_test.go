@@ -670,7 +670,7 @@ func waitOneShotsEnded(t *testing.T, store *kvstore.Store, ids []string, timeout
 			if errors.Is(err, kvstore.ErrNotFound) {
 				// An ended list may stand for its record (--ended-lists).
 				if spec, serr := store.GetSpec(context.Background(), id); serr == nil {
-					st, _ = fires.ListedState(context.Background(), store, spec, "")
+					st, _ = fires.ListedState(context.Background(), store, store.NewEndedReader(), spec, "")
 					err = nil
 				}
 			}

@@ -228,16 +228,14 @@ func sameOneShot(ctx context.Context, store *kvstore.Store, id string, written, 
 // ListedState is the ended state record an ended list stands for, for
 // readers that are not the shard's owner (schedule get): spec entry e
 // is a one-shot without a record, listed with its time, and the same
-// one-shot as the list's (listedApplies). plan is its compiled plan.
-func ListedState(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, plan string) (kvstore.State, bool) {
+// one-shot as the list's (listedApplies). plan is its compiled plan;
+// lists reads the ended lists (one reader for all the schedules of a
+// reply).
+func ListedState(ctx context.Context, store *kvstore.Store, lists *kvstore.EndedReader, e kvstore.SpecEntry, plan string) (kvstore.State, bool) {
 	if e.Spec.At == nil {
 		return kvstore.State{}, false
 	}
-	shards, err := store.Shards(ctx)
-	if err != nil {
-		return kvstore.State{}, false
-	}
-	s, l, ok, err := store.EndedSlotOf(ctx, e.ID, shards)
+	s, l, ok, err := lists.SlotOf(ctx, e.ID)
 	if err != nil || !ok || !s.Slot.Equal(*e.Spec.At) {
 		return kvstore.State{}, false
 	}

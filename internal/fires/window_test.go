@@ -179,7 +179,7 @@ func TestWindowTooLargeForTheServer(t *testing.T) {
 				if serr != nil {
 					return serr
 				}
-				st, _ = fires.ListedState(ctx, store, spec, "")
+				st, _ = fires.ListedState(ctx, store, store.NewEndedReader(), spec, "")
 				err = nil
 			}
 			if err != nil {

@@ -170,13 +170,14 @@ func schedulePage[T any](ctx context.Context, h handlers, body []byte, conv func
 		return nil, page{}, err
 	}
 	p := h.cat.find(false, q)
+	lists := h.store.NewEndedReader() // each shard's ended lists read once for the page
 	items := fetch(ctx, p.keys, func(ctx context.Context, id string) (T, bool) {
 		e, err := h.store.GetSpec(ctx, id)
 		if err != nil && e.ID == "" {
 			var zero T
 			return zero, false // removed since the page was cut
 		}
-		return conv(Info(ctx, h.store, e, err)), true
+		return conv(info(ctx, h.store, lists, e, err)), true
 	})
 	return items, p, nil
 }

@@ -30,6 +30,12 @@ type ScheduleInfo struct {
 
 // Info reads the state and the last slot's ledger entry of a spec.
 func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
+	return info(ctx, store, store.NewEndedReader(), e, decodeErr)
+}
+
+// info is Info with the ended lists read by lists, which a page of a
+// listing shares among its schedules.
+func info(ctx context.Context, store *kvstore.Store, lists *kvstore.EndedReader, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
 	v := ScheduleInfo{ID: e.ID, Revision: e.Revision, Spec: e.Spec}
 	if decodeErr == nil {
 		decodeErr = e.Spec.Validate(e.ID)
@@ -58,7 +64,7 @@ func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decode
 		}
 		// One fired in a window may have no record of its own for good:
 		// an ended list stands for it (fires.Config.EndedLists).
-		if ended, ok := fires.ListedState(ctx, store, e, st.Plan); ok {
+		if ended, ok := fires.ListedState(ctx, store, lists, e, st.Plan); ok {
 			*v.State = ended
 			slot := ended.Claim.Slot
 			v.Planned, v.LastSlot, v.LastStatus = false, &slot, string(kvstore.TickDispatched)

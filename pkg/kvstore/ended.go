@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -170,14 +171,8 @@ func (s *Store) DeleteEnded(ctx context.Context, key string, rev uint64) error {
 	return nil
 }
 
-// EndedSlotOf looks for schedule id's slot in the ended lists of its
-// shard (shards: the fleet's shard count), for readers that are not the
-// shard's owner. ok is false when no list names it.
-func (s *Store) EndedSlotOf(ctx context.Context, id string, shards int) (slot EndedSlot, list Ended, ok bool, err error) {
-	lists, err := s.EndedLists(ctx, ShardOf(id, shards), nil)
-	if err != nil {
-		return EndedSlot{}, Ended{}, false, err
-	}
+// endedSlotIn is id's latest slot in lists, if one names it.
+func endedSlotIn(lists []EndedEntry, id string) (slot EndedSlot, list Ended, ok bool) {
 	for _, e := range lists {
 		for _, sl := range e.List.Slots {
 			if sl.Schedule == id && (!ok || sl.Slot.After(slot.Slot)) {
@@ -185,5 +180,53 @@ func (s *Store) EndedSlotOf(ctx context.Context, id string, shards int) (slot En
 			}
 		}
 	}
+	return slot, list, ok
+}
+
+// EndedReader looks schedules up in the ended lists of their shards, for
+// readers that are not a shard's owner (schedule get, listings). It reads
+// the fleet's shard count and each shard's lists at most once: a page of
+// a listing would otherwise read a shard's every list once per schedule.
+// What it read is as of its first look at the shard. Safe for concurrent
+// use; made per reply, not kept.
+type EndedReader struct {
+	store  *Store
+	mu     sync.Mutex
+	shards *endedRead[int]
+	lists  map[int]*endedRead[[]EndedEntry]
+}
+
+// endedRead is one read an EndedReader makes once.
+type endedRead[T any] struct {
+	once sync.Once
+	v    T
+	err  error
+}
+
+// NewEndedReader returns an EndedReader on s.
+func (s *Store) NewEndedReader() *EndedReader {
+	return &EndedReader{store: s, shards: &endedRead[int]{}, lists: map[int]*endedRead[[]EndedEntry]{}}
+}
+
+// SlotOf is schedule id's latest slot in the ended lists of its shard;
+// ok is false when no list names it.
+func (r *EndedReader) SlotOf(ctx context.Context, id string) (slot EndedSlot, list Ended, ok bool, err error) {
+	r.shards.once.Do(func() { r.shards.v, r.shards.err = r.store.Shards(ctx) })
+	if r.shards.err != nil {
+		return EndedSlot{}, Ended{}, false, r.shards.err
+	}
+	shard := ShardOf(id, r.shards.v)
+	r.mu.Lock()
+	read, seen := r.lists[shard]
+	if !seen {
+		read = &endedRead[[]EndedEntry]{}
+		r.lists[shard] = read
+	}
+	r.mu.Unlock()
+	read.once.Do(func() { read.v, read.err = r.store.EndedLists(ctx, shard, nil) })
+	if read.err != nil {
+		return EndedSlot{}, Ended{}, false, read.err
+	}
+	slot, list, ok = endedSlotIn(read.v, id)
 	return slot, list, ok, nil
 }

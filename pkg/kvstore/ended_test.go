@@ -3,6 +3,7 @@ package kvstore_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -74,5 +75,60 @@ func TestEndedLists(t *testing.T) {
 	}
 	if lists, err := store.EndedLists(ctx, 3, nil); err != nil || len(lists) != 0 {
 		t.Errorf("after the delete: %+v, %v; want none", lists, err)
+	}
+}
+
+// An EndedReader finds a schedule's latest listed slot in its shard's
+// lists, reads each shard once (a list written after its first look at
+// the shard is not seen; a new reader sees it), and says when no list
+// names a schedule.
+func TestEndedReader(t *testing.T) {
+	_, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	shards, err := store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three ids of one shard, and one of another.
+	var same []string
+	var other string
+	for i := 0; len(same) < 3 || other == ""; i++ {
+		id := "r" + strconv.Itoa(i)
+		switch {
+		case kvstore.ShardOf(id, shards) == kvstore.ShardOf("r0", shards) && len(same) < 3:
+			same = append(same, id)
+		case kvstore.ShardOf(id, shards) != kvstore.ShardOf("r0", shards) && other == "":
+			other = id
+		}
+	}
+	shard := kvstore.ShardOf(same[0], shards)
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	put := func(shard int, token string, slots ...kvstore.EndedSlot) {
+		t.Helper()
+		if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at, Slots: slots}, token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(shard, "t1", kvstore.EndedSlot{Schedule: same[0], Slot: at.Add(-2 * time.Second), Seq: 1, Window: "w/1"})
+	put(shard, "t2", kvstore.EndedSlot{Schedule: same[0], Slot: at.Add(-time.Second), Seq: 2, Window: "w/2"})
+	put(kvstore.ShardOf(other, shards), "t3", kvstore.EndedSlot{Schedule: other, Slot: at.Add(-time.Second), Seq: 3, Window: "w/3"})
+
+	r := store.NewEndedReader()
+	s, l, ok, err := r.SlotOf(ctx, same[0])
+	if err != nil || !ok || s.Seq != 2 || !s.Slot.Equal(at.Add(-time.Second)) || l.Owner != "s1" {
+		t.Fatalf("SlotOf(%s) = %+v, %+v, %v, %v; want its latest slot, seq 2", same[0], s, l, ok, err)
+	}
+	if _, _, ok, err := r.SlotOf(ctx, same[1]); err != nil || ok {
+		t.Fatalf("SlotOf(%s), in no list: ok %v, %v", same[1], ok, err)
+	}
+	if s, _, ok, err := r.SlotOf(ctx, other); err != nil || !ok || s.Seq != 3 {
+		t.Fatalf("SlotOf(%s), another shard: %+v, %v, %v", other, s, ok, err)
+	}
+	put(shard, "t4", kvstore.EndedSlot{Schedule: same[2], Slot: at, Seq: 4, Window: "w/4"})
+	if _, _, ok, err := r.SlotOf(ctx, same[2]); err != nil || ok {
+		t.Errorf("SlotOf(%s) from a reader that had read its shard: ok %v, %v; want the shard as first read", same[2], ok, err)
+	}
+	if s, _, ok, err := store.NewEndedReader().SlotOf(ctx, same[2]); err != nil || !ok || s.Seq != 4 {
+		t.Errorf("SlotOf(%s) from a new reader: %+v, %v, %v; want seq 4", same[2], s, ok, err)
 	}
 }
