@@ -8,7 +8,7 @@ import (
 
 func TestFlatRule(t *testing.T) {
 	rule := flatRule{warmFirst: 2 * time.Minute, warmRestart: time.Minute, window: 2 * time.Minute,
-		rss: tolerance{pct: 15}, goroutines: tolerance{pct: 10}, fds: tolerance{abs: 5}}
+		rss: tolerance{pct: 15}, heap: tolerance{pct: 15, abs: 16}, goroutines: tolerance{pct: 10}, fds: tolerance{abs: 5}}
 	// series is a sample every 10s for life, with levels by age.
 	series := func(life time.Duration, f func(age time.Duration) sample) []sample {
 		var out []sample
@@ -19,7 +19,9 @@ func TestFlatRule(t *testing.T) {
 		}
 		return out
 	}
-	flat := func(time.Duration) sample { return sample{rssKiB: 100 << 10, goroutines: 100, fds: 30} }
+	flat := func(time.Duration) sample {
+		return sample{rssKiB: 100 << 10, heapGoalKiB: 60 << 10, goroutines: 100, fds: 30}
+	}
 	for _, tc := range []struct {
 		name   string
 		life   time.Duration
@@ -74,6 +76,30 @@ func TestFlatRule(t *testing.T) {
 			}
 			return s
 		}, true, []string{"RSS rose"}},
+		{"one high RSS sample in the last third is not a level", 10 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			if age == 9*time.Minute {
+				s.rssKiB = 130 << 10 // +30%, once
+			}
+			return s
+		}, true, nil},
+		{"a high RSS in every span of the last third is", 10 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			if age > 7*time.Minute && age%time.Minute == 0 {
+				s.rssKiB = 130 << 10 // +30%, once a minute
+			}
+			return s
+		}, true, []string{"RSS rose"}},
+		{"heap leak", 20 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			s.heapGoalKiB += int64(age/time.Second) * 50 // 3 MiB a minute: 60 -> 120 MiB
+			return s
+		}, true, []string{"heap goal rose"}},
+		{"the heap goal's swing is not a leak", 10 * time.Minute, true, func(age time.Duration) sample {
+			s := flat(age)
+			s.heapGoalKiB = int64(47<<10) + int64(age/(10*time.Second)%4)*(8<<10) // 47..71 MiB
+			return s
+		}, true, nil},
 		{"too short", 5 * time.Minute, true, flat, false, nil},
 		{"restarted, long enough", 270 * time.Second, false, flat, true, nil},
 		{"restarted, too short", 4 * time.Minute, false, flat, false, nil},

@@ -28,6 +28,11 @@ import (
 var soakRule = flatRule{
 	warmFirst: 4 * time.Minute, warmRestart: 3 * time.Minute, window: 2 * time.Minute,
 	rss: tolerance{pct: 15}, goroutines: tolerance{pct: 10}, fds: tolerance{abs: 5},
+	// The heap goal of a ~25 MiB live heap moves by a collection's
+	// floating garbage (47-73 MiB within the same minutes): abs keeps that
+	// from reading as a leak, which at the soak's own past leak (~15 MiB
+	// a minute) passes it within two minutes.
+	heap: tolerance{pct: 15, abs: 16},
 }
 
 // TestSoak runs the fleet for JETSCHED_SOAK (10m, 1h) under chaos and
