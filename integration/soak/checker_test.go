@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +20,9 @@ import (
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
+
+// fireStream is the stream the checker reads.
+const fireStream = "SCHED_FIRES"
 
 // checker is used by one goroutine at a time (the monitor while it runs,
 // then the test).
@@ -44,7 +48,7 @@ type minuteStat struct {
 }
 
 func newChecker(js jetstream.JetStream, origin time.Time) *checker {
-	return &checker{reader: faulttest.NewFireReader(js, "SCHED_FIRES"), origin: origin,
+	return &checker{reader: faulttest.NewFireReader(js, fireStream), origin: origin,
 		regular: map[string][]int64{}, latest: map[string]int64{}, extra: map[string]int{}, reasons: map[string]int{},
 		minutes: map[int]map[string]*minuteStat{}}
 }
@@ -124,4 +128,38 @@ func percentile(sorted []float64, p float64) float64 {
 	}
 	i := int(math.Ceil(p/100*float64(len(sorted)))) - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// explainFires reads the whole stream again (headers only, on a reader of its
+// own) and describes every message of the slot ids given: when it was
+// stored and dispatched, by which instance, why, and its other headers.
+// A duplicate or a slot fired that the timeline did not allow is then
+// told apart (which instance, how late, under which claim) without
+// keeping that much for each of millions of fires during the run.
+func explainFires(ctx context.Context, js jetstream.JetStream, slotIDs []string) ([]string, error) {
+	want := map[string]bool{}
+	for _, id := range slotIDs {
+		want[id] = true
+	}
+	r := faulttest.NewFireReader(js, fireStream)
+	var out []string
+	err := r.Sync(ctx, func(h nats.Header, md *jetstream.MsgMetadata) {
+		id := h.Get(kvstore.HeaderMsgID)
+		if !want[id] {
+			return
+		}
+		var rest []string
+		for k, vs := range h {
+			switch k {
+			case kvstore.HeaderMsgID, kvstore.HeaderInstance, kvstore.HeaderDispatchedAt, kvstore.HeaderReason:
+			default:
+				rest = append(rest, k+"="+strings.Join(vs, ","))
+			}
+		}
+		slices.Sort(rest)
+		out = append(out, fmt.Sprintf("%s: seq %d stored %s instance %s dispatched %s reason %q; %s", id, md.Sequence.Stream,
+			md.Timestamp.UTC().Format("15:04:05.000"), h.Get(kvstore.HeaderInstance), h.Get(kvstore.HeaderDispatchedAt),
+			h.Get(kvstore.HeaderReason), strings.Join(rest, " ")))
+	})
+	return out, err
 }

@@ -114,6 +114,17 @@ func TestSoak(t *testing.T) {
 	settle(t, check, scheds, ch, tEnd)
 	v := judge(check, scheds, ch, tEnd)
 	v.report(t, dur, restarts, ch)
+	if len(v.flagged) > 0 {
+		ectx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+		lines, err := explainFires(ectx, cjs, v.flagged)
+		cancel()
+		for _, l := range lines {
+			t.Logf("soak: flagged fire %s", l)
+		}
+		if err != nil {
+			t.Errorf("soak: reading the flagged fires again: %v", err)
+		}
+	}
 	for _, e := range append(errs.all(), ch.errs...) {
 		t.Errorf("soak: %s", e)
 	}

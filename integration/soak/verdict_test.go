@@ -68,6 +68,7 @@ type verdict struct {
 	byClass            map[string]*tally // "sec untouched", "ten touched", ...
 	all                tally
 	examples           []string
+	flagged            []string // the slot ids of the examples (duplicate, unexpected: explainFlagged)
 	extraWant, extraIn int
 	extraDup, extraOff []string // extra slots fired twice, or never asked for
 	extraLost          []string
@@ -100,8 +101,12 @@ func judge(c *checker, scheds []*soakSchedule, ch *chaos, tEnd time.Time) verdic
 		}{{"lost", r.lostSlots}, {"duplicate", r.dupSlots}, {"unexpected", r.unexpectedSlots}} {
 			for _, ms := range first(ex.slots, 3) {
 				if len(v.examples) < 30 {
+					slotID := kvstore.SlotID(s.id, time.UnixMilli(ms))
 					v.examples = append(v.examples, fmt.Sprintf("%s %s (%s; timeline %s)", ex.what,
-						kvstore.SlotID(s.id, time.UnixMilli(ms)), time.UnixMilli(ms).UTC().Format("15:04:05.000"), s.describe()))
+						slotID, time.UnixMilli(ms).UTC().Format("15:04:05.000"), s.describe()))
+					if ex.what != "lost" {
+						v.flagged = append(v.flagged, slotID)
+					}
 				}
 			}
 		}
