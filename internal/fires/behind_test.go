@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -86,8 +88,16 @@ func TestOwnerDiesWithRecordsBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var logs testlog.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the engines' logs:\n%s", logs.String())
+		}
+	})
 	cfg := fires.Config{WindowBusy: -1, StateInterval: time.Hour, LeaseTTL: 2 * time.Second, ClaimTTL: time.Second}
 	crashCfg := cfg
+	crashCfg.Logger, cfg.Logger = log, log // (each logs its instance)
 	crashCfg.Store, crashCfg.Instance = store, "dies"
 	testwait.Done(t, 10*time.Second, "the first owner's index", h.startLoading(crashCfg).Ready())
 	for _, id := range ids {
@@ -129,8 +139,12 @@ func TestOwnerDiesWithRecordsBehind(t *testing.T) {
 	for _, id := range ids {
 		h.onceEachSlot(id)
 		st, _ := h.record(id)
-		if n := uint64(len(h.of(id))); st.Fires != n {
-			t.Errorf("%s: record counts %d fires, the stream holds %d", id, st.Fires, n)
+		if fs := h.of(id); st.Fires != uint64(len(fs)) {
+			var slots []string
+			for _, f := range fs {
+				slots = append(slots, fmt.Sprintf("%s#%d by %s", f.meta.ScheduledAt.Format("15:04:05"), f.seq, f.meta.Instance))
+			}
+			t.Errorf("%s: record counts %d fires, the stream holds %d: %v; record %+v", id, st.Fires, len(fs), slots, st)
 		}
 	}
 }

@@ -94,6 +94,14 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 		// re-plan moves on from now).
 		return nil, 0, nil
 	}
+	if cl := st.Claim; cl != nil && cl.SlotID == "" && !cl.Slot.Before(f.Slot) {
+		// The record's claim is that fire (or a later slot): the record
+		// counts it already, and only its next slot has not moved past
+		// it yet (a window record's check wrote the catch-up: demote).
+		// Decide moves past the claim; counting the slots again would
+		// count them twice.
+		return nil, 0, nil
+	}
 	up := *st
 	for s := st.Next; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; s = c.Schedule.Next(s) {
 		n++
@@ -109,9 +117,10 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 // it once it has read the fire stream (see above): a recurring schedule's
 // record behind its fires (left behind, Config.StateInterval, or put
 // back) shows the stream's last fire as its claim, the fires in between
-// counted, and the slot after it as next. Any other record, and any that
-// cannot be checked, is returned as it is. For readers of the bucket (the
-// admin API's schedule.get).
+// counted, and the slot after it as next; one that took that fire as its
+// claim already shows the slot after it as next. Any other record, and any
+// that cannot be checked, is returned as it is. For readers of the bucket
+// (the admin API's schedule.get).
 func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st kvstore.State, now time.Time) kvstore.State {
 	c := st.Claim
 	if e.Spec.At != nil || c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() || st.Ended || st.Next.IsZero() || st.Next.After(now) {
@@ -123,8 +132,13 @@ func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st
 	}
 	sc := schedOf(compiled, nil)
 	caught, _, err := behindStream(ctx, store, e.ID, sc, &st)
-	if err != nil || caught == nil {
+	switch {
+	case err != nil:
 		return st
+	case caught == nil && st.Next.After(c.Slot):
+		return st
+	case caught == nil:
+		caught = &st // caught up already, its next slot not moved past its claim yet
 	}
 	d := Decide(Input{Now: now, Plan: sc.Plan, Policy: sc.policy(), Schedule: sc.Schedule, State: caught, MisfireThreshold: DefaultMisfireThreshold})
 	if d.Action == ActReplan {

@@ -3,6 +3,7 @@ package fires_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -145,4 +146,57 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// A record that already took the stream's last fire as its claim, its
+// next slot not moved past it yet (what the check of a window record
+// writes when the record was behind: see demote), is not behind the
+// stream: the fires up to that claim are counted once, by whoever wrote
+// it, not again by the reader (schedule.get) nor by the next owner.
+// (Counted twice, the record of issue 26's CI run said 13 fires where
+// the stream held 9.)
+func TestRecordCaughtUpOnceIsNotCaughtUpAgain(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	ctx := context.Background()
+	cfg := fires.Config{WindowBusy: -1, Instance: "s1", LeaseTTL: 2 * time.Second, ClaimTTL: time.Second}
+	first := h.engine(cfg)
+	h.put("once", kvstore.Spec{Workflow: "wf", Every: "1s"})
+	h.waitFires("once", 15*time.Second, atLeast(5))
+	if err := first.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.allFires()
+	fs := h.of("once")
+	last := fs[len(fs)-1]
+	// The record as the check of a window record leaves it: the stream's
+	// last fire as its settled claim and every fire counted, its next
+	// slot still three slots back.
+	h.forgeState("once", func(st *kvstore.State) {
+		at := last.meta.DispatchedAt.UTC()
+		st.Claim = &kvstore.Claim{Slot: last.meta.ScheduledAt.UTC(), Token: "stream-" + strconv.FormatUint(last.seq, 10), Owner: "s0",
+			At: at, Expires: at, Seq: last.seq, Window: kvstore.ClaimFromStream}
+		st.Next = last.meta.ScheduledAt.Add(-3 * time.Second).UTC()
+		st.Fires = uint64(len(fs))
+		st.Owner = "s0"
+	})
+	spec, err := h.store.GetSpec(ctx, "once")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := h.record("once")
+	if up := fires.CaughtUp(ctx, h.store, spec, st, time.Now()); up.Fires != uint64(len(fs)) || !up.Next.After(last.meta.ScheduledAt) {
+		t.Errorf("a reader is shown fires %d, next %v; the stream holds %d fires, the last at %v", up.Fires, up.Next, len(fs), last.meta.ScheduledAt)
+	}
+	cfg.Instance = "s2"
+	next := h.engine(cfg)
+	h.firesAfter("once", last.meta.ScheduledAt, 20*time.Second)
+	if err := next.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.allFires()
+	h.onceEachSlot("once")
+	if st, _ := h.record("once"); st.Fires != uint64(len(h.of("once"))) {
+		t.Errorf("the next owner's record counts %d fires, the stream holds %d", st.Fires, len(h.of("once")))
+	}
 }
