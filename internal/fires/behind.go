@@ -116,7 +116,11 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 // sendBehind hands out the records left behind whose wait has passed
 // (behindDelay; all of them when all is set, or when a member does not check records
 // against the stream; a shard's all when it is being handed back), a
-// window's worth per shard at a time, as long as workers are free.
+// window's worth per shard at a time, as long as workers are free. A
+// shard this instance does not own keeps its queue for when it owns it
+// again (its new owner's record, once applied, ends the marks its fires
+// show: mergeBehind); one whose last record job failed waits for
+// lagRetry.
 func (l *loop) sendBehind(now time.Time, all bool) {
 	if len(l.lagQ) == 0 {
 		return
@@ -126,7 +130,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.recording[shard] {
+		if l.win.recording[shard] || !l.behindSendable(shard, now) {
 			continue
 		}
 		var items []*windowItem
@@ -176,12 +180,15 @@ func (l *loop) nextBehind() time.Time {
 	var first time.Time
 	reads := l.e.leases.fleetReads()
 	for shard, q := range l.lagQ {
-		if len(q) == 0 || l.win.recording[shard] {
+		if len(q) == 0 || l.win.recording[shard] || !l.e.leases.owns(shard) {
 			continue
 		}
 		at := q[0].since.Add(l.behindDelay(shard))
 		if !reads || l.handingBack(shard) {
 			at = q[0].since // due now (a member cannot read them, or the shard goes)
+		}
+		if retry := l.lagRetry[shard]; at.Before(retry) {
+			at = retry
 		}
 		if first.IsZero() || at.Before(first) {
 			first = at
@@ -209,13 +216,32 @@ func behindDelay(interval time.Duration, shard, shards int) time.Duration {
 	return interval - time.Duration(int64(half)*int64(min(shard, shards-1))/int64(shards))
 }
 
+// behindSendable reports whether shard's records left behind may be
+// sent now: the shard is this instance's and not waiting for lagRetry.
+func (l *loop) behindSendable(shard int, now time.Time) bool {
+	if !l.e.leases.owns(shard) {
+		return false
+	}
+	if retry, ok := l.lagRetry[shard]; ok {
+		if now.Before(retry) {
+			return false
+		}
+		delete(l.lagRetry, shard)
+	}
+	return true
+}
+
 // behindUnwritten requeues the records left behind that a record job did
 // not write (an error, the lease guard): tried again after the interval,
-// unless the loop is stopping (the next owner finds their fires).
+// and not before windowRetry, unless the loop is stopping (the next owner
+// finds their fires). Without that wait, records due at once (a member
+// that cannot be read, as while NATS is unreachable) were sent again as
+// soon as their job failed: a busy loop for as long as the outage.
 func (l *loop) behindUnwritten(rs []result, shard int, now time.Time) {
 	if l.stopping {
 		return
 	}
+	requeued := false
 	for _, r := range rs {
 		m, ok := l.lag[r.id]
 		if !ok {
@@ -224,5 +250,9 @@ func (l *loop) behindUnwritten(rs []result, shard int, now time.Time) {
 		m.since = now
 		l.lag[r.id] = m
 		l.lagQ[shard] = append(l.lagQ[shard], lagRef{id: r.id, since: now})
+		requeued = true
+	}
+	if requeued {
+		l.lagRetry[shard] = now.Add(windowRetry)
 	}
 }

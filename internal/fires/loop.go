@@ -92,6 +92,9 @@ type loop struct {
 	// first (behind.go).
 	lag  map[string]lagMark
 	lagQ map[int][]lagRef
+	// lagRetry: a shard whose last record job failed sends none before
+	// then (behindUnwritten).
+	lagRetry map[int]time.Time
 	// handBack are the shards being handed back, with their tenure's
 	// generation, and flushing the hand-backs waiting for their records
 	// (handback.go).
@@ -118,6 +121,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		uncounted: make(map[string]uint64),
 		lag:       make(map[string]lagMark),
 		lagQ:      make(map[int][]lagRef),
+		lagRetry:  make(map[int]time.Time),
 		handBack:  make(map[int]uint64),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),

@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"testing"
@@ -374,5 +375,55 @@ func TestRecordsBehindComeDuePerShard(t *testing.T) {
 	}
 	if got := sent(now.Add(late)); len(got) != 1 || got[0] != 0 {
 		t.Fatalf("at the whole interval: sent shards %v, want [0]", got)
+	}
+}
+
+// A record job that fails (NATS unreachable, the lease guard closed) is
+// not sent again before windowRetry, even when every record is due at once
+// (a member that cannot be read): sent again as soon as it failed, it made
+// a busy loop for as long as the outage lasted. A shard this instance no
+// longer owns keeps its records for when it owns it again, and sends none.
+func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
+	l, fake := windowLoopOf(2)
+	l.e.cfg.StateInterval = 10 * time.Second
+	l.e.leases.allRead.Store(false) // a member not read: every record due now
+	now := fake.Now()
+	ids := []string{idOn(l, 0), idOn(l, 1)}
+	for _, id := range ids {
+		en := addDue(t, l, id)
+		en.setState(&kvstore.State{Next: now.Add(time.Hour), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
+			Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
+		l.lagged(en, en.current(), now)
+	}
+	delete(l.e.leases.held, 1) // shard 1 lost
+	sent := func(at time.Time) []int {
+		l.sendBehind(at, false)
+		var shards []int
+		for len(l.jobs) > 0 {
+			j := <-l.jobs
+			shards = append(shards, j.window.shard)
+		}
+		return shards
+	}
+	if got := sent(now); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("sent shards %v, want [0] (shard 1 is not owned)", got)
+	}
+	if next := l.nextBehind(); !next.IsZero() {
+		t.Errorf("next record due at %v with shard 0's out and shard 1 not owned: want none", next)
+	}
+	// Shard 0's job fails: its record is queued again, not sent at once.
+	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0, err: errors.New("nats: connection closed"),
+		results: []result{{id: ids[0], state: l.entries[ids[0]].current(), stateRev: 0}}}})
+	if got := sent(now); len(got) != 0 {
+		t.Fatalf("right after the failure: sent shards %v", got)
+	}
+	if next := l.nextBehind(); !next.Equal(now.Add(windowRetry)) {
+		t.Errorf("next record due at %v, want the retry at %v", next, now.Add(windowRetry))
+	}
+	if got := sent(now.Add(windowRetry)); len(got) != 1 || got[0] != 0 {
+		t.Fatalf("at the retry: sent shards %v, want [0]", got)
+	}
+	if _, ok := l.lag[ids[1]]; !ok || len(l.lagQ[1]) != 1 {
+		t.Errorf("shard 1's record left behind was dropped: mark %v, queue %v", ok, l.lagQ[1])
 	}
 }
