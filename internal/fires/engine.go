@@ -463,9 +463,11 @@ type job struct {
 	state    *kvstore.State
 	stateRev uint64
 	planned  bool // state is the loop's plan, not a stored record (see entry)
-	settled  string
-	checked  string
-	remove   bool
+	// specRev is the revision of the spec compiled (see specCurrent).
+	specRev uint64
+	settled string
+	checked string
+	remove  bool
 	// removedAt is when the spec was deleted (a remove job).
 	removedAt time.Time
 	dones     []doneReport
@@ -503,6 +505,10 @@ type result struct {
 	// absent: the worker found the state record deleted; state and
 	// stateRev are nil and 0, and the loop decides again from scratch.
 	absent bool
+	// specStale: the spec the job was given is no longer the stored one
+	// (see specCurrent); the loop looks again once its watch has caught
+	// up.
+	specStale bool
 	// uncounted is what the job could not take back from State.Fires
 	// (it wrote no state): the loop keeps it for the next job.
 	uncounted uint64

@@ -721,6 +721,13 @@ func (l *loop) applyResult(r result) {
 		l.compile(en)
 		return
 	}
+	if r.specStale {
+		// Its spec's delete, or a newer revision, is on its way in the
+		// watch, which removes or re-plans it; looked at again in case
+		// the read that said so was behind.
+		l.lookAgain(en, specRecheck)
+		return
+	}
 	if errors.Is(r.err, errNotOwned) {
 		// Its shard's guard closed while the job waited or worked: no
 		// failure of the schedule; it is parked until the shard is owned.
@@ -1054,6 +1061,10 @@ func (l *loop) lookAgain(en *entry, d time.Duration) {
 		l.index.Set(en, at)
 	}
 }
+
+// specRecheck is how soon a schedule whose spec was found stale
+// (result.specStale) is looked at again if the watch brought nothing.
+const specRecheck = time.Second
 
 // stallAfter is how many consecutive failed attempts flag a schedule as
 // stalled (an event and a warning; the overdue metric shows it too). It

@@ -193,9 +193,11 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	for i := range wj.items {
 		j := &wj.items[i]
 		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
-		if lags[i] {
+		if lags[i] || j.planned && j.stateRev > 0 {
 			// Behind the stream, or not looked up: the per-slot path
-			// writes the catch-up (or tries the lookup again).
+			// writes the catch-up (or tries the lookup again). Or its
+			// record was deleted: the per-slot path checks its spec first
+			// (specCurrent).
 			out.declined = append(out.declined, j.id)
 			out.results = append(out.results, r)
 			continue

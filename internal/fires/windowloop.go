@@ -272,7 +272,7 @@ func (l *loop) unqueue(shard int, owned bool) {
 // snapshot is en's job.
 func (l *loop) snapshot(en *entry, now time.Time) job {
 	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
-		planned: !en.hasRecord(), settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
+		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now)
 	j.lag = l.mayLeaveBehind(&j)
 	if ref, ok := l.listed(en); ok {

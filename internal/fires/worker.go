@@ -44,6 +44,17 @@ func (w worker) steps(ctx context.Context, j job) result {
 	if len(j.dones) > 0 && r.state != nil && !r.planned {
 		w.applyDones(ctx, j, &r)
 	}
+	if j.planned && j.stateRev > 0 {
+		switch ok, err := w.specCurrent(ctx, j); {
+		case err != nil:
+			r.err = err
+			return r
+		case !ok:
+			r.specStale = true
+			w.e.step(StepSpecStale)
+			return r
+		}
+	}
 	if j.verify && !w.catchUp(ctx, j, &r) {
 		return r
 	}
@@ -98,6 +109,34 @@ func (w worker) steps(ctx context.Context, j job) result {
 		r.err = fmt.Errorf("fire: state of %s changed at each of %d steps: %w", j.id, maxSteps, kvstore.ErrConflict)
 	}
 	return r
+}
+
+// StepSpecStale: a schedule whose state record was deleted was not planned
+// anew, because its spec is no longer the one this instance holds (a
+// removal whose spec delete its watch has not brought yet: specCurrent).
+const StepSpecStale Step = "spec-stale"
+
+// specCurrent reports whether j's spec is still the stored one. It is
+// asked before a schedule whose state record was deleted (j.stateRev is
+// then the delete marker's, or the record's that a worker found deleted)
+// is decided from a plan: such a delete is most often a removal's (the
+// owner deletes the record of a deleted spec), and this instance's spec
+// watch may bring the spec's delete after its state watch brought the
+// record's (a shard that just moved here, say). Planned from the spec it
+// still held, the schedule was owed its slots from the misfire threshold
+// back, and fired one of them after it was removed: the 1-hour soak of 5
+// December fired a slot 59.6 s late, 3 ms after its schedule was removed.
+// A record deleted by hand leaves the spec current, and the schedule is
+// planned anew as before.
+func (w worker) specCurrent(ctx context.Context, j job) (bool, error) {
+	kv, err := w.e.store.SpecRecord(ctx, j.id)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("fire: spec of %s, to check it before its deleted state record is planned anew: %w", j.id, err)
+	}
+	return kv.Revision() == j.specRev, nil
 }
 
 // catchUp starts r's decision from the fire stream's last fire if r's
