@@ -13,8 +13,9 @@ import (
 
 // TestStoppingCancelsHandlersAndHandsBack: when Start's context ends, or
 // on StopAndCancel, a running handler's context ends (cause: the
-// context's, or ErrStopped); the fire it gives up on is nak'ed at once,
-// not failed, and the next worker gets it again.
+// context's, or ErrStopped); the fire it gives up on is nak'ed, not
+// failed, and the next worker gets it again (half a second later:
+// handBackDelay), well before the consumer's AckWait.
 func TestStoppingCancelsHandlersAndHandsBack(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {

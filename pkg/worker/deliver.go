@@ -154,7 +154,7 @@ func (w *Worker) settle(ctx context.Context, d Delivery, m jetstream.Msg, err er
 		w.metrics.released.With(lv).Inc()
 		log.InfoContext(ctx, "handler ended as the worker stops: handed back for redelivery", "cause", cause, "err", err)
 		<-fetchStopped
-		w.settleOp(ctx, d, "nak", m.Nak)
+		w.settleOp(ctx, d, "nak", func() error { return m.NakWithDelay(handBackDelay) })
 	case d.Last:
 		w.failed(ctx, d, err, log, "giving up after the last delivery: dead-lettered")
 		w.metrics.deadLettered.With(lv).Inc()
@@ -209,13 +209,24 @@ func (w *Worker) malformed(ctx context.Context, d Delivery, m jetstream.Msg, err
 	w.settleOp(ctx, d, "term", func() error { return m.TermWithReason("not a jetsched " + string(d.Kind)) })
 }
 
+// handBackDelay is how long a message a stopping worker hands back waits
+// before it is redelivered. The stop flushes the connection once its
+// fetches have ended, so that the server has seen their pull requests'
+// inboxes go before the nak: a redelivery into a pull request going away
+// waits out AckWait. But nats.go's Fetch unsubscribes its inbox just after
+// it closes the channel the fetch loop reads, on its own goroutine, and a
+// loaded machine ran that after the flush: the handed-back fire went to
+// the dead request (TestStoppingCancelsHandlersAndHandsBack, once in CI).
+// Half a second lets the unsubscribe reach the server first.
+const handBackDelay = 500 * time.Millisecond
+
 // handBack naks a message fetched while the worker stops, for another
-// instance to take at once.
+// instance to take (after handBackDelay).
 func (w *Worker) handBack(ctx context.Context, m jetstream.Msg, kind Kind) {
 	d := Delivery{Kind: kind, Workflow: subjectWorkflow(m.Subject()), Subject: m.Subject(), Number: deliveryCount(m)}
 	d.ID = m.Headers().Get(nats.MsgIdHdr)
 	w.metrics.released.With(w.labels(d)).Inc()
-	w.settleOp(ctx, d, "nak", m.Nak)
+	w.settleOp(ctx, d, "nak", func() error { return m.NakWithDelay(handBackDelay) })
 }
 
 // settleOp runs an ack, nak or term; a failure is counted, logged and

@@ -24,7 +24,8 @@ import (
 // and reported "cancelled". A handler whose context ended because the
 // worker stops (StopAndCancel, or Start's context ending; the cause is
 // ErrStopped or that context's) and that returns an error has its message
-// nak'ed at once, for another instance to take, and not reported, unless
+// nak'ed for another instance to take (redelivered half a second later),
+// and not reported, unless
 // that was the last allowed delivery: then it is dead-lettered as a
 // failure, since nothing would redeliver it. A handler whose Timeout ran
 // out (cause ErrTimeout) failed.
