@@ -23,6 +23,7 @@ func TestDecide(t *testing.T) {
 		state   *kvstore.State
 		settled string
 		checked string
+		since   time.Time // Input.TenureSince
 		want    Decision
 	}{
 		{
@@ -88,6 +89,21 @@ func TestDecide(t *testing.T) {
 			want: Decision{Action: ActCheckClaim, Slot: at(1)},
 		},
 		{
+			name: "live claim made before this tenure (a previous owner's): check it now, not at its expiry",
+			now:  at(2), state: &kvstore.State{Next: at(2), Plan: plan, Claim: claim(1, 1, "tok")}, checked: "tok", since: at(1.5),
+			want: Decision{Action: ActCheckClaim, Slot: at(1)},
+		},
+		{
+			name: "previous owner's claim, next slot not due yet: still checked now",
+			now:  at(1.2), state: &kvstore.State{Next: at(2), Plan: plan, Claim: claim(1, 1, "tok")}, since: at(1.1),
+			want: Decision{Action: ActCheckClaim, Slot: at(1)},
+		},
+		{
+			name: "claim made in this tenure: waited for as before",
+			now:  at(2), state: &kvstore.State{Next: at(2), Plan: plan, Claim: claim(1, 1, "tok")}, checked: "tok", since: at(0.5),
+			want: Decision{Action: ActWait, Until: at(31)},
+		},
+		{
 			name: "ended recurrence: nothing to do",
 			now:  at(5), state: &kvstore.State{Plan: plan, Ended: true},
 			want: Decision{Action: ActWait},
@@ -95,7 +111,8 @@ func TestDecide(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			in := Input{Now: tc.now, Plan: plan, Schedule: every, State: tc.state, Settled: tc.settled, Checked: tc.checked, MisfireThreshold: time.Minute}
+			in := Input{Now: tc.now, Plan: plan, Schedule: every, State: tc.state, Settled: tc.settled, Checked: tc.checked, MisfireThreshold: time.Minute,
+				TenureSince: tc.since}
 			got := Decide(in)
 			if !got.Step.At.Equal(got.Next) {
 				t.Fatalf("Step.At %v differs from Next %v", got.Step.At, got.Next)

@@ -410,8 +410,9 @@ func targetOf(s *kvstore.Spec, traced bool) target {
 }
 
 // decideInput is the Input of a schedule's next decision.
-func (e *Engine) decideInput(now time.Time, t target, c sched, written time.Time, st *kvstore.State, settled, checked string) Input {
+func (e *Engine) decideInput(now time.Time, id string, t target, c sched, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
+		TenureSince:      e.tenureSince(id, st),
 		ReplayLimit:      e.replayLimit(),
 		MaxClaim:         e.maxClaim(),
 		Now:              now,
@@ -427,10 +428,21 @@ func (e *Engine) decideInput(now time.Time, t target, c sched, written time.Time
 	}
 }
 
+// tenureSince is Input.TenureSince for schedule id with state st: when
+// this instance's tenure of its shard began, looked up only when st holds
+// an unsettled claim.
+func (e *Engine) tenureSince(id string, st *kvstore.State) time.Time {
+	if st == nil || st.Claim == nil || st.Claim.Settled() {
+		return time.Time{}
+	}
+	since, _ := e.leases.since(kvstore.ShardOf(id, e.shards))
+	return since
+}
+
 // entryInput is en's decision input, its state viewed in buf (see
 // entry.view).
 func (e *Engine) entryInput(en *entry, now time.Time, buf *kvstore.State) Input {
-	return e.decideInput(now, en.target, en.compiled, unixNano(en.written), en.view(buf), en.settled, en.checked)
+	return e.decideInput(now, en.id, en.target, en.compiled, unixNano(en.written), en.view(buf), en.settled, en.checked)
 }
 
 // maxClaim is the longest claim any correct instance can make on this

@@ -202,7 +202,7 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 			out.results = append(out.results, r)
 			continue
 		}
-		d := Decide(w.e.decideInput(now, j.target, j.compiled, j.written, j.state, j.settled, j.checked))
+		d := Decide(w.e.decideInput(now, j.id, j.target, j.compiled, j.written, j.state, j.settled, j.checked))
 		if !plainClaim(d) {
 			out.declined = append(out.declined, j.id)
 			out.results = append(out.results, r)

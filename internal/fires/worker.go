@@ -62,7 +62,7 @@ func (w worker) steps(ctx context.Context, j job) result {
 	var created time.Time
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
-		in := w.e.decideInput(now, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
+		in := w.e.decideInput(now, j.id, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
 		if created.IsZero() && w.predatesSpec(in) {
 			created = w.specCreated(ctx, j.id)
 		}
@@ -410,7 +410,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 		w.e.step(StepClaimSettled)
 		r.settle(old.Token)
 		return nil
-	case now.Before(old.ExpiryAt(now, w.e.maxClaim())):
+	case now.Before(old.ExpiryAt(now, w.e.maxClaim())) && !lapsedClaim(old, w.e.tenureSince(j.id, r.state)):
 		r.checked = old.Token // its owner may still be publishing
 		return nil
 	case w.e.beyondEvidence(old, now):
