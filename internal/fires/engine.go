@@ -412,7 +412,7 @@ func targetOf(s *kvstore.Spec, traced bool) target {
 // decideInput is the Input of a schedule's next decision.
 func (e *Engine) decideInput(now time.Time, id string, t target, c sched, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
-		TenureSince:      e.tenureSince(id, st),
+		TenureSince:      e.tenureSince(id, st, settled),
 		ReplayLimit:      e.replayLimit(),
 		MaxClaim:         e.maxClaim(),
 		Now:              now,
@@ -429,10 +429,10 @@ func (e *Engine) decideInput(now time.Time, id string, t target, c sched, writte
 }
 
 // tenureSince is Input.TenureSince for schedule id with state st: when
-// this instance's tenure of its shard began, looked up only when st holds
-// an unsettled claim.
-func (e *Engine) tenureSince(id string, st *kvstore.State) time.Time {
-	if st == nil || st.Claim == nil || st.Claim.Settled() {
+// this instance's tenure of its shard began, looked up (a hash and the
+// leases' lock) only when st holds a claim not known to be settled.
+func (e *Engine) tenureSince(id string, st *kvstore.State, settled string) time.Time {
+	if st == nil || st.Claim == nil || st.Claim.Settled() || st.Claim.Token == settled {
 		return time.Time{}
 	}
 	since, _ := e.leases.since(kvstore.ShardOf(id, e.shards))

@@ -119,10 +119,10 @@ const StepSpecStale Step = "spec-stale"
 // specCurrent reports whether j's spec is still the stored one. It is
 // asked before a schedule whose state record was deleted (j.stateRev is
 // then the delete marker's, or the record's that a worker found deleted)
-// is decided from a plan: such a delete is most often a removal's (the
-// owner deletes the record of a deleted spec), and this instance's spec
-// watch may bring the spec's delete after its state watch brought the
-// record's (a shard that just moved here, say). Planned from the spec it
+// is decided from a plan: such a delete is most often a removal's (a
+// removal deletes the spec, then the record: Store.DeleteSpec), and this
+// instance's spec watch, which goes through a decoder, may bring the
+// spec's delete after its state watch brought the record's. Planned from the spec it
 // still held, the schedule was owed its slots from the misfire threshold
 // back, and fired one of them after it was removed: the 1-hour soak of 5
 // December fired a slot 59.6 s late, 3 ms after its schedule was removed.
@@ -410,7 +410,7 @@ func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result)
 		w.e.step(StepClaimSettled)
 		r.settle(old.Token)
 		return nil
-	case now.Before(old.ExpiryAt(now, w.e.maxClaim())) && !lapsedClaim(old, w.e.tenureSince(j.id, r.state)):
+	case now.Before(old.ExpiryAt(now, w.e.maxClaim())) && !lapsedClaim(old, w.e.tenureSince(j.id, r.state, "")):
 		r.checked = old.Token // its owner may still be publishing
 		return nil
 	case w.e.beyondEvidence(old, now):
