@@ -81,7 +81,7 @@ const (
 // schedules, the state (invalid, paused, ended, planned, active). It
 // follows the specs, state and wakeups buckets with KV watches, so a page
 // starts at its cursor with a binary search, and a count is a walk over
-// small rows instead of a read of every value. Rows cost about 65 bytes
+// small rows instead of a read of every value. Rows cost about 73 bytes
 // per schedule or timer (docs/operations.md).
 type catalog struct {
 	store *kvstore.Store
@@ -91,9 +91,16 @@ type catalog struct {
 	schedules sortedIndex
 	timers    sortedIndex
 	workflows interner
-	// orphans holds the state flags of ids whose spec has not been seen
-	// (the state watch ran ahead, or a state record outlived its spec).
-	orphans map[string]uint8
+	// orphans holds the state flags (and list) of ids whose spec has not
+	// been seen (the state or lists watch ran ahead, or a state record
+	// outlived its spec).
+	orphans map[string]orphan
+	// lists are the keys of the ended lists seen, by the number a row's
+	// list field holds (less one); "" for a list deleted since. listNum
+	// numbers each key. Numbers are not reused until a reload: a list is
+	// written per window of up to 512 one-shots.
+	lists   []string
+	listNum map[string]uint32
 	applied [watches]uint64 // the last revision each watch applied
 	// check is used by the watch goroutine only.
 	check validator
@@ -117,7 +124,7 @@ type waiter struct {
 }
 
 func newCatalog(store *kvstore.Store, log *slog.Logger) *catalog {
-	return &catalog{store: store, log: log, orphans: map[string]uint8{}, ready: make(chan struct{})}
+	return &catalog{store: store, log: log, orphans: map[string]orphan{}, listNum: map[string]uint32{}, ready: make(chan struct{})}
 }
 
 // start runs the watches until stop.
@@ -228,7 +235,8 @@ func (c *catalog) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.schedules, c.timers = sortedIndex{}, sortedIndex{}
-	c.orphans = map[string]uint8{}
+	c.orphans = map[string]orphan{}
+	c.lists, c.listNum = nil, map[string]uint32{}
 	c.applied, c.loaded = [watches]uint64{}, [watches]bool{}
 	select {
 	case <-c.ready:
@@ -290,8 +298,13 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 			}
 		}
 		c.mu.Lock()
-		for _, id := range ids {
-			c.applyListed(id)
+		if del {
+			c.dropList(key)
+		} else if len(ids) > 0 {
+			list := c.addList(key)
+			for _, id := range ids {
+				c.applyListed(id, list)
+			}
 		}
 	default:
 		var t struct {
@@ -320,9 +333,9 @@ func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8)
 	}
 	r := row{key: id, group: c.workflows.id(workflow)}
 	if old, ok := c.schedules.get(id); ok {
-		r.flags = old.flags &^ flagInvalid
-	} else if f, ok := c.orphans[id]; ok {
-		r.flags = f
+		r.flags, r.list = old.flags&^flagInvalid, old.list
+	} else if o, ok := c.orphans[id]; ok {
+		r.flags, r.list = o.flags, o.list
 		delete(c.orphans, id)
 	}
 	r.flags |= invalid
@@ -337,21 +350,77 @@ func (c *catalog) applyState(id string, del bool, flags uint8) {
 	switch {
 	case ok:
 		r.flags = r.flags&^stateBits | flags
-	case del:
-		delete(c.orphans, id)
 	default:
-		c.orphans[id] = flags
+		o := c.orphans[id]
+		o.flags = o.flags&^stateBits | flags
+		if o == (orphan{}) {
+			delete(c.orphans, id)
+		} else {
+			c.orphans[id] = o
+		}
 	}
 }
 
-// applyListed marks a schedule that an ended list names (its record's
-// flags, if it has one, still decide its state). Called with mu held.
-func (c *catalog) applyListed(id string) {
+// orphan is what the catalogue knows of an id whose spec it has not seen.
+type orphan struct {
+	flags uint8
+	list  uint32
+}
+
+// applyListed marks a schedule that ended list number list names (its
+// record's flags, if it has one, still decide its state); a reply looks it
+// up in that list (listKey). Called with mu held.
+func (c *catalog) applyListed(id string, list uint32) {
 	if r, ok := c.schedules.get(id); ok {
 		r.flags |= flagListed
+		r.list = list
 		return
 	}
-	c.orphans[id] |= flagListed
+	o := c.orphans[id]
+	o.flags |= flagListed
+	o.list = list
+	c.orphans[id] = o
+}
+
+// addList numbers the ended list key. Called with mu held.
+func (c *catalog) addList(key string) uint32 {
+	if n, ok := c.listNum[key]; ok {
+		return n
+	}
+	c.lists = append(c.lists, key)
+	n := uint32(len(c.lists))
+	c.listNum[key] = n
+	return n
+}
+
+// dropList forgets the ended list key, deleted: rows that name it have no
+// list to look in (a reply reads their shard's lists). Called with mu
+// held.
+func (c *catalog) dropList(key string) {
+	if n, ok := c.listNum[key]; ok {
+		c.lists[n-1] = ""
+		delete(c.listNum, key)
+	}
+}
+
+// listOf is the key of the ended list the catalogue last saw name
+// schedule id ("" for none, or before the catalogue loaded it).
+func (c *catalog) listOf(id string) string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if r, ok := c.schedules.get(id); ok {
+		return c.listKey(r.list)
+	}
+	return c.listKey(c.orphans[id].list)
+}
+
+// listKey is the key of ended list number n ("" for none). Called with mu
+// held.
+func (c *catalog) listKey(n uint32) string {
+	if n == 0 || int(n) > len(c.lists) {
+		return ""
+	}
+	return c.lists[n-1]
 }
 
 // stateFlags reads what a listing needs from a state record.
@@ -470,6 +539,9 @@ type page struct {
 	keys  []string
 	total int
 	more  bool
+	// lists maps a schedule of the page to the ended list that names it
+	// (only schedules that one does).
+	lists map[string]string
 }
 
 // find runs q over the schedules or the timers.
@@ -500,7 +572,7 @@ func (c *catalog) find(timers bool, q query) page {
 				p.more = true
 				return false
 			}
-			p.keys = append(p.keys, r.key)
+			c.addToPage(&p, r)
 			return true
 		})
 		return p
@@ -514,13 +586,25 @@ func (c *catalog) find(timers bool, q query) page {
 			return true
 		}
 		if len(p.keys) < q.limit {
-			p.keys = append(p.keys, r.key)
+			c.addToPage(&p, r)
 		} else {
 			p.more = true
 		}
 		return true
 	})
 	return p
+}
+
+// addToPage adds r to p, with the ended list that names it. Called with
+// mu held.
+func (c *catalog) addToPage(p *page, r *row) {
+	p.keys = append(p.keys, r.key)
+	if key := c.listKey(r.list); key != "" {
+		if p.lists == nil {
+			p.lists = map[string]string{}
+		}
+		p.lists[r.key] = key
+	}
 }
 
 // Summary counts the schedules by state, and the timers.

@@ -220,7 +220,11 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 	if err != nil && e.ID == "" {
 		return nil, err
 	}
-	return Info(ctx, h.store, e, err), nil
+	lists := h.store.NewEndedReader()
+	if key := h.cat.listOf(r.ID); key != "" {
+		lists.Hint(r.ID, key)
+	}
+	return info(ctx, h.store, lists, e, err), nil
 }
 
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {

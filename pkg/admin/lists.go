@@ -171,6 +171,9 @@ func schedulePage[T any](ctx context.Context, h handlers, body []byte, conv func
 	}
 	p := h.cat.find(false, q)
 	lists := h.store.NewEndedReader() // each shard's ended lists read once for the page
+	for id, key := range p.lists {
+		lists.Hint(id, key) // only the list the catalogue saw name it
+	}
 	items := fetch(ctx, p.keys, func(ctx context.Context, id string) (T, bool) {
 		e, err := h.store.GetSpec(ctx, id)
 		if err != nil && e.ID == "" {

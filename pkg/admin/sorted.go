@@ -11,6 +11,7 @@ import (
 type row struct {
 	key   string
 	group uint32 // the interned workflow (interner)
+	list  uint32 // the ended list that names the schedule (catalog.listKey)
 	flags uint8  // schedule flags (flagInvalid, ...)
 }
 

@@ -132,3 +132,57 @@ func TestEndedReader(t *testing.T) {
 		t.Errorf("SlotOf(%s) from a new reader: %+v, %v, %v; want seq 4", same[2], s, ok, err)
 	}
 }
+
+// A hint makes an EndedReader read the one list it names instead of the
+// shard's every list; a wrong hint (no such list, a list that does not
+// name the schedule, one of another shard, a forged value) costs that
+// read and the shard is read as without it.
+func TestEndedReaderHints(t *testing.T) {
+	_, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	shards, err := store.Shards(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	id, shard := "h0", kvstore.ShardOf("h0", shards)
+	otherShard := (shard + 1) % shards
+	if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at,
+		Slots: []kvstore.EndedSlot{{Schedule: id, Slot: at.Add(-time.Second), Seq: 5, Window: "w/5"}}}, "good"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at,
+		Slots: []kvstore.EndedSlot{{Schedule: "someone-else", Slot: at, Seq: 6}}}, "notnamed"); err != nil {
+		t.Fatal(err)
+	}
+	forged := map[string]string{
+		kvstore.EndedKey(shard, "wrongshard"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
+		kvstore.EndedKey(otherShard, "other"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
+		kvstore.EndedKey(shard, "junk"):       `not json`,
+	}
+	for k, v := range forged {
+		if _, err := store.Leases().Put(ctx, k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	r := store.NewEndedReader()
+	r.Hint(id, kvstore.EndedKey(shard, "good"))
+	if s, _, ok, err := r.SlotOf(ctx, id); err != nil || !ok || s.Seq != 5 {
+		t.Fatalf("hinted SlotOf = %+v, %v, %v; want seq 5", s, ok, err)
+	}
+	if n := r.ShardsRead(); n != 0 {
+		t.Errorf("a right hint read %d shards' lists, want none", n)
+	}
+	for _, key := range []string{kvstore.EndedKey(shard, "gone"), kvstore.EndedKey(shard, "notnamed"),
+		kvstore.EndedKey(shard, "wrongshard"), kvstore.EndedKey(otherShard, "other"), kvstore.EndedKey(shard, "junk"), "window.3"} {
+		r := store.NewEndedReader()
+		r.Hint(id, key)
+		if s, _, ok, err := r.SlotOf(ctx, id); err != nil || !ok || s.Seq != 5 {
+			t.Errorf("hint %s: SlotOf = %+v, %v, %v; want seq 5 from the shard's lists", key, s, ok, err)
+		}
+		if n := r.ShardsRead(); n != 1 {
+			t.Errorf("hint %s: %d shards read, want the schedule's", key, n)
+		}
+	}
+}

@@ -8,3 +8,10 @@ var DecodeSpecFast = decodeSpecFast
 
 // DecodeSpecSlow is DecodeSpec without its fast path.
 var DecodeSpecSlow = decodeSpecStrict
+
+// ShardsRead is how many shards' lists r has read (or begun to).
+func (r *EndedReader) ShardsRead() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.lists)
+}
