@@ -34,7 +34,25 @@ type row struct {
 	workflow string
 	recur    string
 	next     int64 // unix nanoseconds of the next slot; 0 when none
+	at       int64 // a one-shot's time (unix nanoseconds); 0 for others
+	listed   int64 // the latest slot an ended list names for it; 0 when none
 	flags    uint8
+}
+
+// endedByList reports whether an ended list stands for the row's ended
+// state record: it has no record of its own and the list names its
+// one-shot's time (docs/protocol.md, "Ended lists"; a spec moved to
+// another time is planned anew).
+func (r *row) endedByList() bool {
+	return r.flags&rowState == 0 && r.listed != 0 && r.listed == r.at
+}
+
+// nextAt is the row's next slot (unix nanoseconds), 0 when none.
+func (r *row) nextAt() int64 {
+	if r.endedByList() {
+		return 0
+	}
+	return r.next
 }
 
 // state is the row's listing state, as the admin API names it.
@@ -42,7 +60,7 @@ func (r *row) state() string {
 	switch {
 	case r.flags&rowInvalid != 0:
 		return admin.StateInvalid
-	case r.flags&rowEnded != 0:
+	case r.flags&rowEnded != 0, r.endedByList():
 		return admin.StateEnded
 	case r.flags&rowPaused != 0:
 		return admin.StatePaused
@@ -54,10 +72,10 @@ func (r *row) state() string {
 
 // sortKey orders rows by next fire, those without one last.
 func (r *row) sortKey() int64 {
-	if r.next == 0 {
-		return math.MaxInt64
+	if next := r.nextAt(); next != 0 {
+		return next
 	}
-	return r.next
+	return math.MaxInt64
 }
 
 // stateBits is what a state record contributes to a row.
@@ -164,6 +182,15 @@ func (ix *index) follow(ctx context.Context) error {
 	if err := drain(ctx, leases, ix.applyLease); err != nil {
 		return err
 	}
+	// The ended lists after the specs: a list names rows that exist.
+	lists, err := ix.store.WatchEnded(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = lists.Stop() }()
+	if err := drain(ctx, lists, ix.applyList); err != nil {
+		return err
+	}
 	others := map[string]jetstream.KeyWatcher{}
 	for topic, bucket := range map[string]string{topicTimers: layout.WakeupsBucket, topicCalendars: layout.CalendarsBucket} {
 		kv, err := js.KeyValue(ctx, bucket)
@@ -206,6 +233,11 @@ func (ix *index) follow(ctx context.Context) error {
 				return errors.New("console: the leases watch closed")
 			}
 			ix.applyLease(e)
+		case e, ok := <-lists.Updates():
+			if !ok {
+				return errors.New("console: the ended lists watch closed")
+			}
+			ix.applyList(e)
 		case _, ok := <-others[topicTimers].Updates():
 			if !ok {
 				return errors.New("console: the wakeups watch closed")
@@ -334,6 +366,10 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 	}
 	r.workflow = ix.intern(spec.Workflow)
 	r.recur = ix.intern(spec.RecurrenceString())
+	r.at = 0
+	if spec.At != nil {
+		r.at = spec.At.UnixNano()
+	}
 	r.flags &^= rowInvalid
 	if err != nil {
 		r.flags |= rowInvalid
@@ -346,6 +382,37 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 	if live {
 		ix.notify(topicSchedules)
 		ix.notify(topicSchedule(id))
+	}
+}
+
+// applyList notes the one-shots an ended list names (a list is deleted
+// only once it stands for nothing: each schedule has a record, was
+// removed, or was moved to another time, which the rows say already; an
+// id without a row, removed, is not kept: added again it is a new
+// one-shot). A list that does not decode stands for nothing.
+func (ix *index) applyList(e jetstream.KeyValueEntry) {
+	if deleted(e) {
+		return
+	}
+	l, err := kvstore.DecodeEnded(e.Value())
+	if err != nil {
+		return
+	}
+	var named []string
+	ix.mu.Lock()
+	for _, s := range l.Slots {
+		if r := ix.rows[s.Schedule]; r != nil && s.Slot.UnixNano() > r.listed {
+			r.listed = s.Slot.UnixNano()
+			named = append(named, r.id)
+		}
+	}
+	loaded := ix.loaded
+	ix.mu.Unlock()
+	if loaded && len(named) > 0 {
+		ix.notify(topicSchedules)
+		for _, id := range named {
+			ix.notify(topicSchedule(id))
+		}
 	}
 }
 

@@ -115,8 +115,8 @@ func (ix *index) list(q listQuery) listResult {
 	for i := len(page) - 1; i >= 0; i-- {
 		r := heap.Pop(h).(*row)
 		page[i] = listRow{ID: r.id, Workflow: r.workflow, Recurrence: r.recur, State: r.state(), key: r.sortKey()}
-		if r.next != 0 {
-			page[i].Next = time.Unix(0, r.next)
+		if next := r.nextAt(); next != 0 {
+			page[i].Next = time.Unix(0, next)
 		}
 	}
 	ix.mu.RUnlock()
@@ -191,10 +191,10 @@ func (ix *index) overdue(now time.Time, tolerance time.Duration, limit int) ([]o
 	n := 0
 	ix.mu.RLock()
 	for _, r := range ix.rows {
-		if r.next == 0 || r.flags&(rowInvalid|rowPaused|rowEnded) != 0 {
+		if r.nextAt() == 0 || r.flags&(rowInvalid|rowPaused|rowEnded) != 0 {
 			continue
 		}
-		next := time.Unix(0, r.next)
+		next := time.Unix(0, r.nextAt())
 		if late := now.Sub(next); late > tolerance {
 			n++
 			out = append(out, overdueRow{ID: r.id, Workflow: r.workflow, Next: next, Late: late})
