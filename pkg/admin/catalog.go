@@ -21,7 +21,7 @@ const (
 	flagState                     // a state record exists
 	flagPaused                    // the state record says paused
 	flagEnded                     // the state record says ended
-	flagListed                    // an ended list names it (it has no record of its own)
+	flagListed                    // an ended list names its one-shot's time (it has no record of its own)
 )
 
 // The states a schedule listing filters on. Every schedule is in exactly
@@ -81,7 +81,7 @@ const (
 // schedules, the state (invalid, paused, ended, planned, active). It
 // follows the specs, state and wakeups buckets with KV watches, so a page
 // starts at its cursor with a binary search, and a count is a walk over
-// small rows instead of a read of every value. Rows cost about 73 bytes
+// small rows instead of a read of every value. Rows cost about 81 bytes
 // per schedule or timer (docs/operations.md).
 type catalog struct {
 	store *kvstore.Store
@@ -271,15 +271,19 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 	case watchSpecs:
 		var group string
 		var invalid uint8
+		var at int64
 		if !del {
 			spec, err := kvstore.DecodeSpec(e.Value())
 			if err != nil || c.check.invalid(key, spec) {
 				invalid = flagInvalid
 			}
 			group = spec.Workflow
+			if spec.At != nil {
+				at = spec.At.UnixNano()
+			}
 		}
 		c.mu.Lock()
-		c.applySpec(key, del, group, invalid)
+		c.applySpec(key, del, group, invalid, at)
 	case watchState:
 		var flags uint8
 		if !del {
@@ -291,19 +295,17 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		// A list is deleted only once it stands for nothing: its
 		// schedules have records (which the state flags then say) or
 		// are removed. So a delete changes no row.
-		var ids []string
+		var slots []kvstore.EndedSlot
 		if l, err := kvstore.DecodeEnded(e.Value()); !del && err == nil {
-			for _, s := range l.Slots {
-				ids = append(ids, strings.Clone(s.Schedule))
-			}
+			slots = l.Slots
 		}
 		c.mu.Lock()
 		if del {
 			c.dropList(key)
-		} else if len(ids) > 0 {
+		} else if len(slots) > 0 {
 			list := c.addList(key)
-			for _, id := range ids {
-				c.applyListed(id, list)
+			for _, s := range slots {
+				c.applyListed(strings.Clone(s.Schedule), list, s.Slot.UnixNano())
 			}
 		}
 	default:
@@ -325,18 +327,27 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 	c.mu.Unlock()
 }
 
-// applySpec adds, changes or removes a schedule row. Called with mu held.
-func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8) {
+// applySpec adds, changes or removes a schedule row; at is a one-shot's
+// time (unix nanoseconds; 0 for others): a list stands for the one-shot
+// only while it names that time (a spec moved to another time is planned
+// anew). Called with mu held.
+func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8, at int64) {
 	if del {
 		c.schedules.remove(id)
 		return
 	}
 	r := row{key: id, group: c.workflows.id(workflow)}
 	if old, ok := c.schedules.get(id); ok {
-		r.flags, r.list = old.flags&^flagInvalid, old.list
+		r.flags, r.list, r.listed = old.flags&^flagInvalid, old.list, old.listed
 	} else if o, ok := c.orphans[id]; ok {
-		r.flags, r.list = o.flags, o.list
+		r.flags, r.list, r.listed = o.flags, o.list, o.listed
 		delete(c.orphans, id)
+	}
+	if r.listed != 0 {
+		r.flags &^= flagListed
+		if at == r.listed {
+			r.flags |= flagListed
+		}
 	}
 	r.flags |= invalid
 	c.schedules.put(r)
@@ -363,22 +374,25 @@ func (c *catalog) applyState(id string, del bool, flags uint8) {
 
 // orphan is what the catalogue knows of an id whose spec it has not seen.
 type orphan struct {
-	flags uint8
-	list  uint32
+	listed int64
+	list   uint32
+	flags  uint8
 }
 
-// applyListed marks a schedule that ended list number list names (its
-// record's flags, if it has one, still decide its state); a reply looks it
-// up in that list (listKey). Called with mu held.
-func (c *catalog) applyListed(id string, list uint32) {
+// applyListed marks a schedule that ended list number list names at slot
+// (its record's flags, if it has one, still decide its state); a reply
+// looks it up in that list (listKey). A list is written after the fire of
+// the one-shot's time, so it is taken to name that time until the spec
+// says otherwise (applySpec). Called with mu held.
+func (c *catalog) applyListed(id string, list uint32, slot int64) {
 	if r, ok := c.schedules.get(id); ok {
 		r.flags |= flagListed
-		r.list = list
+		r.list, r.listed = list, slot
 		return
 	}
 	o := c.orphans[id]
 	o.flags |= flagListed
-	o.list = list
+	o.list, o.listed = list, slot
 	c.orphans[id] = o
 }
 

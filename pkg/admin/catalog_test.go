@@ -10,6 +10,7 @@ import (
 // its schedules, the one list to read (or none).
 func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	c := newCatalog(nil, nil)
+	const at = int64(1_800_000_000e9)
 	lock := func(f func()) {
 		c.mu.Lock()
 		defer c.mu.Unlock()
@@ -22,16 +23,16 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	lock(func() {
 		// a: spec first, then its list. b: list first (an orphan), then a
 		// state record that is deleted again, then its spec. c: no list.
-		c.applySpec("a", false, "wf", 0)
+		c.applySpec("a", false, "wf", 0, at)
 		l1 := c.addList("ended.1.t1")
-		c.applyListed("a", l1)
+		c.applyListed("a", l1, at)
 		l2 := c.addList("ended.2.t2")
-		c.applyListed("b", l2)
+		c.applyListed("b", l2, at)
 		c.applyState("b", false, flagState)
 		c.applyState("b", true, 0)
-		c.applySpec("b", false, "wf", 0)
-		c.applySpec("c", false, "wf", 0)
-		c.applySpec("a", false, "wf", flagInvalid) // an edit keeps the list
+		c.applySpec("b", false, "wf", 0, at)
+		c.applySpec("c", false, "wf", 0, at)
+		c.applySpec("a", false, "wf", flagInvalid, at) // an edit keeps the list
 	})
 	got := pageLists(query{})
 	if len(got) != 2 || got["a"] != "ended.1.t1" || got["b"] != "ended.2.t2" {
@@ -46,8 +47,19 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	if c.listOf("a") != "ended.1.t1" || c.listOf("c") != "" || c.listOf("nope") != "" {
 		t.Errorf("listOf: a %q c %q nope %q", c.listOf("a"), c.listOf("c"), c.listOf("nope"))
 	}
+	// b's spec moved to another time: planned anew, no longer ended (its
+	// list is still the one to read); moved back, ended again.
+	for _, tc := range []struct {
+		at   int64
+		want string
+	}{{at + 1e9, StatePlanned}, {at, StateEnded}} {
+		lock(func() { c.applySpec("b", false, "wf", 0, tc.at) })
+		if got := c.find(false, query{state: StateEnded, limit: 10}).total; stateOf(c.schedules.blocks[0][1].flags) != tc.want || got != btoi(tc.want == StateEnded) {
+			t.Errorf("b at %d: %s (%d ended), want %s", tc.at, stateOf(c.schedules.blocks[0][1].flags), got, tc.want)
+		}
+	}
 	lock(func() {
-		c.applyListed("a", c.addList("ended.1.t3")) // a later list names a again
+		c.applyListed("a", c.addList("ended.1.t3"), at) // a later list names a again
 		c.dropList("ended.2.t2")
 		c.dropList("ended.9.never")
 	})
@@ -58,4 +70,11 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	if len(c.lists) != 0 || len(c.listNum) != 0 || c.listOf("a") != "" {
 		t.Errorf("a reload keeps %d lists", len(c.lists))
 	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

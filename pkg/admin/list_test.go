@@ -409,4 +409,18 @@ func TestListedOneShotsShowEnded(t *testing.T) {
 	if v.State == nil || !v.State.Ended || v.Planned || v.LastStatus != string(kvstore.TickDispatched) || v.State.Claim == nil || v.State.Claim.Seq != 10 {
 		t.Errorf("schedule.get once-a: %+v (state %+v), want ended from its list, dispatched, seq 10", v, v.State)
 	}
+	// once-b moved to another time: its list no longer stands for it, in
+	// the listing as in get.
+	moved := at.Add(24 * time.Hour)
+	if _, err := a.store.PutSpec(ctx, "once-b", kvstore.Spec{Workflow: "wf", At: &moved}); err != nil {
+		t.Fatal(err)
+	}
+	a.ok("schedule.list", admin.ListRequest{State: admin.StateEnded}, &pg)
+	if pg.Total != 1 || pg.Items[0].ID != "once-a" {
+		t.Errorf("ended after once-b moved: %+v, want once-a alone", pg.Items)
+	}
+	a.ok("schedule.get", admin.IDRequest{ID: "once-b"}, &v)
+	if v.State == nil || v.State.Ended || !v.Planned || !v.State.Next.Equal(moved) {
+		t.Errorf("schedule.get once-b, moved: %+v (state %+v), want planned at its new time", v, v.State)
+	}
 }

@@ -9,10 +9,11 @@ import (
 // row is one record in a sortedIndex: its key and what listings filter
 // on, kept small because the index holds one per schedule (or timer).
 type row struct {
-	key   string
-	group uint32 // the interned workflow (interner)
-	list  uint32 // the ended list that names the schedule (catalog.listKey)
-	flags uint8  // schedule flags (flagInvalid, ...)
+	key    string
+	listed int64  // the slot an ended list names for the schedule (unix nanoseconds); 0 when none
+	group  uint32 // the interned workflow (interner)
+	list   uint32 // the ended list that names the schedule (catalog.listKey)
+	flags  uint8  // schedule flags (flagInvalid, ...)
 }
 
 // blockMax is the most rows one block of a sortedIndex holds; a fuller
