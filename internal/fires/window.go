@@ -359,7 +359,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 			}
 		} else {
 			endSpan(it.span, it.ack, nil)
-			w.e.pub.Acknowledged(it.sent)
+			w.e.pub.Acknowledged(it.sent, it.ack)
 			w.e.published(*it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
 		}
 		if it.ack != nil {

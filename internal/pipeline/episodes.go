@@ -100,13 +100,17 @@ func (e *Episodes) begin(r natserr.Refusal, id string, err error) {
 // Acknowledged notes a publish the stream acknowledged, sent at sent: the
 // episode, if any, ends, unless the publish was sent before it began (the
 // stream may have stored that one before it stopped taking publishes, and
-// acknowledge it late: a full disk does this). The zero sent ends it.
-func (e *Episodes) Acknowledged(sent time.Time) {
+// acknowledge it late: a full disk does this) or the acknowledgement is a
+// duplicate's (the stream had the message already: it answers that from
+// its duplicate window without storing anything, even on a full disk, so
+// the retry of a message stored before the episode says nothing of room).
+// The zero sent ends it.
+func (e *Episodes) Acknowledged(sent time.Time, duplicate bool) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
-	if e.cur != "" && !sent.IsZero() && sent.Before(e.since) {
+	if e.cur != "" && (duplicate || !sent.IsZero() && sent.Before(e.since)) {
 		e.mu.Unlock()
 		return
 	}

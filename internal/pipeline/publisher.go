@@ -119,7 +119,7 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 			}
 			return ack, err
 		}, func(ack *jetstream.PubAck) {
-			p.Episodes.Acknowledged(sent)
+			p.Episodes.Acknowledged(sent, ack != nil && ack.Duplicate)
 			if err := m.Published(context.Background(), ack); err != nil {
 				p.Log.Warn("follow-up not sent; the claim will be checked", "id", m.ID, "err", err)
 			}
@@ -156,7 +156,9 @@ func (p *Publisher) gaveUp(id string, err error) {
 
 // Acknowledged tells the Episodes of an acknowledgement that did not come
 // through Send or Publish (a window's), of a publish sent at sent.
-func (p *Publisher) Acknowledged(sent time.Time) { p.Episodes.Acknowledged(sent) }
+func (p *Publisher) Acknowledged(sent time.Time, ack *jetstream.PubAck) {
+	p.Episodes.Acknowledged(sent, ack != nil && ack.Duplicate)
+}
 
 // Publish publishes msg and waits for the acknowledgement, retrying with
 // backoff (each attempt bounded by AckWait) until shortly before claim c
@@ -189,6 +191,6 @@ func (p *Publisher) Publish(ctx context.Context, msg *nats.Msg, id string, c kvs
 		}
 		return nil, fmt.Errorf("publish %s before its claim expires: %w", id, err)
 	}
-	p.Episodes.Acknowledged(sent)
+	p.Episodes.Acknowledged(sent, ack.Duplicate)
 	return ack, nil
 }
