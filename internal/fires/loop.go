@@ -435,20 +435,24 @@ func (l *loop) onSpec(d *decodedSpec) {
 		en.written = c.UnixNano()
 	}
 	en.removed = false
-	spec, err := d.spec, d.err
-	en.spec, en.target, en.record, en.lazy = &spec, targetOf(&spec, l.e.traced), "", false
+	spec, err := &d.spec, d.err // d is reused: an entry that keeps the spec keeps a copy
+	en.spec, en.target, en.record, en.lazy = nil, targetOf(spec, l.e.traced), "", false
 	en.calendar = spec.Calendar != ""
 	if err == nil && spec.Calendar != "" {
 		en.record = string(kv.Value()) // compiled again when the calendar changes
 	}
+	if err == nil && !l.specsLoaded {
+		// Compiled on approach, from the record: no copy of the spec (at
+		// a cold start of a million, a million of them made and dropped).
+		l.makeLazy(en, kv.Value())
+		return
+	}
+	kept := *spec
+	en.spec = &kept
 	if err != nil {
 		en.invalid, en.compiled.Schedule = true, nil
 		l.index.Remove(en)
 		l.e.reportInvalid(id, err)
-		return
-	}
-	if !l.specsLoaded {
-		l.makeLazy(en, kv.Value()) // compiled on approach
 		return
 	}
 	if !l.calsLoaded && spec.Calendar != "" {
