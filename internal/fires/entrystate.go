@@ -77,7 +77,9 @@ const (
 
 // setState makes st (nil: none) the entry's state record; the plan, if
 // any, goes. The Plan and Owner strings are shared with the entry's
-// compiled plan and this instance's name when equal.
+// compiled plan and this instance's name when equal. st is not kept: a
+// record that does not pack is copied, so that a caller's State (a
+// decoded record, most often packed) need not live on the heap.
 func (en *entry) setState(st *kvstore.State, instance string) {
 	en.full = nil
 	en.packed = packedState{}
@@ -95,7 +97,8 @@ func (en *entry) setState(st *kvstore.State, instance string) {
 		en.form, en.packed = statePacked, p
 		return
 	}
-	en.form, en.full = stateFull, st
+	full := *st // a copy: callers decode into a State of their own (applyState's stays on its stack)
+	en.form, en.full = stateFull, &full
 }
 
 // setPlan makes p the entry's plan; only an entry without a record has one.
