@@ -42,7 +42,12 @@ var ErrClosed = errors.New("pipelined: publisher closed")
 //
 // Its reply subscription, made at the first Publish on a reply subject
 // under the connection's inbox prefix, lasts until Close or until the
-// connection closes. It is safe for concurrent use.
+// connection closes. When the connection is lost, the publishes still
+// waiting fail at once with nats.ErrDisconnected, as nats.go's own async
+// publisher does: their acknowledgements, if any, went to the lost
+// connection, and waiting out Timeout for them held a fleet's schedules
+// back 10-15 s after each reconnect (integration/links). It is safe for
+// concurrent use.
 type Publisher struct {
 	nc         *nats.Conn
 	maxPending int
@@ -57,6 +62,8 @@ type Publisher struct {
 	sweep   *time.Timer   // armed while anything is pending
 	gen     uint64        // sweeps so far
 	closed  bool
+	status  chan nats.Status // the connection's losses (watchStatus), once subscribed
+	watched chan struct{}    // closed when watchStatus returns
 
 	stream string // the stream name of the last acknowledgement (the reply handler's own)
 }
@@ -154,7 +161,8 @@ func (p *Publisher) register(ctx context.Context, f *future) (uint64, string, er
 	return id, string(reply), nil
 }
 
-// subscribe makes the reply subscription. p.mu is held.
+// subscribe makes the reply subscription, and starts watching the
+// connection for losses. p.mu is held.
 func (p *Publisher) subscribe() error {
 	prefix := p.nc.NewInbox() + "."
 	sub, err := p.nc.Subscribe(prefix+"*", func(m *nats.Msg) { p.answer(prefix, m) })
@@ -162,7 +170,36 @@ func (p *Publisher) subscribe() error {
 		return fmt.Errorf("pipelined: subscribe to the acknowledgements: %w", err)
 	}
 	p.sub, p.prefix = sub, prefix
+	if p.status == nil {
+		p.status, p.watched = p.nc.StatusChanged(nats.RECONNECTING, nats.CLOSED), make(chan struct{})
+		go p.watchStatus(p.status, p.watched)
+	}
 	return nil
+}
+
+// watchStatus fails the pending publishes each time the connection is
+// lost (RECONNECTING), until it closes or Close removes the listener.
+// Publishes made after the loss go out once it reconnects, and their
+// acknowledgements come to the resubscribed reply subject.
+func (p *Publisher) watchStatus(ch chan nats.Status, done chan struct{}) {
+	defer close(done)
+	for st := range ch {
+		if st == nats.CLOSED {
+			return
+		}
+		p.failPending(nats.ErrDisconnected)
+	}
+}
+
+// failPending fails every pending publish with err.
+func (p *Publisher) failPending(err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, f := range p.pending {
+		delete(p.pending, id)
+		f.err <- err
+	}
+	p.makeRoom()
 }
 
 // answer settles the publish an acknowledgement is for; prefix is the
@@ -234,6 +271,13 @@ func (p *Publisher) Pending() int {
 // Close fails the publishes still pending with ErrClosed, ends the reply
 // subscription and refuses any later Publish.
 func (p *Publisher) Close() {
+	p.mu.Lock()
+	status, watched := p.status, p.watched
+	p.mu.Unlock()
+	if status != nil {
+		p.nc.RemoveStatusListener(status) // closes it: watchStatus returns
+		<-watched
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
