@@ -95,11 +95,25 @@ type leases struct {
 	// rebalance, bounded by handBackWait: the engine writes the shard's
 	// records left behind (handback.go).
 	beforeDrop func(ctx context.Context, shards []int)
+	// rebalancing, when set, runs as a rebalance begins (tests: a slow
+	// one).
+	rebalancing func()
 
-	mu     sync.Mutex
-	held   map[int]heldLease
-	member uint64 // revision of member.<instance>
-	gens   uint64 // leases taken so far: each one's generation
+	// joined is joinAt's news for the renewal loop: the member key is
+	// kept alive once this instance is in the shares.
+	joined atomic.Bool
+
+	// writeMu orders this instance's writes of its lease and member keys
+	// (a renewal, a take, a hand-back), which the renewal loop and the
+	// rounds make from two goroutines: a renewal landing between a
+	// hand-back's read of the revision and its delete would leave the
+	// lease to expire instead of moving at once. It also guards member.
+	writeMu sync.Mutex
+	member  uint64 // revision of member.<instance>
+
+	mu   sync.Mutex
+	held map[int]heldLease
+	gens uint64 // leases taken so far: each one's generation
 }
 
 type heldLease struct {
@@ -176,12 +190,28 @@ func (l *leases) count() int {
 	return len(l.held)
 }
 
-// run renews and rebalances every third of the TTL until ctx ends, then
-// hands every lease back. Between rounds it looks again at once when
-// moves (watchMoves) says a lease was handed back or a member joined or
-// left, so that a rolling restart moves shards in milliseconds rather
-// than at the next round.
+// run renews the leases and the member key every third of the TTL (on a
+// goroutine of its own, renewLoop) and rebalances as often until ctx
+// ends, then hands every lease back. Between rounds it looks again at
+// once when moves (watchMoves) says a lease was handed back or a member
+// joined or left, so that a rolling restart moves shards in milliseconds
+// rather than at the next round.
+//
+// The renewals do not wait for the rebalance: a rebalance reads every key
+// of the leases bucket and every member key, several round trips, and
+// with 400 ms of round trip (integration/links, latency-200ms) a round of
+// both took ~3 s, past the guard (90% of a 2 s TTL): every renewal came
+// after a silence and the fleet fired nothing while the latency lasted.
 func (l *leases) run(ctx context.Context, moves jetstream.KeyWatcher) {
+	l.joined.Store(l.joinAt == nil)
+	renewCtx, stopRenewing := context.WithCancel(ctx)
+	var renewing sync.WaitGroup
+	renewing.Go(func() { l.renewLoop(renewCtx) })
+	defer func() {
+		stopRenewing()
+		renewing.Wait() // before release: no renewal after the hand-back
+		l.release()
+	}()
 	tick := l.clock.NewTimer(l.ttl / 3)
 	defer tick.Stop()
 	var updates <-chan jetstream.KeyValueEntry
@@ -193,13 +223,15 @@ func (l *leases) run(ctx context.Context, moves jetstream.KeyWatcher) {
 	for {
 		select {
 		case <-ctx.Done():
-			l.release()
 			return
 		case <-l.joinAt:
 			l.joinAt = nil
+			l.joined.Store(true)
 			l.round(ctx)
 		case <-tick.C:
-			l.round(ctx)
+			rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
+			l.rebalance(rctx)
+			cancel()
 			tick.Reset(l.ttl / 3)
 		case kv, ok := <-updates:
 			if !ok {
@@ -265,8 +297,30 @@ func (l *leases) moved(kv jetstream.KeyValueEntry, members map[string]bool) bool
 	return gone // a shard lease handed back; puts are renewals or takes
 }
 
+// renewLoop renews what is held and, once joined, the member key, every
+// third of the TTL (from the end of the last renewal) until ctx ends.
+func (l *leases) renewLoop(ctx context.Context) {
+	tick := l.clock.NewTimer(l.ttl / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
+		l.renewAll(rctx)
+		if l.joined.Load() {
+			l.registerMember(rctx)
+		}
+		cancel()
+		tick.Reset(l.ttl / 3)
+	}
+}
+
 // round renews what is held, registers this member, and takes or gives
-// leases towards the fair share (once joined: see joinAt).
+// leases towards the fair share (once joined: see joinAt): the first
+// round of a start, and a join's.
 func (l *leases) round(ctx context.Context) {
 	if l.joinAt != nil {
 		return
@@ -283,6 +337,9 @@ func (l *leases) round(ctx context.Context) {
 func (l *leases) rebalance(ctx context.Context) {
 	if l.joinAt != nil {
 		return
+	}
+	if l.rebalancing != nil {
+		l.rebalancing()
 	}
 	members, taken, err := l.survey(ctx)
 	if err != nil {
@@ -458,6 +515,8 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 // latency-200ms). A renewal counts from when it was sent: the server's TTL
 // starts when it stores the write, before its acknowledgement comes back.
 func (l *leases) renewAll(ctx context.Context) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	type renewal struct {
 		shard int
 		was   heldLease
@@ -511,6 +570,8 @@ func (l *leases) renewAll(ctx context.Context) {
 
 // registerMember keeps member.<instance> alive.
 func (l *leases) registerMember(ctx context.Context) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	key := "member." + l.instance
 	if l.member != 0 {
 		if rev, err := l.casTTL(ctx, key, l.member); err == nil {
@@ -553,6 +614,8 @@ func (l *leases) renewalMsg(key string) *nats.Msg {
 
 // drop hands a lease back.
 func (l *leases) drop(ctx context.Context, shard int, why string) {
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	l.mu.Lock()
 	h, ok := l.held[shard]
 	delete(l.held, shard)
@@ -583,6 +646,8 @@ func (l *leases) release() {
 	for _, s := range l.heldShards() {
 		l.drop(ctx, s, "stopping")
 	}
+	l.writeMu.Lock()
+	defer l.writeMu.Unlock()
 	if l.member != 0 {
 		_ = l.kv.Delete(ctx, "member."+l.instance, jetstream.LastRevision(l.member))
 	}

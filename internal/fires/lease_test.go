@@ -206,3 +206,62 @@ func testLeases(t *testing.T) (*leases, *kvstore.Store, *clock.Fake) {
 	c, f := clock.NewFake(time.Now())
 	return newLeases(store.Leases(), js, "a", 4, 10*time.Second, c, slog.New(slog.DiscardHandler), func(kvstore.Event) {}), store, f
 }
+
+// TestRenewalsDoNotWaitForTheRebalance: the renewals go on while a
+// rebalance is slow. A rebalance reads every key of the leases bucket and
+// every member key; with 400 ms of round trip (integration/links,
+// latency-200ms) it took seconds, and when the renewals waited for it
+// every one came after the guard had closed: the fleet fired nothing.
+func TestRenewalsDoNotWaitForTheRebalance(t *testing.T) {
+	t.Parallel()
+	js, store := natstest.Start(t).Store(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c, f := clock.NewFake(time.Now())
+	l := newLeases(store.Leases(), js, "a", 4, 3*time.Second, c,
+		slog.New(slog.NewTextHandler(io.Discard, nil)), func(kvstore.Event) {})
+	l.acquire(ctx, 1)
+	stuck, release := make(chan struct{}, 1), make(chan struct{})
+	l.rebalancing = func() {
+		select {
+		case stuck <- struct{}{}:
+		default:
+		}
+		<-release
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.run(ctx, nil)
+	}()
+	defer func() {
+		close(release)
+		cancel()
+		<-done
+	}()
+	rev := func() uint64 {
+		e, err := store.Leases().Get(ctx, "shard.1")
+		if err != nil {
+			return 0
+		}
+		return e.Revision()
+	}
+	first := rev()
+	testwait.Eventually(t, 10*time.Second, "a rebalance under way", func() bool {
+		f.Advance(l.ttl / 3)
+		select {
+		case <-stuck:
+			return true
+		default:
+			return false
+		}
+	})
+	during := rev()
+	testwait.Eventually(t, 10*time.Second, "two renewals while the rebalance is stuck", func() bool {
+		f.Advance(l.ttl / 3)
+		return rev() >= max(first, during)+2
+	})
+	if !l.owns(1) {
+		t.Error("the shard is not owned while its lease is renewed")
+	}
+}
