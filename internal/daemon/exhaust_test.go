@@ -241,7 +241,9 @@ func (r *rig) recovered(name, id string, kind kvstore.EventKind, freed time.Time
 		_, _, _, last := r.slots(id, time.Second)
 		return last.After(freed.Add(time.Second))
 	})
-	testwait.Eventually(t, 5*time.Second, "jetsched_publish_blocked back at 0", func() bool {
+	// An episode ends at an acknowledgement once the failures have been
+	// quiet for a lease TTL (pipeline.Episodes.Quiet).
+	testwait.Eventually(t, 30*time.Second, "jetsched_publish_blocked back at 0", func() bool {
 		return r.metric("jetsched_publish_blocked", `reason="`+string(kind)+`"`) == 0
 	})
 	fired, dup, lost, _ := r.slots(id, time.Second)

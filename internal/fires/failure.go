@@ -47,7 +47,7 @@ func (e *Engine) failSlot(ctx context.Context, j job, c kvstore.Claim, cause err
 // over as after any unacknowledged publish.
 func (e *Engine) episodes() *pipeline.Episodes {
 	stream := e.store.Layout().FiresStream
-	return &pipeline.Episodes{Stream: stream, Log: e.log,
+	return &pipeline.Episodes{Stream: stream, Log: e.log, Quiet: e.cfg.LeaseTTL,
 		Blocked: func(r natserr.Refusal, on bool) { e.cfg.Observer.PublishBlocked(string(r), on) },
 		Began: func(r natserr.Refusal, id string, err error) {
 			e.event(pipeline.EpisodeEvent(r, e.cfg.Instance, stream, id, err, e.cfg.Clock.Now()))

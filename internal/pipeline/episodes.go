@@ -30,12 +30,27 @@ type Episodes struct {
 	// Blocked, when set, is called when an episode begins (on) and ends:
 	// the gauge.
 	Blocked func(r natserr.Refusal, on bool)
+	// Quiet is how long after the last failure it counts an episode can
+	// end (0: at the next acknowledgement). One outage fails different
+	// writes at different times: on a full disk the leases bucket's
+	// renewals time out, every third of the lease TTL after half of it,
+	// while the fire stream still takes publishes for a few seconds; a
+	// fire acknowledged in between ended the episode, and the fires' own
+	// timeouts began a second (TestDiskFull, 1 run in 15 on a loaded
+	// box). DefaultQuiet covers the default lease TTL's silences.
+	Quiet time.Duration
 
-	mu    sync.Mutex
-	cur   natserr.Refusal
-	since time.Time
-	held  int
+	mu       sync.Mutex
+	cur      natserr.Refusal
+	since    time.Time
+	lastFail time.Time
+	held     int
 }
+
+// DefaultQuiet is Episodes.Quiet for the default lease TTL (10 s): the
+// longest silence between two failures of one outage, a renewal every
+// third of the TTL each waiting half of it.
+const DefaultQuiet = 10 * time.Second
 
 // Refused notes a publish attempt that failed with err; a refusal for
 // want of room begins an episode, or extends the current one.
@@ -75,6 +90,7 @@ func (e *Episodes) begin(r natserr.Refusal, id string, err error) {
 	}
 	e.mu.Lock()
 	e.held++
+	e.lastFail = time.Now()
 	if e.cur != "" && (e.cur == r || r == natserr.Unacknowledged) {
 		e.mu.Unlock()
 		return
@@ -104,13 +120,14 @@ func (e *Episodes) begin(r natserr.Refusal, id string, err error) {
 // duplicate's (the stream had the message already: it answers that from
 // its duplicate window without storing anything, even on a full disk, so
 // the retry of a message stored before the episode says nothing of room).
-// The zero sent ends it.
+// Nor does one within Quiet of the last failure. The zero sent ends it
+// (past Quiet).
 func (e *Episodes) Acknowledged(sent time.Time, duplicate bool) {
 	if e == nil {
 		return
 	}
 	e.mu.Lock()
-	if e.cur != "" && (duplicate || !sent.IsZero() && sent.Before(e.since)) {
+	if e.cur != "" && (duplicate || !sent.IsZero() && sent.Before(e.since) || time.Since(e.lastFail) < e.Quiet) {
 		e.mu.Unlock()
 		return
 	}

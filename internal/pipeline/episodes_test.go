@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/testwait"
 )
 
 // full is JetStream's answer to a publish into a full discard-new stream.
@@ -82,4 +83,23 @@ func TestEpisodeNotEndedByALateAck(t *testing.T) {
 	if want := "[unacknowledged true unacknowledged false]"; fmt.Sprint(blocked) != want {
 		t.Errorf("after an ack of a publish sent during the episode: blocked %v, want %s", blocked, want)
 	}
+}
+
+// With Quiet, an acknowledgement within it of the last failure does not
+// end the episode (another write of the same outage may still be
+// failing: a full disk fails the leases bucket's renewals seconds before
+// the fire stream's publishes); one past it does.
+func TestEpisodeEndsOnlyAfterQuiet(t *testing.T) {
+	var blocked []string
+	e := &pipeline.Episodes{Quiet: time.Hour, Blocked: func(r natserr.Refusal, on bool) { blocked = append(blocked, fmt.Sprintf("%s %v", r, on)) }}
+	e.StepFailed("shard-1", context.DeadlineExceeded)
+	e.Acknowledged(time.Now(), false)
+	if want := "[unacknowledged true]"; fmt.Sprint(blocked) != want {
+		t.Fatalf("an acknowledgement within Quiet: blocked %v, want %s", blocked, want)
+	}
+	e.Quiet = time.Nanosecond
+	testwait.Eventually(t, 5*time.Second, "the episode ended past Quiet", func() bool {
+		e.Acknowledged(time.Now(), false)
+		return fmt.Sprint(blocked) == "[unacknowledged true unacknowledged false]"
+	})
 }

@@ -237,7 +237,7 @@ func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 // sched.event.<kind>.<instance>.
 func (e *Engine) episodes() *pipeline.Episodes {
 	stream := e.cfg.Store.Layout().WakeupsStream
-	return &pipeline.Episodes{Stream: stream, Log: e.log,
+	return &pipeline.Episodes{Stream: stream, Log: e.log, Quiet: pipeline.DefaultQuiet,
 		Blocked: func(r natserr.Refusal, on bool) { e.cfg.Observer.PublishBlocked(string(r), on) },
 		Began: func(r natserr.Refusal, id string, err error) {
 			ev := pipeline.EpisodeEvent(r, e.cfg.Instance, stream, id, err, e.cfg.Clock.Now())
