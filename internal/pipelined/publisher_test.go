@@ -314,8 +314,15 @@ func TestPublisherAcrossAServerRestart(t *testing.T) {
 	if acked == 0 {
 		t.Fatal("no publish of the burst acknowledged")
 	}
-	err := testwait.Until(20*time.Second, "a publish acknowledged after the restart", func() error {
-		f, err := p.Publish(ctx, nats.NewMsg("p.after"))
+	publishesAgain(t, p, "the restart")
+}
+
+// publishesAgain waits until a publish on p is acknowledged after what
+// (a restart, a reconnection).
+func publishesAgain(t *testing.T, p *pipelined.Publisher, what string) {
+	t.Helper()
+	err := testwait.Until(20*time.Second, "a publish acknowledged after "+what, func() error {
+		f, err := p.Publish(context.Background(), nats.NewMsg("p.after"))
 		if err != nil {
 			return err
 		}
@@ -350,15 +357,5 @@ func TestPublisherFailsPendingWhenTheConnectionIsLost(t *testing.T) {
 	if _, err := await(t, lost); !errors.Is(err, nats.ErrDisconnected) {
 		t.Fatalf("a publish pending when the connection was lost: %v, want nats.ErrDisconnected", err)
 	}
-	err = testwait.Until(20*time.Second, "a publish acknowledged after the reconnection", func() error {
-		f, err := p.Publish(ctx, nats.NewMsg("p.after"))
-		if err != nil {
-			return err
-		}
-		_, err = await(t, f)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	publishesAgain(t, p, "the reconnection")
 }
