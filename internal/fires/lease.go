@@ -103,9 +103,10 @@ type leases struct {
 	// kept alive once this instance is in the shares.
 	joined atomic.Bool
 
-	// writeMu orders this instance's writes of its lease and member keys
-	// (a renewal, a take, a hand-back), which the renewal loop and the
-	// rounds make from two goroutines: a renewal landing between a
+	// writeMu orders this instance's renewals, hand-backs and member-key
+	// writes, which the renewal loop and the rounds make from two
+	// goroutines (a take needs none: a renewal pass renews only what was
+	// held when it began): a renewal landing between a
 	// hand-back's read of the revision and its delete would leave the
 	// lease to expire instead of moving at once. It also guards member.
 	writeMu sync.Mutex
