@@ -130,7 +130,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.recording[shard] || !l.behindSendable(shard, now) {
+		if l.win.recording[shard] || l.win.checking[shard] || !l.behindSendable(shard, now) {
 			continue
 		}
 		var items []*windowItem
@@ -180,7 +180,7 @@ func (l *loop) nextBehind() time.Time {
 	var first time.Time
 	reads := l.e.leases.fleetReads()
 	for shard, q := range l.lagQ {
-		if len(q) == 0 || l.win.recording[shard] || !l.e.leases.owns(shard) {
+		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] || !l.e.leases.owns(shard) {
 			continue
 		}
 		at := q[0].since.Add(l.behindDelay(shard))

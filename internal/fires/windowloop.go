@@ -42,6 +42,11 @@ func newWindows(limit int) windows {
 		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
 }
 
+// writing reports whether a worker holds a window fire or a record job of
+// shard: until its result, the shard's window record and ended lists may
+// change under a check (sendChecks).
+func (w *windows) writing(shard int) bool { return w.firing[shard] || w.recording[shard] }
+
 // windowRetry is how soon a failed check of a window record is tried again.
 const windowRetry = time.Second
 
@@ -144,7 +149,13 @@ func (l *loop) sendChecks(now time.Time) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.checking[shard] || now.Before(l.win.retryAt[shard]) {
+		if l.win.checking[shard] || l.win.writing(shard) || now.Before(l.win.retryAt[shard]) {
+			// A check beside the shard's own window job in flight read
+			// the window record or the ended lists from before that
+			// job's write: its result then set the shard's window mark
+			// back (the next window's claim conflicted with its own
+			// record) and dropped the list just written. The job's
+			// result brings the loop back here.
 			continue
 		}
 		delete(l.win.want, shard)
@@ -174,7 +185,7 @@ func (l *loop) sendRecords(now time.Time, all bool) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.recording[shard] || !idle && now.Before(l.win.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
+		if l.win.recording[shard] || l.win.checking[shard] || !idle && now.Before(l.win.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
 			continue
 		}
 		n := min(len(items), max(l.win.limit, 1))
@@ -209,8 +220,8 @@ func (l *loop) idle(now time.Time) bool {
 func (l *loop) nextRecord() time.Time {
 	var first time.Time
 	for shard, at := range l.win.deferredAt {
-		if l.win.recording[shard] {
-			continue
+		if l.win.recording[shard] || l.win.checking[shard] {
+			continue // the job's result wakes the loop
 		}
 		if at = at.Add(l.e.cfg.RecordLag); first.IsZero() || at.Before(first) {
 			first = at
@@ -443,6 +454,9 @@ func (l *loop) knownOf(win kvstore.Window) map[string]job {
 func (l *loop) nextRetry() time.Time {
 	var first time.Time
 	for shard, at := range l.win.retryAt {
+		if l.win.checking[shard] || l.win.writing(shard) {
+			continue // the job's result wakes the loop (sendChecks)
+		}
 		if _, want := l.win.want[shard]; want && (first.IsZero() || at.Before(first)) {
 			first = at
 		}

@@ -131,6 +131,85 @@ func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
 	}
 }
 
+// A shard's check waits for the shard's window job in flight, a fire or a
+// record of this instance, and goes once its result is in; the shard's
+// deferred records wait for its check in turn. Sent beside each other,
+// the check read the window record or the ended lists from before the
+// job's write: its result set the shard's window mark back, so that the
+// next window's claim conflicted with the instance's own record ("window
+// claim did not finish", seen in a bench run after a lease changed hands
+// at start), or dropped the ended list just written.
+func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		flight func(l *loop) // marks shard 0's job in flight
+		result *windowResult // its result
+	}{
+		{"fire", func(l *loop) { l.win.firing[0] = true }, &windowResult{kind: windowFire, shard: 0, mark: windowMark{rev: 7, seq: 1}}},
+		{"record", func(l *loop) { l.win.recording[0] = true }, &windowResult{kind: windowRecord, shard: 0}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _ := windowLoopOf(1)
+			l.win.checked[0] = 1
+			tc.flight(l)
+			l.busy = 1
+			l.win.want[0] = 2 // the lease was taken anew meanwhile
+			l.win.retryAt[0] = l.e.cfg.Clock.Now().Add(-time.Second)
+			l.e.leases.held[0] = heldLease{renewed: l.e.cfg.Clock.Now(), gen: 2}
+			l.dispatch()
+			select {
+			case j := <-l.jobs:
+				t.Fatalf("sent %+v beside the shard's %s in flight", j.window, tc.name)
+			default:
+			}
+			if at := l.nextRetry(); !at.IsZero() {
+				t.Fatalf("the loop's timer is set for the waiting check at %v: it would spin until the %s's result", at, tc.name)
+			}
+			l.busy--
+			l.onWindow(tc.result)
+			l.dispatch()
+			select {
+			case j := <-l.jobs:
+				if j.window == nil || j.window.kind != windowCheck || j.window.shard != 0 || j.window.gen != 2 {
+					t.Fatalf("after the %s's result: sent %+v, want shard 0's check for tenure 2", tc.name, j.window)
+				}
+			default:
+				t.Fatalf("after the %s's result no check was sent", tc.name)
+			}
+			if tc.name == "fire" && l.win.mark[0].rev != 7 {
+				t.Fatalf("window mark %+v: want the fire's revision 7", l.win.mark[0])
+			}
+		})
+	}
+	t.Run("records wait for the check", func(t *testing.T) {
+		l, _ := windowLoopOf(1)
+		l.win.checking[0] = true
+		l.busy = 1
+		it := &windowItem{j: &job{id: idOn(l, 0)}}
+		l.win.deferred[0] = []*windowItem{it}
+		l.win.deferredAt[0] = l.e.cfg.Clock.Now()
+		l.sendRecords(l.e.cfg.Clock.Now(), true)
+		select {
+		case j := <-l.jobs:
+			t.Fatalf("sent %+v while the shard's check is in flight", j.window)
+		default:
+		}
+		if at := l.nextRecord(); !at.IsZero() {
+			t.Fatalf("the loop's timer is set for the waiting records at %v: it would spin until the check's result", at)
+		}
+		l.win.checking[0] = false
+		l.sendRecords(l.e.cfg.Clock.Now(), true)
+		select {
+		case j := <-l.jobs:
+			if j.window == nil || j.window.kind != windowRecord || len(j.window.records) != 1 {
+				t.Fatalf("sent %+v: want shard 0's records", j.window)
+			}
+		default:
+			t.Fatal("the records were not sent once the check was done")
+		}
+	})
+}
+
 // A check that comes due for a shard no longer owned releases what it
 // held; a lease change releases what waits for a check not running.
 func TestHeldScheduleReleasedWhenTheLeaseChanges(t *testing.T) {
