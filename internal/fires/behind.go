@@ -122,6 +122,7 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 // show: mergeBehind); one whose last record job failed waits for
 // lagRetry.
 func (l *loop) sendBehind(now time.Time, all bool) {
+	clear(l.lagHeld) // this call's look only (nextBehind, in the same turn)
 	if len(l.lagQ) == 0 {
 		return
 	}
@@ -130,13 +131,18 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.recording[shard] || l.win.checking[shard] || !l.behindSendable(shard, now) {
+		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] {
+			continue
+		}
+		// The times first: this runs at every turn of the loop, for
+		// every shard with a queue, and a lease lookup reads the clock.
+		due := all || len(l.handBack) > 0 && l.handingBack(shard)
+		wait := l.behindDelay(shard)
+		if !due && now.Before(q[0].since.Add(wait)) || !l.behindSendable(shard, now) {
 			continue
 		}
 		var items []*windowItem
 		var later []lagRef
-		due := all || l.handingBack(shard)
-		wait := l.behindDelay(shard)
 		for len(q) > 0 && len(items) < max(l.win.limit, 1) {
 			ref := q[0]
 			if !due && now.Before(ref.since.Add(wait)) {
@@ -162,6 +168,12 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 			items = append(items, &windowItem{j: &j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
 		}
+		if len(items) == 0 && len(later) > 0 && len(q) == 0 {
+			// Every record due is of a schedule in a job or on a window:
+			// that job's result wakes the loop, not the timer (which,
+			// set for these past times, spun the loop until then).
+			l.lagHeld[shard] = true
+		}
 		if q = append(q, later...); len(q) == 0 {
 			delete(l.lagQ, shard)
 		} else {
@@ -180,17 +192,19 @@ func (l *loop) nextBehind() time.Time {
 	var first time.Time
 	reads := l.e.leases.fleetReads()
 	for shard, q := range l.lagQ {
-		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] || !l.e.leases.owns(shard) {
+		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] || l.lagHeld[shard] {
 			continue
 		}
 		at := q[0].since.Add(l.behindDelay(shard))
-		if !reads || l.handingBack(shard) {
+		if !reads || len(l.handBack) > 0 && l.handingBack(shard) {
 			at = q[0].since // due now (a member cannot read them, or the shard goes)
 		}
 		if retry := l.lagRetry[shard]; at.Before(retry) {
 			at = retry
 		}
-		if first.IsZero() || at.Before(first) {
+		// The lease is looked up only for a time that would be the
+		// first: it reads the clock, and this runs at every turn.
+		if (first.IsZero() || at.Before(first)) && l.e.leases.owns(shard) {
 			first = at
 		}
 	}

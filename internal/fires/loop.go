@@ -95,6 +95,10 @@ type loop struct {
 	// lagRetry: a shard whose last record job failed sends none before
 	// then (behindUnwritten).
 	lagRetry map[int]time.Time
+	// lagHeld: a shard whose due records are all of schedules in a job
+	// or on a window, at the loop's last look (sendBehind); the timer
+	// does not wait for it (nextBehind).
+	lagHeld map[int]bool
 	// handBack are the shards being handed back, with their tenure's
 	// generation, and flushing the hand-backs waiting for their records
 	// (handback.go).
@@ -122,6 +126,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		lag:       make(map[string]lagMark),
 		lagQ:      make(map[int][]lagRef),
 		lagRetry:  make(map[int]time.Time),
+		lagHeld:   make(map[int]bool),
 		handBack:  make(map[int]uint64),
 		jobs:      make(chan job, e.cfg.Workers),
 		results:   make(chan result, e.cfg.Workers),

@@ -381,6 +381,42 @@ func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
 	}
 }
 
+// A record left behind that comes due while its schedule is in a job (or
+// on a window) waits for that job's result, not for the loop's timer: set
+// for its past time, the timer woke the loop at once, turn after turn,
+// until the job was done.
+func TestRecordBehindOfABusyScheduleDoesNotSpinTheLoop(t *testing.T) {
+	l, fake, en := windowLoop(t)
+	l.e.cfg.StateInterval = time.Second
+	l.e.leases.allRead.Store(true)
+	now := fake.Now()
+	en.setState(&kvstore.State{Next: now, Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
+		Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
+	en.stateRev = 7
+	l.lagged(en, en.current(), now.Add(-2*time.Second)) // due: its wait has passed
+	if at := l.nextBehind(); at.IsZero() || at.After(now) {
+		t.Fatalf("next record at %v: want due by %v", at, now)
+	}
+	en.busy = true // its next slot is with a worker
+	l.sendBehind(now, false)
+	if len(l.jobs) != 0 {
+		t.Fatalf("sent %+v for a schedule in a job", <-l.jobs)
+	}
+	if at := l.nextBehind(); !at.IsZero() {
+		t.Fatalf("the loop's timer is set for the record at %v while its schedule is in a job: the loop would spin until the job is done", at)
+	}
+	en.busy = false // the job's result
+	l.sendBehind(now, false)
+	select {
+	case j := <-l.jobs:
+		if j.window == nil || j.window.kind != windowRecord || len(j.window.records) != 1 {
+			t.Fatalf("sent %+v: want the record's write", j.window)
+		}
+	default:
+		t.Fatal("the record was not sent once its schedule was free")
+	}
+}
+
 // Each shard's records left behind wait their own share of the interval:
 // all of it for shard 0, less for each shard after, never half of it or
 // less, so that a fleet's records are never more than the interval behind
