@@ -109,6 +109,11 @@ type Config struct {
 	// even when Binary is set (to profile it; its RSS is then the whole
 	// process's).
 	ScaleInProcess bool
+	// Rounds is how many times the scenarios after the baseline run, one
+	// after the other in each round (herd, then native, then herd...), so
+	// that a comparison with the server's own schedules is made several
+	// times in one run and its spread shows (Report.Versus). Default 1.
+	Rounds int
 	// Progress receives a progress line per scenario (nil: none).
 	Progress io.Writer
 	// Logger receives the schedulers' logs. Default: discard.
@@ -130,6 +135,7 @@ func (c Config) withDefaults() Config {
 	if len(c.Only) == 0 {
 		c.Only = Scenarios
 	}
+	c.Rounds = max(c.Rounds, 1)
 	c.Logger = cmp.Or(c.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	return c
 }
@@ -166,6 +172,9 @@ func (c Config) Validate() error {
 	if c.Duration < 0 {
 		return fmt.Errorf("bench: duration %s: must not be negative", c.Duration)
 	}
+	if c.Rounds < 0 {
+		return fmt.Errorf("bench: rounds %d: must not be negative", c.Rounds)
+	}
 	return nil
 }
 
@@ -185,12 +194,23 @@ type Report struct {
 	// GC is the collector setting of the run (GOGC and its source).
 	GC      string   `json:"gc"`
 	Results []Result `json:"results"`
+	// Versus sets each row beside the row of the server's own schedules
+	// it is measured against in the same round (see versus).
+	Versus []Versus `json:"versus,omitempty"`
 }
 
 // Result is one measured row. Zero fields were not measured by that
 // scenario.
 type Result struct {
-	Scenario  string  `json:"scenario"`
+	Scenario string `json:"scenario"`
+	// Round is the round the row was measured in (Config.Rounds; 0 when
+	// there was one).
+	Round int `json:"round,omitempty"`
+	// Peer names what the row is compared on, the same for jetsched's row
+	// and the server's own schedules' row: "herd <n>" (all due in the
+	// same second, @at) or "steady <n>" (n schedules each every second,
+	// @every).
+	Peer      string  `json:"peer,omitempty"`
 	Label     string  `json:"label"`
 	Count     int     `json:"count"`
 	Instances int     `json:"instances,omitempty"`
@@ -258,16 +278,24 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		"steady": r.steady, "herd": r.herd, "native": r.native, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
 		"restart": r.restart,
 	}
-	for _, name := range Scenarios[1:] {
-		if !slices.Contains(cfg.Only, name) {
-			continue
+	for round := 1; round <= cfg.Rounds; round++ {
+		for _, name := range Scenarios[1:] {
+			if !slices.Contains(cfg.Only, name) {
+				continue
+			}
+			res, err := steps[name](ctx)
+			if err != nil {
+				return r.rep, fmt.Errorf("bench: %s: %w", name, err)
+			}
+			for i := range res {
+				if cfg.Rounds > 1 {
+					res[i].Round = round
+				}
+			}
+			r.add(res...)
 		}
-		res, err := steps[name](ctx)
-		if err != nil {
-			return r.rep, fmt.Errorf("bench: %s: %w", name, err)
-		}
-		r.add(res...)
 	}
+	r.rep.Versus = versus(r.rep.Results)
 	return r.rep, nil
 }
 

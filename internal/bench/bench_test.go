@@ -67,7 +67,18 @@ func TestRunSmall(t *testing.T) {
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s", "200 schedules x 1/s (NATS server @every)"} {
+	// Each of jetsched's rows with a peer beside the server's, in the
+	// order of jetsched's rows.
+	if len(rep.Versus) != 2 || rep.Versus[0].Peer != "steady 200" || rep.Versus[1].Peer != "herd 500" {
+		t.Fatalf("versus %+v: want steady 200, then herd 500", rep.Versus)
+	}
+	for _, v := range rep.Versus {
+		if v.Rate <= 0 || v.CPU <= 0 || v.P99Ms <= 0 || v.PeerP99Ms <= 0 || v.Round != 0 {
+			t.Errorf("versus %+v: not measured", v)
+		}
+	}
+	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s", "200 schedules x 1/s (NATS server @every)",
+		"against the NATS server's own schedules", "herd 500"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
@@ -95,6 +106,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Herd: -1}, "herd count -1"},
 		{Config{Duration: -time.Second}, "duration -1s"},
 		{Config{Workers: -2}, "workers -2"},
+		{Config{Rounds: -1}, "rounds -1"},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()

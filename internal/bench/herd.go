@@ -15,7 +15,7 @@ import (
 // the scheduler takes to deliver all of them.
 func (r *runner) herd(ctx context.Context) ([]Result, error) {
 	n := r.cfg.Herd
-	res := Result{Scenario: "herd", Label: fmt.Sprintf("%d due in the same second", n), Count: n, Instances: 1}
+	res := Result{Scenario: "herd", Label: fmt.Sprintf("%d due in the same second", n), Count: n, Instances: 1, Peer: herdPeer(n)}
 	if n == 0 {
 		return nil, nil
 	}

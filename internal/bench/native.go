@@ -34,6 +34,7 @@ func (r *runner) native(ctx context.Context) ([]Result, error) {
 			return out, err
 		}
 		res.Label = fmt.Sprintf("%d due in the same second (NATS server @at)", n)
+		res.Peer = herdPeer(n)
 		out = append(out, res)
 	}
 	if d := r.cfg.Duration; d > 0 {
@@ -68,7 +69,7 @@ func (r *runner) native(ctx context.Context) ([]Result, error) {
 // due time, which is its Nats-Schedule-Next less the interval.
 func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Result, error) {
 	res := Result{Scenario: "native", Count: n * int(d/time.Second), Instances: 1,
-		Label: fmt.Sprintf("%d schedules x 1/s (NATS server @every)", n)}
+		Label: fmt.Sprintf("%d schedules x 1/s (NATS server @every)", n), Peer: steadyPeer(n)}
 	name, prefix, stop, err := r.nativeStream(ctx)
 	if err != nil {
 		return res, err

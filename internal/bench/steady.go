@@ -20,6 +20,9 @@ func (r *runner) steady(ctx context.Context) ([]Result, error) {
 			if err != nil {
 				return out, err
 			}
+			if !audited {
+				res.Peer = steadyPeer(n)
+			}
 			out = append(out, res)
 		}
 	}

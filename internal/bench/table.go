@@ -29,7 +29,40 @@ func (rep *Report) WriteTable(w io.Writer) error {
 			num(float64(x.Instances), 0), num(x.PerSec, 0), num(x.Ratio, 2), num(x.P50Ms, 2), num(x.P99Ms, 2),
 			num(x.MaxMs, 2), num(x.CPUPer1k, 3), num(x.Seconds, 2), x.Duplicates, x.Gaps, other)
 	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return rep.writeVersus(w)
+}
+
+// writeVersus prints jetsched's rows beside the server's own schedules'
+// (Report.Versus), round by round, then each peer's median over the
+// rounds.
+func (rep *Report) writeVersus(w io.Writer) error {
+	if len(rep.Versus) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "\njetsched against the NATS server's own schedules, same run (rate and CPU per 1,000 fires: jetsched's over the server's):\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "ROUND\tPEER\tRATE\tCPU s/1k\tP99 ms\tSERVER P99 ms\t")
+	row := func(round string, v Versus) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", round, v.Peer, times(v.Rate), times(v.CPU), num(v.P99Ms, 2), num(v.PeerP99Ms, 2))
+	}
+	for _, v := range rep.Versus {
+		row(num(float64(v.Round), 0), v)
+	}
+	for _, v := range Medians(rep.Versus) {
+		row("median", v)
+	}
 	return tw.Flush()
+}
+
+// times formats a ratio as "1.07x", or "-" when it was not measured.
+func times(v float64) string {
+	if v == 0 {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 2, 64) + "x"
 }
 
 // num formats v, or "-" when it was not measured.

@@ -113,6 +113,7 @@ scheduler processes.`,
 	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")
 	fl.IntSliceVar(&cfg.Steady, "steady", []int{1_000, 10_000, 20_000, 50_000}, "schedule counts of the steady scenario (each fires every second; the largest finds the sustainable rate)")
 	fl.IntVar(&cfg.Herd, "herd", 100_000, "schedules due in the same second")
+	fl.IntVar(&cfg.Rounds, "rounds", 1, "run the scenarios after the baseline this many times, one after the other in each round, and compare jetsched with the server's own schedules round by round and by the median")
 	fl.IntVar(&cfg.Scale, "scale", 1_000_000, "schedules the scale scenario indexes")
 	fl.IntVar(&cfg.Timers, "timers", 200_000, "timers due within 10 s")
 	fl.IntVar(&cfg.Fleet, "fleet", 10_000, "schedules of the fleet scenario (run with 1, 2 and 3 instances)")
