@@ -199,14 +199,7 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 		}
 		l.win.checking[0] = false
 		l.sendRecords(l.e.cfg.Clock.Now(), true)
-		select {
-		case j := <-l.jobs:
-			if j.window == nil || j.window.kind != windowRecord || len(j.window.records) != 1 {
-				t.Fatalf("sent %+v: want shard 0's records", j.window)
-			}
-		default:
-			t.Fatal("the records were not sent once the check was done")
-		}
+		wantRecordJob(t, l, "once the check was done")
 	})
 }
 
@@ -405,15 +398,68 @@ func TestRecordBehindOfABusyScheduleDoesNotSpinTheLoop(t *testing.T) {
 	if at := l.nextBehind(); !at.IsZero() {
 		t.Fatalf("the loop's timer is set for the record at %v while its schedule is in a job: the loop would spin until the job is done", at)
 	}
-	en.busy = false // the job's result
+	l.busy++ // the job's result: its fire left the record behind again
+	l.onResult(result{id: "a", state: en.current(), stateRev: en.stateRev, lagged: true})
+	if en.busy {
+		t.Fatal("the job's result left the schedule busy")
+	}
 	l.sendBehind(now, false)
+	wantRecordJob(t, l, "once its schedule was free")
+}
+
+// When the next record left behind is due follows what decides it: not
+// while the shard's record job is out, again at its result, and at once
+// when the shard is handed back.
+func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
+	l, fake, en := windowLoop(t)
+	l.e.cfg.StateInterval = 10 * time.Second
+	l.e.leases.allRead.Store(true)
+	now := fake.Now()
+	en.setState(&kvstore.State{Next: now.Add(time.Second), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
+		Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
+	en.stateRev = 7
+	l.lagged(en, en.current(), now)
+	due := now.Add(10 * time.Second) // shard 0 waits the whole interval
+	if at := l.nextBehind(); !at.Equal(due) {
+		t.Fatalf("next record at %v, want %v", at, due)
+	}
+	l.sendBehind(now.Add(time.Second), false) // not due: nothing sent
+	if len(l.jobs) != 0 {
+		t.Fatalf("sent %+v before the record was due", <-l.jobs)
+	}
+
+	// The shard's record job in flight: nothing of it is due until its
+	// result, which brings the record back.
+	l.win.recording[0] = true
+	if at := l.nextBehind(); !at.IsZero() {
+		t.Fatalf("next record at %v while the shard's record job is out: want none", at)
+	}
+	l.busy++
+	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0}})
+	if at := l.nextBehind(); !at.Equal(due) {
+		t.Fatalf("after the record job's result the next record is at %v, want %v", at, due)
+	}
+
+	// A hand-back makes the shard's records due at once.
+	l.onFlush(flushReq{shards: []int{0}, done: make(chan struct{})})
+	if at := l.nextBehind(); at.After(now) {
+		t.Fatalf("after a hand-back the next record is at %v, want due by %v", at, now)
+	}
+	l.sendBehind(now, false)
+	wantRecordJob(t, l, "for the handed-back shard")
+}
+
+// wantRecordJob fails t unless l has sent a worker one record's write
+// (when says when it should have).
+func wantRecordJob(t *testing.T, l *loop, when string) {
+	t.Helper()
 	select {
 	case j := <-l.jobs:
 		if j.window == nil || j.window.kind != windowRecord || len(j.window.records) != 1 {
-			t.Fatalf("sent %+v: want the record's write", j.window)
+			t.Fatalf("sent %+v %s: want one record's write", j.window, when)
 		}
 	default:
-		t.Fatal("the record was not sent once its schedule was free")
+		t.Fatalf("no record's write sent %s", when)
 	}
 }
 
