@@ -13,7 +13,7 @@ func TestVersusPairsByPeerAndRound(t *testing.T) {
 		{Scenario: "baseline", PerSec: 90_000},
 		{Scenario: "steady", Round: 1, Peer: "steady 1000", PerSec: 1000, CPUPer1k: 0.3, P99Ms: 2},
 		{Scenario: "steady", Round: 1, Peer: "steady 50000", PerSec: 40_000, CPUPer1k: 0.1, P99Ms: 900}, // native skips it
-		{Scenario: "steady", Round: 1, Label: "1000 schedules x 1/s, audited", PerSec: 1000},         // no peer
+		{Scenario: "steady", Round: 1, Label: "1000 schedules x 1/s, audited", PerSec: 1000},            // no peer
 		{Scenario: "herd", Round: 1, Peer: "herd 100", PerSec: 80, CPUPer1k: 0.03, P99Ms: 1300},
 		{Scenario: "native", Round: 1, Peer: "herd 100", PerSec: 100, CPUPer1k: 0.02, P99Ms: 1000},
 		{Scenario: "native", Round: 1, Label: "100/s for 10s (NATS server @at)", PerSec: 100}, // no peer

@@ -35,6 +35,9 @@ type fireMsg struct {
 	subject string
 	data    []byte
 	seq     uint64
+	// expect is the fire's Nats-Expected-Stream, which only a publish
+	// again (after a first one not acknowledged) carries.
+	expect string
 }
 
 func setup(t *testing.T) *harness {
@@ -63,7 +66,8 @@ func (h *harness) subscribeFires() {
 		}
 		md, _ := m.Metadata()
 		h.mu.Lock()
-		h.fires = append(h.fires, fireMsg{meta: meta, subject: m.Subject(), data: m.Data(), seq: md.Sequence.Stream})
+		h.fires = append(h.fires, fireMsg{meta: meta, subject: m.Subject(), data: m.Data(), seq: md.Sequence.Stream,
+			expect: m.Headers().Get(jetstream.ExpectedStreamHeader)})
 		h.mu.Unlock()
 		select {
 		case h.added <- struct{}{}:
@@ -186,6 +190,9 @@ func TestEngineFiresEverySecond(t *testing.T) {
 		}
 		if f.meta.DispatchedAt.Before(f.meta.ScheduledAt) {
 			t.Errorf("dispatched %v before scheduled %v", f.meta.DispatchedAt, f.meta.ScheduledAt)
+		}
+		if f.expect != "" {
+			t.Errorf("the fire carries Nats-Expected-Stream %q: stored and delivered with it, for nothing (its acknowledgement's stream is checked)", f.expect)
 		}
 	}
 	// Every fire has its ledger entry (written right after the publish).

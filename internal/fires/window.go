@@ -325,10 +325,9 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 	for _, it := range items {
 		msg, _, span := w.e.fireMsg(*it.j, it.claim, "")
 		msg.Header.Set(jetstream.MsgIDHeader, it.claim.ID(it.j.id))
-		msg.Header.Set(jetstream.ExpectedStreamHeader, stream)
 		it.span = span
 		it.sent = time.Now()
-		f, err := w.e.store.PublishAsync(ctx, msg)
+		f, err := w.e.store.PublishAsyncTo(ctx, msg, stream)
 		if err == nil {
 			it.fut = f
 		}

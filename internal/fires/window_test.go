@@ -30,7 +30,13 @@ func TestWindowClaimsSettleByRecord(t *testing.T) {
 		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
 	}
 	for _, id := range ids {
-		checkCadence(t, h.waitFires(id, 15*time.Second, atLeast(3)), time.Second)
+		fs := h.waitFires(id, 15*time.Second, atLeast(3))
+		checkCadence(t, fs, time.Second)
+		for _, f := range fs {
+			if f.expect != "" {
+				t.Errorf("%s: a window's fire carries Nats-Expected-Stream %q", id, f.expect)
+			}
+		}
 	}
 	windowed := 0
 	for _, id := range ids {

@@ -54,11 +54,12 @@ type Publisher struct {
 	Episodes *Episodes
 }
 
-// AsyncSender sends a message to its stream without waiting for the
-// acknowledgement, which the future reports (kvstore.Store.PublishAsync);
-// it waits for room among its unacknowledged messages until ctx ends.
+// AsyncSender sends a message to a stream without waiting for the
+// acknowledgement, which the future reports, failing it when another
+// stream acknowledges it (kvstore.Store.PublishAsyncTo); it waits for room
+// among its unacknowledged messages until ctx ends.
 type AsyncSender interface {
-	PublishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAckFuture, error)
+	PublishAsyncTo(ctx context.Context, m *nats.Msg, stream string) (jetstream.PubAckFuture, error)
 }
 
 // Margin is how long before its claim expires an owner stops trying to
@@ -96,9 +97,8 @@ func (p *Publisher) Send(ctx context.Context, m Message) (settled bool, err erro
 		m.Msg.Header = nats.Header{}
 	}
 	m.Msg.Header.Set(jetstream.MsgIDHeader, m.ID)
-	m.Msg.Header.Set(jetstream.ExpectedStreamHeader, p.Stream)
 	sent := time.Now()
-	f, err := p.Async.PublishAsync(ctx, m.Msg)
+	f, err := p.Async.PublishAsyncTo(ctx, m.Msg, p.Stream)
 	if err == nil {
 		p.Inflight.Add(f, sent, func(first error) (*jetstream.PubAck, error) {
 			p.Log.Debug("not acknowledged; publishing it again", "id", m.ID, "err", first)

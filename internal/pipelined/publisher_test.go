@@ -88,6 +88,42 @@ func TestPublisherAcknowledgesEachPublish(t *testing.T) {
 	}
 }
 
+// PublishTo takes an acknowledgement from the stream it names, and fails
+// the future of one from another stream (the message is stored there: the
+// subject is that stream's now) with ErrWrongStream, naming both streams;
+// the same Publisher's other publishes are untouched.
+func TestPublishToChecksTheAcknowledgingStream(t *testing.T) {
+	srv := natstest.Start(t)
+	nc, js := srv.Connect(t)
+	newStream(t, js, "P", "p.>")
+	newStream(t, js, "Q", "q.>")
+	p := pipelined.NewPublisher(nc, 0, 0)
+	defer p.Close()
+	ctx := context.Background()
+	for _, c := range []struct {
+		subject, stream string
+		wrong           bool
+	}{
+		{"p.a", "P", false},
+		{"q.a", "P", true},
+		{"q.b", "", false}, // no stream named: any
+		{"q.c", "Q", false},
+		{"p.b", "Q", true},
+	} {
+		f, err := p.PublishTo(ctx, nats.NewMsg(c.subject), c.stream)
+		if err != nil {
+			t.Fatalf("%s to %q: %v", c.subject, c.stream, err)
+		}
+		ack, err := await(t, f)
+		switch {
+		case c.wrong && (!errors.Is(err, pipelined.ErrWrongStream) || !strings.Contains(err.Error(), c.stream)):
+			t.Fatalf("%s to %q: acknowledged %+v, error %v: want ErrWrongStream naming %s", c.subject, c.stream, ack, err, c.stream)
+		case !c.wrong && (err != nil || ack.Stream != strings.ToUpper(c.subject[:1])):
+			t.Fatalf("%s to %q: acknowledged %+v, error %v", c.subject, c.stream, ack, err)
+		}
+	}
+}
+
 // What the stream refuses comes back as nats.go gives it: a conditional
 // write that lost as "wrong last sequence", a message for another stream
 // as its API error, and a subject no stream takes as no response.

@@ -170,6 +170,14 @@ func (s *Store) PublishAsync(ctx context.Context, m *nats.Msg) (jetstream.PubAck
 	return s.pub.Publish(ctx, m)
 }
 
+// PublishAsyncTo is PublishAsync for a message that must be stored in
+// stream: its future fails (pipelined.ErrWrongStream) when another stream
+// acknowledges it. Fires and wakeups go this way, with no
+// Nats-Expected-Stream header (stored and delivered with every message).
+func (s *Store) PublishAsyncTo(ctx context.Context, m *nats.Msg, stream string) (jetstream.PubAckFuture, error) {
+	return s.pub.PublishTo(ctx, m, stream)
+}
+
 // SpecEntry is a spec with its key and revision.
 type SpecEntry struct {
 	ID       string
