@@ -140,7 +140,10 @@ type windowItem struct {
 	ack   *jetstream.PubAck
 	fut   jetstream.PubAckFuture
 	sent  time.Time
-	span  trace.Span // the dispatch span of its first publish
+	// dispatched is its fire's Sched-Dispatched-At, which the fired
+	// event repeats.
+	dispatched time.Time
+	span       trace.Span // the dispatch span of its first publish
 	// fired is how many fires the record is to take in (0: this one):
 	// a record left behind (behind.go) is written with all of its
 	// unrecorded fires.
@@ -323,9 +326,9 @@ func unchanged(items []*windowItem) []result {
 func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 	stream := w.e.store.Layout().FiresStream
 	for _, it := range items {
-		msg, _, span := w.e.fireMsg(*it.j, it.claim, "")
+		msg, now, span := w.e.fireMsg(*it.j, it.claim, "")
 		msg.Header.Set(jetstream.MsgIDHeader, it.claim.ID(it.j.id))
-		it.span = span
+		it.span, it.dispatched = span, now
 		it.sent = time.Now()
 		f, err := w.e.store.PublishAsyncTo(ctx, msg, stream)
 		if err == nil {
@@ -359,7 +362,7 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		} else {
 			endSpan(it.span, it.ack, nil)
 			w.e.pub.Acknowledged(it.sent, it.ack)
-			w.e.published(*it.j, it.claim, "", w.e.cfg.Clock.Now(), it.ack)
+			w.e.published(*it.j, it.claim, "", it.dispatched, it.ack)
 		}
 		if it.ack != nil {
 			it.claim.Seq = it.ack.Sequence
