@@ -100,6 +100,9 @@ type Server struct {
 }
 
 // Start starts the server and waits until it accepts client connections.
+// The server runs without the accounts' shared subject match cache
+// (disable_sublist_cache), whatever Config.Base says: the scheduler's
+// traffic uses a different subject nearly every message.
 func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.StoreDir == "" {
 		return nil, errors.New("natsembed: Config.StoreDir is required")
@@ -118,6 +121,13 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	opts.ServerName = cmp.Or(opts.ServerName, cfg.Name, "jetsched")
 	opts.Host, opts.Port = cmp.Or(cfg.Host, "127.0.0.1"), port
 	opts.JetStream, opts.StoreDir = true, cfg.StoreDir
+	// Every fire has a subject of its own (sched.fire.<workflow>.<id>) and
+	// every acknowledgement a reply subject of its own, so the accounts'
+	// shared match cache (1,024 subjects, swept at random when full)
+	// would miss on nearly every message and take a write lock to add
+	// each one. Off, a miss is a read-locked walk of the subscription
+	// tree (disable_sublist_cache in a server's config file).
+	opts.NoSublistCache = true
 	opts.NoSigs, opts.NoLog, opts.Debug = true, cfg.Logger == nil, cfg.Debug
 	if c := cfg.Cluster; c != nil {
 		opts.Cluster.Name = c.Name
