@@ -386,6 +386,13 @@ func (l *loop) newEntry(id string) *entry {
 	return en
 }
 
+// forget drops en from the entries. It leaves any window queue (which
+// holds entries, not ids: windows.pend) at once.
+func (l *loop) forget(en *entry) {
+	en.queued = false
+	delete(l.entries, en.id)
+}
+
 // onSpecs takes a batch of decoded specs. It reports whether a test holds
 // the load back (Config.hold) after one of them: the rest of the batch is
 // then taken when the hold is released.
@@ -715,7 +722,7 @@ func (l *loop) applyResult(r result) {
 	if en.removed {
 		if r.removed {
 			l.index.Remove(en)
-			delete(l.entries, r.id)
+			l.forget(en)
 		} else {
 			l.removeEntry(en)
 		}
@@ -875,7 +882,7 @@ func (l *loop) removeEntry(en *entry) {
 	l.index.Remove(en)
 	l.applyPending(en) // its record is deleted at its latest revision
 	if !en.hasRecord() {
-		delete(l.entries, en.id)
+		l.forget(en)
 		return
 	}
 	en.busy, en.removed = true, true

@@ -17,9 +17,12 @@ type windows struct {
 	checking map[int]bool   // a check or demote job is out
 	retryAt  map[int]time.Time
 	mark     map[int]windowMark
-	firing   map[int]bool     // a window of the shard is with a worker
-	pend     map[int][]string // due schedules waiting for the shard's next window
-	held     map[int][]string // due schedules waiting for the shard's check
+	firing   map[int]bool // a window of the shard is with a worker
+	// pend are the due schedules waiting for the shard's next window: an
+	// entry leaves when it is taken or no longer queued (an entry is
+	// unqueued before it is forgotten, see loop.forget).
+	pend map[int][]*entry
+	held map[int][]string // due schedules waiting for the shard's check
 	// deferred are fired one-shots whose state records are still to be
 	// written, by shard, since deferredAt (the oldest); recording: a
 	// windowRecord job of the shard is with a worker.
@@ -38,7 +41,7 @@ type windows struct {
 
 func newWindows(limit int) windows {
 	return windows{limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
-		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]string{}, held: map[int][]string{},
+		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]*entry{}, held: map[int][]string{},
 		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
 }
 
@@ -102,7 +105,7 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 // queue puts a due, batchable en on its shard's next window.
 func (l *loop) queue(en *entry, shard int) {
 	en.queued = true
-	l.win.pend[shard] = append(l.win.pend[shard], en.id)
+	l.win.pend[shard] = append(l.win.pend[shard], en)
 }
 
 // sendWindows hands out the shards' next windows, then the window checks
@@ -111,7 +114,7 @@ func (l *loop) queue(en *entry, shard int) {
 // worker's result brings the loop back to dispatch, which sends the
 // checks first.
 func (l *loop) sendWindows(now time.Time) {
-	for shard, ids := range l.win.pend {
+	for shard, queued := range l.win.pend {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
@@ -123,7 +126,7 @@ func (l *loop) sendWindows(now time.Time) {
 			l.unqueue(shard, owned)
 			continue
 		}
-		items, rest := l.windowItems(ids, now)
+		items, rest := l.windowItems(queued, now)
 		if len(rest) == 0 {
 			delete(l.win.pend, shard)
 		} else {
@@ -230,19 +233,18 @@ func (l *loop) nextRecord() time.Time {
 	return first
 }
 
-// windowItems takes the next window's schedules from ids (at most
+// windowItems takes the next window's schedules from queued (at most
 // windows.limit, and a record of at most maxWindowBytes) and returns
-// the ids left for later. A schedule no longer batchable goes back to the
+// those left for later. A schedule no longer batchable goes back to the
 // due index.
-func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []string) {
-	items = make([]job, 0, min(len(ids), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
+func (l *loop) windowItems(queued []*entry, now time.Time) (items []job, rest []*entry) {
+	items = make([]job, 0, min(len(queued), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
 	size := 0
-	for i, id := range ids {
+	for i, en := range queued {
 		if len(items) >= l.win.limit || size >= maxWindowBytes {
-			return items, ids[i:]
+			return items, queued[i:]
 		}
-		en := l.entries[id]
-		if en == nil || !en.queued {
+		if !en.queued {
 			continue
 		}
 		en.queued = false
@@ -254,7 +256,7 @@ func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []str
 			continue
 		}
 		en.busy = true
-		size += len(id) + 96
+		size += len(en.id) + 96
 		items = append(items, l.snapshot(en, now))
 	}
 	return items, nil
@@ -265,16 +267,15 @@ func (l *loop) windowItems(ids []string, now time.Time) (items []job, rest []str
 // for the shard's check when it is owned but to be checked first (the
 // check releases them).
 func (l *loop) unqueue(shard int, owned bool) {
-	for _, id := range l.win.pend[shard] {
-		en := l.entries[id]
-		if en == nil || !en.queued {
+	for _, en := range l.win.pend[shard] {
+		if !en.queued {
 			continue
 		}
 		en.queued = false
 		if owned {
-			l.holdFor(id, shard)
+			l.holdFor(en.id, shard)
 		} else {
-			l.parked[id] = true
+			l.parked[en.id] = true
 		}
 	}
 	delete(l.win.pend, shard)

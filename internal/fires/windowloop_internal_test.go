@@ -103,6 +103,35 @@ func TestWaitingWindowWorkGoesBeforeDueSlots(t *testing.T) {
 	}
 }
 
+// A window queue holds entries: a schedule removed while queued (its
+// spec deleted) leaves the queue with its entry, and the schedule made
+// again under the same id is a new entry, queued once. The window takes
+// the new one only.
+func TestRemovedScheduleLeavesItsWindowQueue(t *testing.T) {
+	l, _, old := windowLoop(t)
+	l.win.checked[0] = 1
+	l.queue(old, 0)
+	l.removeEntry(old) // no record: forgotten at once
+	if _, ok := l.entries["a"]; ok {
+		t.Fatal("the removed schedule is still an entry")
+	}
+	again := addDue(t, l, "a")
+	l.queue(again, 0)
+	l.sendWindows(l.e.cfg.Clock.Now())
+	var j job
+	select {
+	case j = <-l.jobs:
+	default:
+		t.Fatal("no window sent for the schedule made again")
+	}
+	if j.window == nil || j.window.kind != windowFire || len(j.window.items) != 1 {
+		t.Fatalf("job %+v: want a window of the one schedule", j.window)
+	}
+	if old.busy || !again.busy {
+		t.Fatalf("busy: removed entry %v, new entry %v; want only the new one in the window", old.busy, again.busy)
+	}
+}
+
 // A schedule queued on a window whose shard must be checked again (a
 // window of its own failed) is held for that check, and the check's
 // success puts it back in the due index.
