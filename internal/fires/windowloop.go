@@ -118,8 +118,8 @@ func (l *loop) sendWindows(now time.Time) {
 		if l.busy >= l.e.cfg.Workers {
 			return
 		}
-		if l.win.firing[shard] {
-			continue
+		if l.win.firing[shard] || l.win.checking[shard] {
+			continue // the job's result brings the loop back here
 		}
 		owned, checked := l.gate(shard)
 		if !owned || !checked {
@@ -151,6 +151,15 @@ func (l *loop) sendChecks(now time.Time) {
 	for shard, gen := range l.win.want {
 		if l.busy >= l.e.cfg.Workers {
 			return
+		}
+		if l.win.checked[shard] == gen {
+			// Asked for again while the tenure's check ran (gate asks
+			// until the result is in): done. Sent again, that check ran
+			// beside the windows its result let go, and its read from
+			// before their writes set the window mark back: the next
+			// window's claim conflicted with the instance's own record.
+			delete(l.win.want, shard)
+			continue
 		}
 		if l.win.checking[shard] || l.win.writing(shard) || now.Before(l.win.retryAt[shard]) {
 			// A check beside the shard's own window job in flight read

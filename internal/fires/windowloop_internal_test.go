@@ -232,6 +232,52 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 	})
 }
 
+// A shard's check asked for again while it runs (gate asks until its
+// result is in) is not sent a second time, and no window of the shard
+// goes while a check of it runs. Sent again, the check ran beside the
+// window its result let go, read the window record from before that
+// window's write, and set the mark back: the next window's claim
+// conflicted with the instance's own record (seen at a million).
+func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
+	l, _ := windowLoopOf(1)
+	l.win.want[0] = 1
+	l.dispatch()
+	wantJob(t, l, windowCheck, "at the start")
+	l.queue(addDue(t, l, idOn(l, 0)), 0)
+	l.win.want[0] = 1 // as gate asks while the check runs
+	l.dispatch()
+	select {
+	case j := <-l.jobs:
+		t.Fatalf("sent %+v while the shard's check runs", j.window)
+	default:
+	}
+	l.busy--
+	l.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
+	l.dispatch()
+	wantJob(t, l, windowFire, "after the check's result")
+	select {
+	case j := <-l.jobs:
+		t.Fatalf("also sent %+v after the check's result", j.window)
+	default:
+	}
+	if gen, ok := l.win.want[0]; ok {
+		t.Fatalf("a check of tenure %d is still wanted after it was done", gen)
+	}
+}
+
+// wantJob takes the loop's next job, which must be a window job of kind.
+func wantJob(t *testing.T, l *loop, kind windowKind, when string) {
+	t.Helper()
+	select {
+	case j := <-l.jobs:
+		if j.window == nil || j.window.kind != kind {
+			t.Fatalf("%s: sent %+v, want a window job of kind %d", when, j.window, kind)
+		}
+	default:
+		t.Fatalf("%s: nothing sent, want a window job of kind %d", when, kind)
+	}
+}
+
 // A check that comes due for a shard no longer owned releases what it
 // held; a lease change releases what waits for a check not running.
 func TestHeldScheduleReleasedWhenTheLeaseChanges(t *testing.T) {
