@@ -201,6 +201,9 @@ func startNatsconfServer(t *testing.T, extra ...natsperm.User) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !opts.NoSublistCache {
+		t.Error("natsconf/single.conf leaves the shared match cache on (disable_sublist_cache, docs/operations.md)")
+	}
 	opts.Port, opts.HTTPPort, opts.StoreDir, opts.NoSigs, opts.NoLog = -1, 0, t.TempDir(), true, true
 	// The extra users join the scheduler's account (JETSCHED). The parsed
 	// users come in no fixed order: the first may be the operator's (OPS,

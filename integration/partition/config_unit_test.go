@@ -44,6 +44,9 @@ func TestRenderConfigs(t *testing.T) {
 				t.Errorf("node %d: route %s", i, r)
 			}
 		}
+		if !o.NoSublistCache {
+			t.Errorf("node %d: the shared match cache is on (disable_sublist_cache, docs/operations.md)", i)
+		}
 		if !o.SyncAlways || o.Cluster.PingInterval.String() != "2s" || o.Cluster.MaxPingsOut != 2 {
 			t.Errorf("node %d: sync always %v, cluster ping %s max %d", i, o.SyncAlways, o.Cluster.PingInterval, o.Cluster.MaxPingsOut)
 		}
