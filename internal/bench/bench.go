@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -114,6 +115,12 @@ type Config struct {
 	// that a comparison with the server's own schedules is made several
 	// times in one run and its spread shows (Report.Versus). Default 1.
 	Rounds int
+	// LogDir, when set, keeps logs the bench otherwise discards: the
+	// embedded server's notices, warnings and errors in
+	// LogDir/nats-server.log (a slow consumer it closes is a notice), and
+	// each 'scheduler run' process's log at info level in
+	// LogDir/<scenario prefix>-<instance>.log. The directory must exist.
+	LogDir string
 	// Progress receives a progress line per scenario (nil: none).
 	Progress io.Writer
 	// Logger receives the schedulers' logs. Default: discard.
@@ -304,6 +311,7 @@ type runner struct {
 	cfg Config
 	rep *Report
 	srv *natsembed.Server
+	log *os.File // the embedded server's log (Config.LogDir)
 	tmp string
 	url string
 	nc  *nats.Conn
@@ -330,7 +338,11 @@ func (r *runner) connect(ctx context.Context) (err error) {
 			}
 			dir = r.tmp
 		}
-		if r.srv, err = natsembed.Start(ctx, natsembed.Config{StoreDir: dir, Name: "jetsched-bench"}); err != nil {
+		var log *slog.Logger
+		if log, err = r.serverLog(); err != nil {
+			return err
+		}
+		if r.srv, err = natsembed.Start(ctx, natsembed.Config{StoreDir: dir, Name: "jetsched-bench", Logger: log}); err != nil {
 			return fmt.Errorf("bench: embedded nats-server: %w", err)
 		}
 		r.url = r.srv.ClientURL()
@@ -365,9 +377,36 @@ func (r *runner) close() {
 	if r.srv != nil {
 		r.srv.Shutdown()
 	}
+	if r.log != nil {
+		_ = r.log.Close()
+	}
 	if r.tmp != "" {
 		_ = os.RemoveAll(r.tmp)
 	}
+}
+
+// serverLog is the embedded server's logger: nil (discard) unless
+// Config.LogDir is set. natsembed passes the server's notices at debug.
+func (r *runner) serverLog() (*slog.Logger, error) {
+	if r.cfg.LogDir == "" {
+		return nil, nil
+	}
+	f, err := r.logFile("nats-server")
+	if err != nil {
+		return nil, err
+	}
+	r.log = f
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), nil
+}
+
+// logFile creates (or appends to) LogDir/name.log.
+func (r *runner) logFile(name string) (*os.File, error) {
+	p := filepath.Join(r.cfg.LogDir, name+".log")
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o640)
+	if err != nil {
+		return nil, fmt.Errorf("bench: log file: %w", err)
+	}
+	return f, nil
 }
 
 // progress prints a progress line (overwritten in place on a terminal).

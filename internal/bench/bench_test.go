@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,13 +24,17 @@ func TestRunSmall(t *testing.T) {
 		t.Skip("-short: every bench scenario against a real server, ~50 s (./test.sh and CI run it)")
 	}
 	var progress bytes.Buffer
+	logs := t.TempDir()
 	rep, err := Run(context.Background(), Config{
 		DataDir: t.TempDir(), Duration: 2 * time.Second, BaselinePairs: 2000,
 		Steady: []int{200}, Herd: 500, Scale: 2000, Timers: 500, TimerSpread: 2 * time.Second, Fleet: 200, Restart: 200,
-		Progress: &progress,
+		Progress: &progress, LogDir: logs,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(logs, "nats-server.log")); err != nil || !bytes.Contains(b, []byte("Starting nats-server")) {
+		t.Errorf("--log-dir: the embedded server's log holds %q (%v), want its start-up notices", b, err)
 	}
 	if rep.BaselinePairsPerSec <= 0 {
 		t.Fatalf("baseline rate %v", rep.BaselinePairsPerSec)

@@ -57,7 +57,17 @@ func (s *scenario) startMember(ctx context.Context, name string, asProcess bool)
 func (s *scenario) startProcess(name string, extra ...string) (*process, error) {
 	conn := s.r.cfg.Conn
 	conn.URL = s.r.url
-	args := append(conn.Args(), "--name-prefix", s.layout.Prefix, "--log-level", "error",
+	level := "error"
+	var log *os.File
+	if s.r.cfg.LogDir != "" {
+		f, err := s.r.logFile(s.layout.Prefix + "-" + name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close() // the process has its own descriptor once started
+		level, log = "info", f
+	}
+	args := append(conn.Args(), "--name-prefix", s.layout.Prefix, "--log-level", level,
 		"run", "--instance", name,
 		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fires.DefaultWorkers)),
 		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)),
@@ -73,6 +83,9 @@ func (s *scenario) startProcess(name string, extra ...string) (*process, error) 
 	args = append(args, extra...)
 	cmd := exec.Command(s.r.cfg.Binary, args...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	if log != nil {
+		cmd.Stdout, cmd.Stderr = log, log
+	}
 	dieWithParent(cmd)
 	// A bench process never writes an audit trail (or touches its stream).
 	for _, kv := range os.Environ() {

@@ -131,6 +131,7 @@ scheduler processes.`,
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write the scale scenario's scheduler's heap profile to this file when it measures RSS")
+	fl.StringVar(&cfg.LogDir, "log-dir", "", "keep the logs the bench discards in this existing directory: the embedded server's notices and warnings (nats-server.log) and each 'scheduler run' process's log at info level (<scenario>-<instance>.log)")
 	fl.BoolVar(&cfg.ScaleInProcess, "scale-in-process", false, "run the scale scenario's scheduler in the bench process instead of a 'scheduler run' process (to profile it with --cpuprofile; RSS is then the whole process's)")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON instead of the table")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
