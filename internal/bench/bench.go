@@ -164,6 +164,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("bench: %s count %d: must not be negative", name, n)
 		}
 	}
+	if c.LogDir != "" {
+		if fi, err := os.Stat(c.LogDir); err != nil || !fi.IsDir() {
+			return fmt.Errorf("bench: log dir %q: must be an existing directory", c.LogDir)
+		}
+	}
 	if c.WindowSlots < 0 || c.WindowBusy < 0 {
 		return fmt.Errorf("bench: window slots %d, window busy %d: must not be negative", c.WindowSlots, c.WindowBusy)
 	}

@@ -113,6 +113,7 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Duration: -time.Second}, "duration -1s"},
 		{Config{Workers: -2}, "workers -2"},
 		{Config{Rounds: -1}, "rounds -1"},
+		{Config{LogDir: "/nonexistent/jetsched-logs"}, `log dir "/nonexistent/jetsched-logs": must be an existing directory`},
 	}
 	for _, tt := range tests {
 		err := tt.cfg.Validate()
@@ -122,6 +123,9 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := (Config{}).Validate(); err != nil {
 		t.Errorf("zero Config: %v", err)
+	}
+	if err := (Config{LogDir: t.TempDir()}).Validate(); err != nil {
+		t.Errorf("an existing log dir: %v", err)
 	}
 }
 
