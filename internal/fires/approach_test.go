@@ -142,7 +142,13 @@ func TestChangedSpecsAreCompiledAtLoad(t *testing.T) {
 	h := setup(t)
 	ctx := context.Background()
 	spec, plan := hourlySpec(), mustPlan(t, "changed")
+	// The next hour, unless it is so near that the engine would compile
+	// later on approach (DefaultCompileLead) before this test looks: run
+	// at 12:59:45, the next hour's slot was within the lead at Ready.
 	slot := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	if time.Until(slot) < 10*time.Minute {
+		slot = slot.Add(time.Hour)
+	}
 	for _, id := range []string{"changed", "triggered", "later"} {
 		st := kvstore.State{Plan: plan, Next: slot, UpdatedAt: time.Now().Add(-time.Minute).UTC()}
 		if id == "triggered" {
