@@ -77,6 +77,10 @@ func (s *Server) start() {
 // URL is the client URL of the server.
 func (s *Server) URL() string { return s.srv.ClientURL() }
 
+// SlowConsumers counts the client connections the server has found too
+// slow to take what it sends them (and closed: past max_pending).
+func (s *Server) SlowConsumers() int64 { return s.srv.Server().NumSlowConsumers() }
+
 // StoreDir is the server's JetStream store directory.
 func (s *Server) StoreDir() string { return s.storeDir }
 

@@ -178,13 +178,7 @@ func TestPutSpecAnchorsAtTheFirstWrite(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
-		t.Fatal(err)
-	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := newStore(t, js)
 	spec := kvstore.Spec{Workflow: "cleanup", Every: "7d", TZ: "Europe/Paris"}
 	before := time.Now().Truncate(time.Second)
 	rev, err := store.PutSpec(ctx, "weekly", spec)

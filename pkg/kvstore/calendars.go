@@ -66,7 +66,7 @@ func (s *Store) GetCalendar(ctx context.Context, name string) (CalendarEntry, er
 func (s *Store) ListCalendars(ctx context.Context) ([]CalendarEntry, map[string]error, error) {
 	var out []CalendarEntry
 	bad := map[string]error{}
-	err := readAll(ctx, s.calendars, ">", func(e jetstream.KeyValueEntry) {
+	err := s.readAll(ctx, s.calendars, ">", func(e jetstream.KeyValueEntry) {
 		cal, err := calendar.Parse(e.Value())
 		if err != nil {
 			bad[e.Key()] = err
@@ -105,7 +105,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 // reads the specs one at a time and keeps only the ids of the users.
 func (s *Store) CalendarUsers(ctx context.Context, name string) ([]string, error) {
 	var users []string
-	err := readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
+	err := s.readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
 		var ref struct {
 			Calendar string `json:"calendar"`
 		}
@@ -121,7 +121,7 @@ func (s *Store) CalendarUsers(ctx context.Context, name string) ([]string, error
 
 // WatchCalendars watches every calendar like WatchSpecs.
 func (s *Store) WatchCalendars(ctx context.Context) (jetstream.KeyWatcher, error) {
-	return s.calendars.WatchAll(ctx)
+	return s.watch(ctx, s.calendars, watchOpts{})
 }
 
 // CalendarSource looks a calendar up by name for Spec.Compile.
@@ -137,8 +137,8 @@ func (s *Store) CalendarSource(ctx context.Context) CalendarSource {
 
 // readAll calls fn with the current value of every key of a bucket that
 // matches filter (">" for all).
-func readAll(ctx context.Context, kv jetstream.KeyValue, filter string, fn func(jetstream.KeyValueEntry)) error {
-	w, err := kv.Watch(ctx, filter, jetstream.IgnoreDeletes())
+func (s *Store) readAll(ctx context.Context, kv jetstream.KeyValue, filter string, fn func(jetstream.KeyValueEntry)) error {
+	w, err := s.watch(ctx, kv, watchOpts{filter: filter, ignoreDeletes: true})
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ type EndedEntry struct {
 // WatchEnded watches every ended list (all shards): each list's latest
 // value, then a nil entry, then changes (deletes included).
 func (s *Store) WatchEnded(ctx context.Context) (jetstream.KeyWatcher, error) {
-	w, err := s.leases.Watch(ctx, EndedPrefix+">")
+	w, err := s.watch(ctx, s.leases, watchOpts{filter: EndedPrefix + ">"})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: watch ended lists: %w", err)
 	}
@@ -125,7 +125,7 @@ func (s *Store) WatchEnded(ctx context.Context) (jetstream.KeyWatcher, error) {
 // decode, or names another shard, is skipped and reported through bad
 // (nil: ignored); it stands for nothing.
 func (s *Store) EndedLists(ctx context.Context, shard int, bad func(key string, err error)) ([]EndedEntry, error) {
-	w, err := s.leases.Watch(ctx, endedFilter(shard), jetstream.IgnoreDeletes())
+	w, err := s.watch(ctx, s.leases, watchOpts{filter: endedFilter(shard), ignoreDeletes: true})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: read ended lists of shard %d: %w", shard, err)
 	}

@@ -232,7 +232,7 @@ func mergeFired(t Tick, f Fired) Tick {
 // with its fires in the stream (see SlotEntry), keyed by slot id.
 func (s *Store) Ledger(ctx context.Context, id string) (map[string]Tick, error) {
 	out := map[string]Tick{}
-	err := readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
+	err := s.readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
 		if t, err := DecodeTick(e.Value()); err == nil {
 			out[e.Key()] = t
 		}

@@ -85,7 +85,7 @@ func (s *Store) PageKeys(ctx context.Context, b Bucket, filter string, cmp func(
 	if limit < 1 {
 		return KeyPage{}, fmt.Errorf("%w: limit %d", ErrInvalid, limit)
 	}
-	lister, err := kv.ListKeysFiltered(ctx, filter)
+	lister, err := s.watch(ctx, kv, watchOpts{filter: filter, ignoreDeletes: true, keysOnly: true})
 	if err != nil {
 		return KeyPage{}, fmt.Errorf("kvstore: list keys of %s matching %s: %w", kv.Bucket(), filter, err)
 	}
@@ -97,10 +97,14 @@ func (s *Store) PageKeys(ctx context.Context, b Bucket, filter string, cmp func(
 		select {
 		case <-ctx.Done():
 			return KeyPage{}, ctx.Err()
-		case key, ok := <-lister.Keys():
+		case e, ok := <-lister.Updates():
 			if !ok {
+				return KeyPage{}, fmt.Errorf("kvstore: list keys of %s matching %s: the watch ended", kv.Bucket(), filter)
+			}
+			if e == nil {
 				return page.finish(best, limit), nil
 			}
+			key := e.Key()
 			if keep != nil && !keep(key) {
 				continue
 			}

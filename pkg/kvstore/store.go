@@ -511,7 +511,7 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, error) {
 	var out []SpecEntry
 	bad := map[string]error{}
-	err := readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
+	err := s.readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
 		spec, err := DecodeSpec(e.Value())
 		if err != nil {
 			bad[e.Key()] = err
@@ -527,12 +527,12 @@ func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, e
 // WatchSpecs watches every spec: current values first, then a nil entry,
 // then changes (including deletes).
 func (s *Store) WatchSpecs(ctx context.Context) (jetstream.KeyWatcher, error) {
-	return s.specs.WatchAll(ctx)
+	return s.watch(ctx, s.specs, watchOpts{})
 }
 
 // WatchState watches every state record, like WatchSpecs.
 func (s *Store) WatchState(ctx context.Context) (jetstream.KeyWatcher, error) {
-	return s.state.WatchAll(ctx)
+	return s.watch(ctx, s.state, watchOpts{})
 }
 
 // GetState reads the state of id.

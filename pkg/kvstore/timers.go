@@ -133,7 +133,7 @@ func (s *Store) DeleteTimerRev(ctx context.Context, key string, rev uint64) (uin
 // all, "<escaped run>.*" for one run).
 func (s *Store) ListTimers(ctx context.Context, filter string) ([]TimerEntry, error) {
 	var out []TimerEntry
-	err := readAll(ctx, s.wakeups, filter, func(e jetstream.KeyValueEntry) {
+	err := s.readAll(ctx, s.wakeups, filter, func(e jetstream.KeyValueEntry) {
 		if t, err := DecodeTimer(e.Value()); err == nil {
 			out = append(out, TimerEntry{Key: e.Key(), Timer: t, Revision: e.Revision()})
 		}
@@ -146,7 +146,7 @@ func (s *Store) ListTimers(ctx context.Context, filter string) ([]TimerEntry, er
 
 // WatchTimers watches every timer like WatchSpecs.
 func (s *Store) WatchTimers(ctx context.Context) (jetstream.KeyWatcher, error) {
-	return s.wakeups.WatchAll(ctx)
+	return s.watch(ctx, s.wakeups, watchOpts{})
 }
 
 // DeleteTimerAsync sends the delete of timer key at revision rev without

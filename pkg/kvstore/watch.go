@@ -1,0 +1,289 @@
+package kvstore
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// WatchBytes is what one of the store's watches aims to have in flight
+// from the server: the bytes of the values sent to it and not yet taken by
+// its reader. nats.go's KeyValue watches are push consumers with flow
+// control, which the server lets run up to 32 MiB ahead of their reader
+// each; two of them loading a million records at once on one connection,
+// behind a reader on a busy machine, went past the server's default limit
+// of 64 MiB of pending bytes per connection, and the server closed the
+// connection as a slow consumer. The store's watches pull their values
+// instead, so many at a time that they come to about this many bytes (see
+// watchBatch): the watches on one connection (the fire engine's, the
+// listings', the timers') stay far below that limit, and a request sent on
+// the same connection waits behind a few MiB of them at most.
+const WatchBytes = 4 << 20
+
+// watchOpts are what a store watch watches.
+type watchOpts struct {
+	// filter is the keys' pattern ("" for all).
+	filter string
+	// ignoreDeletes leaves deletes and purges out.
+	ignoreDeletes bool
+	// keysOnly delivers keys, revisions and operations without values
+	// (headers only, as kv.ListKeys reads them).
+	keysOnly bool
+}
+
+// watch watches the keys of bucket kv that match o.filter, as kv.Watch
+// does (the current values, then a nil entry, then the changes), over an
+// ordered pull consumer (see WatchBytes). The values come on Updates in
+// stream order; Stop ends the watch and closes Updates.
+func (s *Store) watch(ctx context.Context, kv jetstream.KeyValue, o watchOpts) (jetstream.KeyWatcher, error) {
+	bucket := kv.Bucket()
+	stream, prefix, filter := "KV_"+bucket, "$KV."+bucket+".", cmp.Or(o.filter, ">")
+	batch := maxWatchBatch // headers only: a few hundred bytes each
+	if !o.keysOnly {
+		var err error
+		if batch, err = s.watchBatch(ctx, stream); err != nil {
+			return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
+		}
+	}
+	cons, err := s.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{prefix + filter},
+		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
+		HeadersOnly:    o.keysOnly,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
+	}
+	w := &pullWatch{
+		js:            s.js,
+		stream:        stream,
+		cons:          cons,
+		bucket:        bucket,
+		prefix:        prefix,
+		ignoreDeletes: o.ignoreDeletes,
+		updates:       make(chan jetstream.KeyValueEntry, watchBuffer),
+		stop:          make(chan struct{}),
+	}
+	// The first values wait for the count of initial values (w.mu).
+	w.mu.Lock()
+	cc, err := cons.Consume(w.take, jetstream.PullMaxMessages(batch), jetstream.ConsumeErrHandler(w.onError))
+	if err != nil {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
+	}
+	w.cc = cc
+	if info := cons.CachedInfo(); info != nil {
+		w.initial = info.NumPending
+	}
+	if w.initial == 0 {
+		w.initDone = true
+		w.updates <- nil // a fresh channel: room for it
+	}
+	w.mu.Unlock()
+	return w, nil
+}
+
+// watchBatch is how many values a watch of stream pulls at a time: about
+// WatchBytes of the stream's messages of average size, within
+// [minWatchBatch, maxWatchBatch]. A count, not a byte limit: nats-server
+// 2.15.3 loses a message of a consumer delivering the last value per
+// subject (a watch's initial values) whenever a pull's byte limit is
+// reached before it: the pull ends ("409 Message Size Exceeds MaxBytes"),
+// the message is put back, but its place in the consumer's list of last
+// values is not, and the next pull starts after it. A watch of 2,560 values
+// pulled 4 MiB at a time went without 19 of them (TestWatchDeliversEveryValue).
+func (s *Store) watchBatch(ctx context.Context, stream string) (int, error) {
+	st, err := s.js.Stream(ctx, stream)
+	if err != nil {
+		return 0, err
+	}
+	state := st.CachedInfo().State
+	if state.Msgs == 0 {
+		return maxWatchBatch, nil
+	}
+	// A delivered message carries its consumer's reply subject too.
+	avg := state.Bytes/state.Msgs + watchReplyBytes
+	return int(min(max(WatchBytes/avg, minWatchBatch), maxWatchBatch)), nil
+}
+
+// The bounds of a watch's batch, and what a delivered message's reply
+// subject adds to its stored size.
+const (
+	minWatchBatch   = 16
+	maxWatchBatch   = 8192
+	watchReplyBytes = 128
+)
+
+// watchBuffer is how many entries a watch holds for its reader, as
+// nats.go's own watches do.
+const watchBuffer = 256
+
+// pullWatch is a jetstream.KeyWatcher over an ordered pull consumer (see
+// Store.watch).
+type pullWatch struct {
+	js            jetstream.JetStream
+	stream        string
+	cons          jetstream.Consumer
+	bucket        string
+	prefix        string
+	ignoreDeletes bool
+	updates       chan jetstream.KeyValueEntry
+	cc            jetstream.ConsumeContext
+
+	// mu guards the count of the initial values. The values are taken one
+	// at a time, under send, so that a message of a consumer being
+	// replaced (the ordered consumer's reset) is sent before the first of
+	// its replacement's.
+	mu       sync.Mutex
+	initial  uint64 // initial values (the consumer's pending at its creation)
+	received uint64
+	initDone bool
+
+	send     sync.Mutex
+	stop     chan struct{}
+	stopOnce sync.Once
+	closed   bool // under send: Updates is closed
+}
+
+// Updates returns the entries: the current values, a nil entry once they
+// are all delivered, then the changes.
+func (w *pullWatch) Updates() <-chan jetstream.KeyValueEntry { return w.updates }
+
+// Stop ends the watch: Updates is closed, and its consumer is deleted
+// (on a connection that is up; otherwise, or should the delete fail, the
+// server deletes it once it has been inactive for a while).
+func (w *pullWatch) Stop() error {
+	var err error
+	w.stopOnce.Do(func() {
+		close(w.stop) // a sender waiting on its reader gives up
+		w.cc.Stop()
+		w.send.Lock()
+		w.closed = true
+		close(w.updates)
+		w.send.Unlock()
+		info := w.cons.CachedInfo()
+		if info == nil || !w.js.Conn().IsConnected() {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+		defer cancel()
+		if derr := w.js.DeleteConsumer(ctx, w.stream, info.Name); derr != nil && !errors.Is(derr, jetstream.ErrConsumerNotFound) {
+			err = fmt.Errorf("kvstore: watch of %s stopped, its consumer %s not deleted: %w", w.bucket, info.Name, derr)
+		}
+	})
+	return err
+}
+
+// deleteTimeout bounds the wait for a stopped watch's consumer to be
+// deleted.
+const deleteTimeout = 2 * time.Second
+
+// onError ends the watch when its connection is closed for good, as
+// nats.go's watches do; other errors (missed heartbeats, a consumer
+// deleted) the ordered consumer recovers from by itself.
+func (w *pullWatch) onError(_ jetstream.ConsumeContext, err error) {
+	if errors.Is(err, jetstream.ErrConnectionClosed) {
+		go func() { _ = w.Stop() }()
+	}
+}
+
+// take turns a message into an entry and hands it to the reader, with the
+// nil entry after the last initial value.
+func (w *pullWatch) take(m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil || len(m.Subject()) <= len(w.prefix) {
+		return
+	}
+	op := opOf(m)
+	var e jetstream.KeyValueEntry
+	if !w.ignoreDeletes || op == jetstream.KeyValuePut {
+		e = &watchEntry{
+			bucket:   w.bucket,
+			key:      m.Subject()[len(w.prefix):],
+			value:    m.Data(),
+			revision: meta.Sequence.Stream,
+			created:  meta.Timestamp,
+			delta:    meta.NumPending,
+			op:       op,
+		}
+	}
+	w.mu.Lock()
+	last := false
+	if !w.initDone {
+		w.received++
+		if w.received >= w.initial || meta.NumPending == 0 {
+			w.initDone, last = true, true
+		}
+	}
+	w.mu.Unlock()
+	w.send.Lock()
+	defer w.send.Unlock()
+	if e != nil && !w.deliver(e) {
+		return
+	}
+	if last {
+		w.deliver(nil)
+	}
+}
+
+// deliver sends e to the reader unless the watch stops first. Under
+// w.send.
+func (w *pullWatch) deliver(e jetstream.KeyValueEntry) bool {
+	if w.closed {
+		return false
+	}
+	select {
+	case w.updates <- e:
+		return true
+	case <-w.stop:
+		return false
+	}
+}
+
+// opOf is what a KV message is: a put, or a delete or purge by its
+// operation header or, for a marker the server wrote, its reason.
+func opOf(m jetstream.Msg) jetstream.KeyValueOp {
+	h := m.Headers()
+	if len(h) == 0 {
+		return jetstream.KeyValuePut
+	}
+	switch h.Get("KV-Operation") {
+	case "DEL":
+		return jetstream.KeyValueDelete
+	case "PURGE":
+		return jetstream.KeyValuePurge
+	case "":
+	default:
+		return jetstream.KeyValuePut
+	}
+	switch h.Get(jetstream.MarkerReasonHeader) {
+	case "MaxAge", "Purge":
+		return jetstream.KeyValuePurge
+	case "Remove":
+		return jetstream.KeyValueDelete
+	}
+	return jetstream.KeyValuePut
+}
+
+// watchEntry is a value a pullWatch delivers.
+type watchEntry struct {
+	bucket   string
+	key      string
+	value    []byte
+	revision uint64
+	created  time.Time
+	delta    uint64
+	op       jetstream.KeyValueOp
+}
+
+func (e *watchEntry) Bucket() string                  { return e.bucket }
+func (e *watchEntry) Key() string                     { return e.key }
+func (e *watchEntry) Value() []byte                   { return e.value }
+func (e *watchEntry) Revision() uint64                { return e.revision }
+func (e *watchEntry) Created() time.Time              { return e.created }
+func (e *watchEntry) Delta() uint64                   { return e.delta }
+func (e *watchEntry) Operation() jetstream.KeyValueOp { return e.op }
