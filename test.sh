@@ -57,7 +57,7 @@ go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
 # The counts keep the seven near 65 s on a 2-core box (CI's whole run stays
 # well under 15 minutes); the fast decoders' property tests compare them
 # with the reference decoders on generated records in every run as well.
-for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000" "FuzzParseAck ./internal/pipelined 10000"; do
+for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000" "FuzzParseAck ./internal/pipelined 10000" "FuzzDeliveryOf ./pkg/kvstore 20000"; do
   set -- $target
   go test -run '^$' -fuzz "^$1\$" -fuzztime "$3x" "$2" || status=$?
 done

@@ -15,3 +15,9 @@ func (r *EndedReader) ShardsRead() int {
 	defer r.mu.Unlock()
 	return len(r.lists)
 }
+
+// DeliveryOK reports whether deliveryOf reads reply.
+func DeliveryOK(reply string) bool {
+	_, ok := deliveryOf(reply)
+	return ok
+}

@@ -194,8 +194,15 @@ func (w *pullWatch) onError(_ jetstream.ConsumeContext, err error) {
 // take turns a message into an entry and hands it to the reader, with the
 // nil entry after the last initial value.
 func (w *pullWatch) take(m jetstream.Msg) {
-	meta, err := m.Metadata()
-	if err != nil || len(m.Subject()) <= len(w.prefix) {
+	meta, ok := deliveryOf(m.Reply())
+	if !ok {
+		md, err := m.Metadata() // a form deliveryOf does not know
+		if err != nil {
+			return
+		}
+		meta = delivery{seq: md.Sequence.Stream, at: md.Timestamp.UnixNano(), pending: md.NumPending}
+	}
+	if len(m.Subject()) <= len(w.prefix) {
 		return
 	}
 	op := opOf(m)
@@ -205,9 +212,9 @@ func (w *pullWatch) take(m jetstream.Msg) {
 			bucket:   w.bucket,
 			key:      m.Subject()[len(w.prefix):],
 			value:    m.Data(),
-			revision: meta.Sequence.Stream,
-			created:  meta.Timestamp,
-			delta:    meta.NumPending,
+			revision: meta.seq,
+			created:  time.Unix(0, meta.at),
+			delta:    meta.pending,
 			op:       op,
 		}
 	}
@@ -215,7 +222,7 @@ func (w *pullWatch) take(m jetstream.Msg) {
 	last := false
 	if !w.initDone {
 		w.received++
-		if w.received >= w.initial || meta.NumPending == 0 {
+		if w.received >= w.initial || meta.pending == 0 {
 			w.initDone, last = true, true
 		}
 	}

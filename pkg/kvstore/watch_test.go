@@ -232,7 +232,7 @@ func TestWatchOfAnEmptyBucket(t *testing.T) {
 }
 
 // newStore sets the default layout up (again, if it is) and opens it.
-func newStore(t *testing.T, js jetstream.JetStream) *kvstore.Store {
+func newStore(t testing.TB, js jetstream.JetStream) *kvstore.Store {
 	t.Helper()
 	ctx := context.Background()
 	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
@@ -315,4 +315,42 @@ func (l *slowLink) close() {
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
+}
+
+// BenchmarkWatchMetadata compares what a watch reads of each delivered
+// message's reply subject: jetstream's Metadata (the fields and more,
+// into a struct of its own) and the store watch's own reading of the
+// three fields it uses.
+func BenchmarkWatchMetadata(b *testing.B) {
+	srv := natstest.Start(b)
+	ctx := context.Background()
+	_, js := srv.Connect(b)
+	store := newStore(b, js)
+	if _, err := store.CreateState(ctx, "a", kvstore.State{Plan: "p", Next: time.Now().UTC()}); err != nil {
+		b.Fatal(err)
+	}
+	cons, err := js.OrderedConsumer(ctx, "KV_"+kvstore.Layout{}.WithDefaults().StateBucket, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	m, err := cons.Next()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("jetstream", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := m.Metadata(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("store", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if !kvstore.DeliveryOK(m.Reply()) {
+				b.Fatal(m.Reply())
+			}
+		}
+	})
 }
