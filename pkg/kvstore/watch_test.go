@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -129,16 +130,7 @@ func TestWatchDeliversEveryValue(t *testing.T) {
 	defer func() { _ = w.Stop() }()
 	next := func() jetstream.KeyValueEntry {
 		t.Helper()
-		select {
-		case e, ok := <-w.Updates():
-			if !ok {
-				t.Fatal("the watch's updates were closed")
-			}
-			return e
-		case <-time.After(30 * time.Second):
-			t.Fatal("no entry within 30 s")
-			return nil
-		}
+		return testwait.Receive(t, 30*time.Second, "the watch's next entry", w.Updates())
 	}
 	got := map[string]int{}
 	var last uint64
@@ -221,13 +213,67 @@ func TestWatchOfAnEmptyBucket(t *testing.T) {
 	if _, err := kv.Put(ctx, "t1", []byte("{}")); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case e := <-w.Updates():
-		if e == nil || e.Key() != "t1" {
-			t.Fatalf("entry %v, want t1", e)
+	if e := testwait.Receive(t, 30*time.Second, "t1", w.Updates()); e == nil || e.Key() != "t1" {
+		t.Fatalf("entry %v, want t1", e)
+	}
+}
+
+// TestWatchOutlivesItsConsumer: a watch whose consumer an operator
+// deletes (`nats consumer rm`), or whose server restarts (its consumer, in
+// memory, gone with it), goes on from where it was: the next change comes,
+// and no value comes twice.
+func TestWatchOutlivesItsConsumer(t *testing.T) {
+	t.Parallel()
+	srv := natstest.Start(t)
+	ctx := context.Background()
+	_, js := srv.Connect(t)
+	store := newStore(t, js)
+	specs, err := js.KeyValue(ctx, kvstore.Layout{}.WithDefaults().SpecsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := specs.Put(ctx, "before", []byte("1")); err != nil {
+		t.Fatal(err)
+	}
+	w, err := store.WatchSpecs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop() }()
+	// next is the next entry (nil: the end of the initial values).
+	next := func(what string) jetstream.KeyValueEntry {
+		t.Helper()
+		return testwait.Receive(t, 30*time.Second, what, w.Updates())
+	}
+	if e := next("before"); e == nil || e.Key() != "before" {
+		t.Fatalf("first entry %v, want before", e)
+	}
+	if e := next("the end of the initial values"); e != nil {
+		t.Fatalf("entry %s, want nil", e.Key())
+	}
+	stream, err := js.Stream(ctx, "KV_"+specs.Bucket())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range stream.ConsumerNames(ctx).Name() {
+		if err := stream.DeleteConsumer(ctx, name); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("t1 not delivered within 30 s")
+	}
+	if _, err := specs.Put(ctx, "after-delete", []byte("2")); err != nil {
+		t.Fatal(err)
+	}
+	if e := next("a put after the consumer was deleted"); e == nil || e.Key() != "after-delete" {
+		t.Fatalf("entry %v, want after-delete", e)
+	}
+	srv.Restart()
+	// The put waits for the test's connection to come back.
+	testwait.Eventually(t, 30*time.Second, "a put after the restart", func() bool {
+		_, err := specs.Put(ctx, "after-restart", []byte("3"))
+		return err == nil
+	})
+	if e := next("a put after the server restarted"); e == nil || e.Key() != "after-restart" {
+		t.Fatalf("entry %v, want after-restart (no value again)", e)
 	}
 }
 
