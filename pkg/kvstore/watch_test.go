@@ -29,12 +29,7 @@ func TestWatchStaysWithinTheServersPendingLimit(t *testing.T) {
 	t.Parallel()
 	srv := natstest.StartWith(t, &server.Options{MaxPending: 2 * kvstore.WatchBytes})
 	ctx := context.Background()
-	_, js := srv.Connect(t)
-	newStore(t, js)
-	specs, err := js.KeyValue(ctx, kvstore.Layout{}.WithDefaults().SpecsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, _, specs := withSpecsOn(t, srv)
 	// 40 MiB of values, five times the limit (a watch does not decode them).
 	const n, size = 2560, 16 << 10
 	value := make([]byte, size)
@@ -93,14 +88,8 @@ func TestWatchStaysWithinTheServersPendingLimit(t *testing.T) {
 // each pull (kvstore.watchBatch): 19 of 2,560 went missing.
 func TestWatchDeliversEveryValue(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
+	_, js, store, specs := withSpecs(t)
 	ctx := context.Background()
-	_, js := srv.Connect(t)
-	store := newStore(t, js)
-	specs, err := js.KeyValue(ctx, kvstore.Layout{}.WithDefaults().SpecsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const n = 2560
 	want := map[string]int{} // key: size of its last value (-1: deleted)
 	for i := range n {
@@ -224,14 +213,8 @@ func TestWatchOfAnEmptyBucket(t *testing.T) {
 // and no value comes twice.
 func TestWatchOutlivesItsConsumer(t *testing.T) {
 	t.Parallel()
-	srv := natstest.Start(t)
+	srv, js, store, specs := withSpecs(t)
 	ctx := context.Background()
-	_, js := srv.Connect(t)
-	store := newStore(t, js)
-	specs, err := js.KeyValue(ctx, kvstore.Layout{}.WithDefaults().SpecsBucket)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := specs.Put(ctx, "before", []byte("1")); err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +258,25 @@ func TestWatchOutlivesItsConsumer(t *testing.T) {
 	if e := next("a put after the server restarted"); e == nil || e.Key() != "after-restart" {
 		t.Fatalf("entry %v, want after-restart (no value again)", e)
 	}
+}
+
+// withSpecs starts a server with the default layout set up, and returns
+// it, a connection's JetStream, the store on it and the specs bucket.
+func withSpecs(t *testing.T) (*natstest.Server, jetstream.JetStream, *kvstore.Store, jetstream.KeyValue) {
+	t.Helper()
+	return withSpecsOn(t, natstest.Start(t))
+}
+
+// withSpecsOn is withSpecs on a server already started.
+func withSpecsOn(t *testing.T, srv *natstest.Server) (*natstest.Server, jetstream.JetStream, *kvstore.Store, jetstream.KeyValue) {
+	t.Helper()
+	_, js := srv.Connect(t)
+	store := newStore(t, js)
+	specs, err := js.KeyValue(context.Background(), kvstore.Layout{}.WithDefaults().SpecsBucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv, js, store, specs
 }
 
 // newStore sets the default layout up (again, if it is) and opens it.
