@@ -78,6 +78,38 @@ func TestEndedLists(t *testing.T) {
 	}
 }
 
+// A shard with more ended lists than one direct get answers (1,024) is
+// read whole all the same (through a watch), deleted lists left out.
+func TestEndedListsPastOneAnswer(t *testing.T) {
+	_, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	const n = 1030
+	var last uint64
+	for i := range n + 1 {
+		l := kvstore.Ended{Shard: 5, Owner: "s1", At: at, Slots: []kvstore.EndedSlot{{Schedule: "s" + strconv.Itoa(i), Slot: at, Seq: uint64(i + 1), Window: "5/1"}}}
+		rev, err := store.PutEnded(ctx, l, "t"+strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = rev
+	}
+	if err := store.DeleteEnded(ctx, "ended.5.t"+strconv.Itoa(n), last); err != nil {
+		t.Fatal(err)
+	}
+	lists, err := store.EndedLists(ctx, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, l := range lists {
+		seen[l.Key] = true
+	}
+	if len(lists) != n || len(seen) != n || seen["ended.5.t"+strconv.Itoa(n)] {
+		t.Fatalf("%d lists (%d keys), want the %d not deleted", len(lists), len(seen), n)
+	}
+}
+
 // An EndedReader finds a schedule's latest listed slot in its shard's
 // lists, reads each shard once (a list written after its first look at
 // the shard is not seen; a new reader sees it), and says when no list

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -205,7 +206,7 @@ func (w *pullWatch) take(m jetstream.Msg) {
 	if len(m.Subject()) <= len(w.prefix) {
 		return
 	}
-	op := opOf(m)
+	op := opOf(m.Headers())
 	var e jetstream.KeyValueEntry
 	if !w.ignoreDeletes || op == jetstream.KeyValuePut {
 		e = &watchEntry{
@@ -251,10 +252,10 @@ func (w *pullWatch) deliver(e jetstream.KeyValueEntry) bool {
 	}
 }
 
-// opOf is what a KV message is: a put, or a delete or purge by its
-// operation header or, for a marker the server wrote, its reason.
-func opOf(m jetstream.Msg) jetstream.KeyValueOp {
-	h := m.Headers()
+// opOf is what a KV message with headers h is: a put, or a delete or
+// purge by its operation header or, for a marker the server wrote, its
+// reason.
+func opOf(h nats.Header) jetstream.KeyValueOp {
 	if len(h) == 0 {
 		return jetstream.KeyValuePut
 	}
