@@ -132,6 +132,9 @@ type Config struct {
 
 	// hold holds the initial load back, for tests (see export_test.go).
 	hold *loadHold
+	// holdSpecsWatch, when set, holds the specs' watch back from starting
+	// until it is closed (tests).
+	holdSpecsWatch <-chan struct{}
 	// recordsOnLag writes deferred state records only once RecordLag has
 	// passed, never because the loop is idle: a test can then see a
 	// window's records still unwritten when the next window comes.

@@ -211,14 +211,8 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 			_ = stop()
 		}
 	}
-	specs, err := e.store.WatchSpecs(life)
-	if err != nil {
-		return nil, fmt.Errorf("fire: watch specs: %w", err)
-	}
-	stops = append(stops, specs.Stop)
 	states, err := e.store.WatchState(life)
 	if err != nil {
-		undo()
 		return nil, fmt.Errorf("fire: watch state: %w", err)
 	}
 	stops = append(stops, states.Stop)
@@ -228,6 +222,13 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		return nil, fmt.Errorf("fire: watch calendars: %w", err)
 	}
 	stops = append(stops, cals.Stop)
+	// The specs' watch starts beside the run (laterWatch): due work comes
+	// from the state records, and fetches its specs ahead of the watch.
+	// Made after the others: a server answers JetStream API requests on
+	// one worker per core (two on a 2-core box), and this one holds its
+	// worker the longest.
+	specs := watchLater(life, "specs", e.startSpecsWatch, e.log)
+	stops = append(stops, specs.Stop)
 	dones := make(chan doneReport, 1024)
 	sub, err := e.subscribeDones(life, dones)
 	if err != nil {
@@ -270,6 +271,19 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		stopKeeper()
 		keeper.Wait() // the lease keeper has handed the shards back
 	}, nil
+}
+
+// startSpecsWatch starts the specs' watch (once a test lets it:
+// Config.holdSpecsWatch).
+func (e *Engine) startSpecsWatch(ctx context.Context) (jetstream.KeyWatcher, error) {
+	if h := e.cfg.holdSpecsWatch; h != nil {
+		select {
+		case <-h:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return e.store.WatchSpecs(ctx)
 }
 
 // Stop stops claiming, lets in-flight slots finish publishing (each is

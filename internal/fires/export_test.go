@@ -9,6 +9,13 @@ func HoldSpecs(cfg Config, n int, release <-chan struct{}) Config {
 	return cfg
 }
 
+// HoldSpecsWatch returns cfg with the specs' watch held back from
+// starting until release is closed.
+func HoldSpecsWatch(cfg Config, release <-chan struct{}) Config {
+	cfg.holdSpecsWatch = release
+	return cfg
+}
+
 // HoldStates is HoldSpecs for the state records.
 func HoldStates(cfg Config, n int, release <-chan struct{}) Config {
 	cfg.hold = &loadHold{watch: holdStates, after: n, release: release}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"strings"
 	"sync"
@@ -23,7 +22,7 @@ import (
 // them; workers get snapshots (jobs) and send back results.
 type loop struct {
 	e      *Engine
-	specs  jetstream.KeyWatcher
+	specs  *laterWatch
 	states jetstream.KeyWatcher
 	cals   jetstream.KeyWatcher
 	dones  chan doneReport
@@ -73,8 +72,12 @@ type loop struct {
 	// back (Config.hold).
 	heldFor int
 	// sized is how many entries the entries map was last sized for
-	// (sizeFor).
-	sized int
+	// (sizeFor); the map is made on sizing and comes on resized, one at a
+	// time (resizing).
+	sized    int
+	sizing   sync.WaitGroup
+	resized  chan map[string]*entry
+	resizing bool
 	// win is the state of the window claims (see windows).
 	win windows
 	// policies are the misfire and overlap policies in use, shared (sched).
@@ -110,7 +113,7 @@ type loop struct {
 	stopping bool
 }
 
-func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
+func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, dones chan doneReport) *loop {
 	return &loop{
 		dones:     dones,
 		parked:    make(map[string]bool),
@@ -134,6 +137,7 @@ func newLoop(e *Engine, specs, states, cals jetstream.KeyWatcher, dones chan don
 		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
 		lazyIn:    make(chan []lazySpec, 1),
 		lazyOut:   make(chan []lazyCompiled, 1),
+		resized:   make(chan map[string]*entry, 1),
 		win:       newWindows(e.cfg.WindowSlots),
 		ended:     newEndedIndex(),
 	}
@@ -180,8 +184,12 @@ func (l *loop) run(ctx context.Context) {
 	// soon or unknown, the rest on approach (approach.go).
 	l.decoder = newSpecDecoder()
 	wg.Go(func() {
+		specs := l.specs.Watcher(ctx)
+		if specs == nil {
+			return // the run ends before the watch starts
+		}
 		initial := true
-		l.decoder.run(ctx, l.specs.Updates(), func(d *decodedSpec) {
+		l.decoder.run(ctx, specs.Updates(), func(d *decodedSpec) {
 			if d.kv == nil {
 				initial = false // the end of the initial values
 			} else if !initial {
@@ -211,6 +219,8 @@ func (l *loop) run(ctx context.Context) {
 			l.lazyNext = nil
 		case r := <-l.lazyOut:
 			l.onLazy(r)
+		case m := <-l.resized:
+			l.takeSized(m)
 		case b, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
@@ -291,6 +301,7 @@ func (l *loop) run(ctx context.Context) {
 	close(l.fetches)
 	close(l.lazyIn)
 	l.endScan()
+	l.sizing.Wait()
 	wg.Wait()
 }
 
@@ -353,29 +364,6 @@ func (l *loop) hold(w holdWatch, loaded bool) bool {
 	l.heldFor++
 	return l.heldFor == h.after
 }
-
-// sizeFor sizes the entries map, as a watch's initial values begin, for
-// as many schedules as that watch has (an entry's delta is how many
-// values follow it): a million schedules added one by one made the map
-// grow twenty times, each time holding its old table and the new one
-// while the old one's entries moved.
-func (l *loop) sizeFor(kv jetstream.KeyValueEntry) {
-	n := int(min(kv.Delta(), maxSizeHint)) + 1
-	if n <= l.sized || l.scan != nil {
-		return // a health walk iterates the map: sized at a later value
-	}
-	l.sized = n
-	if n <= len(l.entries)*2 {
-		return // grows as well by itself
-	}
-	m := make(map[string]*entry, n)
-	maps.Copy(m, l.entries)
-	l.entries = m
-}
-
-// maxSizeHint bounds what a watch's count may size the entries map for:
-// a bucket that says more grows the map by itself beyond that.
-const maxSizeHint = 1 << 24
 
 // newEntry indexes a new entry for schedule id. The id is copied: a
 // watched key is a substring of its message's subject, which it would

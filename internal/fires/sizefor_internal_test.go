@@ -50,14 +50,27 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 		t.Fatalf("sized for %d during a health walk", l.sized)
 	}
 	l.scan = nil
+	l.resized = make(chan map[string]*entry, 1)
 	l.sizeFor(take())
 	if l.sized != n-1 {
 		t.Fatalf("sized for %d, want %d (the watch's keys after the first)", l.sized, n-1)
 	}
-	if l.entries["before"] == nil || len(l.entries) != 1 {
+	l.newEntry("meanwhile") // indexed while the map is made
+	var sized map[string]*entry
+	select {
+	case sized = <-l.resized:
+	case <-ctx.Done():
+		t.Fatal("the sized map never came")
+	}
+	l.sizing.Wait()
+	l.takeSized(sized)
+	if l.entries["before"] == nil || l.entries["meanwhile"] == nil || len(l.entries) != 2 {
 		t.Fatalf("the entries before the sizing are not kept: %v", l.entries)
 	}
 	m := l.entries
+	if fmt.Sprintf("%p", m) != fmt.Sprintf("%p", sized) {
+		t.Fatal("the sized map was not taken in")
+	}
 	take()
 	l.sizeFor(take())
 	got, err := bucket.Get(ctx, "s0500")
@@ -71,3 +84,42 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 	for kv := take(); kv != nil; kv = take() { // to the end of the initial values: the watch's callback must not be left blocked
 	}
 }
+
+// A sized map that comes during a health walk is not taken in (the walk
+// iterates the entries map), and a watch's count that comes while a map is
+// on its way makes no second one: the map grows by itself.
+func TestSizedMapLeftDuringAHealthWalk(t *testing.T) {
+	l := loop{entries: map[string]*entry{}, resized: make(chan map[string]*entry, 1)}
+	l.newEntry("a")
+	l.sizeFor(counted(100))
+	l.sizeFor(counted(1000)) // a map is on its way
+	sized := <-l.resized
+	l.sizing.Wait()
+	if l.sized != 100 || len(l.resized) != 0 {
+		t.Fatalf("sized for %d with %d more maps made, want one map for 100", l.sized, len(l.resized))
+	}
+	l.scan = &healthScan{}
+	m := l.entries
+	l.takeSized(sized)
+	if fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) || l.entries["a"] == nil {
+		t.Fatal("a sized map replaced the entries map during a health walk")
+	}
+	l.scan = nil
+	l.sizeFor(counted(1000)) // the next count sizes it again
+	l.takeSized(<-l.resized)
+	l.sizing.Wait()
+	if l.sized != 1000 || l.entries["a"] == nil || len(l.entries) != 1 {
+		t.Fatalf("sized for %d with entries %v, want 1000 with a", l.sized, l.entries)
+	}
+}
+
+// counted is a watched value with n values after it.
+type counted uint64
+
+func (c counted) Bucket() string                  { return "b" }
+func (c counted) Key() string                     { return "k" }
+func (c counted) Value() []byte                   { return nil }
+func (c counted) Revision() uint64                { return 1 }
+func (c counted) Created() time.Time              { return time.Time{} }
+func (c counted) Delta() uint64                   { return uint64(c) - 1 }
+func (c counted) Operation() jetstream.KeyValueOp { return jetstream.KeyValuePut }
