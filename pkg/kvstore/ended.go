@@ -149,19 +149,24 @@ func (s *Store) EndedLists(ctx context.Context, shard int, bad func(key string, 
 		}
 		out = append(out, EndedEntry{Key: key, Revision: rev, List: l})
 	}
+	// Decoded once the answer is whole, so that a list is reported bad
+	// once, not again by the watch after an answer cut short.
+	var got []*nats.Msg
 	err := directget.LastPerSubject(ctx, s.js, "KV_"+bucket, []string{prefix + endedFilter(shard)}, func(m *nats.Msg) {
-		subject := m.Header.Get(jetstream.SubjectHeader)
-		rev, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
-		if opOf(m.Header) != jetstream.KeyValuePut || !strings.HasPrefix(subject, prefix) || err != nil {
-			return // deleted or purged: no list
-		}
-		keep(subject[len(prefix):], rev, m.Data)
+		got = append(got, m)
 	})
 	switch {
 	case err == nil:
+		for _, m := range got {
+			subject := m.Header.Get(jetstream.SubjectHeader)
+			rev, err := strconv.ParseUint(m.Header.Get(jetstream.SequenceHeader), 10, 64)
+			if opOf(m.Header) != jetstream.KeyValuePut || !strings.HasPrefix(subject, prefix) || err != nil {
+				continue // deleted or purged: no list
+			}
+			keep(subject[len(prefix):], rev, m.Data)
+		}
 		return out, nil
 	case errors.Is(err, directget.ErrTooMany), errors.Is(err, directget.ErrNoDirect):
-		out = out[:0]
 		if err := s.endedListsWatched(ctx, shard, keep); err != nil {
 			return nil, err
 		}

@@ -79,12 +79,17 @@ func TestEndedLists(t *testing.T) {
 }
 
 // A shard with more ended lists than one direct get answers (1,024) is
-// read whole all the same (through a watch), deleted lists left out.
+// read whole all the same (through a watch), deleted lists left out, and a
+// garbled one reported once.
 func TestEndedListsPastOneAnswer(t *testing.T) {
 	_, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
 	const n = 1030
+	// First: in the first answer (cut short at 1,024), and reported once.
+	if _, err := store.Leases().Put(ctx, "ended.5.zjunk", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
 	var last uint64
 	for i := range n + 1 {
 		l := kvstore.Ended{Shard: 5, Owner: "s1", At: at, Slots: []kvstore.EndedSlot{{Schedule: "s" + strconv.Itoa(i), Slot: at, Seq: uint64(i + 1), Window: "5/1"}}}
@@ -97,7 +102,11 @@ func TestEndedListsPastOneAnswer(t *testing.T) {
 	if err := store.DeleteEnded(ctx, "ended.5.t"+strconv.Itoa(n), last); err != nil {
 		t.Fatal(err)
 	}
-	lists, err := store.EndedLists(ctx, 5, nil)
+	var bad []string
+	lists, err := store.EndedLists(ctx, 5, func(key string, _ error) { bad = append(bad, key) })
+	if len(bad) != 1 || bad[0] != "ended.5.zjunk" {
+		t.Errorf("reported %v, want the garbled list once", bad)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
