@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -41,6 +42,13 @@ type watchOpts struct {
 // does (the current values, then a nil entry, then the changes), over an
 // ordered pull consumer (see WatchBytes). The values come on Updates in
 // stream order; Stop ends the watch and closes Updates.
+//
+// The current values are pulled a count at a time (watchBatch: a byte
+// limit loses values there), sized by the stream's average message; the
+// changes after them on a consumer of their own, a byte limit at a time
+// (goLive): a burst of large values written after a load of small ones
+// would otherwise have been pulled thousands at a time, past the
+// connection's pending limit.
 func (s *Store) watch(ctx context.Context, kv jetstream.KeyValue, o watchOpts) (jetstream.KeyWatcher, error) {
 	bucket := kv.Bucket()
 	stream, prefix, filter := "KV_"+bucket, "$KV."+bucket+".", cmp.Or(o.filter, ">")
@@ -51,40 +59,41 @@ func (s *Store) watch(ctx context.Context, kv jetstream.KeyValue, o watchOpts) (
 			return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
 		}
 	}
+	w := &pullWatch{
+		js:            s.js,
+		stream:        stream,
+		bucket:        bucket,
+		prefix:        prefix,
+		filter:        prefix + filter,
+		ignoreDeletes: o.ignoreDeletes,
+		keysOnly:      o.keysOnly,
+		updates:       make(chan jetstream.KeyValueEntry, watchBuffer),
+		stop:          make(chan struct{}),
+	}
 	cons, err := s.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
-		FilterSubjects: []string{prefix + filter},
+		FilterSubjects: []string{w.filter},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		HeadersOnly:    o.keysOnly,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
 	}
-	w := &pullWatch{
-		js:            s.js,
-		stream:        stream,
-		cons:          cons,
-		bucket:        bucket,
-		prefix:        prefix,
-		ignoreDeletes: o.ignoreDeletes,
-		updates:       make(chan jetstream.KeyValueEntry, watchBuffer),
-		stop:          make(chan struct{}),
-	}
 	// The first values wait for the count of initial values (w.mu).
 	w.mu.Lock()
-	cc, err := cons.Consume(w.take, jetstream.PullMaxMessages(batch), jetstream.ConsumeErrHandler(w.onError))
+	defer w.mu.Unlock()
+	cc, err := cons.Consume(w.taker(0), jetstream.PullMaxMessages(batch), jetstream.ConsumeErrHandler(w.onError))
 	if err != nil {
-		w.mu.Unlock()
+		w.deleteConsumer(cons)
 		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
 	}
-	w.cc = cc
+	w.cons, w.cc = cons, cc
 	if info := cons.CachedInfo(); info != nil {
 		w.initial = info.NumPending
 	}
 	if w.initial == 0 {
-		w.initDone = true
 		w.updates <- nil // a fresh channel: room for it
+		w.loaded()
 	}
-	w.mu.Unlock()
 	return w, nil
 }
 
@@ -128,21 +137,27 @@ const watchBuffer = 256
 type pullWatch struct {
 	js            jetstream.JetStream
 	stream        string
-	cons          jetstream.Consumer
 	bucket        string
 	prefix        string
+	filter        string // the consumers' subject filter
 	ignoreDeletes bool
+	keysOnly      bool
 	updates       chan jetstream.KeyValueEntry
-	cc            jetstream.ConsumeContext
 
-	// mu guards the count of the initial values. The values are taken one
-	// at a time, under send, so that a message of a consumer being
-	// replaced (the ordered consumer's reset) is sent before the first of
-	// its replacement's.
+	// mu guards the consumer and what has been taken from it. A message
+	// is taken under mu and sent under send, taken before mu is let go,
+	// so that the messages of two consumers (the ordered consumer's reset,
+	// or the live phase's, goLive) reach the reader in the order taken.
 	mu       sync.Mutex
+	cons     jetstream.Consumer
+	cc       jetstream.ConsumeContext
+	gen      int    // the current consume's; a message of an earlier one is dropped
+	last     uint64 // stream sequence of the last message taken
 	initial  uint64 // initial values (the consumer's pending at its creation)
 	received uint64
 	initDone bool
+	stopped  bool
+	live     sync.WaitGroup // goLive
 
 	send     sync.Mutex
 	stop     chan struct{}
@@ -160,23 +175,41 @@ func (w *pullWatch) Updates() <-chan jetstream.KeyValueEntry { return w.updates 
 func (w *pullWatch) Stop() error {
 	var err error
 	w.stopOnce.Do(func() {
-		close(w.stop) // a sender waiting on its reader gives up
-		w.cc.Stop()
+		w.mu.Lock()
+		w.stopped = true // no goLive from now on
+		w.mu.Unlock()
+		close(w.stop) // a sender waiting on its reader gives up; goLive ends
+		w.live.Wait()
+		w.mu.Lock()
+		cons, cc := w.cons, w.cc
+		w.mu.Unlock()
+		if cc != nil {
+			cc.Stop()
+		}
 		w.send.Lock()
 		w.closed = true
 		close(w.updates)
 		w.send.Unlock()
-		info := w.cons.CachedInfo()
-		if info == nil || !w.js.Conn().IsConnected() {
-			return
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
-		defer cancel()
-		if derr := w.js.DeleteConsumer(ctx, w.stream, info.Name); derr != nil && !errors.Is(derr, jetstream.ErrConsumerNotFound) {
-			err = fmt.Errorf("kvstore: watch of %s stopped, its consumer %s not deleted: %w", w.bucket, info.Name, derr)
+		if cons != nil {
+			err = w.deleteConsumer(cons)
 		}
 	})
 	return err
+}
+
+// deleteConsumer deletes the server's consumer of cons, if the
+// connection is up.
+func (w *pullWatch) deleteConsumer(cons jetstream.Consumer) error {
+	info := cons.CachedInfo()
+	if info == nil || !w.js.Conn().IsConnected() {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), deleteTimeout)
+	defer cancel()
+	if err := w.js.DeleteConsumer(ctx, w.stream, info.Name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("kvstore: watch of %s stopped, its consumer %s not deleted: %w", w.bucket, info.Name, err)
+	}
+	return nil
 }
 
 // deleteTimeout bounds the wait for a stopped watch's consumer to be
@@ -192,9 +225,104 @@ func (w *pullWatch) onError(_ jetstream.ConsumeContext, err error) {
 	}
 }
 
+// loaded is called, under mu, once the initial values are all taken: the
+// changes after them are pulled a byte limit at a time (goLive), but for a
+// keys-only watch, whose messages carry no values.
+func (w *pullWatch) loaded() {
+	w.initDone = true
+	if !w.keysOnly && !w.stopped {
+		w.live.Go(w.goLive)
+	}
+}
+
+// goLive moves the watch onto a consumer that pulls the changes after the
+// last message taken a byte limit at a time, retrying (with backoff) until
+// it starts or the watch stops. The consumer of the initial values is
+// stopped first and its later messages dropped: the new one starts after
+// the last one taken, so none is lost or sent twice.
+func (w *pullWatch) goLive() {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-w.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.gen++
+	old, oldCC := w.cons, w.cc
+	w.cons, w.cc = nil, nil
+	w.mu.Unlock()
+	oldCC.Stop()
+	_ = w.deleteConsumer(old) // or the server's inactivity threshold does
+	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(100*time.Millisecond), backoff.WithMaxInterval(5*time.Second), backoff.WithMaxElapsedTime(0))
+	for {
+		err := w.startLive(ctx)
+		if err == nil || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(b.NextBackOff()):
+		}
+	}
+}
+
+// startLive starts the live phase's consumer after the last message taken.
+func (w *pullWatch) startLive(ctx context.Context) error {
+	w.mu.Lock()
+	from := w.last + 1
+	w.mu.Unlock()
+	cons, err := w.js.OrderedConsumer(ctx, w.stream, jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{w.filter},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
+		OptStartSeq:    from,
+	})
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.stopped {
+		_ = w.deleteConsumer(cons)
+		return nil
+	}
+	cc, err := cons.Consume(w.taker(w.gen), jetstream.PullMaxMessagesWithBytesLimit(maxWatchBatch, liveBytes(w.js.Conn())), jetstream.ConsumeErrHandler(w.onError))
+	if err != nil {
+		_ = w.deleteConsumer(cons)
+		return err
+	}
+	w.cons, w.cc = cons, cc
+	return nil
+}
+
+// liveBytes is the byte limit of the live phase's pulls: WatchBytes, or
+// more when the server takes messages larger than that (a pull's limit
+// below a message's size would stall it there).
+func liveBytes(nc *nats.Conn) int {
+	return max(WatchBytes, int(nc.MaxPayload())+liveHeaderBytes)
+}
+
+// liveHeaderBytes is what a message's subject, reply subject and headers
+// add to its payload, at most (the server's headers are within 64 KiB).
+const liveHeaderBytes = 64 << 10
+
+// taker is the message handler of the consume of generation gen.
+func (w *pullWatch) taker(gen int) jetstream.MessageHandler {
+	return func(m jetstream.Msg) { w.take(gen, m) }
+}
+
 // take turns a message into an entry and hands it to the reader, with the
-// nil entry after the last initial value.
-func (w *pullWatch) take(m jetstream.Msg) {
+// nil entry after the last initial value. A message of an earlier
+// consume than the current one is dropped (goLive).
+func (w *pullWatch) take(gen int, m jetstream.Msg) {
 	meta, ok := deliveryOf(m.Reply())
 	if !ok {
 		md, err := m.Metadata() // a form deliveryOf does not know
@@ -220,15 +348,21 @@ func (w *pullWatch) take(m jetstream.Msg) {
 		}
 	}
 	w.mu.Lock()
+	if gen != w.gen || meta.seq <= w.last {
+		w.mu.Unlock()
+		return
+	}
+	w.last = meta.seq
 	last := false
 	if !w.initDone {
 		w.received++
 		if w.received >= w.initial || meta.pending == 0 {
-			w.initDone, last = true, true
+			last = true
+			w.loaded()
 		}
 	}
-	w.mu.Unlock()
 	w.send.Lock()
+	w.mu.Unlock()
 	defer w.send.Unlock()
 	if e != nil && !w.deliver(e) {
 		return
