@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
@@ -47,7 +48,13 @@ type bundle struct {
 func setup(t testing.TB, dupWindow time.Duration) *bundle {
 	t.Helper()
 	srv := natstest.Start(t)
-	nc, js := srv.Connect(t)
+	return setupOn(t, srv.URL(), dupWindow)
+}
+
+// setupOn is setup on the server at url.
+func setupOn(t testing.TB, url string, dupWindow time.Duration) *bundle {
+	t.Helper()
+	nc, js := natstest.Dial(t, url)
 	ctx := context.Background()
 	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{DuplicateWindow: dupWindow}); err != nil {
 		t.Fatal(err)
@@ -165,6 +172,35 @@ func TestDispatchDigests(t *testing.T) {
 		if !ok || !strings.Contains(f.Detail, frag) {
 			t.Errorf("unexpected finding %s", f)
 		}
+	}
+}
+
+// TestDigestOfLargeFires: a round digests fires whose inputs are at the
+// size limit over a link slower than the server without its connection
+// being closed as a slow consumer: it reads them a byte limit at a time.
+// Fetched 500 at a time by count, 64 fires of 256 KiB (16 MiB, twice
+// the server's limit of pending bytes here) were on their way at once.
+func TestDigestOfLargeFires(t *testing.T) {
+	t.Parallel()
+	srv := natstest.StartWith(t, &server.Options{MaxPending: 2 * kvstore.WatchBytes})
+	b := setupOn(t, natstest.SlowLink(t, srv.URL(), 8<<10), time.Minute) // 8 KiB per millisecond at most
+	const n = 64
+	input := fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", kvstore.MaxInputBytes-16))
+	for i := 1; i <= n; i++ {
+		b.fire(t, fmt.Sprintf("s.%d", i), input)
+	}
+	if err := b.a.Round(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r := b.verify(t)
+	if !r.Intact() || r.Dispatches.Checked != n || len(r.Dispatches.Undigested) != 0 {
+		t.Fatalf("%d fires of %d bytes: %+v %+v", n, len(input), r, r.Dispatches)
+	}
+	if got := srv.SlowConsumers(); got != 0 {
+		t.Fatalf("the server closed %d slow consumers: the digest read past the pending limit", got)
+	}
+	if got := b.nc.Stats().Reconnects; got != 0 {
+		t.Fatalf("the auditor's connection reconnected %d times", got)
 	}
 }
 

@@ -23,6 +23,10 @@ const (
 	ledgerBatch  = 256
 )
 
+// digestFetchWait bounds a digest fetch's wait for messages counted as
+// pending but gone before it (removed by a stream limit meanwhile).
+const digestFetchWait = time.Second
+
 // digestStream digests the messages of stream name since its last digest,
 // up to the last one older than Settle.
 func (a *Auditor) digestStream(ctx context.Context, name string) error {
@@ -44,11 +48,21 @@ func (a *Auditor) digestStream(ctx context.Context, name string) error {
 	d := newDigester(a, info, next)
 	cutoff := time.Now().Add(-a.cfg.Settle)
 	read, done := 0, false
-	for !done && read < maxPerRound {
-		// No wait: the messages up to the last sequence are there. Every
-		// batch is read to its end, so that no fetch is left waiting.
-		want := int(min(500, info.State.LastSeq-max(d.last+1, next)+1))
-		batch, err := cons.FetchNoWait(max(want, 1))
+	// pending is how many messages the consumer has left (the stream may
+	// have gaps: a fetch of more than that would wait out its expiry).
+	var pending uint64
+	if ci := cons.CachedInfo(); ci != nil {
+		pending = ci.NumPending
+	}
+	limit := kvstore.PullBytes(a.js.Conn())
+	for !done && read < maxPerRound && pending > 0 {
+		// The messages up to the last sequence are there: a fetch ends at
+		// its count, or at its byte limit (fires carry inputs of up to
+		// 256 KiB: 500 of them at once would be past the server's limit of
+		// pending bytes for the connection). Every batch is read to its
+		// end, so that no fetch is left waiting.
+		want := min(500, info.State.LastSeq-max(d.last+1, next)+1, pending)
+		batch, err := cons.Fetch(int(max(want, 1)), jetstream.FetchMaxBytes(limit), jetstream.FetchMaxWait(digestFetchWait))
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
 		}
@@ -63,6 +77,7 @@ func (a *Auditor) digestStream(ctx context.Context, name string) error {
 				continue
 			}
 			seq := md.Sequence.Stream
+			pending = md.NumPending
 			if seq > info.State.LastSeq || md.Timestamp.After(cutoff) {
 				done = true // the rest is newer than this round looks at
 				if err := d.flush(ctx, seq-1); err != nil {

@@ -134,13 +134,19 @@ func (w *watcher) consume(ctx context.Context, s jetstream.Stream, cfg jetstream
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", s.CachedInfo().Config.Name, err)
 	}
-	cc, err := c.Consume(fn)
+	// Whole values (specs and timers up to their size limits): pulled a
+	// byte limit at a time, not 500 values at once.
+	cc, err := c.Consume(fn, jetstream.PullMaxMessagesWithBytesLimit(externalBatch, kvstore.PullBytes(w.a.js.Conn())))
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", s.CachedInfo().Config.Name, err)
 	}
 	w.ccs = append(w.ccs, cc)
 	return nil
 }
+
+// externalBatch is how many changes the external-change watch pulls at a
+// time at most (nats.go's default), within kvstore.PullBytes.
+const externalBatch = 500
 
 // stop ends the watch and waits for its handlers.
 func (w *watcher) stop() {

@@ -98,13 +98,20 @@ func (s *Server) Restart() {
 // restarted on purpose) and is closed when the test ends.
 func (s *Server) Connect(t testing.TB) (*nats.Conn, jetstream.JetStream) {
 	t.Helper()
-	nc, err := nats.Connect(s.URL(),
+	return Dial(t, s.URL())
+}
+
+// Dial opens a connection to url as Connect does: to a server's SlowLink,
+// say.
+func Dial(t testing.TB, url string) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(url,
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(50*time.Millisecond),
 		nats.Name(t.Name()),
 	)
 	if err != nil {
-		t.Fatalf("connect to %s: %v", s.URL(), err)
+		t.Fatalf("connect to %s: %v", url, err)
 	}
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)

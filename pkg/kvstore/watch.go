@@ -294,7 +294,7 @@ func (w *pullWatch) startLive(ctx context.Context) error {
 		_ = w.deleteConsumer(cons)
 		return nil
 	}
-	cc, err := cons.Consume(w.taker(w.gen), jetstream.PullMaxMessagesWithBytesLimit(maxWatchBatch, liveBytes(w.js.Conn())), jetstream.ConsumeErrHandler(w.onError))
+	cc, err := cons.Consume(w.taker(w.gen), jetstream.PullMaxMessagesWithBytesLimit(maxWatchBatch, PullBytes(w.js.Conn())), jetstream.ConsumeErrHandler(w.onError))
 	if err != nil {
 		_ = w.deleteConsumer(cons)
 		return err
@@ -303,16 +303,20 @@ func (w *pullWatch) startLive(ctx context.Context) error {
 	return nil
 }
 
-// liveBytes is the byte limit of the live phase's pulls: WatchBytes, or
-// more when the server takes messages larger than that (a pull's limit
-// below a message's size would stall it there).
-func liveBytes(nc *nats.Conn) int {
-	return max(WatchBytes, int(nc.MaxPayload())+liveHeaderBytes)
+// PullBytes is the byte limit of a pull of whole messages from a stream
+// that anyone may write large values into (not of a last-value-per-key
+// load, see watchBatch): WatchBytes, or more when the server of nc takes
+// messages larger than that (a limit below a message's size would stall
+// the pull there). A pull bounded by a count alone can bring a
+// connection a count of the largest messages at once, past the server's
+// limit of pending bytes.
+func PullBytes(nc *nats.Conn) int {
+	return max(WatchBytes, int(nc.MaxPayload())+pullHeaderBytes)
 }
 
-// liveHeaderBytes is what a message's subject, reply subject and headers
+// pullHeaderBytes is what a message's subject, reply subject and headers
 // add to its payload, at most (the server's headers are within 64 KiB).
-const liveHeaderBytes = 64 << 10
+const pullHeaderBytes = 64 << 10
 
 // taker is the message handler of the consume of generation gen.
 func (w *pullWatch) taker(gen int) jetstream.MessageHandler {

@@ -3,9 +3,6 @@ package kvstore_test
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -271,16 +268,7 @@ func withSpecsOn(t *testing.T, srv *natstest.Server) (*natstest.Server, jetstrea
 // own over a link of rate bytes per millisecond at most.
 func watchSpecsOverSlowLink(t *testing.T, srv *natstest.Server, rate int) (*nats.Conn, jetstream.KeyWatcher) {
 	t.Helper()
-	link := newSlowLink(t, srv.URL(), rate)
-	nc, err := nats.Connect(link.url(), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	sjs, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	nc, sjs := natstest.Dial(t, natstest.SlowLink(t, srv.URL(), rate))
 	w, err := newStore(t, sjs).WatchSpecs(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -301,78 +289,6 @@ func newStore(t testing.TB, js jetstream.JetStream) *kvstore.Store {
 		t.Fatal(err)
 	}
 	return store
-}
-
-// slowLink forwards TCP connections to a server, at most rate bytes per
-// millisecond from the server to the client, as many at once as come.
-type slowLink struct {
-	ln   net.Listener
-	dest string
-	rate int
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	open []net.Conn
-}
-
-func newSlowLink(t *testing.T, serverURL string, rate int) *slowLink {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := &slowLink{ln: ln, dest: serverURL[len("nats://"):], rate: rate}
-	l.wg.Go(l.accept)
-	t.Cleanup(l.close)
-	return l
-}
-
-func (l *slowLink) url() string { return "nats://" + l.ln.Addr().String() }
-
-func (l *slowLink) accept() {
-	for {
-		c, err := l.ln.Accept()
-		if err != nil {
-			return
-		}
-		s, err := net.Dial("tcp", l.dest)
-		if err != nil {
-			_ = c.Close()
-			continue
-		}
-		l.mu.Lock()
-		l.open = append(l.open, c, s)
-		l.mu.Unlock()
-		l.wg.Go(func() { _, _ = io.Copy(s, c); _ = s.Close() })
-		l.wg.Go(func() { l.throttle(c, s); _ = c.Close() })
-	}
-}
-
-// throttle copies from to to, rate bytes per millisecond at most.
-func (l *slowLink) throttle(to io.Writer, from io.Reader) {
-	buf := make([]byte, l.rate)
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for range tick.C {
-		n, err := from.Read(buf)
-		if n > 0 {
-			if _, werr := to.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-func (l *slowLink) close() {
-	_ = l.ln.Close()
-	l.mu.Lock()
-	for _, c := range l.open {
-		_ = c.Close()
-	}
-	l.mu.Unlock()
-	l.wg.Wait()
 }
 
 // BenchmarkWatchMetadata compares what a watch reads of each delivered
