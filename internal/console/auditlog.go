@@ -96,7 +96,7 @@ func (a *auditFollower) follow(ctx context.Context) error {
 	a.mu.Lock()
 	a.state = ""
 	a.mu.Unlock()
-	return eachMsg(ctx, cons, func(m jetstream.Msg) {
+	return eachMsg(ctx, a.js.Conn(), cons, func(m jetstream.Msg) {
 		var e auditEntry
 		if json.Unmarshal(m.Data(), &e) == nil && e.Kind == "action" && e.Target != "" {
 			a.record(e)

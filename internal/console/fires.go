@@ -76,7 +76,7 @@ func (f *fireFollower) follow(ctx context.Context) error {
 	f.mu.Lock()
 	f.err = ""
 	f.mu.Unlock()
-	return eachMsg(ctx, cons, func(m jetstream.Msg) {
+	return eachMsg(ctx, f.js.Conn(), cons, func(m jetstream.Msg) {
 		meta, err := kvstore.ParseFireMeta(m.Headers())
 		if err != nil || meta.DispatchedAt.IsZero() {
 			return

@@ -4,7 +4,10 @@ import (
 	"context"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // runner owns the goroutine of a follower (the index's watches, the fire
@@ -47,10 +50,17 @@ func (r *runner) stop() {
 	<-r.done
 }
 
+// eachBatch is how many messages eachMsg pulls at a time at most
+// (nats.go's default).
+const eachBatch = 500
+
 // eachMsg calls fn with every message of an ordered consumer until ctx
-// ends or the consumer fails.
-func eachMsg(ctx context.Context, cons jetstream.Consumer, fn func(jetstream.Msg)) error {
-	it, err := cons.Messages()
+// ends or the consumer fails, pulling them a byte limit at a time on the
+// connection nc (kvstore.PullBytes): an audit entry carries the spec it
+// wrote (inputs of up to 256 KiB), and 500 of them at once, the pull's
+// count, could be past the server's limit of pending bytes.
+func eachMsg(ctx context.Context, nc *nats.Conn, cons jetstream.Consumer, fn func(jetstream.Msg)) error {
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(eachBatch, kvstore.PullBytes(nc)))
 	if err != nil {
 		return err
 	}

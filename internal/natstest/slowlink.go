@@ -7,6 +7,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // SlowLink forwards TCP connections to the server at serverURL, at most
@@ -81,4 +86,26 @@ func (l *slowLink) close() {
 	}
 	l.mu.Unlock()
 	l.wg.Wait()
+}
+
+// StartTight runs a server as Start does whose limit of pending bytes for
+// a client (max_pending) is twice kvstore.WatchBytes: a reader that pulls
+// more than about that at once, over a SlowLink, has its connection
+// closed as a slow consumer (see KeptUp).
+func StartTight(t testing.TB) *Server {
+	t.Helper()
+	return StartWith(t, &server.Options{MaxPending: 2 * kvstore.WatchBytes})
+}
+
+// KeptUp fails the test if the server closed a connection as a slow
+// consumer or nc reconnected: what a reader of the server that pulls no
+// more than it can take keeps. who names the reader.
+func (s *Server) KeptUp(t testing.TB, nc *nats.Conn, who string) {
+	t.Helper()
+	if got := s.SlowConsumers(); got != 0 {
+		t.Fatalf("the server closed %d slow consumers: %s read past the pending limit", got, who)
+	}
+	if got := nc.Stats().Reconnects; got != 0 {
+		t.Fatalf("the connection of %s reconnected %d times", who, got)
+	}
 }
