@@ -3,12 +3,17 @@ package worker_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -110,4 +115,45 @@ func TestNoMessageAgesInABuffer(t *testing.T) {
 	if info.Delivered.Consumer != 2 {
 		t.Fatalf("the server delivered %d times, want 2 (no redelivery)", info.Delivered.Consumer)
 	}
+}
+
+// TestLargeFiresOverASlowLink: a handler with many places fetches fires
+// whose inputs are at the size limit over a link slower than the server
+// without its connection being closed as a slow consumer: a fetch asks
+// for a byte limit as well as a count. Asking for its 128 places' worth,
+// 128 fires of 256 KiB published at once (32 MiB, four times the test
+// server's limit of pending bytes) were all on their way to it together.
+func TestLargeFiresOverASlowLink(t *testing.T) {
+	t.Parallel()
+	srv := natstest.StartTight(t)
+	e := newEnvOn(t, srv)
+	const n = 128
+	input := []byte(fmt.Sprintf(`{"pad":%q}`, strings.Repeat("x", kvstore.MaxInputBytes-16)))
+	nc, js := natstest.Dial(t, natstest.SlowLink(t, srv.URL(), 8<<10)) // 8 KiB per millisecond at most
+	e.worker(worker.Config{JetStream: js, MaxWorkers: 128, MaxWorkersTotal: 128}, func(w *worker.Worker) {
+		_ = w.Handle("big", func(_ context.Context, f worker.Fire) error {
+			if len(f.Input) != len(input) {
+				return fmt.Errorf("input of %d bytes, want %d", len(f.Input), len(input))
+			}
+			return nil
+		})
+	})
+	at := time.Now()
+	for i := range n { // as fast as the server takes them
+		m, id := fireMsg(fmt.Sprintf("s%03d", i), "big", at, input)
+		if _, err := e.js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-e.js.PublishAsyncComplete():
+	case <-time.After(time.Minute):
+		t.Fatal("the fires not published within a minute")
+	}
+	for range n {
+		if d := e.done(time.Minute); d.Outcome != "completed" {
+			t.Fatalf("fire %s: %s %s", d.SlotID, d.Outcome, d.Error)
+		}
+	}
+	srv.KeptUp(t, nc, "the worker")
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // fetchWait is how long one pull request waits for messages. A waiting
@@ -159,7 +161,10 @@ func (l *loop) fetch(r *run, n int) (int, error) {
 	if l.poll > 0 {
 		batch, err = l.cons.FetchNoWait(n)
 	} else {
-		batch, err = l.cons.Fetch(n, jetstream.FetchContext(ctx))
+		// A byte limit as well as the count: fires carry inputs of up to
+		// 256 KiB, and a handler with hundreds of places would otherwise
+		// ask for more at once than the server holds for the connection.
+		batch, err = l.cons.Fetch(n, jetstream.FetchContext(ctx), jetstream.FetchMaxBytes(kvstore.PullBytes(l.w.cfg.JetStream.Conn())))
 	}
 	if err != nil {
 		return 0, err

@@ -39,7 +39,12 @@ type doneMsg struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	srv := natstest.Start(t)
+	return newEnvOn(t, natstest.Start(t))
+}
+
+// newEnvOn is newEnv on srv.
+func newEnvOn(t *testing.T, srv *natstest.Server) *env {
+	t.Helper()
 	nc, js := srv.Connect(t)
 	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
@@ -69,17 +74,22 @@ func (e *env) publishFire(schedule, workflow string) string {
 
 func (e *env) publishFireAt(schedule, workflow string, at time.Time) string {
 	e.t.Helper()
-	at = at.Truncate(time.Millisecond)
-	id := kvstore.SlotID(schedule, at)
-	m := nats.NewMsg("sched.fire." + workflow + "." + schedule)
-	m.Header.Set(kvstore.HeaderScheduleID, schedule)
-	m.Header.Set(kvstore.HeaderWorkflow, workflow)
-	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
-	m.Data = []byte(`{"n":1}`)
+	m, id := fireMsg(schedule, workflow, at, []byte(`{"n":1}`))
 	if _, err := e.js.PublishMsg(context.Background(), m, jetstream.WithMsgID(id)); err != nil {
 		e.t.Fatal(err)
 	}
 	return id
+}
+
+// fireMsg is the fire of schedule's slot at with input, and its slot id.
+func fireMsg(schedule, workflow string, at time.Time, input []byte) (*nats.Msg, string) {
+	at = at.Truncate(time.Millisecond)
+	m := nats.NewMsg("sched.fire." + workflow + "." + schedule)
+	m.Header.Set(kvstore.HeaderScheduleID, schedule)
+	m.Header.Set(kvstore.HeaderWorkflow, workflow)
+	m.Header.Set(kvstore.HeaderScheduledAt, at.Format(time.RFC3339Nano))
+	m.Data = input
+	return m, kvstore.SlotID(schedule, at)
 }
 
 // worker starts a worker on the env's connection (Name "svc" unless
