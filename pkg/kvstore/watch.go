@@ -70,12 +70,14 @@ func (s *Store) watch(ctx context.Context, kv jetstream.KeyValue, o watchOpts) (
 		updates:       make(chan jetstream.KeyValueEntry, watchBuffer),
 		stop:          make(chan struct{}),
 	}
+	w.life, w.end = context.WithCancel(context.Background())
 	cons, err := s.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{w.filter},
 		DeliverPolicy:  jetstream.DeliverLastPerSubjectPolicy,
 		HeadersOnly:    o.keysOnly,
 	})
 	if err != nil {
+		w.end()
 		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
 	}
 	// The first values wait for the count of initial values (w.mu).
@@ -83,7 +85,8 @@ func (s *Store) watch(ctx context.Context, kv jetstream.KeyValue, o watchOpts) (
 	defer w.mu.Unlock()
 	cc, err := cons.Consume(w.taker(0), jetstream.PullMaxMessages(batch), jetstream.ConsumeErrHandler(w.onError))
 	if err != nil {
-		w.deleteConsumer(cons)
+		w.end()
+		_ = w.deleteConsumer(cons)
 		return nil, fmt.Errorf("kvstore: watch %s %s: %w", bucket, filter, err)
 	}
 	w.cons, w.cc = cons, cc
@@ -159,6 +162,10 @@ type pullWatch struct {
 	stopped  bool
 	live     sync.WaitGroup // goLive
 
+	// life ends when the watch stops (end): goLive's requests with it.
+	life context.Context
+	end  context.CancelFunc
+
 	send     sync.Mutex
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -178,7 +185,8 @@ func (w *pullWatch) Stop() error {
 		w.mu.Lock()
 		w.stopped = true // no goLive from now on
 		w.mu.Unlock()
-		close(w.stop) // a sender waiting on its reader gives up; goLive ends
+		close(w.stop) // a sender waiting on its reader gives up
+		w.end()       // goLive ends
 		w.live.Wait()
 		w.mu.Lock()
 		cons, cc := w.cons, w.cc
@@ -241,15 +249,7 @@ func (w *pullWatch) loaded() {
 // stopped first and its later messages dropped: the new one starts after
 // the last one taken, so none is lost or sent twice.
 func (w *pullWatch) goLive() {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		select {
-		case <-w.stop:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx := w.life
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
