@@ -41,7 +41,30 @@ fi
 # the run. The partition tests run at their small size here;
 # JETSCHED_PARTITION=full runs the full one (docs/reliability.md).
 export JETSCHED_FAULT_SUMMARY="$(mktemp)"
-trap 'rm -f "$JETSCHED_FAULT_SUMMARY"' EXIT
+fuzz_log="$(mktemp)"
+fuzz_status="$(mktemp)"
+trap 'rm -f "$JETSCHED_FAULT_SUMMARY" "$fuzz_log" "$fuzz_status"' EXIT
+# Fuzz the decoders of what anyone can write into the buckets, the admin
+# API's handlers and the hand-read stream acknowledgements, a short budget
+# each (one target per invocation; the seed corpora also run as plain
+# tests below). The budget is a count of inputs, not a time: a time budget
+# makes go's fuzzer report "context deadline exceeded" whenever an input
+# is still running at the deadline. The counts take ~80 s of two cores on
+# a 2-core box; the fast decoders' property tests compare them with the
+# reference decoders on generated records in every run as well.
+# The fuzzing runs beside the tests, at the lowest CPU priority: the tests
+# use 1.4 of the 2 cores on average (many of them wait on slots and
+# leases), and the fuzzers take what is left instead of ~80 s of the run's
+# own once the tests are done; their output is printed after the tests.
+(
+  fs=0
+  for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000" "FuzzParseAck ./internal/pipelined 10000" "FuzzDeliveryOf ./pkg/kvstore 20000"; do
+    set -- $target
+    nice -n 19 go test -run '^$' -fuzz "^$1\$" -fuzztime "$3x" "$2" || fs=$?
+  done
+  echo "$fs" >"$fuzz_status"
+) >"$fuzz_log" 2>&1 &
+fuzz_pid=$!
 status=0
 go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
 # deploy/ is a nested module (the Helm chart's and the systemd unit's
@@ -49,18 +72,14 @@ go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
 # module): the root ./... does not descend into it, so vet and test it on
 # its own. gofmt -l . above already covers its files.
 (cd deploy && go vet ./... && go test -count=1 -timeout 5m ./...) || status=$?
-# Fuzz the decoders of what anyone can write into the buckets, the admin
-# API's handlers and the hand-read stream acknowledgements, a short budget each (one target per invocation;
-# the seed corpora also run as plain tests above). The budget is a count
-# of inputs, not a time: a time budget makes go's fuzzer report "context
-# deadline exceeded" whenever an input is still running at the deadline.
-# The counts keep the seven near 65 s on a 2-core box (CI's whole run stays
-# well under 15 minutes); the fast decoders' property tests compare them
-# with the reference decoders on generated records in every run as well.
-for target in "FuzzDecodeSpec ./pkg/kvstore 10000" "FuzzDecodeState ./pkg/kvstore 10000" "FuzzStateDecodeFast ./pkg/kvstore 25000" "FuzzSpecDecodeFast ./pkg/kvstore 15000" "FuzzParse ./pkg/calendar 100000" "FuzzAPI ./pkg/admin 10000" "FuzzParseAck ./internal/pipelined 10000" "FuzzDeliveryOf ./pkg/kvstore 20000"; do
-  set -- $target
-  go test -run '^$' -fuzz "^$1\$" -fuzztime "$3x" "$2" || status=$?
-done
+wait "$fuzz_pid" || true
+echo "fuzzing:"
+cat "$fuzz_log"
+fs="$(cat "$fuzz_status" 2>/dev/null || echo 1)"
+if [ "$fs" != 0 ]; then
+  echo "fuzzing failed (status $fs)"
+  status=$fs
+fi
 if [ -s "$JETSCHED_FAULT_SUMMARY" ]; then
   echo "fault test summaries:"
   sort "$JETSCHED_FAULT_SUMMARY"
