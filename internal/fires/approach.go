@@ -117,6 +117,9 @@ func (l *loop) compileHeld(en *entry, spec *kvstore.Spec) {
 func (l *loop) makeLazy(en *entry, raw []byte) {
 	en.clearPlan()
 	en.compiled, en.invalid, en.failures = sched{}, false, 0
+	if !en.lazy {
+		l.loadLazy = append(l.loadLazy, en.id)
+	}
 	en.spec, en.record, en.lazy = nil, string(raw), true
 	l.schedule(en)
 }
@@ -143,14 +146,13 @@ type lazyCompiled struct {
 // million of them take minutes.
 const lazyBatch = 512
 
-// behind collects the lazy entries left once the index is complete, for
-// the compiler behind the loop.
+// behind hands the entries made lazy during the load to the compiler
+// behind the loop, once the index is complete: those compiled or removed
+// since are skipped as they come up (nextLazy). Collected as they were
+// made lazy (makeLazy), in the load's order: a walk of a million entries
+// here held the loop for ~0.6 s just as it began to fire.
 func (l *loop) behind() {
-	for id, en := range l.entries {
-		if en.lazy {
-			l.lazyIDs = append(l.lazyIDs, id)
-		}
-	}
+	l.lazyIDs, l.loadLazy = l.loadLazy, nil
 }
 
 // nextLazy is the next batch of lazy entries to hand over (nil: none),

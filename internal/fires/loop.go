@@ -55,6 +55,9 @@ type loop struct {
 	// (approach.go), in batches: lazyNext is the one to hand over next.
 	lazyIDs  []string
 	lazyNext []lazySpec
+	// loadLazy are the entries made lazy during the load (makeLazy), for
+	// lazyIDs once the index is complete (behind).
+	loadLazy []string
 	lazyIn   chan []lazySpec
 	lazyOut  chan []lazyCompiled
 	// decoder decodes the spec watch's values for the loop
