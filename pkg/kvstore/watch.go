@@ -245,11 +245,12 @@ func (w *pullWatch) loaded() {
 
 // goLive moves the watch onto a consumer that pulls the changes after the
 // last message taken a byte limit at a time, retrying (with backoff) until
-// it starts or the watch stops. The consumer of the initial values is
-// stopped first and its later messages dropped: the new one starts after
-// the last one taken, so none is lost or sent twice.
+// it starts or the watch stops, as an ordered consumer's own reset does.
+// The consumer of the initial values is stopped first and its later
+// messages dropped: left running until the new one starts, its pull of a
+// count would take in a burst of large values written meanwhile. The new
+// one starts after the last message taken, so none is lost or sent twice.
 func (w *pullWatch) goLive() {
-	ctx := w.life
 	w.mu.Lock()
 	if w.stopped {
 		w.mu.Unlock()
@@ -263,12 +264,12 @@ func (w *pullWatch) goLive() {
 	_ = w.deleteConsumer(old) // or the server's inactivity threshold does
 	b := backoff.NewExponentialBackOff(backoff.WithInitialInterval(100*time.Millisecond), backoff.WithMaxInterval(5*time.Second), backoff.WithMaxElapsedTime(0))
 	for {
-		err := w.startLive(ctx)
-		if err == nil || ctx.Err() != nil {
+		err := w.startLive()
+		if err == nil || w.life.Err() != nil {
 			return
 		}
 		select {
-		case <-ctx.Done():
+		case <-w.life.Done():
 			return
 		case <-time.After(b.NextBackOff()):
 		}
@@ -276,10 +277,15 @@ func (w *pullWatch) goLive() {
 }
 
 // startLive starts the live phase's consumer after the last message taken.
-func (w *pullWatch) startLive(ctx context.Context) error {
+func (w *pullWatch) startLive() error {
 	w.mu.Lock()
 	from := w.last + 1
 	w.mu.Unlock()
+	// Not cut short by the watch's Stop: a consumer the server made after
+	// its request was given up would be left behind; made, it is deleted
+	// below when the watch has stopped meanwhile.
+	ctx, cancel := context.WithTimeout(context.Background(), liveCreateTimeout)
+	defer cancel()
 	cons, err := w.js.OrderedConsumer(ctx, w.stream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{w.filter},
 		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy,
@@ -289,19 +295,25 @@ func (w *pullWatch) startLive(ctx context.Context) error {
 		return err
 	}
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.stopped {
+		w.mu.Unlock()
 		_ = w.deleteConsumer(cons)
 		return nil
 	}
 	cc, err := cons.Consume(w.taker(w.gen), jetstream.PullMaxMessagesWithBytesLimit(maxWatchBatch, PullBytes(w.js.Conn())), jetstream.ConsumeErrHandler(w.onError))
 	if err != nil {
+		w.mu.Unlock()
 		_ = w.deleteConsumer(cons)
 		return err
 	}
 	w.cons, w.cc = cons, cc
+	w.mu.Unlock()
 	return nil
 }
+
+// liveCreateTimeout bounds the request that makes a watch's live
+// consumer.
+const liveCreateTimeout = 5 * time.Second
 
 // PullBytes is the byte limit of a pull of whole messages from a stream
 // that anyone may write large values into (not of a last-value-per-key

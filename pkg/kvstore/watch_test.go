@@ -217,10 +217,22 @@ func TestWatchOutlivesItsConsumer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name := range stream.ConsumerNames(ctx).Name() {
-		if err := stream.DeleteConsumer(ctx, name); err != nil {
-			t.Fatal(err)
+	// Once its initial values are in, the watch goes on with a consumer
+	// of the changes after them (its only one, from a start sequence):
+	// that is the one deleted.
+	var live string
+	testwait.Eventually(t, 30*time.Second, "the watch's consumer of its changes alone", func() bool {
+		var names []string
+		for ci := range stream.ListConsumers(ctx).Info() {
+			names = append(names, ci.Name)
+			if ci.Config.DeliverPolicy == jetstream.DeliverByStartSequencePolicy {
+				live = ci.Name
+			}
 		}
+		return len(names) == 1 && live == names[0]
+	})
+	if err := stream.DeleteConsumer(ctx, live); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := specs.Put(ctx, "after-delete", []byte("2")); err != nil {
 		t.Fatal(err)
