@@ -15,9 +15,14 @@ import (
 // shard with its records current, whatever it is: an instance of the
 // previous release, which does not read records behind their fires (its
 // joining is what made this one hand the shard back), or one that does,
-// which then finds nothing to catch up. The wait is bounded
-// (handBackWait): past it the shard goes anyway, and a next owner that
-// reads records behind the stream catches them up (lagging.go).
+// which then finds nothing to catch up. A lease round waits for them
+// for handBackWait (it must not hold back the renewals); while some
+// member does not read what is left behind, a hand-back not written by
+// then waits for a later round, the shard still owned and firing, for
+// handBackPatience at most (leases.holdBack). Past that, or when every
+// member reads records behind the stream and ended lists, the shard goes
+// anyway and its next owner catches the records up (lagging.go) or looks
+// its one-shots up in the stream.
 
 // flushReq asks the loop to write the records left behind of shards;
 // done is closed once none is left (or the loop stops).
@@ -31,30 +36,40 @@ type flushReq struct {
 // keeps.
 func handBackWait(ttl time.Duration) time.Duration { return min(2*time.Second, ttl/10) }
 
+// handBackPatience bounds how long the rounds hold a hand-back back for
+// its records (leases.holdBack): past it, the shards go with records not
+// yet written. A fleet's first member of the release before joins while
+// the others may hold a herd's ended lists (thousands of records to
+// write, every second, as many at once as there are workers).
+func handBackPatience(ttl time.Duration) time.Duration { return max(30*time.Second, 3*ttl) }
+
 // flushBehind writes the records left behind of shards before their
 // leases are handed back (leases.beforeDrop), waiting until they are
-// written, the engine stops or ctx ends.
-func (e *Engine) flushBehind(ctx context.Context, shards []int) {
+// written, the engine stops or ctx ends. It reports false when ctx ended
+// first (the records are still being written).
+func (e *Engine) flushBehind(ctx context.Context, shards []int) bool {
 	done := e.svc.Done()
 	if done == nil {
-		return
+		return true
 	}
 	fr := flushReq{shards: shards, done: make(chan struct{})}
 	select {
 	case e.flushes <- fr:
 	case <-done:
-		return
+		return true
 	case <-ctx.Done():
-		e.log.Debug("records left behind not written before the hand-back; the next owner reads the stream", "shards", shards)
-		return
+		e.log.Debug("records left behind not written before the hand-back", "shards", shards)
+		return false
 	}
 	select {
 	case <-fr.done:
 		e.step(StepHandBackWritten)
 	case <-done:
 	case <-ctx.Done():
-		e.log.Debug("records left behind not all written before the hand-back; the next owner reads the stream", "shards", shards)
+		e.log.Debug("records left behind not all written before the hand-back", "shards", shards)
+		return false
 	}
+	return true
 }
 
 // onFlush takes a flush request: the shards' records left behind are due

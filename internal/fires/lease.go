@@ -93,8 +93,13 @@ type leases struct {
 	allRead, allLists atomic.Bool
 	// beforeDrop, when set, runs before a shard is handed back to
 	// rebalance, bounded by handBackWait: the engine writes the shard's
-	// records left behind (handback.go).
-	beforeDrop func(ctx context.Context, shards []int)
+	// records left behind and turns its ended lists into records
+	// (handback.go). It reports whether that is done.
+	beforeDrop func(ctx context.Context, shards []int) bool
+	// handBackFrom is when the rounds began to hold back a hand-back
+	// whose records were not written in time (zero: none held back);
+	// the rebalance goroutine's only.
+	handBackFrom time.Time
 	// rebalancing, when set, runs as a rebalance begins (tests: a slow
 	// one).
 	rebalancing func()
@@ -361,14 +366,19 @@ func (l *leases) rebalance(ctx context.Context) {
 		extras := held[len(held)-extra:]
 		if l.beforeDrop != nil {
 			fctx, cancel := context.WithTimeout(ctx, handBackWait(l.ttl))
-			l.beforeDrop(fctx, extras)
+			done := l.beforeDrop(fctx, extras)
 			cancel()
+			if !done && l.holdBack(extras) {
+				return
+			}
 		}
+		l.handBackFrom = time.Time{}
 		for _, s := range extras {
 			l.drop(ctx, s, "rebalance")
 		}
 		return
 	}
+	l.handBackFrom = time.Time{}
 	for _, s := range l.order() {
 		if len(l.heldShards()) >= target {
 			return
@@ -378,6 +388,31 @@ func (l *leases) rebalance(ctx context.Context) {
 		}
 		l.acquire(ctx, s)
 	}
+}
+
+// holdBack reports whether a hand-back of shards whose records were not
+// all written within handBackWait is to wait for a later round: while a
+// member does not read what this instance leaves behind (records behind
+// the stream, ended lists), and for handBackPatience at most, after
+// which the shards go anyway (a joining member is never kept out) and
+// their next owner looks their one-shots up in the stream. The shards
+// stay owned and firing meanwhile; the engine goes on writing their
+// records.
+func (l *leases) holdBack(shards []int) bool {
+	if l.allRead.Load() && l.allLists.Load() {
+		return false // every member reads them: the next owner catches up
+	}
+	now := l.clock.Now()
+	if l.handBackFrom.IsZero() {
+		l.handBackFrom = now
+	}
+	if waited := now.Sub(l.handBackFrom); waited < handBackPatience(l.ttl) {
+		l.log.Debug("hand-back held back: its records are still being written", "shards", shards, "waited", waited)
+		return true
+	}
+	l.log.Warn("handing back shards with records not yet written; their next owner looks their one-shots up in the stream",
+		"shards", shards, "waited", now.Sub(l.handBackFrom))
+	return false
 }
 
 // order is the shard order this instance tries: a rotation seeded by its

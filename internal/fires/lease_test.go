@@ -265,3 +265,77 @@ func TestRenewalsDoNotWaitForTheRebalance(t *testing.T) {
 		t.Error("the shard is not owned while its lease is renewed")
 	}
 }
+
+// TestHandBackHeldForItsRecords: a hand-back whose records (records left
+// behind, ended lists) are not written within a round's wait waits for a
+// later round while a member does not read them, and goes anyway after
+// handBackPatience. It used to go at once: under load, with a 2 s TTL, a
+// round waits 200 ms, and the first member of the release before took
+// shards whose ended lists were still to be turned into records
+// (integration's TestMixedFleetEndedLists failed with 32 lists left).
+func TestHandBackHeldForItsRecords(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		caps    string // the joining member's
+		hold    bool   // the hand-back waits for its records
+		written bool   // ... and they are written in the end
+	}{
+		{"release before caps", `[]`, true, true},
+		{"release before ended lists", `["behind-stream"]`, true, true},
+		{"records never written", `["behind-stream"]`, true, false},
+		{"every member reads both", `["behind-stream","ended-lists"]`, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, store, f := testLeases(t)
+			ctx := context.Background()
+			l.readCaps = true
+			written := false
+			var asked [][]int
+			l.beforeDrop = func(_ context.Context, shards []int) bool {
+				asked = append(asked, slices.Clone(shards))
+				return written
+			}
+			l.registerMember(ctx)
+			l.rebalance(ctx) // alone: takes the 4 shards
+			if got := l.heldShards(); len(got) != 4 {
+				t.Fatalf("alone: holds %v, want 4 shards", got)
+			}
+			joining := `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"1h","caps":` + tc.caps + `}`
+			if _, err := store.Leases().Put(ctx, "member.b", []byte(joining)); err != nil {
+				t.Fatal(err)
+			}
+			l.rebalance(ctx)
+			if len(asked) != 1 || len(asked[0]) != 2 {
+				t.Fatalf("asked to write the records of %v, want one hand-back of 2 shards", asked)
+			}
+			handed := func() {
+				t.Helper()
+				if got := l.heldShards(); len(got) != 2 {
+					t.Fatalf("holds %v, want 2 shards", got)
+				}
+				for _, s := range asked[len(asked)-1] {
+					if _, err := store.Leases().Get(ctx, shardKey(s)); err == nil {
+						t.Errorf("shard %d handed back, its lease key still there", s)
+					}
+				}
+			}
+			if !tc.hold {
+				handed()
+				return
+			}
+			f.Advance(handBackPatience(l.ttl) - time.Second)
+			l.rebalance(ctx)
+			if got := l.heldShards(); len(got) != 4 {
+				t.Fatalf("records not written after %v: holds %v, want all 4 still", handBackPatience(l.ttl)-time.Second, got)
+			}
+			if tc.written {
+				written = true
+			} else {
+				f.Advance(time.Second)
+			}
+			l.rebalance(ctx)
+			handed()
+		})
+	}
+}
