@@ -123,8 +123,20 @@ func TestNoMessageAgesInABuffer(t *testing.T) {
 // for a byte limit as well as a count. Asking for its 128 places' worth,
 // 128 fires of 256 KiB published at once (32 MiB, four times the test
 // server's limit of pending bytes) were all on their way to it together.
+// The same on the legacy subject (sched.fire.<workflow>, schedulers from
+// before per-schedule subjects, during an upgrade), whose consumer asked
+// without waiting, by count alone.
 func TestLargeFiresOverASlowLink(t *testing.T) {
 	t.Parallel()
+	for _, legacy := range []bool{false, true} {
+		t.Run(map[bool]string{false: "per-schedule subjects", true: "legacy subject"}[legacy], func(t *testing.T) {
+			t.Parallel()
+			largeFiresOverASlowLink(t, legacy)
+		})
+	}
+}
+
+func largeFiresOverASlowLink(t *testing.T, legacy bool) {
 	srv := natstest.StartTight(t)
 	e := newEnvOn(t, srv)
 	const n = 128
@@ -141,6 +153,9 @@ func TestLargeFiresOverASlowLink(t *testing.T) {
 	at := time.Now()
 	for i := range n { // as fast as the server takes them
 		m, id := fireMsg(fmt.Sprintf("s%03d", i), "big", at, input)
+		if legacy {
+			m.Subject = "sched.fire.big"
+		}
 		if _, err := e.js.PublishMsgAsync(m, jetstream.WithMsgID(id)); err != nil {
 			t.Fatal(err)
 		}

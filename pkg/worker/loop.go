@@ -36,6 +36,14 @@ type loop struct {
 // fires published on the workflow-only subject.
 const legacyPoll = time.Second
 
+// legacyFetchWait is how long a pull of the legacy consumer waits when
+// fewer fires are there than it asks for. It asks for a byte limit as
+// well as a count, which a no-wait pull cannot (nats.go's FetchNoWait
+// takes a count alone: a handler with hundreds of places asked for
+// hundreds of fires of up to 256 KiB at once), so it waits this long at
+// most, its places held about as briefly as a no-wait pull's.
+const legacyFetchWait = 100 * time.Millisecond
+
 // newLoops creates or updates the handler's durable consumers and a loop
 // for each; the loops share the handler's places. A wakeup handler, and a
 // fire handler of AllWorkflows, have one consumer. A fire handler of one
@@ -156,16 +164,17 @@ func (l *loop) sleep(r *run, d time.Duration) bool {
 func (l *loop) fetch(r *run, n int) (int, error) {
 	ctx, cancel := context.WithTimeout(r.fetchCtx, fetchWait)
 	defer cancel()
-	var batch jetstream.MessageBatch
-	var err error
+	// A byte limit as well as the count: fires carry inputs of up to
+	// 256 KiB, and a handler with hundreds of places would otherwise ask
+	// for more at once than the server holds for the connection.
+	limit := jetstream.FetchMaxBytes(kvstore.PullBytes(l.w.cfg.JetStream.Conn()))
+	wait := jetstream.FetchContext(ctx)
 	if l.poll > 0 {
-		batch, err = l.cons.FetchNoWait(n)
-	} else {
-		// A byte limit as well as the count: fires carry inputs of up to
-		// 256 KiB, and a handler with hundreds of places would otherwise
-		// ask for more at once than the server holds for the connection.
-		batch, err = l.cons.Fetch(n, jetstream.FetchContext(ctx), jetstream.FetchMaxBytes(kvstore.PullBytes(l.w.cfg.JetStream.Conn())))
+		// (The server's expiry, not a context's: what it sent before it
+		// is read to the end, however slow the link.)
+		wait = jetstream.FetchMaxWait(legacyFetchWait)
 	}
+	batch, err := l.cons.Fetch(n, wait, limit)
 	if err != nil {
 		return 0, err
 	}
