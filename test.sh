@@ -22,7 +22,6 @@ unformatted=$(gofmt -l .)
 if [ -n "$unformatted" ]; then
   echo "gofmt: these files need formatting:"; echo "$unformatted"; exit 1
 fi
-go vet ./...
 # The partition tests (integration/partition) run a 3-node cluster in network
 # namespaces: they need root and iproute2 (ip, tc). As root, install iproute2
 # when it is missing and load sch_netem when the kernel has it as a module;
@@ -43,7 +42,25 @@ fi
 export JETSCHED_FAULT_SUMMARY="$(mktemp)"
 fuzz_log="$(mktemp)"
 fuzz_status="$(mktemp)"
-trap 'rm -f "$JETSCHED_FAULT_SUMMARY" "$fuzz_log" "$fuzz_status"' EXIT
+checks_log="$(mktemp)"
+checks_status="$(mktemp)"
+trap 'rm -f "$JETSCHED_FAULT_SUMMARY" "$fuzz_log" "$fuzz_status" "$checks_log" "$checks_status"' EXIT
+# go vet, and deploy/'s vet and tests, run beside the tests too, at a lower
+# CPU priority than the tests and a higher one than the fuzzing: on a clean
+# checkout (an empty build cache) they compiled for ~3 min of wall time
+# after the tests, most of it Helm and Kubernetes, while the tests leave
+# about a quarter of the two cores idle. deploy/ is a nested module (the
+# Helm chart's and the systemd unit's tests, with Helm and Kubernetes
+# dependencies kept out of the main module): the root ./... does not
+# descend into it. gofmt -l . above already covers its files. Their
+# output is printed after the tests'; a failure still fails the run.
+(
+  cs=0
+  nice -n 10 go vet ./... || cs=$?
+  (cd deploy && nice -n 10 go vet ./... && nice -n 10 go test -count=1 -timeout 5m ./...) || cs=$?
+  echo "$cs" >"$checks_status"
+) >"$checks_log" 2>&1 &
+checks_pid=$!
 # Fuzz the decoders of what anyone can write into the buckets, the admin
 # API's handlers and the hand-read stream acknowledgements, a short budget
 # each (one target per invocation; the seed corpora also run as plain
@@ -67,11 +84,14 @@ trap 'rm -f "$JETSCHED_FAULT_SUMMARY" "$fuzz_log" "$fuzz_status"' EXIT
 fuzz_pid=$!
 status=0
 go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
-# deploy/ is a nested module (the Helm chart's and the systemd unit's
-# tests, with Helm and Kubernetes dependencies kept out of the main
-# module): the root ./... does not descend into it, so vet and test it on
-# its own. gofmt -l . above already covers its files.
-(cd deploy && go vet ./... && go test -count=1 -timeout 5m ./...) || status=$?
+wait "$checks_pid" || true
+echo "go vet, and deploy/'s vet and tests:"
+cat "$checks_log"
+cs="$(cat "$checks_status" 2>/dev/null || echo 1)"
+if [ "$cs" != 0 ]; then
+  echo "go vet or deploy/ failed (status $cs)"
+  status=$cs
+fi
 wait "$fuzz_pid" || true
 echo "fuzzing:"
 cat "$fuzz_log"
