@@ -84,22 +84,22 @@ checks_pid=$!
 fuzz_pid=$!
 status=0
 go test -race -count=1 -p 2 -timeout 12m ./... || status=$?
-wait "$checks_pid" || true
-echo "go vet, and deploy/'s vet and tests:"
-cat "$checks_log"
-cs="$(cat "$checks_status" 2>/dev/null || echo 1)"
-if [ "$cs" != 0 ]; then
-  echo "go vet or deploy/ failed (status $cs)"
-  status=$cs
-fi
-wait "$fuzz_pid" || true
-echo "fuzzing:"
-cat "$fuzz_log"
-fs="$(cat "$fuzz_status" 2>/dev/null || echo 1)"
-if [ "$fs" != 0 ]; then
-  echo "fuzzing failed (status $fs)"
-  status=$fs
-fi
+# collect waits for a job run beside the tests, prints its output under a
+# title, and fails the run when the job failed (or left no status).
+collect() { # pid log status-file title
+  wait "$1" || true
+  echo "$4:"
+  cat "$2"
+  local s
+  s="$(cat "$3" 2>/dev/null || true)"
+  s="${s:-1}"
+  if [ "$s" != 0 ]; then
+    echo "$4: failed (status $s)"
+    status=$s
+  fi
+}
+collect "$checks_pid" "$checks_log" "$checks_status" "go vet, and deploy/'s vet and tests"
+collect "$fuzz_pid" "$fuzz_log" "$fuzz_status" "fuzzing"
 if [ -s "$JETSCHED_FAULT_SUMMARY" ]; then
   echo "fault test summaries:"
   sort "$JETSCHED_FAULT_SUMMARY"
