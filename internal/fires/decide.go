@@ -82,12 +82,6 @@ type Input struct {
 	// kvstore.Claim.ExpiryAt): what the fire stream's duplicate window
 	// can absorb. Zero: kvstore.MaxClaimTTL.
 	MaxClaim time.Duration
-	// ReplayLimit bounds how far back a schedule without a state record
-	// is planned (zero: no bound beyond the misfire threshold). The engine
-	// sets it to what the fire stream's duplicate window can absorb: a
-	// state record lost (deleted by hand) must not make slots that fired
-	// already fire again where the stream no longer remembers them.
-	ReplayLimit time.Duration
 	// TenureSince is when this instance's current tenure of the
 	// schedule's shard began (zero: unknown, or no unsettled claim to
 	// judge). An unsettled claim made before then was made by a previous
@@ -144,11 +138,16 @@ type Decision struct {
 }
 
 // firstAfter is where a new schedule's first slot is searched from: just
-// before it was written, but no earlier than the misfire threshold before
-// now; a one-shot: just before its time, however long ago (its one slot
-// then fires late or is recorded missed, as its misfire policy says).
-// Recurring slots older than the threshold, from before any scheduler knew
-// the schedule, are not owed.
+// before its spec was written (every slot since is owed: guarantee 10 of
+// docs/protocol.md, "Every slot accounted for"); a one-shot: just before
+// its time, however long ago. The slots then follow the misfire policy:
+// those late past the threshold are fired (fire_all, fire_once) or
+// recorded missed (skip), never passed over in silence, whether a
+// scheduler saw the spec at once or every scheduler was down from its
+// write until now. A schedule without a state record may have fired
+// (its record deleted by hand): the engine looks its last fire up in the
+// stream before it decides a slot older than the duplicate window
+// (worker.verifyPlanned), so such slots are not fired twice.
 func firstAfter(in Input) time.Time {
 	from := in.Now
 	switch {
@@ -156,13 +155,6 @@ func firstAfter(in Input) time.Time {
 		from = in.At.Add(-time.Nanosecond)
 	case !in.Written.IsZero():
 		from = in.Written.Add(-time.Nanosecond)
-		back := in.threshold()
-		if in.ReplayLimit > 0 && in.ReplayLimit < back {
-			back = in.ReplayLimit
-		}
-		if oldest := in.Now.Add(-back); from.Before(oldest) {
-			from = oldest
-		}
 	}
 	if from.After(in.Now) {
 		from = in.Now
@@ -329,9 +321,12 @@ func decideRegular(in Input) Decision {
 		}
 		return claim(in, slot, kvstore.ReasonCatchup)
 	case kvstore.MisfireFireOnce:
-		// Fire the latest due slot once; the ones before it are missed.
+		// The slots late past the threshold collapse into one catch-up
+		// fire, of the latest of them; the ones before it are recorded
+		// merged into it. Slots within the threshold are not misfires:
+		// they fire as usual afterwards, as under skip.
 		last, n, count := slot, slot, 0
-		for !n.IsZero() && !n.After(in.Now) && count < maxMissedCount {
+		for !n.IsZero() && in.Now.Sub(n) > threshold && count < maxMissedCount {
 			last, count = n, count+1
 			n = in.Schedule.Next(n)
 		}
@@ -340,7 +335,7 @@ func decideRegular(in Input) Decision {
 		}
 		d := claim(in, last, kvstore.ReasonCatchup)
 		if last.After(slot) {
-			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once catches up the latest only")
+			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once: merged into the catch-up fire of "+stamp(last))
 			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
 			d.MissedThreshold, d.MissedNote, d.MissedAtLeast = before.MissedThreshold, before.MissedNote, before.MissedAtLeast
 		}

@@ -427,7 +427,6 @@ func targetOf(s *kvstore.Spec, traced bool) target {
 func (e *Engine) decideInput(now time.Time, id string, t target, c sched, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
 		TenureSince:      e.tenureSince(id, st, settled),
-		ReplayLimit:      e.replayLimit(),
 		MaxClaim:         e.maxClaim(),
 		Now:              now,
 		Plan:             c.Plan,
@@ -465,9 +464,10 @@ func (e *Engine) entryInput(en *entry, now time.Time, buf *kvstore.State) Input 
 // then (checkDuplicateWindow enforces it for this instance's own claims).
 func (e *Engine) maxClaim() time.Duration { return e.dupWindow / 2 }
 
-// replayLimit is how far back a schedule without a state record may be
-// planned: what the fire stream's duplicate window still remembers, less
-// a claim's lifetime (see Input.ReplayLimit).
+// replayLimit is how late a slot of a schedule without a state record may
+// be decided without looking in the fire stream first: what the stream's
+// duplicate window still remembers, less a claim's lifetime (a slot that
+// fired already, published again within it, is dropped by the stream).
 func (e *Engine) replayLimit() time.Duration {
 	return max(e.dupWindow-e.cfg.ClaimTTL, time.Second)
 }

@@ -9,9 +9,9 @@ import (
 )
 
 // TestDecideFirstSlot covers where a new schedule's first slot comes from:
-// slots due between the spec's write and the first scheduler seeing it are
-// owed (within the misfire threshold), and a one-shot is owed its slot
-// however late it is seen.
+// every slot due since the spec's write is owed, however late the first
+// scheduler sees it, and a one-shot is owed its slot however late it is
+// seen.
 func TestDecideFirstSlot(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -28,8 +28,12 @@ func TestDecideFirstSlot(t *testing.T) {
 		{name: "write time unknown: first slot after now", sched: every, now: at(10.5), want: at(11)},
 		{name: "written 2.5 s ago: the slots since are owed", sched: every, now: at(10.5), written: at(8), want: at(8)},
 		{name: "written on a slot boundary: that slot is owed", sched: every, now: at(10.5), written: at(9), want: at(9)},
-		{name: "written long ago: only the threshold back", sched: every, now: at(100.5), written: at(1), want: at(41)},
-		{name: "spec threshold wins", sched: every, now: at(100.5), written: at(1), threshold: 5 * time.Second, want: at(96)},
+		// Every slot since the write is owed, however long ago (issue
+		// 51: a schedule indexed, then every scheduler stopped before its
+		// first fire, lost the slots in between without a trace): the
+		// misfire policy then fires or records each one.
+		{name: "written long ago: every slot since is owed", sched: every, now: at(100.5), written: at(1), want: at(1)},
+		{name: "written long ago, whatever the threshold", sched: every, now: at(100.5), written: at(1), threshold: 5 * time.Second, want: at(1)},
 		{name: "written in the future (clock skew): from now", sched: every, now: at(10.5), written: at(20), want: at(11)},
 		{name: "one-shot seen after its time", sched: cronx.At(at(3)), now: at(10.5), written: at(4), oneShot: at(3), want: at(3)},
 		{name: "one-shot seen an hour late", sched: cronx.At(at(3)), now: at(3603), written: at(4), oneShot: at(3), want: at(3)},

@@ -63,16 +63,52 @@ func (l *loop) mayLag(t target, st *kvstore.State, planned bool, shard int, now 
 	return !ok || st.Owner != l.e.cfg.Instance || st.UpdatedAt.Before(since)
 }
 
+// mayHaveFired reports whether j, a recurring schedule without a state
+// record, is planned from so far back (its spec's write: Decide's
+// firstAfter) that a slot it is about to decide may have fired, beyond
+// what the duplicate window remembers: the record was deleted by hand,
+// say. Such a plan is checked against the stream before it is decided
+// (plannedBehind). A schedule new since less than the window is not:
+// a slot it fired again would be a duplicate the stream drops.
+func (l *loop) mayHaveFired(j job, now time.Time) bool {
+	st := j.state
+	return j.planned && j.at == 0 && st != nil && !st.Ended && !st.Next.IsZero() &&
+		now.Sub(st.Next) >= l.e.replayLimit()
+}
+
 // lagging returns j's state caught up with the fire stream if its record
 // is behind it (see above), nil if it is not.
 func (w worker) lagging(ctx context.Context, id string, c sched, st *kvstore.State) (*kvstore.State, error) {
-	caught, n, err := behindStream(ctx, w.e.store, id, c, st)
+	return w.caughtUp(ctx, id, c, st, behindStream, "state record behind the fire stream")
+}
+
+// plannedLagging is lagging for a recurring schedule without a state
+// record whose plan reaches further back than the duplicate window
+// (plannedBehind).
+func (w worker) plannedLagging(ctx context.Context, id string, c sched, st *kvstore.State) (*kvstore.State, error) {
+	return w.caughtUp(ctx, id, c, st, plannedBehind, "schedule without a state record has fired already")
+}
+
+// caughtUp runs behind, a check of st against the fire stream, and
+// reports a state it caught up (what says why it was behind).
+func (w worker) caughtUp(ctx context.Context, id string, c sched, st *kvstore.State,
+	behind func(context.Context, *kvstore.Store, string, sched, *kvstore.State) (*kvstore.State, uint64, error), what string) (*kvstore.State, error) {
+	caught, n, err := behind(ctx, w.e.store, id, c, st)
 	if caught != nil {
-		w.e.log.Info("state record behind the fire stream; its decision starts from the stream's last fire", "schedule", id,
-			"record_next", st.Next, "last_fired", caught.Claim.Slot, "seq", caught.Claim.Seq, "fires_counted", n)
+		w.e.log.Info(what+"; its decision starts from the stream's last fire", "schedule", id,
+			"next", st.Next, "last_fired", caught.Claim.Slot, "seq", caught.Claim.Seq, "fires_counted", n)
 		w.e.step(StepCaughtUp)
 	}
 	return caught, err
+}
+
+// lookupFor is how job j's state is checked against the fire stream:
+// lagging for a record, plannedLagging for a plan.
+func (w worker) lookupFor(j job) func(context.Context, string, sched, *kvstore.State) (*kvstore.State, error) {
+	if j.planned {
+		return w.plannedLagging
+	}
+	return w.lagging
 }
 
 // behindStream returns st, the state record of schedule id compiled as c,
@@ -87,12 +123,22 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 	case err != nil:
 		return nil, 0, err
 	}
-	if f.SlotID != kvstore.SlotID(id, f.Slot) || f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
-		// An operator's extra slot (written with its record, so the
-		// record shows every regular fire before it), a slot before the
-		// record's next one, or a plan the slot did not come from (the
-		// re-plan moves on from now).
+	if f.SlotID != kvstore.SlotID(id, f.Slot) {
+		// An operator's extra slot, written with its record: the record
+		// shows every regular fire before it.
 		return nil, 0, nil
+	}
+	caught, n = caughtUpWith(id, c, st, f)
+	return caught, n, nil
+}
+
+// caughtUpWith is behindStream's answer once f, the schedule's last
+// regular fire, is known.
+func caughtUpWith(id string, c sched, st *kvstore.State, f kvstore.Fired) (*kvstore.State, uint64) {
+	if f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
+		// A slot before the record's next one, or a plan the slot did not
+		// come from (the re-plan moves on from now).
+		return nil, 0
 	}
 	if cl := st.Claim; cl != nil && cl.SlotID == "" && !cl.Slot.Before(f.Slot) {
 		// The record's claim is that fire (or a later slot): the record
@@ -100,9 +146,10 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 		// it yet (a window record's check wrote the catch-up: demote).
 		// Decide moves past the claim; counting the slots again would
 		// count them twice.
-		return nil, 0, nil
+		return nil, 0
 	}
 	up := *st
+	var n uint64
 	for s := st.Next; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; s = c.Schedule.Next(s) {
 		n++
 	}
@@ -110,7 +157,42 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 	at := f.At.UTC()
 	up.Claim = &kvstore.Claim{Slot: f.Slot.UTC(), Token: "stream-" + strconv.FormatUint(f.Seq, 10), Owner: f.Instance,
 		At: at, Expires: at, Seq: f.Seq, Window: kvstore.ClaimFromStream}
-	return &up, n, nil
+	return &up, n
+}
+
+// plannedBehind is behindStream for a recurring schedule without a state
+// record, planned from its spec's write (Decide's firstAfter): such a
+// schedule has fired nothing unless its record was deleted by hand, and
+// then the stream holds its fires. Its last regular fire is read: the last
+// fire when that is a regular slot, else (an operator's trigger or
+// backfill came last) the stream's fires of the schedule are read back to
+// the last regular one. Nil when none is at or after the plan's next slot:
+// the slots from the plan on are owed, and follow the misfire policy.
+func plannedBehind(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
+	f, err := store.LastFired(ctx, id)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+		return nil, 0, nil // never fired (within the stream's retention)
+	case err != nil:
+		return nil, 0, err
+	}
+	if f.SlotID != kvstore.SlotID(id, f.Slot) {
+		found := false
+		err := store.FiresOf(ctx, id, func(g kvstore.Fired) bool {
+			if g.SlotID == kvstore.SlotID(id, g.Slot) {
+				f, found = g, true
+			}
+			return true
+		})
+		if err != nil {
+			return nil, 0, err
+		}
+		if !found {
+			return nil, 0, nil // only extra slots: every regular slot is owed
+		}
+	}
+	caught, n := caughtUpWith(id, c, st, f)
+	return caught, n, nil
 }
 
 // CaughtUp is st, the state record of stored spec e, as a scheduler sees
@@ -167,7 +249,7 @@ func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
 		wg.Go(func() {
 			defer func() { <-sem }()
 			j := &items[i]
-			caught, err := w.lagging(ctx, j.id, j.compiled, j.state)
+			caught, err := w.lookupFor(*j)(ctx, j.id, j.compiled, j.state)
 			if caught != nil || err != nil {
 				mu.Lock()
 				out[i] = true

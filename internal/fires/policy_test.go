@@ -33,11 +33,29 @@ func TestDecidePolicies(t *testing.T) {
 		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 			want(t, d.Action == ActMisfire && d.Missed == 190 && d.LastMissed.Equal(at(199)) && d.Next.Equal(at(200)), d)
 		}},
-		{"fire_once fires the latest and records the rest missed", at(300.5), with(func(p *kvstore.Policy) { p.Misfire = kvstore.MisfireFireOnce }),
+		{"fire_once fires the latest misfired slot and records the ones before it merged", at(300.5), with(func(p *kvstore.Policy) { p.Misfire = kvstore.MisfireFireOnce }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
-				want(t, d.Action == ActClaim && d.Slot.Equal(at(300)) && d.Reason == kvstore.ReasonCatchup && d.Missed == 290 &&
-					d.FirstMissed.Equal(at(10)) && d.LastMissed.Equal(at(299)) && d.Next.Equal(at(301)), d)
+				// 240 is the last slot late past the 1 m threshold; 241
+				// through 300 are on time and fire as usual afterwards.
+				want(t, d.Action == ActClaim && d.Slot.Equal(at(240)) && d.Reason == kvstore.ReasonCatchup && d.Missed == 230 &&
+					d.FirstMissed.Equal(at(10)) && d.LastMissed.Equal(at(239)) && d.Next.Equal(at(241)) &&
+					d.MissedNote == "fire_once: merged into the catch-up fire of 2026-11-30T09:04:00Z", d)
 			}},
+		// Issue 51, case 3: back just after a slot, a fire_once schedule
+		// (threshold 3 s) recorded the slot before it missed, "2.112s late,
+		// threshold 3s", and fired only the latest; skip fired both.
+		{"fire_once leaves the slots within the threshold to fire", at(13.5), with(func(p *kvstore.Policy) {
+			p.Misfire, p.MisfireThreshold = kvstore.MisfireFireOnce, 3*time.Second
+		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
+			// 10 is 3.5 s late: the one catch-up; 11 (2.5 s late) through
+			// 13 are within the threshold and fire as usual.
+			want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Reason == kvstore.ReasonCatchup && d.Missed == 0 && d.Next.Equal(at(11)), d)
+		}},
+		{"fire_once with nothing late past the threshold fires on time", at(12.112), with(func(p *kvstore.Policy) {
+			p.Misfire, p.MisfireThreshold = kvstore.MisfireFireOnce, 3*time.Second
+		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
+			want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Reason == "" && d.Missed == 0, d)
+		}},
 		{"a spec's threshold wins over the scheduler's", at(12), with(func(p *kvstore.Policy) { p.MisfireThreshold = time.Second }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 				// 10 is 2 s late: missed; 11 is within the threshold: it fires next.

@@ -98,8 +98,16 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 	}
 	// A one-shot without a record whose record was deleted (a marker was
 	// seen), or late beyond what the duplicate window remembers: the
-	// per-slot path looks its slot up in the ledger first.
-	return en.hasRecord() || en.target.at == 0 || (en.stateRev == 0 && late < l.e.replayLimit())
+	// per-slot path looks its slot up in the ledger first. So does a
+	// recurring schedule without a record planned further back than the
+	// window (mayHaveFired).
+	if en.hasRecord() {
+		return true
+	}
+	if en.target.at == 0 {
+		return late < l.e.replayLimit()
+	}
+	return en.stateRev == 0 && late < l.e.replayLimit()
 }
 
 // queue puts a due, batchable en on its shard's next window.
@@ -294,7 +302,7 @@ func (l *loop) unqueue(shard int, owned bool) {
 func (l *loop) snapshot(en *entry, now time.Time) job {
 	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
-	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now)
+	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now) || l.mayHaveFired(j, now)
 	j.lag = l.mayLeaveBehind(&j)
 	if ref, ok := l.listed(en); ok {
 		j.listed = &ref

@@ -143,10 +143,11 @@ func (w worker) specCurrent(ctx context.Context, j job) (bool, error) {
 // state record is behind it (see lagging); false, with r.err set, when
 // the stream could not be asked.
 func (w worker) catchUp(ctx context.Context, j job, r *result) bool {
-	if r.state == nil || r.planned {
-		return true
+	if r.state == nil || r.planned && j.at != 0 {
+		return true // a one-shot is looked up as it fires (endIfKnown)
 	}
-	caught, err := w.lagging(ctx, j.id, j.compiled, r.state)
+	j.planned = r.planned
+	caught, err := w.lookupFor(j)(ctx, j.id, j.compiled, r.state)
 	if err != nil {
 		r.err = fmt.Errorf("fire: last fire of %s, to check its state record against: %w", j.id, err)
 		return false
