@@ -127,6 +127,23 @@ func TestPreviewWithCalendar(t *testing.T) {
 			}
 		})
 	}
+	// Issue 51: an occurrence moved past a later one. Thursday 17:30 moves
+	// to Tuesday 09:00 (Good Friday and Easter Monday are holidays), and
+	// Good Friday's, rolled to Tuesday 17:30, moves to Wednesday 09:00: it
+	// is listed and explained, where it used to be left out.
+	easter := writeFile(t, "easter.json", `{"zone": "America/New_York", "hours": {"mon-fri": ["09:00-17:30"]},
+	  "holidays": [{"name": "Good Friday", "easter": -2}, {"name": "Easter Monday", "easter": 1}]}`)
+	var eo, ee bytes.Buffer
+	if code := Main(context.Background(), []string{"preview", "--calendar", easter, "--tz", "America/New_York", "--holiday-roll", "next_business_day",
+		"--business-hours-only", "--from", "2026-04-01T00:00:00-04:00", "-n", "3", "--explain", "30 17 * * 4,5"}, &eo, &ee); code != ExitOK {
+		t.Fatalf("preview: exit %d: %s", code, ee.String())
+	}
+	wantEaster := "2026-04-07T09:00:00-04:00  moved from 2026-04-02 17:30: outside working hours: moved to the next working start\n" +
+		"2026-04-08T09:00:00-04:00  moved from 2026-04-03 17:30: rolled to the next business day: holiday \"Good Friday\" (Easter Sunday -2 days); outside working hours: moved to the next working start\n" +
+		"2026-04-10T09:00:00-04:00  moved from 2026-04-09 17:30: outside working hours: moved to the next working start\n"
+	if eo.String() != wantEaster {
+		t.Fatalf("preview of an occurrence moved past another:\n%s\nwant:\n%s", eo.String(), wantEaster)
+	}
 	// Without --calendar, as schedule add: Monday to Friday, 09:00-18:00
 	// in --tz.
 	var out, errOut bytes.Buffer

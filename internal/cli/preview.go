@@ -105,10 +105,15 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSou
 		return err
 	}
 	var b strings.Builder
-	t := from
-	for range f.count {
-		step := cronx.Explain(c.Schedule, t)
-		if t = step.At; t.IsZero() {
+	step := cronx.Explain(c.Schedule, from)
+	for i := range f.count {
+		if i > 0 {
+			// From the occurrence the last fire came from: a calendar
+			// may have moved later occurrences before it.
+			step = cronx.ExplainAfter(c.Schedule, step.At, step.Nominal)
+		}
+		t := step.At
+		if t.IsZero() {
 			break
 		}
 		b.WriteString(t.In(c.Location).Format(time.RFC3339Nano))
@@ -125,19 +130,5 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSou
 
 // explainStep says what moved a fire time and what was skipped before it.
 func explainStep(st cronx.Step, loc *time.Location) string {
-	var parts []string
-	for _, sk := range st.Skipped {
-		parts = append(parts, "skipped "+sk.Nominal.In(loc).Format("2006-01-02 15:04")+": "+sk.Reason)
-	}
-	if extra := st.SkippedCount - len(st.Skipped); extra > 0 {
-		parts = append(parts, fmt.Sprintf("and %d more skipped", extra))
-	}
-	if st.Moved != "" {
-		if !st.Nominal.IsZero() && !st.Nominal.Equal(st.At) && !strings.HasPrefix(st.Moved, "moved:") && !strings.HasPrefix(st.Moved, "shifted:") {
-			parts = append(parts, "moved from "+st.Nominal.In(loc).Format("2006-01-02 15:04")+": "+st.Moved)
-		} else {
-			parts = append(parts, st.Moved)
-		}
-	}
-	return strings.Join(parts, "; ")
+	return strings.Join(st.Notes(loc, "2006-01-02 15:04"), "; ")
 }

@@ -160,8 +160,9 @@ func markFuture(days map[int]*dayCell, month, end time.Time, loc *time.Location,
 		t = now
 	}
 	perDay := map[int]int{}
+	var nominal time.Time // the occurrence the fire at t came from (zero: t, or not a fire)
 	for guard := 0; guard < 31*(maxFiresPerDay+2); guard++ {
-		st := cronx.Explain(sched, t)
+		st := cronx.ExplainAfter(sched, t, nominal)
 		for _, sk := range st.Skipped {
 			if n := sk.Nominal.In(loc); !sk.Nominal.Before(month) && sk.Nominal.Before(end) && !sk.Nominal.Before(now) {
 				if c := days[n.Day()]; c != nil && len(c.Skipped) < 5 {
@@ -179,11 +180,11 @@ func markFuture(days map[int]*dayCell, month, end time.Time, loc *time.Location,
 			c.Moved = append(c.Moved, st.Moved)
 		}
 		perDay[at.Day()]++
-		t = st.At
+		t, nominal = st.At, st.Nominal
 		if perDay[at.Day()] >= maxFiresPerDay {
 			c.AtLeast = true
 			next := time.Date(at.Year(), at.Month(), at.Day()+1, 0, 0, 0, 0, loc)
-			t = next.Add(-time.Nanosecond)
+			t, nominal = next.Add(-time.Nanosecond), time.Time{}
 		}
 	}
 }

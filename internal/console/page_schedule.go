@@ -186,35 +186,17 @@ func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (kvs
 // --explain`).
 func explainNext(sched cronx.Schedule, from time.Time, n int) []nextFire {
 	var out []nextFire
-	t := from
-	for range n {
-		st := cronx.Explain(sched, t)
+	st := cronx.Explain(sched, from)
+	for i := range n {
+		if i > 0 {
+			st = cronx.ExplainAfter(sched, st.At, st.Nominal)
+		}
 		if st.At.IsZero() {
 			break
 		}
-		t = st.At
-		out = append(out, nextFire{At: st.At, Notes: stepNotes(st)})
+		out = append(out, nextFire{At: st.At, Notes: st.Notes(st.At.Location(), "2006-01-02 15:04 MST")})
 	}
 	return out
-}
-
-// stepNotes says what moved a fire and what was skipped before it.
-func stepNotes(st cronx.Step) []string {
-	var notes []string
-	for _, sk := range st.Skipped {
-		notes = append(notes, "skipped "+sk.Nominal.Format("2006-01-02 15:04 MST")+": "+sk.Reason)
-	}
-	if extra := st.SkippedCount - len(st.Skipped); extra > 0 {
-		notes = append(notes, fmt.Sprintf("and %d more skipped", extra))
-	}
-	if st.Moved != "" {
-		note := st.Moved
-		if !st.Nominal.IsZero() && !st.Nominal.Equal(st.At) && !strings.HasPrefix(note, "moved:") && !strings.HasPrefix(note, "shifted:") {
-			note = "moved from " + st.Nominal.Format("2006-01-02 15:04 MST") + ": " + note
-		}
-		notes = append(notes, note)
-	}
-	return notes
 }
 
 // monthTicks reads the ledger entries of a month (newest first, at most

@@ -119,7 +119,11 @@ type Decision struct {
 	// means "at least".
 	Missed                  int
 	FirstMissed, LastMissed time.Time
-	MissedReason            string
+	// FirstMissedNominal is the occurrence FirstMissed came from when a
+	// calendar moved it (zero otherwise): the walk over the missed slots
+	// goes on from it (cronx.ExplainAfter).
+	FirstMissedNominal time.Time
+	MissedReason       string
 	// MissedThreshold and MissedNote are set when the slots were missed
 	// by the misfire policy: each slot's ledger reason then states its
 	// own lateness (see MisfireReason).
@@ -325,15 +329,16 @@ func decideRegular(in Input) Decision {
 		// fire, of the latest of them; the ones before it are recorded
 		// merged into it. Slots within the threshold are not misfires:
 		// they fire as usual afterwards, as under skip.
-		last, n, count := slot, slot, 0
-		for !n.IsZero() && in.Now.Sub(n) > threshold && count < maxMissedCount {
-			last, count = n, count+1
-			n = in.Schedule.Next(n)
+		last, lastNom, count := slot, nominalOf(in, slot), 0
+		for n, nom := last, lastNom; !n.IsZero() && in.Now.Sub(n) > threshold && count < maxMissedCount; count++ {
+			last, lastNom = n, nom
+			st := cronx.ExplainAfter(in.Schedule, n, nom)
+			n, nom = st.At, st.Nominal
 		}
 		if last.Before(oldest) {
 			break // nothing recent enough to catch up
 		}
-		d := claim(in, last, kvstore.ReasonCatchup)
+		d := claimFrom(in, last, lastNom, kvstore.ReasonCatchup)
 		if last.After(slot) {
 			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once: merged into the catch-up fire of "+stamp(last))
 			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
@@ -367,8 +372,25 @@ func MisfireReason(late, threshold time.Duration, note string) string {
 
 // claim claims slot and plans the one after it.
 func claim(in Input, slot time.Time, reason string) Decision {
-	step := cronx.Explain(in.Schedule, slot)
+	return claimFrom(in, slot, nominalOf(in, slot), reason)
+}
+
+// claimFrom claims slot, which came from occurrence nominal (zero: slot
+// itself), and plans the one after it: from that occurrence, so that a
+// calendar's later occurrences moved before this fire's are not passed
+// over (cronx.ExplainAfter).
+func claimFrom(in Input, slot, nominal time.Time, reason string) Decision {
+	step := cronx.ExplainAfter(in.Schedule, slot, nominal)
 	return Decision{Action: ActClaim, Slot: slot, Reason: reason, Next: step.At, Step: step}
+}
+
+// nominalOf is the occurrence slot came from when the state says so (its
+// next slot, moved by a calendar), else the zero time (slot itself).
+func nominalOf(in Input, slot time.Time) time.Time {
+	if st := in.State; st != nil && slot.Equal(st.Next) {
+		return st.NextNominal
+	}
+	return time.Time{}
 }
 
 // skipThrough records the slots from slot through until (inclusive) as not
@@ -376,15 +398,17 @@ func claim(in Input, slot time.Time, reason string) Decision {
 // maxMissedCount slots; past that an Interval counts the rest exactly and
 // any other schedule reports a lower bound (Decision.MissedAtLeast).
 func skipThrough(in Input, slot, until time.Time, reason string) Decision {
-	d := Decision{Action: ActMisfire, Slot: slot, FirstMissed: slot, MissedReason: reason, SkipNext: in.State.SkipNext}
-	n := slot
+	nom := nominalOf(in, slot)
+	d := Decision{Action: ActMisfire, Slot: slot, FirstMissed: slot, FirstMissedNominal: nom, MissedReason: reason, SkipNext: in.State.SkipNext}
+	n, lastNom := slot, nom
 	for !n.IsZero() && !n.After(until) {
 		d.Missed++
-		d.LastMissed = n
+		d.LastMissed, lastNom = n, nom
 		if d.Missed == maxMissedCount {
 			break
 		}
-		n = in.Schedule.Next(n)
+		st := cronx.ExplainAfter(in.Schedule, n, nom)
+		n, nom = st.At, st.Nominal
 	}
 	from := d.LastMissed
 	if d.Missed == maxMissedCount {
@@ -399,7 +423,11 @@ func skipThrough(in Input, slot, until time.Time, reason string) Decision {
 			}
 		}
 	}
-	d.Step = cronx.Explain(in.Schedule, from)
+	if from.Equal(d.LastMissed) {
+		d.Step = cronx.ExplainAfter(in.Schedule, from, lastNom)
+	} else {
+		d.Step = cronx.Explain(in.Schedule, from)
+	}
 	d.Next = d.Step.At
 	return d
 }

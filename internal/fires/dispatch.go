@@ -353,7 +353,7 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 	}
 	e.log.Info("slots not fired", "schedule", j.id, "count", d.Missed, "first", d.FirstMissed, "last", d.LastMissed, "reason", d.MissedReason)
 	e.cfg.Observer.NotFired(string(status), reasonCategory(d.MissedReason), d.Missed)
-	n, written := d.FirstMissed, 0
+	n, nom, written := d.FirstMissed, d.FirstMissedNominal, 0
 	for !n.IsZero() && !n.After(d.LastMissed) && written < maxMissedTicks {
 		reason := d.MissedReason
 		if d.MissedThreshold > 0 {
@@ -366,7 +366,8 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 			return
 		}
 		written++
-		n = j.compiled.Schedule.Next(n)
+		st := cronx.ExplainAfter(j.compiled.Schedule, n, nom)
+		n, nom = st.At, st.Nominal
 	}
 	if rest := d.Missed - written; rest > 0 && !n.IsZero() {
 		more := fmt.Sprintf("%d more slots", rest)

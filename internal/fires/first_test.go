@@ -1,9 +1,11 @@
 package fires
 
 import (
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -55,5 +57,41 @@ func TestDecideFirstSlot(t *testing.T) {
 				t.Fatalf("Decide on an operator-created record = %v next %s, want ActReplan next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
 			}
 		})
+	}
+}
+
+// TestDecideFromMovedFiresOccurrence: the slot after a fire that a
+// calendar moved is planned from the occurrence that fire came from, so
+// an occurrence moved past it (issue 51: Good Friday's, rolled to Tuesday
+// 17:30 and moved to Wednesday 09:00, behind Thursday's moved to Tuesday
+// 09:00) fires, said moved, instead of vanishing. The same through a
+// misfire that walks over both.
+func TestDecideFromMovedFiresOccurrence(t *testing.T) {
+	cal, err := calendar.Parse([]byte(`{"zone": "America/New_York", "hours": {"mon-fri": ["09:00-17:30"]},
+	  "holidays": [{"name": "Good Friday", "easter": -2}, {"name": "Easter Monday", "easter": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := cronx.ParseCron("30 17 * * 4,5", cal.Location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := calendar.Schedule{Base: base, Calendar: cal, Roll: calendar.RollNext, BusinessHoursOnly: true}
+	ny := cal.Location()
+	tue := time.Date(2026, 4, 7, 9, 0, 0, 0, ny)
+	thu := time.Date(2026, 4, 2, 17, 30, 0, 0, ny)
+	wed := time.Date(2026, 4, 8, 9, 0, 0, 0, ny)
+	st := &kvstore.State{Plan: "p", Next: tue.UTC(), NextNominal: thu.UTC(), NextReason: "outside working hours: moved to the next working start"}
+	in := Input{Now: tue, Plan: "p", Schedule: s, State: st, MisfireThreshold: time.Minute}
+	d := Decide(in)
+	if d.Action != ActClaim || !d.Slot.Equal(tue) || !d.Next.Equal(wed) || !strings.Contains(d.Step.Moved, "Good Friday") {
+		t.Fatalf("Decide = %v slot %s next %s (%q), want a claim of Tuesday 09:00 and Good Friday's occurrence next, Wednesday 09:00", d.Action, d.Slot, d.Next, d.Step.Moved)
+	}
+	// Back a week later with skip: both slots are recorded missed, one by
+	// one, and the schedule goes on from the next occurrence after them.
+	in.Now = time.Date(2026, 4, 9, 12, 0, 0, 0, ny)
+	d = Decide(in)
+	if d.Action != ActMisfire || d.Missed != 2 || !d.LastMissed.Equal(wed) || !d.Next.Equal(time.Date(2026, 4, 10, 9, 0, 0, 0, ny)) {
+		t.Fatalf("Decide = %v missed %d (last %s) next %s, want Tuesday and Wednesday missed, Friday 09:00 next", d.Action, d.Missed, d.LastMissed, d.Next)
 	}
 }

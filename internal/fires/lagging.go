@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -150,8 +151,9 @@ func caughtUpWith(id string, c sched, st *kvstore.State, f kvstore.Fired) (*kvst
 	}
 	up := *st
 	var n uint64
-	for s := st.Next; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; s = c.Schedule.Next(s) {
-		n++
+	for s, nom := st.Next, st.NextNominal; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; n++ {
+		step := cronx.ExplainAfter(c.Schedule, s, nom)
+		s, nom = step.At, step.Nominal
 	}
 	up.Fires += n
 	at := f.At.UTC()

@@ -42,6 +42,15 @@ const maxListedSkips = 100
 // the zero time. Fire times are in the calendar's zone. A Schedule with a
 // nil Base or Calendar never fires; a Roll outside the defined values
 // skips.
+//
+// A fire may come from an occurrence earlier than the fire before it: a
+// Thursday 17:30 occurrence moved to Tuesday 09:00 (Friday and Monday
+// holidays) comes before Friday's, rolled to Tuesday 17:30. So the fire
+// after a moved fire is found from the occurrence that fire came from
+// (ExplainAfter, cronx.ExplainAfter), not from its time: every
+// occurrence after it is considered, and those whose adjusted time is
+// not after the fire merge into it (docs/calendar.md, "Every occurrence
+// accounted for").
 type Schedule struct {
 	Base              cronx.Schedule
 	Calendar          *Calendar
@@ -64,9 +73,15 @@ type Step struct {
 	SkippedCount int
 }
 
-// Skip is an occurrence a [Schedule] passed over.
+// Skip is an occurrence a [Schedule] passed over, or a run of them.
 type Skip struct {
 	Nominal time.Time
+	// Through, when set, is the end of a run of occurrences from Nominal
+	// that went the same way (a holiday's every occurrence, the
+	// occurrences of a night merged into the next working start): the
+	// Skip stands for every occurrence of the recurrence in
+	// [Nominal, Through].
+	Through time.Time
 	// Reason names the rule, such as `holiday "Christmas Day" (fixed
 	// 12-25)`, or says `merged into the fire at 2026-01-05T09:00:00-05:00`.
 	Reason string
@@ -75,30 +90,59 @@ type Skip struct {
 // Explain is Plan in cronx's terms, so that the scheduler (and cronx's
 // wrappers such as Bounded) can record what moved and what was skipped.
 func (s Schedule) Explain(after time.Time) cronx.Step {
-	p := s.plan(after, true)
-	st := cronx.Step{At: p.At, Nominal: p.Nominal, Moved: p.Moved, SkippedCount: p.SkippedCount}
-	for _, sk := range p.Skipped {
-		st.Skipped = append(st.Skipped, cronx.Skip{Nominal: sk.Nominal, Reason: sk.Reason})
-	}
-	return st
+	return s.plan(after, after, true, false).cronx()
 }
 
-var _ cronx.Explainer = Schedule{}
+// ExplainAfter is the step after a fire at at that came from occurrence
+// nominal (earlier than at when the calendar moved it): the occurrences
+// after nominal are considered, and those whose adjusted time is not
+// after at merge into the fire at at.
+func (s Schedule) ExplainAfter(at, nominal time.Time) cronx.Step {
+	return s.plan(nominal, at, true, true).cronx()
+}
+
+// cronx is st in cronx's terms.
+func (st Step) cronx() cronx.Step {
+	out := cronx.Step{At: st.At, Nominal: st.Nominal, Moved: st.Moved, SkippedCount: st.SkippedCount}
+	for _, sk := range st.Skipped {
+		out.Skipped = append(out.Skipped, cronx.Skip{Nominal: sk.Nominal, Through: sk.Through, Reason: sk.Reason})
+	}
+	return out
+}
+
+var (
+	_ cronx.Explainer = Schedule{}
+	_ cronx.Resumer   = Schedule{}
+)
 
 // Next returns the first fire time strictly after after, or the zero time.
-func (s Schedule) Next(after time.Time) time.Time { return s.plan(after, false).At }
+func (s Schedule) Next(after time.Time) time.Time { return s.plan(after, after, false, false).At }
 
 // Plan is Next with the explanation: the occurrence the fire came from,
 // why it moved, and the occurrences passed over on the way.
-func (s Schedule) Plan(after time.Time) Step { return s.plan(after, true) }
+func (s Schedule) Plan(after time.Time) Step { return s.plan(after, after, true, false) }
 
-// plan walks the recurrence; explain records the texts.
-func (s Schedule) plan(after time.Time, explain bool) Step {
+// plan walks the recurrence's occurrences after from and returns the
+// first whose adjusted time is after after; explain records the texts.
+// An occurrence adjusted to after or before it merges into the fire at
+// after. fired says after is known to be a fire time (ExplainAfter); a
+// plan from any other time (a new plan, a preview from a given time) is
+// walked without the runs of business hours below, since after need not
+// be a working time.
+//
+// Runs of occurrences that go the same way are passed in one step, so
+// that a schedule firing every second neither gives up on a holiday nor
+// walks a night of business-hours-only occurrences one by one: a
+// skipped day, from the occurrence to the day's end; an occurrence
+// merged into the fire at after, up to the last occurrence of its day
+// whose adjusted time cannot be later (its own time on a business day;
+// the wall-clock time of after's on a day rolled to after's date).
+func (s Schedule) plan(from, after time.Time, explain, fired bool) Step {
 	var st Step
 	if s.Base == nil || s.Calendar == nil {
 		return st
 	}
-	n := after
+	n := from
 	for range maxPassedOver {
 		next := s.Base.Next(n)
 		if next.IsZero() || !next.After(n) {
@@ -112,24 +156,66 @@ func (s Schedule) plan(after time.Time, explain bool) Step {
 		case !a.skipped && a.at.After(after):
 			st.At, st.Nominal, st.Moved = a.at, n, a.moved
 			return st
-		case !a.skipped && explain:
-			a.reason = "merged into the fire at " + a.at.Format(time.RFC3339Nano)
+		}
+		sk := Skip{Nominal: n, Reason: a.reason}
+		if !a.skipped && explain {
+			sk.Reason = "merged into the fire at " + after.In(s.Calendar.loc).Format(time.RFC3339Nano)
+		}
+		if end := s.runEnd(n, a, after, fired); end.After(n) {
+			if more := s.Base.Next(n); !more.IsZero() && !more.After(end) {
+				sk.Through = end // the run holds more than n
+			}
+			n = end
 		}
 		st.SkippedCount++
 		if explain && len(st.Skipped) < maxListedSkips {
-			st.Skipped = append(st.Skipped, Skip{Nominal: n, Reason: a.reason})
-		}
-		if a.day {
-			// Every later occurrence that day goes the same way: go on
-			// from the day's end (one Skip stands for the day), so that a
-			// schedule firing every second does not give up on a holiday.
-			d, _, _ := s.Calendar.local(n)
-			if end := s.Calendar.atWall(d.add(1), 0, 0).Add(-time.Nanosecond); end.After(n) {
-				n = end
-			}
+			st.Skipped = append(st.Skipped, sk)
 		}
 	}
 	return Step{Skipped: st.Skipped, SkippedCount: st.SkippedCount}
+}
+
+// runEnd is the end of the run of occurrences from n, adjusted as a
+// and not fired (skipped, or not after after), that go the same way: the
+// walk goes on from there. n itself when no run can be told.
+func (s Schedule) runEnd(n time.Time, a adjusted, after time.Time, fired bool) time.Time {
+	if !a.skipped && !fired && s.BusinessHoursOnly {
+		// after is not a fire, so not a working time: an occurrence before
+		// it may move past it to the next working start. One by one.
+		return n
+	}
+	c := s.Calendar
+	d, _, _ := c.local(n)
+	dayEnd := c.atWall(d.add(1), 0, 0).Add(-time.Nanosecond)
+	switch {
+	case a.skipped:
+		// Every occurrence of a skipped day is skipped.
+		return dayEnd
+	case a.day:
+		// A day rolled to another: each occurrence at its own wall-clock
+		// time there, so those not later than after's on after's date
+		// merge too; every one of them when after is on a later date.
+		target, _, _ := c.local(a.at)
+		ad, asec, ansec := c.local(after)
+		switch {
+		case target.before(ad):
+			return dayEnd
+		case target == ad:
+			return earlier(c.atWall(d, asec, ansec), dayEnd)
+		}
+		return n
+	}
+	// A business day: an occurrence not later than after (its own time,
+	// or the working start business hours move it to) merges into it.
+	return earlier(after, dayEnd)
+}
+
+// earlier is the earlier of a and b.
+func earlier(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 // adjusted is one occurrence after the calendar is applied.

@@ -58,9 +58,8 @@ func At(t time.Time) Once { return Once{At: t} }
 // Count fire times at or after Start. Zero Start, End or Count leave that
 // side unbounded. Count needs Start (the runs are counted from it).
 //
-// Counting walks the schedule from Start; the position of the last call is
-// remembered, so a scheduler calling Next with each previous result does
-// constant work per call.
+// Counting walks the schedule from Start once, to its Count-th fire; every
+// call after that does constant work.
 type Bounded struct {
 	Schedule Schedule
 	Start    time.Time
@@ -68,9 +67,9 @@ type Bounded struct {
 	Count    int
 
 	mu   sync.Mutex
-	memo struct {
-		at time.Time // a fire time
-		n  int       // its 1-based position from Start
+	last struct {
+		done bool
+		at   time.Time // the Count-th fire from Start (zero: fewer)
 	}
 }
 
@@ -108,34 +107,46 @@ func (b *Bounded) Next(after time.Time) time.Time {
 	return t
 }
 
-// nextCounted walks from Start (or from the remembered position) to the
-// first fire time after from, giving up past Count.
+// nextCounted is the first fire time after from, unless it is past the
+// Count-th fire from Start.
 func (b *Bounded) nextCounted(from time.Time) time.Time {
+	t := b.Schedule.Next(from)
+	if t.IsZero() || !b.withinCount(t) {
+		return time.Time{}
+	}
+	return t
+}
+
+// withinCount reports whether fire t is one of the first Count from
+// Start: counted without walking for a Counter (however far Start is in
+// the past), else against the Count-th fire.
+func (b *Bounded) withinCount(t time.Time) bool {
 	if c, ok := b.Schedule.(Counter); ok {
-		// Counted without walking: however far Start is in the past.
-		if n, ok := c.Count(b.Start.Add(-time.Nanosecond), from); ok {
-			if n >= uint64(b.Count) {
-				return time.Time{}
-			}
-			return b.Schedule.Next(from)
+		if n, ok := c.Count(b.Start.Add(-time.Nanosecond), t); ok {
+			return n <= uint64(b.Count)
 		}
 	}
+	last := b.lastFire()
+	return !last.IsZero() && !t.After(last)
+}
+
+// lastFire is the Count-th fire from Start (the zero time when the
+// schedule has fewer), walked once from fire to fire as ExplainAfter
+// chains them, so that a calendar's moved fires count once each. The
+// fires of the bounded schedule are those of its schedule up to it.
+func (b *Bounded) lastFire() time.Time {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	t, n := b.Start.Add(-time.Nanosecond), 0
-	if !b.memo.at.IsZero() && !b.memo.at.After(from) {
-		t, n = b.memo.at, b.memo.n
+	if b.last.done {
+		return b.last.at
 	}
-	for n < b.Count {
-		t = b.Schedule.Next(t)
-		if t.IsZero() {
-			return t
-		}
-		n++
-		if t.After(from) {
-			b.memo.at, b.memo.n = t, n
-			return t
+	t, nom := b.Start.Add(-time.Nanosecond), time.Time{}
+	for range b.Count {
+		st := ExplainAfter(b.Schedule, t, nom)
+		if t, nom = st.At, st.Nominal; t.IsZero() {
+			break
 		}
 	}
-	return time.Time{}
+	b.last.done, b.last.at = true, t
+	return t
 }
