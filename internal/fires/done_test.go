@@ -3,6 +3,7 @@ package fires_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,45 @@ func TestCompletionAfterTheWorkflowChanged(t *testing.T) {
 	testwait.Eventually(t, 10*time.Second, "the slot completed in the ledger", func() bool {
 		tick, err := h.store.SlotEntry(context.Background(), first.meta.SlotID)
 		return err == nil && tick.Status == kvstore.TickCompleted && tick.Workflow == "old"
+	})
+}
+
+// TestCompletionWhileItsScheduleIsBusy: a report that comes in while a
+// worker of the engine holds its schedule (here, claiming the next of two
+// triggers) is recorded once that worker is done, not at the schedule's
+// next slot an hour later.
+func TestCompletionWhileItsScheduleIsBusy(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	var claims atomic.Int32
+	held, release := make(chan struct{}), make(chan struct{})
+	h.engine(fires.Config{StepHook: func(s fires.Step) {
+		if s == fires.StepAfterClaim && claims.Add(1) == 2 {
+			close(held)
+			<-release // the second trigger's worker holds the schedule
+		}
+	}})
+	ctx := context.Background()
+	h.put("busy", kvstore.Spec{Workflow: "wf", Every: "1h"})
+	c := fires.Control{Store: h.store}
+	for range 2 {
+		if _, err := c.Trigger(ctx, "busy", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := h.waitFires("busy", 10*time.Second, atLeast(1))[0]
+	testwait.Done(t, 10*time.Second, "the second trigger's claim", held)
+	data, _ := json.Marshal(kvstore.DoneReport{SlotID: first.meta.SlotID, Outcome: kvstore.OutcomeCompleted, Worker: "w1"})
+	if err := h.js.Conn().Publish("sched.done.wf.busy", data); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.js.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the report reaches the engine while its worker is held
+	close(release)
+	testwait.Eventually(t, 10*time.Second, "the first trigger completed in the ledger", func() bool {
+		tick, err := h.store.SlotEntry(ctx, first.meta.SlotID)
+		return err == nil && tick.Status == kvstore.TickCompleted
 	})
 }
