@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -188,4 +189,38 @@ func TestEdgeLimits(t *testing.T) {
 		t.Fatalf("backfill --cancel:\n%s", out)
 	}
 	e.refused(ExitFailure, `not found: backfill in progress for schedule "s"`, "schedule", "backfill", "--cancel", "s")
+}
+
+// TestHistoryOfExtraSlots (issue 51): the ledger entry of a trigger's or a
+// backfill's slot that a worker completed, as schedulers before the fix
+// wrote it (at the zero time), is listed at its slot's time, text and
+// --json, one row per slot with the worker's outcome; never year 0001.
+func TestHistoryOfExtraSlots(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	js := e.store.JetStream()
+	base := time.UnixMilli(1_800_000_000_000).UTC() // 2027-01-15T08:00:00Z
+	trigger := kvstore.ExtraSlotID("z", "trigger", base.Add(1500*time.Millisecond))
+	backfill := kvstore.ExtraSlotID("z", "backfill", base.Add(-time.Hour))
+	natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", SlotID: trigger, At: base.Add(1500 * time.Millisecond),
+		Reason: kvstore.ReasonTrigger, Instance: "i1"})
+	natstest.PutZeroSlotTick(t, js, "z", trigger)
+	natstest.PutZeroSlotTick(t, js, "z", backfill)
+	out, _ := e.must("schedule", "history", "z")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 3 || strings.Contains(out, "0001-") ||
+		!strings.HasPrefix(lines[1], "2027-01-15T08:00:01.500Z (trigger-1800000001500)") || !strings.Contains(lines[1], "completed") || !strings.Contains(lines[1], "w1") ||
+		!strings.HasPrefix(lines[2], "2027-01-15T07:00:00.000Z (backfill-1799996400000)") || !strings.Contains(lines[2], "completed") {
+		t.Fatalf("history: want a header, the trigger then the backfill at their slots' times, completed by w1:\n%s", out)
+	}
+	out, _ = e.must("schedule", "history", "z", "--json")
+	var pg admin.Page[admin.HistoryItem]
+	if err := json.Unmarshal([]byte(out), &pg); err != nil || strings.Contains(out, "0001-") || len(pg.Items) != 2 {
+		t.Fatalf("history --json: %v\n%s", err, out)
+	}
+	for i, want := range []time.Time{base.Add(1500 * time.Millisecond), base.Add(-time.Hour)} {
+		if it := pg.Items[i]; !it.Slot.Equal(want) || it.Status != kvstore.TickCompleted || it.Outcome != "w1" {
+			t.Errorf("history --json item %d = %+v; want completed by w1 at %s", i, it.Tick, want)
+		}
+	}
 }

@@ -47,18 +47,21 @@ func (w worker) doneTick(ctx context.Context, j job, d doneReport, running bool)
 				t = f.Tick()
 			}
 		}
-		if t.Slot.IsZero() {
-			if _, slot, perr := kvstore.ParseSlotID(d.SlotID); perr == nil {
-				t.Slot = slot.UTC()
-				if kvstore.SlotID(j.id, slot) == d.SlotID {
-					t.SlotID = ""
-				}
-			}
-		}
 		t.Owner, t.At = w.e.cfg.Instance, w.e.cfg.Clock.Now().UTC()
 	default:
 		w.e.log.Warn("read the ledger entry of a completion report", "slot", d.SlotID, "err", err)
-		t = kvstore.Tick{Schedule: j.id, Workflow: j.workflow, SlotID: d.SlotID}
+		t = kvstore.Tick{Schedule: j.id, Workflow: j.workflow, SlotID: d.SlotID,
+			Owner: w.e.cfg.Instance, At: w.e.cfg.Clock.Now().UTC()}
+	}
+	if t.Slot.IsZero() {
+		// The slot's time is in its id, a trigger's or a backfill's
+		// ("<id>.<kind>-<ms>") as well as a regular slot's.
+		if _, kind, slot, perr := kvstore.ParseAnySlotID(d.SlotID); perr == nil {
+			t.Slot = slot
+			if kind == "" && kvstore.SlotID(j.id, slot) == d.SlotID {
+				t.SlotID = ""
+			}
+		}
 	}
 	want := cmp.Or(t.Workflow, j.workflow)
 	if d.Workflow != "" && d.Workflow != want {

@@ -3,6 +3,7 @@ package fires_test
 import (
 	"context"
 	"encoding/json"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -129,5 +130,125 @@ func TestCompletionAfterTheWorkflowChanged(t *testing.T) {
 	testwait.Eventually(t, 10*time.Second, "the slot completed in the ledger", func() bool {
 		tick, err := h.store.SlotEntry(context.Background(), first.meta.SlotID)
 		return err == nil && tick.Status == kvstore.TickCompleted && tick.Workflow == "old"
+	})
+}
+
+// TestCompletionOfExtraSlots (issue 51): a worker's report on a trigger's
+// slot ("<id>.trigger-<ms>") or a backfill's ("<id>.backfill-<ms>")
+// completes its ledger entry at the slot's time, never the zero time, and
+// the history shows each such slot once, with the fire's stream position
+// and reason and the worker's outcome.
+func TestCompletionOfExtraSlots(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	h.engine(fires.Config{})
+	ctx := context.Background()
+	h.put("ex", kvstore.Spec{Workflow: "wf", Every: "1h"})
+	c := fires.Control{Store: h.store}
+	if _, err := c.Trigger(ctx, "ex", "by hand"); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	if _, err := c.Backfill(ctx, "ex", now.Add(-150*time.Minute), now.Add(-30*time.Minute), 100, ""); err != nil {
+		t.Fatal(err)
+	}
+	extra := func(fs []fireMsg) []fireMsg {
+		var out []fireMsg
+		for _, f := range fs {
+			if f.meta.Reason == kvstore.ReasonTrigger || f.meta.Reason == kvstore.ReasonBackfill {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	fired := extra(h.waitFires("ex", 10*time.Second, func(fs []fireMsg) bool { return len(extra(fs)) >= 3 }))
+	for _, f := range fired {
+		data, _ := json.Marshal(kvstore.DoneReport{SlotID: f.meta.SlotID, Outcome: kvstore.OutcomeCompleted, Worker: "w1"})
+		if err := h.js.Conn().Publish("sched.done.wf.ex", data); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ticks, err := h.js.KeyValue(ctx, "sched_ticks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fired {
+		testwait.Eventually(t, 10*time.Second, "the completion of "+f.meta.SlotID+" in the ledger", func() bool {
+			tick, err := h.store.SlotEntry(ctx, f.meta.SlotID)
+			return err == nil && tick.Status == kvstore.TickCompleted
+		})
+		e, err := ticks.Get(ctx, f.meta.SlotID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tick, err := kvstore.DecodeTick(e.Value())
+		if err != nil || !tick.Slot.Equal(f.meta.ScheduledAt) || tick.SlotID != f.meta.SlotID {
+			t.Errorf("sched_ticks/%s = %s (%v); want slot %s", f.meta.SlotID, e.Value(), err, f.meta.ScheduledAt.UTC().Format(time.RFC3339Nano))
+		}
+	}
+	hist, err := h.store.History(ctx, "ex")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fired {
+		var rows []kvstore.Tick
+		for _, tk := range hist {
+			if tk.Key() == f.meta.SlotID {
+				rows = append(rows, tk)
+			}
+		}
+		if len(rows) != 1 {
+			t.Errorf("history of %s: %d rows, want 1: %+v", f.meta.SlotID, len(rows), rows)
+			continue
+		}
+		r := rows[0]
+		if !r.Slot.Equal(f.meta.ScheduledAt) || r.Status != kvstore.TickCompleted || r.Outcome != "w1" || r.Seq != f.seq || r.Reason == "" {
+			t.Errorf("history of %s = %+v; want completed by w1 at %s, seq %d, with the fire's reason", f.meta.SlotID, r, f.meta.ScheduledAt, f.seq)
+		}
+	}
+	for _, tk := range hist {
+		if tk.Slot.IsZero() {
+			t.Errorf("history row %s at the zero time: %+v", tk.Key(), tk)
+		}
+	}
+}
+
+// TestCompletionWhileItsScheduleIsBusy: a report that comes in while a
+// worker of the engine holds its schedule (here, claiming the next of two
+// triggers) is recorded once that worker is done, not at the schedule's
+// next slot an hour later.
+func TestCompletionWhileItsScheduleIsBusy(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	var claims atomic.Int32
+	held, release := make(chan struct{}), make(chan struct{})
+	h.engine(fires.Config{StepHook: func(s fires.Step) {
+		if s == fires.StepAfterClaim && claims.Add(1) == 2 {
+			close(held)
+			<-release // the second trigger's worker holds the schedule
+		}
+	}})
+	ctx := context.Background()
+	h.put("busy", kvstore.Spec{Workflow: "wf", Every: "1h"})
+	c := fires.Control{Store: h.store}
+	for range 2 {
+		if _, err := c.Trigger(ctx, "busy", ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := h.waitFires("busy", 10*time.Second, atLeast(1))[0]
+	testwait.Done(t, 10*time.Second, "the second trigger's claim", held)
+	data, _ := json.Marshal(kvstore.DoneReport{SlotID: first.meta.SlotID, Outcome: kvstore.OutcomeCompleted, Worker: "w1"})
+	if err := h.js.Conn().Publish("sched.done.wf.busy", data); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.js.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // the report reaches the engine while its worker is held
+	close(release)
+	testwait.Eventually(t, 10*time.Second, "the first trigger completed in the ledger", func() bool {
+		tick, err := h.store.SlotEntry(ctx, first.meta.SlotID)
+		return err == nil && tick.Status == kvstore.TickCompleted
 	})
 }

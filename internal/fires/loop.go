@@ -836,6 +836,11 @@ func (l *loop) schedule(en *entry) {
 		l.plan(en, now)
 	}
 	due, ok := Due(l.e.entryInput(en, now, &l.scratch))
+	if len(l.waiting[en.id]) > 0 && (!ok || due.After(now)) {
+		// Completion reports came in while a worker held it (onDone):
+		// recorded now, not at its next slot, which may be hours away.
+		due, ok = now, true
+	}
 	if !ok {
 		l.index.Remove(en)
 		return

@@ -209,3 +209,21 @@ func Recreate(t testing.TB, js jetstream.JetStream, stream string, keep int) {
 		}
 	}
 }
+
+// PutZeroSlotTick writes the ledger entry of slot slotID of schedule
+// (workflow "wf") as schedulers before the fix of issue 51 wrote a
+// worker's "completed" report on a trigger's or a backfill's slot: at the
+// zero time, "0001-01-01T00:00:00Z", with outcome "w1" by instance "i1".
+func PutZeroSlotTick(t testing.TB, js jetstream.JetStream, schedule, slotID string) {
+	t.Helper()
+	ctx := context.Background()
+	ticks, err := js.KeyValue(ctx, kvstore.Layout{}.WithDefaults().TicksBucket)
+	if err != nil {
+		t.Fatalf("bucket of ticks: %v", err)
+	}
+	old := `{"schedule":"` + schedule + `","workflow":"wf","slot":"0001-01-01T00:00:00Z","slot_id":"` + slotID +
+		`","status":"completed","owner":"i1","at":"2027-01-15T08:00:02Z","outcome":"w1","done_at":"2027-01-15T08:00:02Z"}`
+	if _, err := ticks.Put(ctx, slotID, []byte(old)); err != nil {
+		t.Fatalf("put tick %s: %v", slotID, err)
+	}
+}

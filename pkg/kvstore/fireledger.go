@@ -229,12 +229,13 @@ func mergeFired(t Tick, f Fired) Tick {
 }
 
 // Ledger is the ledger of schedule id: its sched_ticks entries merged
-// with its fires in the stream (see SlotEntry), keyed by slot id.
+// with its fires in the stream (see SlotEntry), keyed by slot id. An
+// entry without a slot time has the one its key names (Tick.WithSlotOf).
 func (s *Store) Ledger(ctx context.Context, id string) (map[string]Tick, error) {
 	out := map[string]Tick{}
 	err := s.readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
 		if t, err := DecodeTick(e.Value()); err == nil {
-			out[e.Key()] = t
+			out[e.Key()] = t.WithSlotOf(e.Key())
 		}
 	})
 	if err != nil {

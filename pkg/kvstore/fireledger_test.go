@@ -84,3 +84,50 @@ func TestLedgerFromTheStream(t *testing.T) {
 		}
 	}
 }
+
+// TestLedgerEntryWithoutASlotTime (issue 51): schedulers before the fix
+// wrote a worker's outcome on a trigger's or a backfill's slot with the
+// zero time. Readers show the slot's time instead, from its fire in the
+// stream or else from its id, one row per slot with the worker's outcome,
+// in slot order.
+func TestLedgerEntryWithoutASlotTime(t *testing.T) {
+	t.Parallel()
+	js, s := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	base := time.UnixMilli(1_800_000_000_000).UTC()
+	trigger := kvstore.ExtraSlotID("z", "trigger", base.Add(1500*time.Millisecond))
+	backfill := kvstore.ExtraSlotID("z", "backfill", base.Add(-time.Hour)) // its fire aged out of the stream
+	seq := natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", SlotID: trigger, At: base.Add(1500 * time.Millisecond),
+		Reason: kvstore.ReasonTrigger, Instance: "i1"})
+	natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", At: base, Instance: "i1"})
+	natstest.PutZeroSlotTick(t, js, "z", trigger)
+	natstest.PutZeroSlotTick(t, js, "z", backfill)
+	want := map[string]time.Time{trigger: base.Add(1500 * time.Millisecond), backfill: base.Add(-time.Hour)}
+	for id, at := range want {
+		if tk, err := s.GetTick(ctx, id); err != nil || !tk.Slot.Equal(at) || tk.Key() != id {
+			t.Errorf("GetTick(%s) = %+v, %v; want slot %s", id, tk, err, at)
+		}
+		if tk, err := s.SlotEntry(ctx, id); err != nil || !tk.Slot.Equal(at) || tk.Status != kvstore.TickCompleted || tk.Outcome != "w1" {
+			t.Errorf("SlotEntry(%s) = %+v, %v; want completed by w1 at %s", id, tk, err, at)
+		}
+	}
+	hist, err := s.History(ctx, "z")
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := []string{backfill, kvstore.SlotID("z", base), trigger}
+	if len(hist) != len(order) {
+		t.Fatalf("History = %+v, want %d rows", hist, len(order))
+	}
+	for i, id := range order {
+		h := hist[i]
+		switch {
+		case h.Key() != id:
+			t.Errorf("History[%d] is %s, want %s", i, h.Key(), id)
+		case id == trigger && (!h.Slot.Equal(want[id]) || h.Status != kvstore.TickCompleted || h.Outcome != "w1" || h.Seq != seq || h.Reason != kvstore.ReasonTrigger):
+			t.Errorf("History[%d] = %+v; want the trigger completed by w1 at %s, seq %d", i, h, want[id], seq)
+		case id == backfill && (!h.Slot.Equal(want[id]) || h.Status != kvstore.TickCompleted || h.Outcome != "w1"):
+			t.Errorf("History[%d] = %+v; want the backfill completed by w1 at %s", i, h, want[id])
+		}
+	}
+}

@@ -166,9 +166,22 @@ func TestSlotID(t *testing.T) {
 	if err != nil || sched != "billing-daily" || !slot.Equal(at) {
 		t.Fatalf("ParseSlotID = %q, %v, %v", sched, slot, err)
 	}
-	for _, bad := range []string{"", "nodot", ".123", "a.b"} {
+	for _, bad := range []string{"", "nodot", ".123", "a.b", "a.trigger-123"} {
 		if _, _, err := kvstore.ParseSlotID(bad); err == nil {
 			t.Errorf("ParseSlotID(%q) accepted", bad)
+		}
+	}
+	// Any slot id: a regular slot's, a trigger's, a backfill's.
+	for _, c := range []struct{ id, kind string }{{id, ""}, {kvstore.ExtraSlotID("billing-daily", "trigger", at), "trigger"},
+		{kvstore.ExtraSlotID("billing-daily", "backfill", at), "backfill"}} {
+		sched, kind, slot, err := kvstore.ParseAnySlotID(c.id)
+		if err != nil || sched != "billing-daily" || kind != c.kind || !slot.Equal(at) {
+			t.Errorf("ParseAnySlotID(%q) = %q, %q, %v, %v", c.id, sched, kind, slot, err)
+		}
+	}
+	for _, bad := range []string{"", "nodot", ".123", "a.b", "a.trigger-", "a.-trigger-1", "a.Trigger-1", "a.trigger-1x"} {
+		if _, _, _, err := kvstore.ParseAnySlotID(bad); err == nil {
+			t.Errorf("ParseAnySlotID(%q) accepted", bad)
 		}
 	}
 }

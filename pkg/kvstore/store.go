@@ -624,12 +624,18 @@ func (s *Store) PutTick(ctx context.Context, t Tick) error {
 }
 
 // GetTick reads a slot's ledger entry; ErrNotFound when there is none.
+// An entry without a slot time has the one its slot id names (see
+// Tick.WithSlotOf).
 func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
 	e, err := get(ctx, s.ticks, "slot", slotID)
 	if err != nil {
 		return Tick{}, fmt.Errorf("kvstore: get tick %s: %w", slotID, err)
 	}
-	return DecodeTick(e.Value())
+	t, err := DecodeTick(e.Value())
+	if err != nil {
+		return Tick{}, err
+	}
+	return t.WithSlotOf(slotID), nil
 }
 
 // History returns the ledger of schedule id (see Ledger), oldest slot
