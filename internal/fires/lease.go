@@ -160,11 +160,17 @@ func (l *leases) tenure(shard int) (heldLease, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h, held := l.held[shard]
-	if !held || l.clock.Now().Sub(h.renewed) >= l.ttl*9/10 {
+	if !held || l.clock.Now().Sub(h.renewed) >= l.guardAt() {
 		return heldLease{}, false
 	}
 	return h, true
 }
+
+// guardAt is how long a held lease may go without a successful renewal
+// before its shard stops being dispatched (the guard closes): 90% of the
+// TTL, so that by the time the lease can expire and move this instance
+// has stopped.
+func (l *leases) guardAt() time.Duration { return l.ttl * 9 / 10 }
 
 // since is when this instance's current tenure of shard's lease began;
 // ok is owns(shard). A state record this instance wrote since then
@@ -538,10 +544,12 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 	l.notify()
 }
 
-// renewAll refreshes every held lease by CAS with a new TTL; a lease whose
-// revision moved on was taken over and is dropped. A lease renewed after a
-// silence past the guard (owns was false, so the loops parked its due
-// schedules) is news for the loops, as a gained one is.
+// renewAll refreshes every held lease by CAS with a new TTL. A lease
+// whose revision moved on is dropped, with the reason read from its key
+// (whyLost): expired, or taken over by the instance whose value is there.
+// A lease renewed after a silence past the guard (owns was false, so the
+// loops parked its due schedules) is news for the loops, as a gained one
+// is.
 //
 // The renewals go out together and their acknowledgements are awaited
 // after: one after the other, a round took a round trip per shard held,
@@ -573,6 +581,7 @@ func (l *leases) renewAll(ctx context.Context) {
 		out = append(out, renewal{shard: s, was: h, fut: f, err: err})
 	}
 	resumed := 0
+	var conflicts []heldShard
 	for _, r := range out {
 		rev, err := pipelined.AwaitRevision(ctx, r.fut, r.err)
 		switch {
@@ -582,14 +591,14 @@ func (l *leases) renewAll(ctx context.Context) {
 				// Not owned any more when the acknowledgement came (sent
 				// in time or not): the loops parked the shard's due
 				// schedules and must hear that it is owned again.
-				if l.clock.Now().Sub(r.was.renewed) >= l.ttl*9/10 {
+				if l.clock.Now().Sub(r.was.renewed) >= l.guardAt() {
 					resumed++
 				}
 				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen, taken: r.was.taken}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			l.lost(r.shard, "taken over")
+			conflicts = append(conflicts, heldShard{shard: r.shard, lease: r.was})
 		default:
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
 			l.log.Debug("lease renewal failed", "shard", r.shard, "err", err)
@@ -598,10 +607,146 @@ func (l *leases) renewAll(ctx context.Context) {
 			}
 		}
 	}
+	if len(conflicts) > 0 {
+		l.lostAll(ctx, conflicts)
+	}
 	if resumed > 0 {
 		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
 		l.notify()
 	}
+}
+
+// heldShard is a shard with the lease this instance held of it.
+type heldShard struct {
+	shard int
+	lease heldLease
+}
+
+// silenceString is a silence as events carry it: a Go duration, to the
+// millisecond.
+func silenceString(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// Why a lease was lost (lease_lost's Reason).
+const (
+	// lostExpired: the lease's key was gone when its renewal came:
+	// expired on the server after a TTL without renewal (a starved
+	// process, NATS out of reach), or deleted.
+	lostExpired = "expired"
+	// lostTakenOver: another instance's value is there.
+	lostTakenOver = "taken over"
+	// lostConflict: the renewal's CAS failed and the key could not be
+	// read to say why.
+	lostConflict = "conflict"
+)
+
+// loss is why a renewal's CAS failed: the key's state (whyLost).
+type loss struct {
+	why    string // lostExpired, lostTakenOver, lostConflict; "" if the lease is still this process's
+	holder string // lostTakenOver: the owner of the value there
+	run    string // ... and its process (leaseValue.Run)
+	err    error  // lostConflict: why the key could not be read
+	// The key's revision and when it was written, when it holds this
+	// process's own value (a renewal whose acknowledgement was lost).
+	rev     uint64
+	renewed time.Time
+}
+
+// lostAll drops the leases whose renewal found another revision, each
+// with why (whyLost), and says so: a lease_lost event each, and a
+// warning per reason and holder, with the silence since their last
+// renewal. A lease whose key holds this process's own last write (a
+// renewal that timed out but was stored) is kept at that revision.
+func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) {
+	// Read the keys at once: they can be many (a starved process finds
+	// every lease it held expired), and each read is a round trip.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/3)
+	defer cancel()
+	losses := make([]loss, len(conflicts))
+	var reads sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, c := range conflicts {
+		reads.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			losses[i] = l.whyLost(rctx, c.shard)
+		})
+	}
+	reads.Wait()
+
+	type group struct{ why, holder, run string }
+	groups := map[group][]int{}
+	var order []group
+	longest := map[group]time.Duration{}
+	errs := map[group]error{}
+	now := l.clock.Now()
+	for i, c := range conflicts {
+		ls := losses[i]
+		if ls.why == "" {
+			l.mu.Lock()
+			if cur, ok := l.held[c.shard]; ok && cur.rev == c.lease.rev {
+				cur.rev, cur.renewed = ls.rev, ls.renewed
+				l.held[c.shard] = cur
+			}
+			l.mu.Unlock()
+			l.log.Debug("lease renewal conflicted with this process's own earlier renewal, stored though unacknowledged; kept", "shard", c.shard, "revision", ls.rev)
+			continue
+		}
+		silence := now.Sub(c.lease.renewed)
+		l.mu.Lock()
+		delete(l.held, c.shard)
+		l.mu.Unlock()
+		l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &c.shard, Reason: ls.why, Holder: ls.holder,
+			Silence: silenceString(silence), Owner: l.instance, At: now.UTC()})
+		g := group{ls.why, ls.holder, ls.run}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], c.shard)
+		longest[g] = max(longest[g], silence)
+		if ls.err != nil {
+			errs[g] = ls.err
+		}
+	}
+	for _, g := range order {
+		attrs := []any{"shards", groups[g], "why", g.why, "silence", longest[g].Round(time.Millisecond), "ttl", l.ttl}
+		switch g.why {
+		case lostExpired:
+			l.log.Warn("lease lost: its key expired (or was deleted) before a renewal reached the server", attrs...)
+		case lostTakenOver:
+			attrs = append(attrs, "holder", g.holder)
+			if g.holder == l.instance {
+				attrs = append(attrs, "holder_run", g.run, "run", l.runID) // another process under this name
+			}
+			l.log.Warn("lease lost: taken over", attrs...)
+		default:
+			l.log.Warn("lease lost: its renewal conflicted and the key could not be read", append(attrs, "err", errs[g])...)
+		}
+	}
+	if len(order) > 0 {
+		l.notify()
+	}
+}
+
+// whyLost reads shard's key after its renewal's CAS failed: gone (the
+// server expired it, or it was deleted) is lostExpired, another
+// instance's value lostTakenOver, and this process's own value (a renewal
+// it sent was stored but its acknowledgement did not come) is no loss.
+func (l *leases) whyLost(ctx context.Context, shard int) loss {
+	e, err := l.kv.Get(ctx, shardKey(shard))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		return loss{why: lostExpired}
+	case err != nil:
+		return loss{why: lostConflict, err: fmt.Errorf("read %s: %w", shardKey(shard), err)}
+	}
+	var v leaseValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return loss{why: lostTakenOver} // someone wrote something else there
+	}
+	if v.Owner == l.instance && v.Run == l.runID {
+		return loss{rev: e.Revision(), renewed: v.Renewed}
+	}
+	return loss{why: lostTakenOver, holder: v.Owner, run: v.Run}
 }
 
 // registerMember keeps member.<instance> alive.
@@ -661,15 +806,6 @@ func (l *leases) drop(ctx context.Context, shard int, why string) {
 	}
 	_ = l.kv.Delete(ctx, shardKey(shard), jetstream.LastRevision(h.rev))
 	l.log.Debug("lease handed back", "shard", shard, "why", why)
-	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
-	l.notify()
-}
-
-func (l *leases) lost(shard int, why string) {
-	l.mu.Lock()
-	delete(l.held, shard)
-	l.mu.Unlock()
-	l.log.Info("lease lost", "shard", shard, "why", why)
 	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
 	l.notify()
 }
