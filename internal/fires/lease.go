@@ -69,6 +69,9 @@ type leases struct {
 	log      *slog.Logger
 	event    func(kvstore.Event)
 	observe  func(int)
+	// guards is told the number of held leases whose guard is closed
+	// (Observer.GuardsClosed), as observe is told the number held.
+	guards func(int)
 	// failed, when set, is told of each renewal that failed but for a
 	// conflict (NATS away, a full store): the engine's Episodes.
 	failed  func(shard int, err error)
@@ -130,12 +133,16 @@ type heldLease struct {
 	// the lease's write was sent).
 	gen   uint64
 	taken time.Time
+	// closed: the lease loop found the guard closed (no renewal for
+	// guardAt) and said so with guard_closed; a renewal that succeeds
+	// then says guard_opened.
+	closed bool
 }
 
 func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
 	return &leases{
 		kv: kv, js: js, instance: instance, shards: shards, ttl: ttl,
-		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {},
+		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {}, guards: func(int) {},
 		changed: make(chan struct{}, 1), held: make(map[int]heldLease), runID: randomID(),
 	}
 }
@@ -241,6 +248,9 @@ func (l *leases) run(ctx context.Context, moves jetstream.KeyWatcher) {
 			l.joined.Store(true)
 			l.round(ctx)
 		case <-tick.C:
+			// The renewal loop looks at the guards too, but not while it
+			// waits for a round's acknowledgements.
+			l.closeGuards()
 			rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
 			l.rebalance(rctx)
 			cancel()
@@ -549,7 +559,8 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 // (whyLost): expired, or taken over by the instance whose value is there.
 // A lease renewed after a silence past the guard (owns was false, so the
 // loops parked its due schedules) is news for the loops, as a gained one
-// is.
+// is, and its guard's closing and opening are reported (closeGuards,
+// guard_opened).
 //
 // The renewals go out together and their acknowledgements are awaited
 // after: one after the other, a round took a round trip per shard held,
@@ -561,6 +572,9 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 func (l *leases) renewAll(ctx context.Context) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
+	// A round that comes late (a starved process) finds the guards it
+	// missed closed: they are reported before the renewals say more.
+	l.closeGuards()
 	type renewal struct {
 		shard int
 		was   heldLease
@@ -580,7 +594,7 @@ func (l *leases) renewAll(ctx context.Context) {
 		f, err := l.casTTLAsync(ctx, shardKey(s), h.rev)
 		out = append(out, renewal{shard: s, was: h, fut: f, err: err})
 	}
-	resumed := 0
+	var reopened []guardChange
 	var conflicts []heldShard
 	for _, r := range out {
 		rev, err := pipelined.AwaitRevision(ctx, r.fut, r.err)
@@ -591,8 +605,8 @@ func (l *leases) renewAll(ctx context.Context) {
 				// Not owned any more when the acknowledgement came (sent
 				// in time or not): the loops parked the shard's due
 				// schedules and must hear that it is owned again.
-				if l.clock.Now().Sub(r.was.renewed) >= l.guardAt() {
-					resumed++
+				if silence := l.clock.Now().Sub(r.was.renewed); cur.closed || silence >= l.guardAt() {
+					reopened = append(reopened, guardChange{shard: r.shard, silence: silence, reported: cur.closed})
 				}
 				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen, taken: r.was.taken}
 			}
@@ -608,18 +622,90 @@ func (l *leases) renewAll(ctx context.Context) {
 		}
 	}
 	if len(conflicts) > 0 {
-		l.lostAll(ctx, conflicts)
+		reopened = append(reopened, l.lostAll(ctx, conflicts)...)
 	}
-	if resumed > 0 {
-		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
-		l.notify()
+	if len(reopened) > 0 {
+		l.openGuards(reopened)
 	}
+	// Renewals that failed, or whose acknowledgement came late, may have
+	// let more guards close meanwhile.
+	l.closeGuards()
+}
+
+// guardChange is a shard whose guard closed or opened after silence
+// without a successful renewal; reported: its closing was said already.
+type guardChange struct {
+	shard    int
+	silence  time.Duration
+	reported bool
 }
 
 // heldShard is a shard with the lease this instance held of it.
 type heldShard struct {
 	shard int
 	lease heldLease
+}
+
+// closeGuards reports the held leases whose guard has closed (no
+// renewal for guardAt) since the last look: a guard_closed event for
+// each, one warning, the gauge. A guard closes with the passage of time,
+// not at a write, so the lease loops look at every round (renewAll, run)
+// and the dispatch path (owns) only compares times, at no cost per fire.
+func (l *leases) closeGuards() {
+	var closed []guardChange
+	l.mu.Lock()
+	now := l.clock.Now()
+	for s, h := range l.held {
+		if silence := now.Sub(h.renewed); !h.closed && silence >= l.guardAt() {
+			h.closed = true
+			l.held[s] = h
+			closed = append(closed, guardChange{shard: s, silence: silence})
+		}
+	}
+	l.mu.Unlock()
+	if len(closed) == 0 {
+		return
+	}
+	slices.SortFunc(closed, func(a, b guardChange) int { return a.shard - b.shard })
+	for _, c := range closed {
+		l.guardEvent(kvstore.EventGuardClosed, c)
+	}
+	shards, longest := span(closed)
+	l.log.Warn("lease guard closed: no renewal for 90% of the TTL; not dispatching these shards until one succeeds (a starved process or NATS out of reach)",
+		"shards", shards, "silence", longest, "ttl", l.ttl)
+	l.report()
+}
+
+// openGuards reports the leases renewed after their guard closed, each
+// with the silence it ended (a guard_closed first for one whose closing
+// was not said yet: it closed while its renewal was on its way), and
+// wakes the loops, which parked the shards' due schedules meanwhile.
+func (l *leases) openGuards(opened []guardChange) {
+	for _, c := range opened {
+		if !c.reported {
+			l.guardEvent(kvstore.EventGuardClosed, c)
+		}
+		l.guardEvent(kvstore.EventGuardOpened, c)
+	}
+	shards, longest := span(opened)
+	l.log.Info("lease guard opened: renewals resumed after a silence; dispatching again",
+		"shards", shards, "silence", longest, "ttl", l.ttl)
+	l.notify()
+}
+
+// span is the shards of changes and the longest of their silences, for
+// a log line.
+func span(changes []guardChange) (shards []int, longest time.Duration) {
+	for _, c := range changes {
+		shards = append(shards, c.shard)
+		longest = max(longest, c.silence)
+	}
+	return shards, longest.Round(time.Millisecond)
+}
+
+// guardEvent raises an event of kind about c.
+func (l *leases) guardEvent(kind kvstore.EventKind, c guardChange) {
+	l.event(kvstore.Event{Kind: kind, Shard: &c.shard, Silence: silenceString(c.silence), Owner: l.instance, At: l.clock.Now().UTC()})
 }
 
 // silenceString is a silence as events carry it: a Go duration, to the
@@ -655,8 +741,9 @@ type loss struct {
 // with why (whyLost), and says so: a lease_lost event each, and a
 // warning per reason and holder, with the silence since their last
 // renewal. A lease whose key holds this process's own last write (a
-// renewal that timed out but was stored) is kept at that revision.
-func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) {
+// renewal that timed out but was stored) is kept at that revision; if
+// that reopens its guard, it is returned.
+func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) (reopened []guardChange) {
 	// Read the keys at once: they can be many (a starved process finds
 	// every lease it held expired), and each read is a round trip.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/3)
@@ -684,6 +771,10 @@ func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) {
 		if ls.why == "" {
 			l.mu.Lock()
 			if cur, ok := l.held[c.shard]; ok && cur.rev == c.lease.rev {
+				if cur.closed && now.Sub(ls.renewed) < l.guardAt() {
+					reopened = append(reopened, guardChange{shard: c.shard, silence: now.Sub(c.lease.renewed), reported: true})
+					cur.closed = false
+				}
 				cur.rev, cur.renewed = ls.rev, ls.renewed
 				l.held[c.shard] = cur
 			}
@@ -725,6 +816,7 @@ func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) {
 	if len(order) > 0 {
 		l.notify()
 	}
+	return reopened
 }
 
 // whyLost reads shard's key after its renewal's CAS failed: gone (the
@@ -825,8 +917,24 @@ func (l *leases) release() {
 	}
 }
 
+// report tells the observer how many leases are held and how many of
+// their guards are closed (under mu: two goroutines reporting at once
+// cannot leave the older count).
+func (l *leases) report() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	closed := 0
+	for _, h := range l.held {
+		if h.closed {
+			closed++
+		}
+	}
+	l.observe(len(l.held))
+	l.guards(closed)
+}
+
 func (l *leases) notify() {
-	l.observe(l.count())
+	l.report()
 	select {
 	case l.changed <- struct{}{}:
 	default:

@@ -6,11 +6,13 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
@@ -384,7 +386,8 @@ func recordedLeases(t *testing.T, shards int, ttl time.Duration) (*leases, *kvst
 // renews again: nobody took them. It logged `lease lost ... why="taken
 // over"` for each (44 times in one 13 s stall, issue 51), which sent its
 // operators looking for an instance that did not exist. The loss is
-// "expired", with the silence since the last renewal.
+// "expired", with the silence since the last renewal; the guard that
+// stopped the shards' dispatching says it closed, first.
 func TestExpiredLeaseIsLostAsExpired(t *testing.T) {
 	t.Parallel()
 	// The shortest TTL a key may have: the expiry is the server's, in
@@ -431,6 +434,10 @@ func TestExpiredLeaseIsLostAsExpired(t *testing.T) {
 				*e.Shard, e.Reason, e.Holder, e.Silence, e.Owner, stall)
 		}
 	}
+	// The guard had closed by then: said before the loss.
+	if closed := rec.of(kvstore.EventGuardClosed); len(closed) != 2 || closed[0].Silence != stall.String() {
+		t.Errorf("guard_closed events %+v before the leases were lost, want 2 with silence %s", closed, stall)
+	}
 	out := logs.String()
 	if strings.Contains(out, "taken over") || !strings.Contains(out, "why=expired") || !strings.Contains(out, "silence=1.3s") {
 		t.Errorf("the log says:\n%s\nwant why=expired with silence=1.3s, never taken over", out)
@@ -463,6 +470,9 @@ func TestTakenOverLeaseNamesItsHolder(t *testing.T) {
 	}
 	if out := logs.String(); !strings.Contains(out, `why="taken over"`) || !strings.Contains(out, "holder=b") {
 		t.Errorf("the log says:\n%s\nwant why=\"taken over\" and holder=b", out)
+	}
+	if closed := rec.of(kvstore.EventGuardClosed); len(closed) != 0 {
+		t.Errorf("guard_closed %+v after a third of the TTL", closed)
 	}
 }
 
@@ -503,5 +513,112 @@ func TestOwnUnacknowledgedRenewalKeepsTheLease(t *testing.T) {
 	if e.Revision() <= stored || !l.owns(3) {
 		t.Fatalf("after the next round the key is at revision %d (the stored renewal's %d), owned %v; want a newer one, owned",
 			e.Revision(), stored, l.owns(3))
+	}
+}
+
+// guardGauge is an Observer that keeps the lease-guard gauge's values.
+type guardGauge struct {
+	nopObserver
+	mu     sync.Mutex
+	values []int
+}
+
+func (g *guardGauge) GuardsClosed(n int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.values) == 0 || g.values[len(g.values)-1] != n {
+		g.values = append(g.values, n)
+	}
+}
+
+func (g *guardGauge) seen() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return slices.Clone(g.values)
+}
+
+// TestLeaseGuardClosingAndOpeningAreReported: the guard that stops a
+// shard's dispatching when its lease has gone without renewal for 90% of
+// the TTL closed and opened without a word (issue 51): a starved process
+// stopped firing and nothing said so. Its closing is a guard_closed event
+// per shard with the silence, found by the lease loop's look (the run's
+// rounds, the renewals), its opening at the next successful renewal a
+// guard_opened, and the gauge of closed guards follows. The events are
+// published as the engine publishes every event.
+func TestLeaseGuardClosingAndOpeningAreReported(t *testing.T) {
+	t.Parallel()
+	js, store := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	c, f := clock.NewFake(time.Now())
+	gauge := &guardGauge{}
+	const ttl = 10 * time.Second
+	e, err := New(Config{Store: store, Instance: "a", LeaseTTL: ttl, Clock: c, Observer: gauge})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := e.leases
+	l.setShards(4)
+	for s := range 2 {
+		l.acquire(ctx, s)
+	}
+	events := make(chan *nats.Msg, 16)
+	for _, kind := range []kvstore.EventKind{kvstore.EventGuardClosed, kvstore.EventGuardOpened} {
+		sub, err := js.Conn().ChanSubscribe("sched.event."+string(kind)+".>", events)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = sub.Unsubscribe() }()
+	}
+	if err := js.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
+	next := func(want kvstore.EventKind, shard int, silence time.Duration) {
+		t.Helper()
+		m := testwait.Receive(t, 5*time.Second, string(want)+" of shard "+strconv.Itoa(shard), events)
+		var ev kvstore.Event
+		if err := json.Unmarshal(m.Data, &ev); err != nil {
+			t.Fatal(err)
+		}
+		wantSubject := "sched.event." + string(want) + ".shard-" + strconv.Itoa(shard)
+		if m.Subject != wantSubject || ev.Kind != want || ev.Shard == nil || *ev.Shard != shard || ev.Silence != silence.String() || ev.Owner != "a" {
+			t.Fatalf("got %s %s, want %s with shard %d, silence %s, owner a", m.Subject, m.Data, wantSubject, shard, silence)
+		}
+	}
+
+	// Renewed in time: the guards stay open, nothing is said.
+	f.Advance(ttl / 3)
+	l.closeGuards()
+	l.renewAll(ctx)
+	// Then a silence to the guard's 90% and past it.
+	f.Advance(ttl*9/10 - time.Millisecond)
+	l.closeGuards()
+	if !l.owns(0) || !l.owns(1) {
+		t.Fatal("the guards closed before 90% of the TTL")
+	}
+	f.Advance(time.Millisecond)
+	l.closeGuards() // the run's round looks
+	next(kvstore.EventGuardClosed, 0, ttl*9/10)
+	next(kvstore.EventGuardClosed, 1, ttl*9/10)
+	if got := gauge.seen(); !slices.Equal(got, []int{0, 2}) {
+		t.Errorf("the gauge of closed guards went %v, want [0 2]", got)
+	}
+	l.closeGuards() // a second look says nothing more
+	f.Advance(2 * time.Second)
+	l.renewAll(ctx)
+	next(kvstore.EventGuardOpened, 0, ttl*9/10+2*time.Second)
+	next(kvstore.EventGuardOpened, 1, ttl*9/10+2*time.Second)
+	if !l.owns(0) || !l.owns(1) {
+		t.Error("the shards are not owned after their renewal")
+	}
+	if got := gauge.seen(); !slices.Equal(got, []int{0, 2, 0}) {
+		t.Errorf("the gauge of closed guards went %v, want [0 2 0]", got)
+	}
+	if err := js.Conn().Flush(); err != nil { // what was published is received
+		t.Fatal(err)
+	}
+	select {
+	case m := <-events:
+		t.Errorf("more guard events than a closing and an opening per shard: %s %s", m.Subject, m.Data)
+	default:
 	}
 }
