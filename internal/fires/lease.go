@@ -120,6 +120,9 @@ type leases struct {
 	writeMu sync.Mutex
 	member  uint64 // revision of member.<instance>
 
+	// reportMu orders the observer's calls (report).
+	reportMu sync.Mutex
+
 	mu   sync.Mutex
 	held map[int]heldLease
 	gens uint64 // leases taken so far: each one's generation
@@ -918,18 +921,21 @@ func (l *leases) release() {
 }
 
 // report tells the observer how many leases are held and how many of
-// their guards are closed (under mu: two goroutines reporting at once
-// cannot leave the older count).
+// their guards are closed. reportMu keeps two goroutines reporting at
+// once from leaving the older counts; the observer is called outside mu,
+// so that it may ask the engine (LeasesHeld, Owns).
 func (l *leases) report() {
+	l.reportMu.Lock()
+	defer l.reportMu.Unlock()
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	closed := 0
+	held, closed := len(l.held), 0
 	for _, h := range l.held {
 		if h.closed {
 			closed++
 		}
 	}
-	l.observe(len(l.held))
+	l.mu.Unlock()
+	l.observe(held)
 	l.guards(closed)
 }
 
