@@ -127,6 +127,7 @@ type claimCounter struct{ won, lost atomic.Int64 }
 func (c *claimCounter) Fired(string, time.Duration, string) {}
 func (c *claimCounter) NotFired(string, string, int)        {}
 func (c *claimCounter) Leases(int)                          {}
+func (c *claimCounter) GuardsClosed(int)                    {}
 func (c *claimCounter) Event(kvstore.EventKind)             {}
 func (c *claimCounter) PublishError(string)                 {}
 func (c *claimCounter) PublishBlocked(string, bool)         {}

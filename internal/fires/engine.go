@@ -83,7 +83,7 @@ func New(cfg Config) (*Engine, error) {
 	// (Ended lists are turned into records before a hand-back whatever
 	// the settings: an instance that does not read them may be why.)
 	e.leases.beforeDrop = e.flushBehind
-	e.leases.observe = cfg.Observer.Leases
+	e.leases.observe, e.leases.guards = cfg.Observer.Leases, cfg.Observer.GuardsClosed
 	// One tracker for the engine's life: the publishes and the lease
 	// renewals (the first writes a full store refuses) both tell it.
 	e.eps = e.episodes()

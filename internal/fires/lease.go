@@ -69,6 +69,9 @@ type leases struct {
 	log      *slog.Logger
 	event    func(kvstore.Event)
 	observe  func(int)
+	// guards is told the number of held leases whose guard is closed
+	// (Observer.GuardsClosed), as observe is told the number held.
+	guards func(int)
 	// failed, when set, is told of each renewal that failed but for a
 	// conflict (NATS away, a full store): the engine's Episodes.
 	failed  func(shard int, err error)
@@ -117,6 +120,9 @@ type leases struct {
 	writeMu sync.Mutex
 	member  uint64 // revision of member.<instance>
 
+	// reportMu orders the observer's calls (report).
+	reportMu sync.Mutex
+
 	mu   sync.Mutex
 	held map[int]heldLease
 	gens uint64 // leases taken so far: each one's generation
@@ -130,12 +136,16 @@ type heldLease struct {
 	// the lease's write was sent).
 	gen   uint64
 	taken time.Time
+	// closed: the lease loop found the guard closed (no renewal for
+	// guardAt) and said so with guard_closed; a renewal that succeeds
+	// then says guard_opened.
+	closed bool
 }
 
 func newLeases(kv jetstream.KeyValue, js jetstream.JetStream, instance string, shards int, ttl time.Duration, c clock.Clock, log *slog.Logger, event func(kvstore.Event)) *leases {
 	return &leases{
 		kv: kv, js: js, instance: instance, shards: shards, ttl: ttl,
-		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {},
+		clock: c, log: log.With("component", "leases"), event: event, observe: func(int) {}, guards: func(int) {},
 		changed: make(chan struct{}, 1), held: make(map[int]heldLease), runID: randomID(),
 	}
 }
@@ -160,11 +170,17 @@ func (l *leases) tenure(shard int) (heldLease, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	h, held := l.held[shard]
-	if !held || l.clock.Now().Sub(h.renewed) >= l.ttl*9/10 {
+	if !held || l.clock.Now().Sub(h.renewed) >= l.guardAt() {
 		return heldLease{}, false
 	}
 	return h, true
 }
+
+// guardAt is how long a held lease may go without a successful renewal
+// before its shard stops being dispatched (the guard closes): 90% of the
+// TTL, so that by the time the lease can expire and move this instance
+// has stopped.
+func (l *leases) guardAt() time.Duration { return l.ttl * 9 / 10 }
 
 // since is when this instance's current tenure of shard's lease began;
 // ok is owns(shard). A state record this instance wrote since then
@@ -235,6 +251,9 @@ func (l *leases) run(ctx context.Context, moves jetstream.KeyWatcher) {
 			l.joined.Store(true)
 			l.round(ctx)
 		case <-tick.C:
+			// The renewal loop looks at the guards too, but not while it
+			// waits for a round's acknowledgements.
+			l.closeGuards()
 			rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
 			l.rebalance(rctx)
 			cancel()
@@ -538,10 +557,13 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 	l.notify()
 }
 
-// renewAll refreshes every held lease by CAS with a new TTL; a lease whose
-// revision moved on was taken over and is dropped. A lease renewed after a
-// silence past the guard (owns was false, so the loops parked its due
-// schedules) is news for the loops, as a gained one is.
+// renewAll refreshes every held lease by CAS with a new TTL. A lease
+// whose revision moved on is dropped, with the reason read from its key
+// (whyLost): expired, or taken over by the instance whose value is there.
+// A lease renewed after a silence past the guard (owns was false, so the
+// loops parked its due schedules) is news for the loops, as a gained one
+// is, and its guard's closing and opening are reported (closeGuards,
+// guard_opened).
 //
 // The renewals go out together and their acknowledgements are awaited
 // after: one after the other, a round took a round trip per shard held,
@@ -553,6 +575,9 @@ func (l *leases) acquire(ctx context.Context, shard int) {
 func (l *leases) renewAll(ctx context.Context) {
 	l.writeMu.Lock()
 	defer l.writeMu.Unlock()
+	// A round that comes late (a starved process) finds the guards it
+	// missed closed: they are reported before the renewals say more.
+	l.closeGuards()
 	type renewal struct {
 		shard int
 		was   heldLease
@@ -572,7 +597,8 @@ func (l *leases) renewAll(ctx context.Context) {
 		f, err := l.casTTLAsync(ctx, shardKey(s), h.rev)
 		out = append(out, renewal{shard: s, was: h, fut: f, err: err})
 	}
-	resumed := 0
+	var reopened []guardChange
+	var conflicts []heldShard
 	for _, r := range out {
 		rev, err := pipelined.AwaitRevision(ctx, r.fut, r.err)
 		switch {
@@ -582,14 +608,14 @@ func (l *leases) renewAll(ctx context.Context) {
 				// Not owned any more when the acknowledgement came (sent
 				// in time or not): the loops parked the shard's due
 				// schedules and must hear that it is owned again.
-				if l.clock.Now().Sub(r.was.renewed) >= l.ttl*9/10 {
-					resumed++
+				if silence := l.clock.Now().Sub(r.was.renewed); cur.closed || silence >= l.guardAt() {
+					reopened = append(reopened, guardChange{shard: r.shard, silence: silence, reported: cur.closed})
 				}
 				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen, taken: r.was.taken}
 			}
 			l.mu.Unlock()
 		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			l.lost(r.shard, "taken over")
+			conflicts = append(conflicts, heldShard{shard: r.shard, lease: r.was})
 		default:
 			// NATS is away: keep trying; owns() turns false at 90% TTL.
 			l.log.Debug("lease renewal failed", "shard", r.shard, "err", err)
@@ -598,10 +624,224 @@ func (l *leases) renewAll(ctx context.Context) {
 			}
 		}
 	}
-	if resumed > 0 {
-		l.log.Info("lease renewals resumed after a silence; dispatching again", "shards", resumed)
+	if len(conflicts) > 0 {
+		reopened = append(reopened, l.lostAll(ctx, conflicts)...)
+	}
+	if len(reopened) > 0 {
+		l.openGuards(reopened)
+	}
+	// Renewals that failed, or whose acknowledgement came late, may have
+	// let more guards close meanwhile.
+	l.closeGuards()
+}
+
+// guardChange is a shard whose guard closed or opened after silence
+// without a successful renewal; reported: its closing was said already.
+type guardChange struct {
+	shard    int
+	silence  time.Duration
+	reported bool
+}
+
+// heldShard is a shard with the lease this instance held of it.
+type heldShard struct {
+	shard int
+	lease heldLease
+}
+
+// closeGuards reports the held leases whose guard has closed (no
+// renewal for guardAt) since the last look: a guard_closed event for
+// each, one warning, the gauge. A guard closes with the passage of time,
+// not at a write, so the lease loops look at every round (renewAll, run)
+// and the dispatch path (owns) only compares times, at no cost per fire.
+func (l *leases) closeGuards() {
+	var closed []guardChange
+	l.mu.Lock()
+	now := l.clock.Now()
+	for s, h := range l.held {
+		if silence := now.Sub(h.renewed); !h.closed && silence >= l.guardAt() {
+			h.closed = true
+			l.held[s] = h
+			closed = append(closed, guardChange{shard: s, silence: silence})
+		}
+	}
+	l.mu.Unlock()
+	if len(closed) == 0 {
+		return
+	}
+	slices.SortFunc(closed, func(a, b guardChange) int { return a.shard - b.shard })
+	for _, c := range closed {
+		l.guardEvent(kvstore.EventGuardClosed, c)
+	}
+	shards, longest := span(closed)
+	l.log.Warn("lease guard closed: no renewal for 90% of the TTL; not dispatching these shards until one succeeds (a starved process or NATS out of reach)",
+		"shards", shards, "silence", longest, "ttl", l.ttl)
+	l.report()
+}
+
+// openGuards reports the leases renewed after their guard closed, each
+// with the silence it ended (a guard_closed first for one whose closing
+// was not said yet: it closed while its renewal was on its way), and
+// wakes the loops, which parked the shards' due schedules meanwhile.
+func (l *leases) openGuards(opened []guardChange) {
+	for _, c := range opened {
+		if !c.reported {
+			l.guardEvent(kvstore.EventGuardClosed, c)
+		}
+		l.guardEvent(kvstore.EventGuardOpened, c)
+	}
+	shards, longest := span(opened)
+	l.log.Info("lease guard opened: renewals resumed after a silence; dispatching again",
+		"shards", shards, "silence", longest, "ttl", l.ttl)
+	l.notify()
+}
+
+// span is the shards of changes and the longest of their silences, for
+// a log line.
+func span(changes []guardChange) (shards []int, longest time.Duration) {
+	for _, c := range changes {
+		shards = append(shards, c.shard)
+		longest = max(longest, c.silence)
+	}
+	return shards, longest.Round(time.Millisecond)
+}
+
+// guardEvent raises an event of kind about c.
+func (l *leases) guardEvent(kind kvstore.EventKind, c guardChange) {
+	l.event(kvstore.Event{Kind: kind, Shard: &c.shard, Silence: silenceString(c.silence), Owner: l.instance, At: l.clock.Now().UTC()})
+}
+
+// silenceString is a silence as events carry it: a Go duration, to the
+// millisecond.
+func silenceString(d time.Duration) string { return d.Round(time.Millisecond).String() }
+
+// Why a lease was lost (lease_lost's Reason).
+const (
+	// lostExpired: the lease's key was gone when its renewal came:
+	// expired on the server after a TTL without renewal (a starved
+	// process, NATS out of reach), or deleted.
+	lostExpired = "expired"
+	// lostTakenOver: another instance's value is there.
+	lostTakenOver = "taken over"
+	// lostConflict: the renewal's CAS failed and the key could not be
+	// read to say why.
+	lostConflict = "conflict"
+)
+
+// loss is why a renewal's CAS failed: the key's state (whyLost).
+type loss struct {
+	why    string // lostExpired, lostTakenOver, lostConflict; "" if the lease is still this process's
+	holder string // lostTakenOver: the owner of the value there
+	run    string // ... and its process (leaseValue.Run)
+	err    error  // lostConflict: why the key could not be read
+	// The key's revision and when it was written, when it holds this
+	// process's own value (a renewal whose acknowledgement was lost).
+	rev     uint64
+	renewed time.Time
+}
+
+// lostAll drops the leases whose renewal found another revision, each
+// with why (whyLost), and says so: a lease_lost event each, and a
+// warning per reason and holder, with the silence since their last
+// renewal. A lease whose key holds this process's own last write (a
+// renewal that timed out but was stored) is kept at that revision; if
+// that reopens its guard, it is returned.
+func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) (reopened []guardChange) {
+	// Read the keys at once: they can be many (a starved process finds
+	// every lease it held expired), and each read is a round trip.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/3)
+	defer cancel()
+	losses := make([]loss, len(conflicts))
+	var reads sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i, c := range conflicts {
+		reads.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			losses[i] = l.whyLost(rctx, c.shard)
+		})
+	}
+	reads.Wait()
+
+	type group struct{ why, holder, run string }
+	groups := map[group][]int{}
+	var order []group
+	longest := map[group]time.Duration{}
+	errs := map[group]error{}
+	now := l.clock.Now()
+	for i, c := range conflicts {
+		ls := losses[i]
+		if ls.why == "" {
+			l.mu.Lock()
+			if cur, ok := l.held[c.shard]; ok && cur.rev == c.lease.rev {
+				if cur.closed && now.Sub(ls.renewed) < l.guardAt() {
+					reopened = append(reopened, guardChange{shard: c.shard, silence: now.Sub(c.lease.renewed), reported: true})
+					cur.closed = false
+				}
+				cur.rev, cur.renewed = ls.rev, ls.renewed
+				l.held[c.shard] = cur
+			}
+			l.mu.Unlock()
+			l.log.Debug("lease renewal conflicted with this process's own earlier renewal, stored though unacknowledged; kept", "shard", c.shard, "revision", ls.rev)
+			continue
+		}
+		silence := now.Sub(c.lease.renewed)
+		l.mu.Lock()
+		delete(l.held, c.shard)
+		l.mu.Unlock()
+		l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &c.shard, Reason: ls.why, Holder: ls.holder,
+			Silence: silenceString(silence), Owner: l.instance, At: now.UTC()})
+		g := group{ls.why, ls.holder, ls.run}
+		if _, ok := groups[g]; !ok {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], c.shard)
+		longest[g] = max(longest[g], silence)
+		if ls.err != nil {
+			errs[g] = ls.err
+		}
+	}
+	for _, g := range order {
+		attrs := []any{"shards", groups[g], "why", g.why, "silence", longest[g].Round(time.Millisecond), "ttl", l.ttl}
+		switch g.why {
+		case lostExpired:
+			l.log.Warn("lease lost: its key expired (or was deleted) before a renewal reached the server", attrs...)
+		case lostTakenOver:
+			attrs = append(attrs, "holder", g.holder)
+			if g.holder == l.instance {
+				attrs = append(attrs, "holder_run", g.run, "run", l.runID) // another process under this name
+			}
+			l.log.Warn("lease lost: taken over", attrs...)
+		default:
+			l.log.Warn("lease lost: its renewal conflicted and the key could not be read", append(attrs, "err", errs[g])...)
+		}
+	}
+	if len(order) > 0 {
 		l.notify()
 	}
+	return reopened
+}
+
+// whyLost reads shard's key after its renewal's CAS failed: gone (the
+// server expired it, or it was deleted) is lostExpired, another
+// instance's value lostTakenOver, and this process's own value (a renewal
+// it sent was stored but its acknowledgement did not come) is no loss.
+func (l *leases) whyLost(ctx context.Context, shard int) loss {
+	e, err := l.kv.Get(ctx, shardKey(shard))
+	switch {
+	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
+		return loss{why: lostExpired}
+	case err != nil:
+		return loss{why: lostConflict, err: fmt.Errorf("read %s: %w", shardKey(shard), err)}
+	}
+	var v leaseValue
+	if err := json.Unmarshal(e.Value(), &v); err != nil {
+		return loss{why: lostTakenOver} // someone wrote something else there
+	}
+	if v.Owner == l.instance && v.Run == l.runID {
+		return loss{rev: e.Revision(), renewed: v.Renewed}
+	}
+	return loss{why: lostTakenOver, holder: v.Owner, run: v.Run}
 }
 
 // registerMember keeps member.<instance> alive.
@@ -665,15 +905,6 @@ func (l *leases) drop(ctx context.Context, shard int, why string) {
 	l.notify()
 }
 
-func (l *leases) lost(shard int, why string) {
-	l.mu.Lock()
-	delete(l.held, shard)
-	l.mu.Unlock()
-	l.log.Info("lease lost", "shard", shard, "why", why)
-	l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &shard, Reason: why, Owner: l.instance, At: l.clock.Now().UTC()})
-	l.notify()
-}
-
 // release hands every lease back and leaves the membership, so that the
 // others take the shards at once instead of after the TTL.
 func (l *leases) release() {
@@ -689,8 +920,27 @@ func (l *leases) release() {
 	}
 }
 
+// report tells the observer how many leases are held and how many of
+// their guards are closed. reportMu keeps two goroutines reporting at
+// once from leaving the older counts; the observer is called outside mu,
+// so that it may ask the engine (LeasesHeld, Owns).
+func (l *leases) report() {
+	l.reportMu.Lock()
+	defer l.reportMu.Unlock()
+	l.mu.Lock()
+	held, closed := len(l.held), 0
+	for _, h := range l.held {
+		if h.closed {
+			closed++
+		}
+	}
+	l.mu.Unlock()
+	l.observe(held)
+	l.guards(closed)
+}
+
 func (l *leases) notify() {
-	l.observe(l.count())
+	l.report()
 	select {
 	case l.changed <- struct{}{}:
 	default:

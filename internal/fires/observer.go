@@ -21,6 +21,10 @@ type Observer interface {
 	NotFired(kind, reason string, n int)
 	// Leases: the number of shard leases held now.
 	Leases(n int)
+	// GuardsClosed: the number of shard leases held now whose guard the
+	// lease loop found closed (no renewal for 90% of the TTL: the shard
+	// is not dispatched until a renewal succeeds).
+	GuardsClosed(n int)
 	// Event: the engine raised an observer event of kind (whether or not
 	// Config.Events publishes it): invalid, stalled, failed, lease_lost...
 	Event(kind kvstore.EventKind)
@@ -40,6 +44,7 @@ func (nopObserver) Fired(string, time.Duration, string) {}
 func (nopObserver) Claimed(bool)                        {}
 func (nopObserver) NotFired(string, string, int)        {}
 func (nopObserver) Leases(int)                          {}
+func (nopObserver) GuardsClosed(int)                    {}
 func (nopObserver) Event(kvstore.EventKind)             {}
 func (nopObserver) PublishError(string)                 {}
 func (nopObserver) PublishBlocked(string, bool)         {}

@@ -1,8 +1,9 @@
 // Package metrics exposes a scheduler's measurements to Prometheus on
 // /metrics, with /healthz and /readyz: fires, fire lateness, claims and
-// conflicts, slots not fired by reason, leases held, pending timers, a
-// per-schedule dead-man signal, invalid and stalled schedules, observer
-// events by kind, failed publish attempts, and audit trail rollbacks.
+// conflicts, slots not fired by reason, leases held and those whose guard
+// is closed, pending timers, a per-schedule dead-man signal, invalid and
+// stalled schedules, observer events by kind, failed publish attempts,
+// and audit trail rollbacks.
 package metrics
 
 import (
@@ -32,6 +33,7 @@ type Metrics struct {
 	claims   *prometheus.CounterVec
 	notFired *prometheus.CounterVec
 	leases   prometheus.Gauge
+	guards   prometheus.Gauge
 	rollback prometheus.Counter
 	events   *prometheus.CounterVec
 	pubErrs  *prometheus.CounterVec
@@ -53,6 +55,8 @@ func New() *Metrics {
 		notFired: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_slots_not_fired_total",
 			Help: "Slots recorded without firing, by kind (missed, skipped) and reason (misfire, paused, operator, overlap, calendar)."}, []string{"kind", "reason"}),
 		leases: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jetsched_leases_held", Help: "Shard leases this instance holds."}),
+		guards: prometheus.NewGauge(prometheus.GaugeOpts{Name: "jetsched_lease_guards_closed",
+			Help: "Shard leases this instance holds whose guard is closed: no renewal for 90% of the TTL, so their schedules and timers are not dispatched until one succeeds (the guard_closed and guard_opened events)."}),
 		rollback: prometheus.NewCounter(prometheus.CounterOpts{Name: "jetsched_audit_rollbacks_total",
 			Help: "Audit trail rollbacks this instance reported: the trail no longer extends a head it had (recreated, cut back, replaced) or an anchored head is forged."}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_events_total",
@@ -64,7 +68,7 @@ func New() *Metrics {
 		undeliv: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_undeliverable_total",
 			Help: "Fires and wakeups a consumer delivered max_deliver times without an ack and gave up on (the server's MAX_DELIVERIES advisories, one scheduler of the fleet counting each), by stream (fires, wakeups) and consumer."}, []string{"stream", "consumer"}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.rollback, m.events, m.pubErrs, m.blocked, m.undeliv,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.guards, m.rollback, m.events, m.pubErrs, m.blocked, m.undeliv,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.zero()
 	return m
@@ -132,6 +136,9 @@ func (m *Metrics) NotFired(kind, reason string, n int) {
 
 // Leases implements fires.Observer.
 func (m *Metrics) Leases(n int) { m.leases.Set(float64(n)) }
+
+// GuardsClosed implements fires.Observer.
+func (m *Metrics) GuardsClosed(n int) { m.guards.Set(float64(n)) }
 
 // Event implements fires.Observer.
 func (m *Metrics) Event(kind kvstore.EventKind) {

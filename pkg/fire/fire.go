@@ -97,6 +97,11 @@ func (o observer) PublishError(string) {
 // embedding service sees the episodes as events (stream_full...).
 func (observer) PublishBlocked(string, bool) {}
 
+// GuardsClosed is the lease-guard gauge of the daemon's metrics; an
+// embedding service sees the guard close and open as events
+// (guard_closed, guard_opened).
+func (observer) GuardsClosed(int) {}
+
 // Engine is one scheduler instance's fire path. Start runs it, Stop ends
 // it; a stopped engine may be started again.
 type Engine struct{ e *fires.Engine }

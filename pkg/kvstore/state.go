@@ -315,7 +315,21 @@ const (
 	EventFailed EventKind = "failed"
 	// Lease events use "shard-<n>" in place of the schedule id.
 	EventLeaseGained EventKind = "lease_gained"
-	EventLeaseLost   EventKind = "lease_lost"
+	// EventLeaseLost: an instance no longer holds a lease. Reason says
+	// why: "expired" (its key was gone when a renewal came: expired on
+	// the server or deleted; Silence says how long the renewals had been
+	// silent), "taken over" (another instance's value is there: Holder
+	// names it), "conflict" (the renewal failed and the key could not be
+	// read), "rebalance" or "stopping" (handed back).
+	EventLeaseLost EventKind = "lease_lost"
+	// EventGuardClosed: a held lease went without a successful renewal
+	// for 90% of its TTL (Silence: how long), so its instance stopped
+	// dispatching the shard's schedules and timers; EventGuardOpened: a
+	// renewal then succeeded (Silence: how long there had been none) and
+	// the shard is dispatched again. A lease whose guard closed and that
+	// did not come back is a lease_lost instead.
+	EventGuardClosed EventKind = "guard_closed"
+	EventGuardOpened EventKind = "guard_opened"
 	EventRecovered   EventKind = "recovered"
 	// EventDeadLetter carries a copy of a fire or wakeup a worker gave up on.
 	EventDeadLetter EventKind = "dead_letter"
@@ -366,6 +380,11 @@ type Event struct {
 	// Shard the shard a lease event is about. Schedule is empty then.
 	Instance string `json:"instance,omitempty"`
 	Shard    *int   `json:"shard,omitempty"`
+	// Holder is the instance that holds a lease this one lost (lease_lost
+	// taken over); Silence how long a lease went without a successful
+	// renewal (guard_closed, guard_opened, lease_lost), as a Go duration.
+	Holder  string `json:"holder,omitempty"`
+	Silence string `json:"silence,omitempty"`
 	// Run and Step identify the timer of a stale event (unescaped).
 	Run  string `json:"run,omitempty"`
 	Step string `json:"step,omitempty"`
