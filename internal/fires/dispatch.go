@@ -275,7 +275,7 @@ func tickReason(c kvstore.Claim) string {
 func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now time.Time) {
 	for _, sk := range step.Skipped {
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
-			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC()}
+			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC(), Through: utc(sk.Through)}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record skipped slot", "schedule", j.id, "err", err)
 		}
@@ -375,7 +375,8 @@ func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.T
 			more = "at least " + more
 		}
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: n.UTC(), Status: status, Owner: e.cfg.Instance, At: now.UTC(),
-			Reason: fmt.Sprintf("%s (this entry stands for %s through %s)", d.MissedReason, more, d.LastMissed.UTC().Format(time.RFC3339))}
+			Reason:  fmt.Sprintf("%s (this entry stands for %s through %s)", d.MissedReason, more, d.LastMissed.UTC().Format(time.RFC3339)),
+			Through: d.LastMissed.UTC()}
 		if err := e.store.PutTick(ctx, t); err != nil {
 			e.log.Warn("record missed slots", "schedule", j.id, "err", err)
 		}

@@ -258,6 +258,11 @@ type Tick struct {
 	Outcome string `json:"outcome,omitempty"`
 	// DoneAt is when the worker reported completion.
 	DoneAt time.Time `json:"done_at,omitzero"`
+	// Through, when set, makes the entry stand for every slot of the
+	// schedule from Slot through it that went the same way: the rest of a
+	// long misfire beyond the first 1,000 entries, a holiday's every
+	// occurrence, a run of occurrences merged into one fire.
+	Through time.Time `json:"through,omitzero"`
 }
 
 // Key is the tick's key in sched_ticks: its slot id.
