@@ -46,6 +46,18 @@ func RecurrenceOf(s cronx.Schedule) Recurrence {
 	return r
 }
 
+// OwedFrom is when a schedule begins to owe its slots (less a
+// nanosecond: an occurrence at the instant written is owed): the write of
+// its spec, or a one-shot's time if that is earlier (a one-shot is owed
+// its slot however late it is written).
+func OwedFrom(at *time.Time, written time.Time) time.Time {
+	from := written.Add(-time.Nanosecond)
+	if at != nil && at.Add(-time.Nanosecond).Before(from) {
+		from = at.Add(-time.Nanosecond)
+	}
+	return from
+}
+
 // Fate is what the recurrence's rules make of one occurrence.
 type Fate int
 

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/account/accounttest"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -60,7 +61,7 @@ func TestPlanMatchesModel(t *testing.T) {
 	defer func() { t.Logf("%d specs compared (the others were refused at registration)", compared) }()
 	for i := range count {
 		from := base.Add(time.Duration(r.IntN(2*365*24*60)) * time.Minute)
-		spec := genSpec(r, from)
+		spec := accounttest.Spec(r, from)
 		c, err := spec.Compile(fmt.Sprintf("s%d", i), nil)
 		if err != nil {
 			continue // a calendar that removes every occurrence, say: refused at registration

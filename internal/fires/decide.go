@@ -154,11 +154,14 @@ type Decision struct {
 // (worker.verifyPlanned), so such slots are not fired twice.
 func firstAfter(in Input) time.Time {
 	from := in.Now
-	switch {
-	case !in.At.IsZero():
-		from = in.At.Add(-time.Nanosecond)
-	case !in.Written.IsZero():
+	if !in.Written.IsZero() {
 		from = in.Written.Add(-time.Nanosecond)
+	}
+	if !in.At.IsZero() && in.At.Add(-time.Nanosecond).Before(from) {
+		// Written after its time: owed all the same. (Written before it,
+		// the walk from the write finds it, where a calendar that moves
+		// it earlier, a roll to the previous business day, puts it.)
+		from = in.At.Add(-time.Nanosecond)
 	}
 	if from.After(in.Now) {
 		from = in.Now
@@ -306,7 +309,7 @@ func decideRegular(in Input) Decision {
 			// skipped.
 			if n := d.Next; !n.IsZero() && !n.After(in.Now) {
 				rest := skipThrough(in, n, in.Now, "overlap: buffer_one keeps one fire")
-				d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = rest.Missed, rest.FirstMissed, rest.LastMissed, rest.MissedReason
+				d.takeMissed(rest)
 				d.Next, d.Step = rest.Next, rest.Step
 			}
 		}
@@ -321,7 +324,14 @@ func decideRegular(in Input) Decision {
 	switch pol.Misfire {
 	case kvstore.MisfireFireAll:
 		if slot.Before(oldest) {
-			return misfire(in, slot, oldest.Add(-time.Nanosecond), threshold, "older than the catch-up window "+pol.CatchupWindow.String())
+			// Missed: the slots late past the threshold and older than the
+			// window. A window shorter than the threshold leaves the slots
+			// within the threshold to fire, as they would under any policy.
+			through := oldest
+			if onTime := in.Now.Add(-threshold); onTime.Before(through) {
+				through = onTime
+			}
+			return misfire(in, slot, through.Add(-time.Nanosecond), threshold, "older than the catch-up window "+pol.CatchupWindow.String())
 		}
 		return claim(in, slot, kvstore.ReasonCatchup)
 	case kvstore.MisfireFireOnce:
@@ -340,15 +350,20 @@ func decideRegular(in Input) Decision {
 		}
 		d := claimFrom(in, last, lastNom, kvstore.ReasonCatchup)
 		if last.After(slot) {
-			before := misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once: merged into the catch-up fire of "+stamp(last))
-			d.Missed, d.FirstMissed, d.LastMissed, d.MissedReason = before.Missed, before.FirstMissed, before.LastMissed, before.MissedReason
-			d.MissedThreshold, d.MissedNote, d.MissedAtLeast = before.MissedThreshold, before.MissedNote, before.MissedAtLeast
+			d.takeMissed(misfire(in, slot, last.Add(-time.Nanosecond), threshold, "fire_once: merged into the catch-up fire of "+stamp(last)))
 		}
 		return d
 	}
 	// skip: the slots later than the threshold are missed; those within
 	// it (the one due as a scheduler comes back, say) fire as usual.
 	return misfire(in, slot, in.Now.Add(-threshold-time.Nanosecond), threshold, "")
+}
+
+// takeMissed makes the slots o records as not fired d's too (a claim
+// that records the slots before it, or after it, at once).
+func (d *Decision) takeMissed(o Decision) {
+	d.Missed, d.FirstMissed, d.LastMissed, d.FirstMissedNominal = o.Missed, o.FirstMissed, o.LastMissed, o.FirstMissedNominal
+	d.MissedReason, d.MissedThreshold, d.MissedNote, d.MissedAtLeast = o.MissedReason, o.MissedThreshold, o.MissedNote, o.MissedAtLeast
 }
 
 // misfire records the slots from slot through until as missed by the
@@ -456,6 +471,14 @@ func implausible(in Input, slot time.Time) string {
 	}
 	if first := in.Schedule.Next(in.Now); !first.IsZero() && !slot.After(first) || !slot.After(horizon) {
 		return ""
+	}
+	if nom := st.NextNominal; !nom.IsZero() && !nom.After(horizon) {
+		// A slot a calendar moved from an occurrence already due: found
+		// from that occurrence (cronx.ExplainAfter), so not by Next from
+		// now. Plausible when that occurrence does move to it.
+		if e := cronx.Explain(in.Schedule, nom.Add(-time.Nanosecond)); e.Nominal.Equal(nom) && e.At.Equal(slot) {
+			return ""
+		}
 	}
 	if limit.IsZero() {
 		return fmt.Sprintf("next slot %s is beyond the recurrence's end", stamp(slot))

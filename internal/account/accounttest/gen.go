@@ -1,4 +1,9 @@
-package account_test
+// Package accounttest generates random specs and calendars for the
+// property tests of the plan and of the engine's decisions against the
+// reference model (package account): zones with DST at midnight and
+// 30-minute shifts, calendars with odd weekends, split and 24-hour days,
+// holidays of every kind, every roll, limits and ends.
+package accounttest
 
 import (
 	"encoding/json"
@@ -9,10 +14,6 @@ import (
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-// Generators of random specs and calendars for the property tests: zones
-// with DST at midnight and 30-minute shifts, calendars with odd weekends,
-// split and 24-hour days, holidays of every kind, every roll.
 
 var zones = []string{
 	"UTC", "America/New_York", "Europe/London", "Europe/Paris", "Asia/Kolkata",
@@ -25,8 +26,8 @@ var zones = []string{
 
 var dayNames = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
 
-// genCalendar is a random calendar's JSON in zone.
-func genCalendar(r *rand.Rand, zone string) string {
+// Calendar is a random calendar's JSON in zone.
+func Calendar(r *rand.Rand, zone string) string {
 	c := map[string]any{"zone": zone}
 	switch r.IntN(3) {
 	case 0: // hours: a random set of days (at least one), each one or two spans
@@ -88,9 +89,9 @@ func genSpans(r *rand.Rand) []string {
 	}
 }
 
-// genSpec is a random spec with a calendar (most of the time), starting
+// Spec is a random spec with a calendar (most of the time), starting
 // from, in zone.
-func genSpec(r *rand.Rand, from time.Time) kvstore.Spec {
+func Spec(r *rand.Rand, from time.Time) kvstore.Spec {
 	zone := zones[r.IntN(len(zones))]
 	s := kvstore.Spec{Workflow: "w", TZ: zone}
 	switch k := r.IntN(10); {
@@ -107,7 +108,7 @@ func genSpec(r *rand.Rand, from time.Time) kvstore.Spec {
 		s.Time = fmt.Sprintf("%02d:%02d", 6+r.IntN(14), 15*r.IntN(4))
 	}
 	if r.IntN(5) > 0 {
-		s.CalendarInline = json.RawMessage(genCalendar(r, zone))
+		s.CalendarInline = json.RawMessage(Calendar(r, zone))
 		if s.BusinessDay == 0 {
 			s.HolidayRoll = []string{"skip", "next_business_day", "previous_business_day", "modified_following"}[r.IntN(4)]
 			s.BusinessHoursOnly = r.IntN(2) == 0
@@ -136,4 +137,13 @@ func genCron(r *rand.Rand) string {
 		dow = "*"
 	}
 	return strings.Join([]string{minute, hour, dom, "*", dow}, " ")
+}
+
+// WithPolicy gives spec a random misfire policy, threshold and catch-up
+// window.
+func WithPolicy(r *rand.Rand, spec kvstore.Spec) kvstore.Spec {
+	spec.Misfire = []kvstore.MisfirePolicy{kvstore.MisfireSkip, kvstore.MisfireFireOnce, kvstore.MisfireFireAll}[r.IntN(3)]
+	spec.MisfireThreshold = []string{"", "30s", "5m", "2h"}[r.IntN(4)]
+	spec.CatchupWindow = []string{"", "1h", "6h", "72h"}[r.IntN(4)]
+	return spec
 }
