@@ -133,6 +133,11 @@ func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) err
 	if err != nil {
 		return fmt.Errorf("kvstore: read the fires of %q in %s: %w", id, stream, err)
 	}
+	// Deleted once read, not left to its inactivity threshold: a ledger
+	// read for every schedule (audit slots, a page of histories) would
+	// otherwise keep a consumer per schedule for a minute, up to the
+	// server's limit on consumers.
+	defer s.deleteConsumer(stream, cons)
 	for {
 		batch, err := cons.FetchNoWait(256)
 		if err != nil {
@@ -162,6 +167,18 @@ func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) err
 			return nil
 		}
 	}
+}
+
+// deleteConsumer deletes an ordered consumer a read is done with, under
+// a context of its own (the read's may have ended).
+func (s *Store) deleteConsumer(stream string, cons jetstream.Consumer) {
+	info := cons.CachedInfo()
+	if info == nil || info.Name == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.js.DeleteConsumer(ctx, stream, info.Name) // gone already, or the server away: its inactivity threshold ends it
 }
 
 // scheduleOfSlot is the schedule id of a slot id: "<id>.<unix ms>" or
