@@ -161,11 +161,22 @@ func (s Schedule) plan(from, after time.Time, explain, fired bool) Step {
 		if !a.skipped && explain {
 			sk.Reason = "merged into the fire at " + after.In(s.Calendar.loc).Format(time.RFC3339Nano)
 		}
+		own := !a.skipped && n.Equal(after) // an occurrence at the fire's own time: that fire stands for it
 		if end := s.runEnd(n, a, after, fired); end.After(n) {
 			if more := s.Base.Next(n); !more.IsZero() && !more.After(end) {
-				sk.Through = end // the run holds more than n
+				if own {
+					sk.Nominal, own = more, false // the run's others are named from the next one
+				}
+				if more.Before(end) || !sk.Nominal.Equal(more) {
+					sk.Through = end // the run holds more than its first
+				}
 			}
 			n = end
+		}
+		if own {
+			// Named by no Skip: its ledger entry is its fire's, under the
+			// same slot id, which a skipped entry would overwrite.
+			continue
 		}
 		st.SkippedCount++
 		if explain && len(st.Skipped) < maxListedSkips {
