@@ -54,7 +54,7 @@ func seedAndCount(t *testing.T, def int) (uint64, int) {
 // occurrence, and every occurrence the model merges or skips named by
 // the plan's steps (itself, or within a run).
 func TestPlanMatchesModel(t *testing.T) {
-	seed, count := seedAndCount(t, 3000)
+	seed, count := seedAndCount(t, 1500)
 	r := rand.New(rand.NewPCG(seed, 51))
 	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	compared := 0
