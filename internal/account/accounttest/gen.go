@@ -97,6 +97,8 @@ func Spec(r *rand.Rand, from time.Time) kvstore.Spec {
 	switch k := r.IntN(10); {
 	case k < 5:
 		s.Cron = genCron(r)
+		s.DSTGap = []string{"", "skip", "shift"}[r.IntN(3)]
+		s.DSTOverlap = []string{"", "once", "twice"}[r.IntN(3)]
 	case k < 8:
 		s.Every = []string{"7m", "45m", "1h", "90m", "5h", "24h", "36h", "7d"}[r.IntN(8)]
 		s.Align = kvstore.AlignEpoch
@@ -129,7 +131,7 @@ func Spec(r *rand.Rand, from time.Time) kvstore.Spec {
 // genCron is a random 5-field cron expression.
 func genCron(r *rand.Rand) string {
 	minute := []string{"0", "30", "15,45", "*/20", "5"}[r.IntN(5)]
-	hour := []string{"*", "0", "1", "2", "17", "23", "0,12", "*/3", "8-18", "22,23"}[r.IntN(10)]
+	hour := []string{"*", "0", "1", "2", "17", "23", "0,12", "*/3", "8-18", "22,23", "2,3", "1-3"}[r.IntN(12)]
 	dom := "*"
 	dow := []string{"*", "*", "1-5", "0,6", "4,5", "6", "0"}[r.IntN(7)]
 	if r.IntN(5) == 0 {
