@@ -228,6 +228,17 @@ func mergeFired(t Tick, f Fired) Tick {
 	return t
 }
 
+// TickRetention is how long sched_ticks keeps a ledger entry: the
+// bucket's TTL, 0 when it keeps them for ever. The ledger holds nothing
+// older than now less it (the fire stream may hold older fires).
+func (s *Store) TickRetention(ctx context.Context) (time.Duration, error) {
+	st, err := s.ticks.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: status of %s: %w", s.ticks.Bucket(), err)
+	}
+	return st.TTL(), nil
+}
+
 // Ledger is the ledger of schedule id: its sched_ticks entries merged
 // with its fires in the stream (see SlotEntry), keyed by slot id. An
 // entry without a slot time has the one its key names (Tick.WithSlotOf).
