@@ -123,7 +123,11 @@ func (s *Store) Published(ctx context.Context, id, slotID string) (Fired, bool, 
 
 // FiresOf calls fn with every fire of schedule id in the fire stream,
 // oldest first (in stream order), reading headers only, until fn returns
-// false or the stream has no more.
+// false or the stream has no more. Its consumer is deleted when it
+// returns: left to its inactivity threshold, a thousand calls within it
+// (an audit of every schedule, a console paging the ledger) would reach
+// the server's consumers per stream (1,000 by default from nats-server
+// 2.15) and workers could not create theirs.
 func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) error {
 	stream := s.layout.FiresStream
 	cons, err := s.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
@@ -133,6 +137,12 @@ func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) err
 	if err != nil {
 		return fmt.Errorf("kvstore: read the fires of %q in %s: %w", id, stream, err)
 	}
+	defer func() {
+		if ci := cons.CachedInfo(); ci != nil {
+			// Best effort: the inactivity threshold removes it otherwise.
+			_ = s.js.DeleteConsumer(context.WithoutCancel(ctx), stream, ci.Name)
+		}
+	}()
 	for {
 		batch, err := cons.FetchNoWait(256)
 		if err != nil {

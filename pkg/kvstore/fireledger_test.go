@@ -131,3 +131,35 @@ func TestLedgerEntryWithoutASlotTime(t *testing.T) {
 		}
 	}
 }
+
+// TestFiresOfLeavesNoConsumer: reading a schedule's fires deletes the
+// consumer it read them with, so that reading the ledgers of many
+// schedules at once (audit slots, issue 51) does not fill the fire
+// stream's consumers (1,000 per stream by default).
+func TestFiresOfLeavesNoConsumer(t *testing.T) {
+	t.Parallel()
+	_, s := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	base := time.UnixMilli(1_800_000_000_000).UTC()
+	natstest.PublishFire(t, s.JetStream(), natstest.Fire{Schedule: "a", Workflow: "wf", At: base})
+	for range 3 {
+		n := 0
+		if err := s.FiresOf(ctx, "a", func(kvstore.Fired) bool { n++; return true }); err != nil || n != 1 {
+			t.Fatalf("FiresOf: %d fires, %v", n, err)
+		}
+		if _, err := s.Ledger(ctx, "b"); err != nil { // no fire at all
+			t.Fatal(err)
+		}
+	}
+	stream, err := s.JetStream().Stream(ctx, "SCHED_FIRES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Consumers != 0 {
+		t.Fatalf("%d consumers left on SCHED_FIRES after reading fires 6 times", info.State.Consumers)
+	}
+}
