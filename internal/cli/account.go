@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -94,25 +94,25 @@ func stampOrEmpty(t time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
-// printAccount prints every page of schedule req.ID's account, as a table
-// or as JSON, and then the summary; an unaccounted slot is an error (exit
-// status 1). The pages keep the first page's end of the range, so that
-// they list one range however long the paging takes; the summary printed
-// is the last page's, the latest evidence.
+// printAccount prints every page of schedule req.ID's account (req.Limit
+// entries a request, default admin.MaxLimit), as a table or as JSON, and
+// then the summary; an unaccounted slot is an error (exit status 1). The
+// pages keep the first page's end of the range, so that they list one
+// range however long the paging takes; the summary printed is the last
+// page's, the latest evidence.
 func (a *app) printAccount(ctx context.Context, nc *nats.Conn, req admin.AccountRequest) error {
-	req.Limit = admin.MaxLimit
+	req.Limit = cmp.Or(req.Limit, admin.MaxLimit)
 	var (
-		tw   *tabwriter.Writer
-		pg   admin.AccountPage
-		seen int // unaccounted entries listed
+		pg   admin.AccountPage // the last page
+		seen int               // unaccounted entries listed
 	)
 	if a.jsonOut {
 		fmt.Fprint(a.stdout, `{"items":[`)
 	} else {
-		tw = tabwriter.NewWriter(a.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "NOMINAL\tSLOT\tFATE\tSTATUS\tEVIDENCE / REASON")
+		fmt.Fprintln(a.stdout, fmt.Sprintf(entryFormat, "NOMINAL", "SLOT", "FATE", "STATUS", "EVIDENCE / REASON"))
 	}
 	for n := 0; ; {
+		pg = admin.AccountPage{} // a page without next_cursor must not keep the last one's
 		if err := a.apiJSON(ctx, nc, "schedule.account", req, &pg); err != nil {
 			return err
 		}
@@ -132,12 +132,7 @@ func (a *app) printAccount(ctx context.Context, nc *nats.Conn, req admin.Account
 				fmt.Fprintf(a.stdout, "\n%s", b)
 				continue
 			}
-			fmt.Fprintln(tw, entryRow(e))
-		}
-		if tw != nil {
-			if err := tw.Flush(); err != nil {
-				return err
-			}
+			fmt.Fprintln(a.stdout, entryRow(e))
 		}
 		if pg.NextCursor == "" {
 			break
@@ -171,6 +166,11 @@ func (a *app) printAccount(ctx context.Context, nc *nats.Conn, req admin.Account
 	return nil
 }
 
+// entryFormat is a row of the account's table: fixed widths (the times',
+// the longest fate and ledger status), so that rows streamed page by page
+// line up.
+const entryFormat = "%-24s  %-24s  %-11s  %-10s  %s"
+
 // entryRow is one entry of an account as a table row.
 func entryRow(e account.Entry) string {
 	slot, status := "-", "-"
@@ -184,7 +184,7 @@ func entryRow(e account.Entry) string {
 	if e.Reason != "" {
 		why += ": " + e.Reason
 	}
-	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s", stampUTC(e.Nominal), slot, e.Fate, status, why)
+	return strings.TrimRight(fmt.Sprintf(entryFormat, stampUTC(e.Nominal), slot, e.Fate, status, why), " ")
 }
 
 func stampUTC(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }

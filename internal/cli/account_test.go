@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"regexp"
@@ -11,7 +12,9 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -135,6 +138,21 @@ func TestScheduleAccount(t *testing.T) {
 		if !regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(stampUTC(b.slot(i))) + `\s.*unaccounted\s+-\s+no fire in the stream`).MatchString(out) {
 			t.Errorf("slot %d is not listed unaccounted:\n%s", i, out)
 		}
+	}
+
+	// Every page, 3 entries a request: the same rows and summary.
+	var buf, errBuf bytes.Buffer
+	app := &app{stdout: &buf, stderr: &errBuf, namePrefix: "sched", conn: natsconn.Options{URL: e.url}}
+	nc, err := app.connectAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	if err := app.printAccount(context.Background(), nc, admin.AccountRequest{ID: "a", To: to, Limit: 3}); err != nil {
+		t.Fatal(err)
+	}
+	if _, paged, _ := e.run("schedule", "account", "a", "--to", to); strings.Count(buf.String(), "\n") != 11 || buf.String() != paged {
+		t.Fatalf("account a, 3 entries a page:\n%s\nwant, in one page:\n%s", buf.String(), paged)
 	}
 
 	e.refused(ExitInvalid, "--from", "schedule", "account", "a", "--from", "yesterday")
