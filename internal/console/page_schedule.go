@@ -136,13 +136,15 @@ func (s *Server) history(ctx context.Context, id, cursor string, out *[]admin.Hi
 
 // accountFates are the fates the accounting section lists: the slots
 // that did not fire, and those nothing accounts for.
-var accountFates = []string{account.FateNotFired, account.FateMerged, account.FateSkipped, account.FateUnaccounted}
+func accountFates() []string {
+	return []string{account.FateNotFired, account.FateMerged, account.FateSkipped, account.FateUnaccounted}
+}
 
 // accounting reads, through the admin API, the account of the schedule
 // over the ledger's retention (the API's default range): the summary of
 // every owed slot, and a page of those that did not fire from cursor.
 func (s *Server) accounting(ctx context.Context, id, cursor string, out *admin.AccountPage) (errMsg string) {
-	if err := s.api.call(ctx, "", "schedule.account", admin.AccountRequest{ID: id, Cursor: cursor, Limit: accountRows, Fates: accountFates}, out); err != nil {
+	if err := s.api.call(ctx, "", "schedule.account", admin.AccountRequest{ID: id, Cursor: cursor, Limit: accountRows, Fates: accountFates()}, out); err != nil {
 		return err.Error()
 	}
 	return ""
