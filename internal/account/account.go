@@ -116,10 +116,8 @@ func Account(in Input, onEntry func(Entry)) Summary {
 		s.From, s.Clipped = in.Retained, "before "+stamp(in.Retained)+" the ledger has expired (the tick retention)"
 	}
 	if s.From.Before(in.Owed) {
-		s.From = in.Owed
-		if s.Clipped == "" {
-			s.Clipped = "the schedule owed nothing before " + stamp(in.Owed)
-		}
+		// The later bound is where the range starts: the note names it.
+		s.From, s.Clipped = in.Owed, "the schedule owed nothing before "+stamp(in.Owed)
 	}
 	ranges := rangesOf(in.Ledger)
 	in.Recurrence.Walk(in.Owed, MaxOccurrences, func(o Occurrence) bool {

@@ -69,6 +69,13 @@ func TestAccount(t *testing.T) {
 	if sum.Owed != 7 || !strings.Contains(sum.Clipped, "expired") {
 		t.Errorf("clipped: %+v, want 7 owed from the retention on", sum)
 	}
+	// A schedule younger than the retention starts at its creation, and
+	// the note says so, not the retention that clipped before it.
+	sum = account.Account(account.Input{ID: "s", Recurrence: account.RecurrenceOf(cronx.Interval{Every: time.Minute}),
+		Owed: at(5), From: at(0), To: at(12), Now: at(12), Retained: at(2), State: state, Ledger: ledger}, nil)
+	if sum.Owed != 7 || !sum.From.Equal(at(5)) || !strings.Contains(sum.Clipped, "owed nothing before") {
+		t.Errorf("clipped by the retention, then the creation: %+v, want 7 owed from the creation on, saying so", sum)
+	}
 }
 
 func itoa(t time.Time) string { return kvstore.SlotID("", t)[1:] }

@@ -41,7 +41,7 @@ func cliActor() string {
 }
 
 func (a *app) auditCommand() *cobra.Command {
-	cmd := &cobra.Command{Use: "audit", Short: "The tamper-evident audit trail (SCHED_AUDIT)"}
+	cmd := &cobra.Command{Use: "audit", Short: "The tamper-evident audit trail (SCHED_AUDIT), and every schedule's slots accounted for"}
 	var (
 		o    audit.VerifyOptions
 		head string
@@ -101,7 +101,7 @@ enabled for the account, JS.jetsched.API is used.`,
 	fl.StringVar(&head, "expect-head", "", "SEQ:MAC: a head kept outside NATS that the trail must still hold")
 	fl.BoolVar(&o.Dispatches, "dispatches", false, "also read again the fire and wakeup messages the dispatch digests cover")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON")
-	cmd.AddCommand(verify)
+	cmd.AddCommand(verify, a.auditSlots())
 	return cmd
 }
 

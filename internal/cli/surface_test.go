@@ -237,7 +237,7 @@ func TestJSONOutputTypesAreSnakeCase(t *testing.T) {
 		}
 	}
 	for _, v := range []any{admin.ScheduleInfo{}, admin.Page[admin.ScheduleInfo]{}, admin.StatusPage{}, admin.Page[admin.HistoryItem]{},
-		admin.PutResponse{}, admin.Error{}, audit.Report{}, kvstore.Timer{}, kvstore.Event{}, bench.Report{}} {
+		admin.PutResponse{}, admin.Error{}, admin.AccountPage{}, audit.Report{}, kvstore.Timer{}, kvstore.Event{}, bench.Report{}} {
 		ty := reflect.TypeOf(v)
 		walk(ty.String(), ty)
 	}

@@ -254,3 +254,36 @@ func TestListenBeyondLoopbackNeedsAuth(t *testing.T) {
 		t.Fatal("Start without a connection worked")
 	}
 }
+
+// TestScheduleAccounting (issue 51): the schedule page's Accounting
+// section shows the summary line of the ledger's retention and lists the
+// slots that did not fire, with the ledger's reason: a one-shot that
+// fired, and one whose slot an operator skipped.
+func TestScheduleAccounting(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, console.Config{})
+	at := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second).UTC()
+	e.cli("schedule", "add", "--id", "fired-once", "--workflow", "wf", "--at", at.Format(time.RFC3339))
+	e.cli("schedule", "add", "--id", "skipped-once", "--workflow", "wf", "--at", at.Format(time.RFC3339))
+	e.cli("schedule", "skip", "skipped-once")
+	pageOf := func(id, line string) string {
+		var page string
+		testwait.Eventually(t, 20*time.Second, id+"'s accounting "+line, func() bool {
+			_, page = e.get(viewerToken, "/schedules/"+id)
+			return strings.Contains(page, `<p id="acc-line"><strong>`+line+`</strong></p>`)
+		})
+		return page
+	}
+	page := pageOf("fired-once", "owed 1, fired 1, not fired with reason 0, pending 0, unaccounted 0")
+	if !strings.Contains(page, `<h2 id="acc-h">Accounting</h2>`) || !strings.Contains(page, "Every slot owed in the range fired") {
+		t.Errorf("fired-once: the accounting section lacks its heading or its note:\n%s", page)
+	}
+	page = pageOf("skipped-once", "owed 1, fired 0, not fired with reason 1, pending 0, unaccounted 0")
+	if !strings.Contains(page, `<span class="status f-not_fired">not_fired</span> <small>(skipped)</small>`) || !strings.Contains(page, "skipped by an operator") ||
+		!strings.Contains(page, "1 slot(s) not fired in the range") {
+		t.Errorf("skipped-once: the accounting section does not list the skipped slot with its reason:\n%s", page)
+	}
+	if code, page := e.get(viewerToken, "/schedules/skipped-once?acursor=garbage"); code != http.StatusOK || !strings.Contains(page, "cursor: invalid cursor") {
+		t.Errorf("a bad accounting cursor: %d, want the page with the API's refusal:\n%s", code, page)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -20,6 +21,7 @@ import (
 const (
 	nextFires     = 20
 	historyRows   = 50
+	accountRows   = 50
 	headerFires   = 5
 	monthMaxTicks = 1000
 )
@@ -39,6 +41,10 @@ type scheduleData struct {
 	History  []admin.HistoryItem
 	HistNext string
 	HistErr  string
+	// Account is the accounting of the ledger's retention: its summary
+	// and a page of the entries that did not fire (accountFates).
+	Account  admin.AccountPage
+	AccErr   string
 	Headers  []fireHeaders
 	HeadErr  string
 	Calendar string
@@ -97,6 +103,7 @@ func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errM
 	}
 	d.HistNext, d.HistErr = s.history(ctx, id, r.URL.Query().Get("hcursor"), &d.History)
 	d.Headers, d.HeadErr = s.fireHeaders(ctx, d.History)
+	d.AccErr = s.accounting(ctx, id, r.URL.Query().Get("acursor"), &d.Account)
 	compiled, cal, err := s.compile(ctx, id, v.Spec)
 	if err != nil {
 		d.NextErr = err.Error()
@@ -125,6 +132,22 @@ func (s *Server) history(ctx context.Context, id, cursor string, out *[]admin.Hi
 	}
 	*out = pg.Items
 	return pg.NextCursor, ""
+}
+
+// accountFates are the fates the accounting section lists: the slots
+// that did not fire, and those nothing accounts for.
+func accountFates() []string {
+	return []string{account.FateNotFired, account.FateMerged, account.FateSkipped, account.FateUnaccounted}
+}
+
+// accounting reads, through the admin API, the account of the schedule
+// over the ledger's retention (the API's default range): the summary of
+// every owed slot, and a page of those that did not fire from cursor.
+func (s *Server) accounting(ctx context.Context, id, cursor string, out *admin.AccountPage) (errMsg string) {
+	if err := s.api.call(ctx, "", "schedule.account", admin.AccountRequest{ID: id, Cursor: cursor, Limit: accountRows, Fates: accountFates()}, out); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // fireHeaders reads the headers of the most recent fire messages the

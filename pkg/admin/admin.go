@@ -32,7 +32,7 @@ import (
 )
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.3.0"
+const Version = "1.4.0"
 
 // Error codes.
 const (
@@ -109,7 +109,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)
 	svc, err := micro.AddService(cfg.Conn, micro.Config{
 		Name: "jetsched", Version: Version,
-		Description: "jetsched admin API: schedules, calendars, timers, status, history",
+		Description: "jetsched admin API: schedules, calendars, timers, status, history, accounts",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("admin: add service: %w", err)

@@ -77,6 +77,7 @@ func TestAdminAPI(t *testing.T) {
 		{"sched.api.schedule.trigger", map[string]any{"id": "rep"}},
 		{"sched.api.schedule.skip", map[string]any{"id": "rep", "count": 1}},
 		{"sched.api.schedule.history", map[string]any{"id": "rep"}},
+		{"sched.api.schedule.account", map[string]any{"id": "rep"}},
 		{"sched.api.status", nil},
 		{"sched.api.schedule.list", nil},
 		{"sched.api.calendar.put", map[string]any{"name": "fr", "calendar": map[string]any{"zone": "Europe/Paris"}}},

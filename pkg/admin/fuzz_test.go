@@ -33,6 +33,7 @@ var apiSeeds = map[string][]string{
 	"schedule.backfill":        {`{"id":"x","from":"2026-01-01T00:00:00Z","to":"2026-01-01T00:10:00Z","rate":50,"note":"replay"}`},
 	"schedule.backfill.cancel": {`{"id":"x"}`},
 	"schedule.history":         {`{"id":"x","limit":5,"order":"oldest","cursor":"x.1767225600000"}`},
+	"schedule.account":         {`{"id":"x","from":"2026-01-01T00:00:00Z","to":"2026-01-02T00:00:00Z","limit":5,"cursor":"2026-01-01T00:10:00Z","fates":["unaccounted"]}`},
 	"status":                   {`{"limit":1}`},
 	"calendar.put":             {`{"name":"fr","calendar":{"zone":"Europe/Paris","holidays":[{"name":"New Year","date":"01-01"}]}}`},
 	"calendar.get":             {`{"name":"fr"}`},

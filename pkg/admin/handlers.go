@@ -111,6 +111,7 @@ func (h handlers) table() map[string]endpoint {
 		"schedule.backfill":        h.scheduleBackfill,
 		"schedule.backfill.cancel": h.scheduleBackfillCancel,
 		"schedule.history":         h.scheduleHistory,
+		"schedule.account":         h.scheduleAccount,
 		"status":                   h.status,
 		"calendar.put":             h.calendarPut,
 		"calendar.get":             h.calendarGet,
@@ -220,11 +221,17 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 	if err != nil && e.ID == "" {
 		return nil, err
 	}
+	return h.infoOf(ctx, e, err), nil
+}
+
+// infoOf is info of one schedule, its ended list looked up where the
+// catalogue last saw one name it.
+func (h handlers) infoOf(ctx context.Context, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
 	lists := h.store.NewEndedReader()
-	if key := h.cat.listOf(r.ID); key != "" {
-		lists.Hint(r.ID, key)
+	if key := h.cat.listOf(e.ID); key != "" {
+		lists.Hint(e.ID, key)
 	}
-	return info(ctx, h.store, lists, e, err), nil
+	return info(ctx, h.store, lists, e, decodeErr)
 }
 
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {

@@ -123,7 +123,11 @@ func (s *Store) Published(ctx context.Context, id, slotID string) (Fired, bool, 
 
 // FiresOf calls fn with every fire of schedule id in the fire stream,
 // oldest first (in stream order), reading headers only, until fn returns
-// false or the stream has no more.
+// false or the stream has no more. Its consumer is deleted when it
+// returns: left to its inactivity threshold, a thousand calls within it
+// (an audit of every schedule, a console paging the ledger) would reach
+// the server's consumers per stream (1,000 by default from nats-server
+// 2.15) and workers could not create theirs.
 func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) error {
 	stream := s.layout.FiresStream
 	cons, err := s.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{
@@ -133,10 +137,6 @@ func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) err
 	if err != nil {
 		return fmt.Errorf("kvstore: read the fires of %q in %s: %w", id, stream, err)
 	}
-	// Deleted once read, not left to its inactivity threshold: a ledger
-	// read for every schedule (audit slots, a page of histories) would
-	// otherwise keep a consumer per schedule for a minute, up to the
-	// server's limit on consumers.
 	defer s.deleteConsumer(stream, cons)
 	for {
 		batch, err := cons.FetchNoWait(256)
@@ -243,6 +243,17 @@ func mergeFired(t Tick, f Fired) Tick {
 		t.Reason = f.Reason
 	}
 	return t
+}
+
+// TickRetention is how long sched_ticks keeps a ledger entry: the
+// bucket's TTL, 0 when it keeps them for ever. The ledger holds nothing
+// older than now less it (the fire stream may hold older fires).
+func (s *Store) TickRetention(ctx context.Context) (time.Duration, error) {
+	st, err := s.ticks.Status(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: status of %s: %w", s.ticks.Bucket(), err)
+	}
+	return st.TTL(), nil
 }
 
 // Ledger is the ledger of schedule id: its sched_ticks entries merged

@@ -85,36 +85,6 @@ func TestLedgerFromTheStream(t *testing.T) {
 	}
 }
 
-// TestLedgerLeavesNoConsumer: reading a schedule's fires deletes the
-// consumer it read them with. Left to its inactivity threshold, a ledger
-// read per schedule (audit slots, a fault test accounting two dozen
-// schedules a few times) reached the server's limit on consumers:
-// "maximum consumers limit reached".
-func TestLedgerLeavesNoConsumer(t *testing.T) {
-	t.Parallel()
-	_, s := natstest.Start(t).Store(t)
-	ctx := context.Background()
-	base := time.UnixMilli(1_800_000_000_000).UTC()
-	natstest.PublishFire(t, s.JetStream(), natstest.Fire{Subject: "sched.fire.wf.a", Schedule: "a", Workflow: "wf",
-		SlotID: kvstore.SlotID("a", base), At: base, Instance: "i1"})
-	for range 3 {
-		if l, err := s.Ledger(ctx, "a"); err != nil || len(l) != 1 {
-			t.Fatalf("Ledger = %v, %v", l, err)
-		}
-	}
-	stream, err := s.JetStream().Stream(ctx, "SCHED_FIRES")
-	if err != nil {
-		t.Fatal(err)
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := info.State.Consumers; n != 0 {
-		t.Fatalf("%d consumers left on SCHED_FIRES after three ledger reads, want 0", n)
-	}
-}
-
 // TestLedgerEntryWithoutASlotTime (issue 51): schedulers before the fix
 // wrote a worker's outcome on a trigger's or a backfill's slot with the
 // zero time. Readers show the slot's time instead, from its fire in the
@@ -159,5 +129,37 @@ func TestLedgerEntryWithoutASlotTime(t *testing.T) {
 		case id == backfill && (!h.Slot.Equal(want[id]) || h.Status != kvstore.TickCompleted || h.Outcome != "w1"):
 			t.Errorf("History[%d] = %+v; want the backfill completed by w1 at %s", i, h, want[id])
 		}
+	}
+}
+
+// TestFiresOfLeavesNoConsumer: reading a schedule's fires deletes the
+// consumer it read them with, so that reading the ledgers of many
+// schedules at once (audit slots, issue 51) does not fill the fire
+// stream's consumers (1,000 per stream by default).
+func TestFiresOfLeavesNoConsumer(t *testing.T) {
+	t.Parallel()
+	_, s := natstest.Start(t).Store(t)
+	ctx := context.Background()
+	base := time.UnixMilli(1_800_000_000_000).UTC()
+	natstest.PublishFire(t, s.JetStream(), natstest.Fire{Schedule: "a", Workflow: "wf", At: base})
+	for range 3 {
+		n := 0
+		if err := s.FiresOf(ctx, "a", func(kvstore.Fired) bool { n++; return true }); err != nil || n != 1 {
+			t.Fatalf("FiresOf: %d fires, %v", n, err)
+		}
+		if _, err := s.Ledger(ctx, "b"); err != nil { // no fire at all
+			t.Fatal(err)
+		}
+	}
+	stream, err := s.JetStream().Stream(ctx, "SCHED_FIRES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Consumers != 0 {
+		t.Fatalf("%d consumers left on SCHED_FIRES after reading fires 6 times", info.State.Consumers)
 	}
 }
