@@ -269,7 +269,7 @@ func decideRegular(in Input) Decision {
 		return Decision{Action: ActReplan, Next: step.At, Step: step}
 	}
 	if why := implausible(in, slot); why != "" {
-		step := cronx.Explain(in.Schedule, in.Now)
+		step := cronx.Explain(in.Schedule, replanFrom(in))
 		return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}
 	}
 	if slot.After(in.Now) {
@@ -445,6 +445,42 @@ func skipThrough(in Input, slot, until time.Time, reason string) Decision {
 	}
 	d.Next = d.Step.At
 	return d
+}
+
+// replanAfterClaim re-plans in's state from the slot after its last claim,
+// why being how the record was found to pass over that slot
+// (worker.passesOver).
+func replanAfterClaim(in Input, why string) Decision {
+	c := in.State.Claim
+	step := cronx.ExplainAfter(in.Schedule, c.Slot, c.Nominal)
+	return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}
+}
+
+// afterClaim is the slot the recurrence gives after st's last regular
+// claim (zero: none, or no such claim).
+func afterClaim(s cronx.Schedule, st *kvstore.State) time.Time {
+	c := st.Claim
+	if c == nil || c.SlotID != "" {
+		return time.Time{}
+	}
+	return cronx.ExplainAfter(s, c.Slot, c.Nominal).At
+}
+
+// replanFrom is where an implausible state is planned again from: as if
+// it had no record (its spec's write: firstAfter), but after the slot it
+// last claimed when that is later and due. Not from now: the slots due
+// since its last claim would be passed over without a trace (issue 51: a
+// restored backup whose next slot lay beyond the recurrence lost the
+// three slots due while its claim ran out). The engine then catches the
+// plan up with the fire stream before it writes it (worker.act), so that
+// what fired is not fired again. The result is always plausible: its next
+// slot is after the claim, and not before the spec's write.
+func replanFrom(in Input) time.Time {
+	from := firstAfter(in)
+	if c := in.State.Claim; c != nil && c.SlotID == "" && c.Slot.After(from) && !c.Slot.After(in.Now) {
+		from = c.Slot
+	}
+	return from
 }
 
 // implausible says why a state's next slot cannot have come from this

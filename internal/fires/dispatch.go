@@ -242,7 +242,7 @@ func notFiredStatus(reason string) kvstore.TickStatus {
 // Decision.Implausible), now re-planned: a warning and an event.
 func (e *Engine) replanned(j job, d Decision, now time.Time) {
 	e.log.Warn("implausible state re-planned", "schedule", j.id, "reason", d.Implausible, "next", d.Next)
-	e.event(kvstore.Event{Kind: kvstore.EventReplanned, Schedule: j.id, Slot: d.Next, Reason: d.Implausible + "; re-planned from now",
+	e.event(kvstore.Event{Kind: kvstore.EventReplanned, Schedule: j.id, Slot: d.Next, Reason: d.Implausible + "; re-planned, next slot " + stamp(d.Next),
 		Owner: e.cfg.Instance, At: now.UTC()})
 }
 

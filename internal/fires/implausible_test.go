@@ -30,6 +30,7 @@ func TestDecideImplausibleState(t *testing.T) {
 		now      time.Time
 		state    kvstore.State
 		created  time.Time
+		written  time.Time
 		want     string // substring of Implausible; "" for a plausible state
 		wantNext time.Time
 	}{
@@ -48,12 +49,20 @@ func TestDecideImplausibleState(t *testing.T) {
 			state: kvstore.State{Next: at(-1800)}},
 		{name: "next not after the slot last claimed", sched: every, now: at(10.5), state: kvstore.State{Next: at(5), Claim: claimed(7)},
 			want: "not after the slot last claimed", wantNext: at(11)},
+		// Issue 51: a restored backup's record, its next slot beyond the
+		// recurrence, decided once its claim ran out: planned from the
+		// slot after the claim, so the slots due meanwhile follow the
+		// misfire policy instead of being passed over.
+		{name: "re-planned from the slot last claimed, not from now", sched: every, now: at(40.5), written: at(-100),
+			state: kvstore.State{Next: at(200), Claim: claimed(5)}, want: "beyond the recurrence's next slot", wantNext: at(6)},
+		{name: "without a claim, from the spec's write", sched: every, now: at(40.5), written: at(-2.5),
+			state: kvstore.State{Next: at(200)}, want: "beyond the recurrence's next slot", wantNext: at(-2)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.state
 			st.Plan = "p"
-			in := Input{Now: tc.now, Plan: "p", Schedule: tc.sched, State: &st, Settled: "tok", MisfireThreshold: time.Minute, Created: tc.created}
+			in := Input{Now: tc.now, Plan: "p", Schedule: tc.sched, State: &st, Settled: "tok", MisfireThreshold: time.Minute, Created: tc.created, Written: tc.written}
 			d := Decide(in)
 			if tc.want == "" {
 				if d.Implausible != "" || d.Action == ActReplan {

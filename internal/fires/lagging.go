@@ -3,6 +3,7 @@ package fires
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -261,4 +262,50 @@ func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
 	}
 	wg.Wait()
 	return out
+}
+
+// mayPassOver reports whether in's state, a recurring schedule's record
+// this instance did not write in its tenure of the shard, has a next slot
+// later than the one after its last claim, settled: whoever moved it on
+// recorded the slots between (missed, skipped), or the record passes them
+// over (forged, or restored from a backup with its next slot ahead). Such
+// a record is checked once, when it is decided (passesOver).
+func (w worker) mayPassOver(j job, in Input) bool {
+	st := in.State
+	if st == nil || j.planned || j.at != 0 || st.Plan != in.Plan || st.Ended || st.Next.IsZero() || st.Paused != nil {
+		return false
+	}
+	c := st.Claim
+	if c == nil || c.SlotID != "" || !c.Settled() && c.Token != in.Settled {
+		return false
+	}
+	next := afterClaim(in.Schedule, st)
+	if next.IsZero() || !st.Next.After(next) {
+		return false
+	}
+	since, ok := w.e.leases.since(kvstore.ShardOf(j.id, w.e.shards))
+	return !ok || st.Owner != w.e.cfg.Instance || st.UpdatedAt.Before(since)
+}
+
+// passesOver looks the slot after in's state's last claim up in the
+// ledger: "" when it has an entry (or the stream has fired past it),
+// else why the record passes it over.
+func (w worker) passesOver(ctx context.Context, j job, in Input) (string, error) {
+	slot := afterClaim(in.Schedule, in.State)
+	_, err := w.e.store.GetTick(ctx, kvstore.SlotID(j.id, slot))
+	switch {
+	case err == nil:
+		return "", nil
+	case !errors.Is(err, kvstore.ErrNotFound):
+		return "", fmt.Errorf("fire: ledger entry of %s, the slot after %s's last claim: %w", stamp(slot), j.id, err)
+	}
+	f, err := w.e.store.LastFired(ctx, j.id)
+	switch {
+	case err == nil && !f.Slot.Before(slot):
+		return "", nil // fired up to it or past it (a record behind the stream: caught up as such)
+	case err != nil && !errors.Is(err, kvstore.ErrNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound):
+		return "", fmt.Errorf("fire: last fire of %s, to check its record's next slot: %w", j.id, err)
+	}
+	return fmt.Sprintf("next slot %s passes over %s, the slot after the last claimed (%s), which has no ledger entry",
+		stamp(in.State.Next), stamp(slot), stamp(in.State.Claim.Slot)), nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -172,5 +173,66 @@ func TestDeletedRecordIsCaughtUpFromTheStream(t *testing.T) {
 	}
 	if n := len(h.of("lost")); n != 3 {
 		t.Errorf("%d fires in the stream, want the 3 before the delete", n)
+	}
+}
+
+// TestRestoredRecordBeyondItsRecurrence: a state record put back from an
+// old backup, whose claim no scheduler holds and whose next slot lies
+// ahead of the slot after that claim (found by `schedule account`, issue
+// 51). Taken as it was, the slots between had no fire and no ledger
+// entry. The engine looks the slot after the claim up in the ledger when
+// it first decides a record it did not write, finds nothing, and plans
+// again from the claim: the slots since follow the misfire policy (skip,
+// 5 s threshold: the late ones recorded missed, the one within it fired),
+// and the claimed slot that fired is not fired again.
+func TestRestoredRecordBeyondItsRecurrence(t *testing.T) {
+	h := setup(t)
+	ctx := context.Background()
+	spec := kvstore.Spec{Workflow: "w", Every: "10s", Align: kvstore.AlignEpoch, MisfireThreshold: "5s"}
+	h.put("restored", spec)
+	e, err := h.store.GetSpec(ctx, "restored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := spec.Compile("restored", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := e.Written.Truncate(10 * time.Second).Add(20 * time.Second) // the slot last claimed (it fired)
+	natstest.PublishFire(t, h.js, natstest.Fire{Schedule: "restored", Workflow: "w", At: s, Instance: "gone"})
+	claim := kvstore.Claim{Slot: s, Token: "restored", Owner: "gone", At: s, Expires: s.Add(34 * time.Second)}
+	if _, err := h.store.CreateState(ctx, "restored", kvstore.State{Plan: c.Plan, Next: s.Add(50 * time.Second), Claim: &claim,
+		Fires: 1, UpdatedAt: s, Owner: "gone"}); err != nil {
+		t.Fatal(err)
+	}
+	replanned, err := h.js.Conn().SubscribeSync("sched.event.replanned.restored")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer replanned.Unsubscribe()
+	// Decided at once: its claim, made before this instance's tenure, is
+	// settled from the stream, then the record is checked.
+	clk, _ := clock.NewFake(s.Add(35 * time.Second))
+	h.engine(fires.Config{Clock: clk, LeaseTTL: time.Hour})
+	got := h.waitFires("restored", 10*time.Second, atLeast(2))
+	if slot, want := got[1].meta.ScheduledAt, s.Add(30*time.Second); !slot.Equal(want) {
+		t.Fatalf("the fire after the restored claim's is slot %s, want %s (5 s late, within the threshold)", slot, want)
+	}
+	for i := 1; i <= 2; i++ {
+		late := s.Add(time.Duration(i) * 10 * time.Second)
+		tick := h.waitTick(kvstore.SlotID("restored", late))
+		if tick.Status != kvstore.TickMissed {
+			t.Errorf("slot %s: %s %q, want missed by the misfire policy", late.Format(time.TimeOnly), tick.Status, tick.Reason)
+		}
+	}
+	msg, err := replanned.NextMsg(5 * time.Second)
+	if err != nil {
+		t.Fatalf("no replanned event: %v", err)
+	}
+	if !strings.Contains(string(msg.Data), "passes over") {
+		t.Errorf("replanned event %s does not say what the record passed over", msg.Data)
+	}
+	if n := len(h.of("restored")); n != 2 {
+		t.Errorf("%d fires, want the restored claim's and the one within the threshold", n)
 	}
 }

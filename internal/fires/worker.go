@@ -60,6 +60,7 @@ func (w worker) steps(ctx context.Context, j job) result {
 	}
 	conflicts := 0
 	var created time.Time
+	gapChecked := false
 	for range maxSteps {
 		now := w.e.cfg.Clock.Now()
 		in := w.e.decideInput(now, j.id, j.target, j.compiled, j.written, r.state, r.settled, r.checked)
@@ -68,6 +69,16 @@ func (w worker) steps(ctx context.Context, j job) result {
 		}
 		in.Created = created
 		d := Decide(in)
+		if !gapChecked && w.mayPassOver(j, in) {
+			gapChecked = true
+			switch why, err := w.passesOver(ctx, j, in); {
+			case err != nil:
+				r.err = err
+				return r
+			case why != "":
+				d = replanAfterClaim(in, why)
+			}
+		}
 		if d.Action == ActWait {
 			return r
 		}
@@ -265,6 +276,18 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 		st := w.next(r, now)
 		st.Plan = plan
 		setNext(&st, d)
+		if d.Implausible != "" && j.at == 0 {
+			// Planned again as if it had no record: caught up with the
+			// stream's last regular fire, so that slots that fired are
+			// neither fired again nor recorded missed (replanFrom).
+			caught, _, err := plannedBehind(ctx, w.e.store, j.id, j.compiled, &st)
+			if err != nil {
+				return fmt.Errorf("fire: last fire of %s, to re-plan its implausible state from: %w", j.id, err)
+			}
+			if caught != nil {
+				st = *caught
+			}
+		}
 		if err := w.update(ctx, j, st, r); err != nil {
 			return err
 		}
