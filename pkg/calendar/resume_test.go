@@ -130,3 +130,33 @@ func TestScheduleMergedRunsAreOneStep(t *testing.T) {
 		}
 	}
 }
+
+// TestScheduleRunStopsAtADSTGap: the run merged into a fire on a day
+// rolled to the fire's date ends at the fire's wall-clock time on that
+// day; when that time falls in the day's DST gap it ends before the gap,
+// not at its end, or an occurrence shifted to the gap's end was passed
+// over unnamed. Found by TestPlanMatchesModel (seed
+// 13126804446614483051): Chatham's DST begins Sunday 2026-09-27 at 02:45
+// (to 03:45); "15,45 2 * * 0,6" with dst_gap shift fires that Sunday at
+// 02:15 and 03:45, both rolled to Friday.
+func TestScheduleRunStopsAtADSTGap(t *testing.T) {
+	c := mustParse(t, `{"zone": "Pacific/Chatham", "weekend": ["sat", "sun"], "holidays": []}`)
+	base, err := cronx.Parse("15,45 2 * * 0,6", cronx.Options{Location: c.Location(), Gap: cronx.GapShift})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := calendar.Schedule{Base: base, Calendar: c, Roll: calendar.RollPrevious}
+	got := chain(s, time.Date(2026, 9, 24, 0, 0, 0, 0, c.Location()), 3)
+	var lines []string
+	for _, st := range got {
+		lines = append(lines, st.At.Format(time.RFC3339)+" <- "+st.Nominal.In(c.Location()).Format(time.RFC3339))
+	}
+	want := []string{
+		"2026-09-25T02:15:00+12:45 <- 2026-09-26T02:15:00+12:45",
+		"2026-09-25T02:45:00+12:45 <- 2026-09-26T02:45:00+12:45",
+		"2026-09-25T03:45:00+12:45 <- 2026-09-27T03:45:00+13:45",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("fires\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}

@@ -212,7 +212,14 @@ func (s Schedule) runEnd(n time.Time, a adjusted, after time.Time, fired bool) t
 		case target.before(ad):
 			return dayEnd
 		case target == ad:
-			return earlier(c.atWall(d, asec, ansec), dayEnd)
+			x := c.atWall(d, asec, ansec)
+			if _, xsec, xnsec := c.local(x); xsec != asec || xnsec != ansec {
+				// That reading is in a DST gap on d: x is the gap's end,
+				// whose occurrences read later than after's. Up to the
+				// gap only.
+				x = x.Add(-time.Nanosecond)
+			}
+			return earlier(x, dayEnd)
 		}
 		return n
 	}
