@@ -105,8 +105,8 @@ const maxRollDays = 3660
 // engine's first step). A limit of n fires ends the recurrence at its
 // n-th fire from Start (walked from there, the same way).
 func (r Recurrence) Walk(from time.Time, max int, fn func(Occurrence) bool) {
-	last, limited := time.Time{}, r.Limit > 0
-	if limited {
+	var last time.Time
+	if r.Limit > 0 {
 		fires := 0
 		r.walk(r.Start.Add(-time.Nanosecond), time.Time{}, func(o Occurrence) bool {
 			if o.Fate == Fires {
@@ -116,7 +116,7 @@ func (r Recurrence) Walk(from time.Time, max int, fn func(Occurrence) bool) {
 			return fires < r.Limit
 		})
 		if fires < r.Limit {
-			limited = false // fewer fires than the limit: the recurrence's own end
+			last = time.Time{} // fewer fires than the limit: the recurrence's own end
 		}
 	}
 	walked := 0
