@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -135,4 +136,23 @@ func mod(x, m int64) int64 {
 		r += m
 	}
 	return r
+}
+
+// TestConfigDurationsBounded: a lease TTL or misfire threshold of
+// centuries is refused, naming the field: 9/10 of a 300-year lease TTL
+// overflowed to a negative guard that never opened (issue 52).
+func TestConfigDurationsBounded(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		cfg   Config
+	}{
+		{"LeaseTTL", Config{LeaseTTL: 2562047 * time.Hour}},
+		{"MisfireThreshold", Config{MisfireThreshold: 2562047 * time.Hour}},
+	} {
+		tc.cfg.Store = &kvstore.Store{}
+		err := tc.cfg.withDefaults().validate()
+		if err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {
+			t.Errorf("%s of centuries: err %v, want one naming Config.%s", tc.field, err, tc.field)
+		}
+	}
 }
