@@ -209,9 +209,26 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	return cfg, nil
 }
 
+// maxDurationFlag bounds every duration setting of run: ten years is
+// more than any of them needs, and far enough from time.Duration's 292
+// years that what the engine computes from them (9/10 of a lease TTL, a
+// threshold added to now) cannot overflow into a negative duration.
+const maxDurationFlag = 10 * 365 * 24 * time.Hour
+
 // checkEngine refuses engine settings out of range before anything
 // starts, naming the flag (the engines' own checks name Config fields).
 func (f *daemonFlags) checkEngine() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--lease-ttl", f.leaseTTL}, {"--misfire-threshold", f.misfire}, {"--tick-retention", f.tickTTL},
+		{"--fire-retention", f.fireTTL}, {"--duplicate-window", f.dupWindow}, {"--dead-man-tolerance", f.deadMan},
+	} {
+		if d.v > maxDurationFlag {
+			return invalidf("%s %s: must be at most %s (10 years)", d.flag, d.v, maxDurationFlag)
+		}
+	}
 	switch {
 	case f.windowBusy < 0:
 		return invalidf("--window-busy %d: must not be negative (0: windows always)", f.windowBusy)

@@ -854,17 +854,14 @@ func (l *loop) schedule(en *entry) {
 // or the delete marker of an earlier state). A million new schedules thus
 // cost no writes until they fire. A plan that skips slots (a calendar rule)
 // is left to a worker, which writes it at once so that the skips are in
-// the ledger now, not at the first fire.
+// the ledger now, not at the first fire; so is one that does not pack
+// (inMemoryPlan).
 func (l *loop) plan(en *entry, now time.Time) {
 	if l.planEnded(en) {
 		return // its fire is in an ended list (ended.go)
 	}
 	d := Decide(l.e.entryInput(en, now, &l.scratch))
-	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
-		return
-	}
-	st := plannedState(en.compiled.Plan, d, now)
-	p, ok := packState(st)
+	p, ok := inMemoryPlan(en.compiled.Plan, d, now)
 	if !ok {
 		return // not a plain plan: left to a worker, as above
 	}

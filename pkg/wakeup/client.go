@@ -172,6 +172,9 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if due.IsZero() {
 		return kvstore.TimerEntry{}, field("at", "", "no due time")
 	}
+	if err := checkDueRange(r, due); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
 	t := kvstore.Timer{
 		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, WhenExpr: r.WhenExpr, Zone: zone,
 		Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Created: now.UTC(),
@@ -311,4 +314,23 @@ func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time)
 	}
 	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload,
 		Condition: m.Condition, ConditionKey: m.ConditionKey}, m.Rearms+1)
+}
+
+// checkDueRange refuses a due time, or an expiry, outside the supported
+// time range (kvstore.CheckTime), naming the input it came from.
+func checkDueRange(r Request, due time.Time) error {
+	name := "at"
+	switch {
+	case r.When != "":
+		name = "when"
+	case r.WhenExpr != "":
+		name = "when_expr"
+	}
+	if err := kvstore.CheckTime(name, due); err != nil {
+		return err
+	}
+	if r.ExpireAfter > 0 && !kvstore.InTimeRange(due.Add(r.ExpireAfter)) {
+		return field("expire_after", r.ExpireAfter.String(), "the due time plus it is outside the supported time range "+kvstore.TimeRange)
+	}
+	return nil
 }
