@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -22,6 +23,7 @@ func FuzzDecodeSpec(f *testing.F) {
 		`{"workflow":"wf","cron":"CRON_TZ=Asia/Tokyo 0 0 L * *","dst_gap":"shift","overlap":"cancel_other"}`,
 		`{"workflow":"wf","every":"1s","start":"2026-01-01T00:00:00Z","limit":3}`,
 		`{"workflow":"wf","every":"1s","every":"2s"}`, `{}`, `null`, `[`, `{"workflow":5}`,
+		`{"workflow":"wf","every":"1s","input":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,8 +44,18 @@ func FuzzDecodeSpec(f *testing.F) {
 		if !reflect.DeepEqual(normalize(spec), normalize(again)) {
 			t.Fatalf("round trip changed the spec:\n%+v\n%+v", spec, again)
 		}
+		// What the scheduler accepts on read (CheckRecord) the API's
+		// validator accepts too, and its input nests at most MaxJSONDepth.
+		if _, err := spec.CheckRecord("fuzz", nil, nil, now); err == nil {
+			if verr := spec.Validate("fuzz"); verr != nil {
+				t.Fatalf("read accepts what the API refuses: %v", verr)
+			}
+		}
 		if spec.Validate("fuzz") != nil {
 			return
+		}
+		if d := strictjson.Depth(spec.Input); d > kvstore.MaxJSONDepth {
+			t.Fatalf("input %d deep validates", d)
 		}
 		c, err := spec.Compile("fuzz", nil)
 		if err != nil {
