@@ -48,7 +48,7 @@ func newEnvWith(t *testing.T, base *server.Options) *env {
 		t.Fatal(err)
 	}
 	// The CLI talks to the admin API, which every scheduler serves.
-	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store})
+	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, ConditionBuckets: cliConditionBuckets})
 	if err != nil {
 		t.Fatal(err)
 	}
