@@ -15,7 +15,9 @@ import (
 )
 
 // invalidEvents collects the events on sched.event.invalid.>, by subject.
-func (e *env) invalidEvents() func() map[string]kvstore.Event { return e.events("sched.event.invalid.>") }
+func (e *env) invalidEvents() func() map[string]kvstore.Event {
+	return e.events("sched.event.invalid.>")
+}
 
 // forge writes value under key straight into sched_wakeups, as `nats kv
 // put` would: no API, no validation.
