@@ -34,15 +34,6 @@ const (
 	ignoredOrphan      = "holder not a member"
 )
 
-// maxHonouredTTL bounds the TTL a record's own "ttl" may claim beyond
-// this instance's: a member of the fleet configured with a longer TTL
-// than this one renews less often and is honoured up to it.
-const maxHonouredTTL = 5 * time.Minute
-
-// staleGrace is added to a record's TTL before it is judged stale: the
-// servers of a cluster stamp writes by their own clocks.
-const staleGrace = time.Second
-
 // leaseRecord is one key of the leases bucket as a survey reads it.
 type leaseRecord struct {
 	key     string
@@ -110,7 +101,7 @@ func judge(recs []leaseRecord, self, run string, shards int, now time.Time, ttl 
 			ign.why = ignoredValue
 		case !skew.Plausible(v.Renewed, r.created):
 			ign.why = ignoredImplausible
-		case !now.IsZero() && ign.age > honouredTTL(v.TTL, ttl)+staleGrace:
+		case skew.Stale(r.created, now, v.TTL, ttl):
 			ign.why = ignoredStale
 		}
 		if ign.why != "" {
@@ -130,7 +121,7 @@ func judge(recs []leaseRecord, self, run string, shards int, now time.Time, ttl 
 	}
 	for _, l := range leases {
 		a := age(now, l.rec.created)
-		if !out.members[l.v.Owner] && !now.IsZero() && a > ttl+staleGrace {
+		if !out.members[l.v.Owner] && skew.Stale(l.rec.created, now, "", ttl) {
 			out.over[l.shard] = l.rec.rev
 			out.ignored = append(out.ignored, ignoredRecord{key: l.rec.key, shard: l.shard, owner: l.v.Owner, rev: l.rec.rev, why: ignoredOrphan, age: a})
 			continue
@@ -155,17 +146,6 @@ func parseLeaseKey(key string, shards int) (kind, name string, shard int) {
 		}
 	}
 	return "", "", -1
-}
-
-// honouredTTL is the TTL a record is judged by: the one it claims (its
-// writer's --lease-ttl) when longer than this instance's, up to
-// maxHonouredTTL or this instance's if longer.
-func honouredTTL(claimed string, own time.Duration) time.Duration {
-	d, err := time.ParseDuration(claimed)
-	if err != nil || d <= own {
-		return own
-	}
-	return min(d, max(own, maxHonouredTTL))
 }
 
 // age is how long before now, the server's time, a record was written

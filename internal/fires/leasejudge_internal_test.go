@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/skew"
 )
 
 // record is a leases-bucket record written at created (the server's
@@ -177,7 +179,7 @@ func FuzzJudge(f *testing.F) {
 		if believed && !v.Renewed.IsZero() && v.Renewed.Sub(created).Abs() > 10*time.Minute {
 			t.Fatalf("%s = %s believed with renewed %v, written %v", key, value, v.Renewed, created)
 		}
-		if believed && now.Sub(created) > maxHonouredTTL+staleGrace {
+		if believed && now.Sub(created) > skew.MaxHonouredTTL+skew.StaleGrace {
 			t.Fatalf("%s = %s believed %v after its write", key, value, now.Sub(created))
 		}
 	})

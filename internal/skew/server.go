@@ -69,3 +69,29 @@ func (c *ServerClock) Now(floor time.Time) time.Time {
 	}
 	return now
 }
+
+// StaleGrace is added to a record's TTL before it is judged stale: the
+// servers of a cluster stamp writes by their own clocks.
+const StaleGrace = time.Second
+
+// MaxHonouredTTL bounds the TTL a record may claim beyond its reader's
+// own: a writer configured with a longer TTL renews less often and is
+// honoured up to it.
+const MaxHonouredTTL = 5 * time.Minute
+
+// Stale reports whether a record written at created (the server's time
+// of the write), whose writer claims a TTL of claimed (a Go duration, as
+// lease records carry it), was not rewritten within its TTL by now, the
+// server's time: it is older than the longer of own (the reader's TTL)
+// and claimed (honoured up to MaxHonouredTTL, or own if longer), plus
+// StaleGrace. Nothing is stale while now is unknown (zero).
+func Stale(created, now time.Time, claimed string, own time.Duration) bool {
+	if now.IsZero() {
+		return false
+	}
+	ttl := own
+	if d, err := time.ParseDuration(claimed); err == nil && d > own {
+		ttl = min(d, max(own, MaxHonouredTTL))
+	}
+	return now.Sub(created) > ttl+StaleGrace
+}
