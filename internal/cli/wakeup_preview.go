@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -90,29 +92,37 @@ hours) that took each out. A named calendar is read through the admin API
 				return usageError{fmt.Errorf("--zone %q: %w", zone, err)}
 			}
 			out := wakeupPreviewOut{From: now, When: when, WhenExpr: whenExpr, Zone: loc.String(), Calendar: cal}
+			// The explanation walks a day at a time; without --explain the
+			// count jumps. Both stop on SIGINT/SIGTERM (cmd.Context()).
+			ctx := cmd.Context()
 			if when != "" {
-				due, ex, err := form.DueExplain(now, loc, c)
+				var due time.Time
+				var ex calendar.Explanation
+				if explain {
+					due, ex, err = form.DueExplainContext(ctx, now, loc, c)
+				} else {
+					due, err = form.DueContext(ctx, now, loc, c)
+				}
 				if err != nil {
-					return usageError{fmt.Errorf("--when: %w", err)}
+					return previewError("--when", err)
 				}
 				out.Due = due
-				if form.Kind == wakeup.KindWorking {
+				if explain && form.Kind == wakeup.KindWorking {
 					out.Counts = append(out.Counts, wakeupCount{Explanation: ex})
 				}
 			} else {
-				env := wakeup.ExprEnv{Now: now, Zone: loc, Calendar: c, Payload: body,
-					Explain: func(call string, ex calendar.Explanation) {
+				env := wakeup.ExprEnv{Now: now, Zone: loc, Calendar: c, Payload: body}
+				if explain {
+					env.Explain = func(call string, ex calendar.Explanation) {
 						out.Counts = append(out.Counts, wakeupCount{Call: call, Explanation: ex})
-					}}
-				if out.Due, err = wakeup.EvalWhenExpr(whenExpr, env); err != nil {
-					return usageError{fmt.Errorf("--when-expr: %w", err)}
+					}
+				}
+				if out.Due, err = wakeup.EvalWhenExprContext(ctx, whenExpr, env); err != nil {
+					return previewError("--when-expr", err)
 				}
 				out.Due = out.Due.In(loc)
 			}
 			if a.jsonOut {
-				if !explain {
-					out.Counts = nil
-				}
 				return writeJSON(a.stdout, out)
 			}
 			fmt.Fprintln(a.stdout, out.Due.Format(time.RFC3339Nano))
@@ -131,6 +141,15 @@ hours) that took each out. A named calendar is read through the admin API
 	fl.StringVar(&cal, "calendar", "", "calendar of working forms: a stored name (read through the API) or a JSON file")
 	fl.BoolVar(&explain, "explain", false, "say how the due time was counted")
 	return cmd
+}
+
+// previewError is a preview's error for flag: bad input (exit 2), unless
+// the count was stopped by a signal.
+func previewError(flag string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("%s: %w", flag, err)
+	}
+	return usageError{fmt.Errorf("%s: %w", flag, err)}
 }
 
 // printWakeupExplain writes how a preview's due time was counted, one line

@@ -98,6 +98,9 @@ type Service struct {
 	svc     micro.Service
 	unknown *nats.Subscription
 	cat     *catalog
+	// cancel ends the context every request runs under, so that Stop
+	// (the daemon's SIGTERM) cuts a long computation short.
+	cancel context.CancelFunc
 }
 
 // Start registers the service on cfg.Conn and starts loading its listing
@@ -123,7 +126,10 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: add service: %w", err)
 	}
-	s := &Service{svc: svc, cat: cat}
+	// Requests run under a context of the service's own, ended by Stop,
+	// rather than Start's, which may bound the start only.
+	base, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s := &Service{svc: svc, cat: cat, cancel: cancel}
 	own := ownAccount(cfg.Conn)
 	logActors(log, own)
 	prefix := cfg.Store.Layout().Prefix + ".api"
@@ -132,7 +138,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	tracer, traced := tracing.Tracer(cfg.TracerProvider), tracing.Enabled(cfg.TracerProvider)
 	for name, fn := range table {
 		handler := micro.HandlerFunc(func(req micro.Request) {
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			ctx, cancel := context.WithTimeout(base, timeout)
 			defer cancel()
 			ctx = tracing.Extract(ctx, nats.Header(req.Headers()))
 			call := fn
@@ -156,6 +162,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 			_ = req.RespondJSON(out)
 		})
 		if err := g.AddEndpoint(strings.ReplaceAll(name, ".", "_"), handler, micro.WithEndpointSubject(name)); err != nil {
+			cancel()
 			_ = svc.Stop()
 			return nil, fmt.Errorf("admin: endpoint %s: %w", name, err)
 		}
@@ -177,6 +184,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 		_ = m.RespondMsg(reply)
 	})
 	if err != nil {
+		cancel()
 		_ = svc.Stop()
 		return nil, fmt.Errorf("admin: subscribe for unknown verbs: %w", err)
 	}
@@ -190,9 +198,12 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	return s, nil
 }
 
-// Stop unregisters the service (in-flight requests finish) and stops the
-// catalogue's watches, waiting for them to end.
+// Stop ends the context of in-flight requests (a long computation, such
+// as a timer's working-time count, stops; a write under way fails),
+// unregisters the service and stops the catalogue's watches, waiting for
+// them to end.
 func (s *Service) Stop() error {
+	s.cancel()
 	err := s.svc.Stop()
 	if s.unknown != nil {
 		_ = s.unknown.Unsubscribe()

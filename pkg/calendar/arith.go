@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -12,52 +13,42 @@ import (
 // count ends exactly at an interval's end, the result is that end, not the
 // next interval's start. d == 0 returns t unchanged; d < 0 is an error.
 // The error wraps [ErrNoWorkingTime] when 10 years pass without working
-// time. The result is in the calendar's zone.
+// time, and [ErrOutOfRange] when the count ends after year 9999. The
+// result is in the calendar's zone.
+//
+// Its cost grows with the years the count spans, not its days (see
+// [Calendar.AddWorkingContext]).
 func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
-	return c.addWorking(t, d, nil)
+	return c.AddWorkingContext(context.Background(), t, d)
 }
 
-// addWorking is AddWorking, recording in ex (when not nil) the working
-// time it used and the days it passed over.
-func (c *Calendar) addWorking(t time.Time, d time.Duration, ex *Explanation) (time.Time, error) {
+// AddWorkingContext is [Calendar.AddWorking], stopped by ctx. It passes
+// whole runs of days at once (a calendar year, cut where the clocks
+// change), then whole weeks, and walks only the days the clocks change on
+// and the week the count ends in: about ten thousand steps to reach year
+// 9999 from year 1, whatever the calendar. Past a budget of steps (which a
+// calendar with a great many holiday dates can exhaust) the error wraps
+// [ErrOverBudget]; when ctx ends first, it wraps ctx's error.
+func (c *Calendar) AddWorkingContext(ctx context.Context, t time.Time, d time.Duration) (time.Time, error) {
 	if d < 0 {
 		return time.Time{}, fmt.Errorf("calendar: AddWorking: negative duration %v", d)
 	}
 	if d == 0 {
 		return t, nil
 	}
-	day, _, _ := c.local(t)
-	lastWork := day
-	cur, rem := t, d
-	for {
-		spans := c.workSpans(day)
-		for _, s := range spans {
-			if !s.end.After(cur) {
-				continue
-			}
-			start := s.start
-			if cur.After(start) {
-				start = cur
-			}
-			avail := s.end.Sub(start)
-			if rem <= avail {
-				end := start.Add(rem).In(c.loc)
-				ex.used(start, end)
-				return end, nil
-			}
-			ex.used(start, s.end)
-			rem -= avail
-			cur = s.end
-		}
-		if len(spans) > 0 {
-			lastWork = day
-		} else {
-			ex.skip(c, day)
-		}
-		if day = day.add(1); lastWork.addYears(horizonYears).before(day) {
-			return time.Time{}, noWorkingTime(cur)
-		}
+	return c.addWorkingJump(newMeter(ctx, "AddWorking", jumpBudget), t, d)
+}
+
+// addWorkingWalk is AddWorking a day at a time, recording in ex how it
+// counted: the explanation needs every day.
+func (c *Calendar) addWorkingWalk(ctx context.Context, t time.Time, d time.Duration, ex *Explanation) (time.Time, error) {
+	if d < 0 {
+		return time.Time{}, fmt.Errorf("calendar: AddWorking: negative duration %v", d)
 	}
+	if d == 0 {
+		return t, nil
+	}
+	return newWorkWalk(c, t, d, ex).walk(newExplainMeter(ctx, "AddWorking"))
 }
 
 // AddWorkingDays returns the same wall-clock time n working days later: a
@@ -68,35 +59,36 @@ func (c *Calendar) addWorking(t time.Time, d time.Duration, ex *Explanation) (ti
 // + 1 is Monday 10:00. A wall-clock time in a DST gap becomes the instant
 // the gap ends; one in an overlap, its first occurrence. n == 0 returns t
 // unchanged; n < 0 is an error. The error wraps [ErrNoWorkingTime] when 10
-// years pass without a business day.
+// years pass without a business day, and [ErrOutOfRange] when the result
+// is after year 9999.
 func (c *Calendar) AddWorkingDays(t time.Time, n int) (time.Time, error) {
-	return c.addWorkingDays(t, n, nil)
+	return c.AddWorkingDaysContext(context.Background(), t, n)
 }
 
-// addWorkingDays is AddWorkingDays, recording in ex (when not nil) the
-// days it counted and the days it passed over.
-func (c *Calendar) addWorkingDays(t time.Time, n int, ex *Explanation) (time.Time, error) {
+// AddWorkingDaysContext is [Calendar.AddWorkingDays], stopped by ctx. Like
+// [Calendar.AddWorkingContext] it passes whole years, then weeks, and
+// walks the week the count ends in; its errors are those of
+// AddWorkingContext.
+func (c *Calendar) AddWorkingDaysContext(ctx context.Context, t time.Time, n int) (time.Time, error) {
 	if n < 0 {
 		return time.Time{}, fmt.Errorf("calendar: AddWorkingDays: negative count %d", n)
 	}
 	if n == 0 {
 		return t, nil
 	}
-	day, sec, nsec := c.local(t)
-	last := day
-	for n > 0 {
-		if day = day.add(1); c.isWorkingDate(day) {
-			n--
-			last = day
-			ex.count(c, day)
-			continue
-		}
-		ex.skip(c, day)
-		if last.addYears(horizonYears).before(day) {
-			return time.Time{}, noWorkingTime(t)
-		}
+	return c.addWorkingDaysJump(newMeter(ctx, "AddWorkingDays", jumpBudget), t, n)
+}
+
+// addWorkingDaysWalk is AddWorkingDays a day at a time, recording in ex
+// the days it counted and the days it passed over.
+func (c *Calendar) addWorkingDaysWalk(ctx context.Context, t time.Time, n int, ex *Explanation) (time.Time, error) {
+	if n < 0 {
+		return time.Time{}, fmt.Errorf("calendar: AddWorkingDays: negative count %d", n)
 	}
-	return c.atWall(day, sec, nsec), nil
+	if n == 0 {
+		return t, nil
+	}
+	return newDayWalk(c, t, n, ex).walk(newExplainMeter(ctx, "AddWorkingDays"))
 }
 
 // maxMonths bounds AddWorkingMonths (and AddWorkingYears): 10,000 years.

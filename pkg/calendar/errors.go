@@ -47,3 +47,14 @@ func (e *Error) Unwrap() error { return e.Err }
 func fieldError(field, value, reason string) *Error {
 	return &Error{Field: field, Value: value, Reason: reason}
 }
+
+// ErrOutOfRange is returned (wrapped) when working-time arithmetic would
+// end after [MaxTime], the last instant a record can hold (year 9999): a
+// calendar open so little that the count is not reached by then.
+var ErrOutOfRange = errors.New("calendar: result after year 9999")
+
+// ErrOverBudget is returned (wrapped) when a computation needs more steps
+// than its budget: an explanation walking more than [MaxExplainDays] days,
+// or a count over a calendar so heavy with holiday rules that summing its
+// years would take seconds (see [Calendar.AddWorkingContext]).
+var ErrOverBudget = errors.New("calendar: over the computation budget")

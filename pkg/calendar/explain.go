@@ -1,6 +1,9 @@
 package calendar
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Explanation tells how working-time arithmetic counted: the working time
 // it used, the working days it counted and the days it passed over, each
@@ -42,19 +45,34 @@ type SkippedDay struct {
 }
 
 // AddWorkingExplain is [Calendar.AddWorking] with the explanation of how
-// it counted: the working intervals used and the days passed over.
+// it counted: the working intervals used and the days passed over. It
+// walks a day at a time to list them: past [MaxExplainDays] days the error
+// wraps [ErrOverBudget].
 func (c *Calendar) AddWorkingExplain(t time.Time, d time.Duration) (time.Time, Explanation, error) {
+	return c.AddWorkingExplainContext(context.Background(), t, d)
+}
+
+// AddWorkingExplainContext is [Calendar.AddWorkingExplain], stopped by
+// ctx (the error then wraps ctx's error).
+func (c *Calendar) AddWorkingExplainContext(ctx context.Context, t time.Time, d time.Duration) (time.Time, Explanation, error) {
 	ex := c.explanation(t)
-	r, err := c.addWorking(t, d, &ex)
+	r, err := c.addWorkingWalk(ctx, t, d, &ex)
 	ex.Result = r
 	return r, ex, err
 }
 
 // AddWorkingDaysExplain is [Calendar.AddWorkingDays] with the explanation
 // of how it counted: the working days counted and the days passed over.
+// Past [MaxExplainDays] days the error wraps [ErrOverBudget].
 func (c *Calendar) AddWorkingDaysExplain(t time.Time, n int) (time.Time, Explanation, error) {
+	return c.AddWorkingDaysExplainContext(context.Background(), t, n)
+}
+
+// AddWorkingDaysExplainContext is [Calendar.AddWorkingDaysExplain],
+// stopped by ctx.
+func (c *Calendar) AddWorkingDaysExplainContext(ctx context.Context, t time.Time, n int) (time.Time, Explanation, error) {
 	ex := c.explanation(t)
-	r, err := c.addWorkingDays(t, n, &ex)
+	r, err := c.addWorkingDaysWalk(ctx, t, n, &ex)
 	ex.Result = r
 	return r, ex, err
 }

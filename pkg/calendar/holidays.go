@@ -2,22 +2,29 @@ package calendar
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
+// dayRun is a run of consecutive dates, from to to, both included (empty
+// when to is before from).
+type dayRun struct{ from, to date }
+
 // occurrences appends the rule's actual dates for rule year ry (the year
 // its date, its nth weekday, its Easter or the start of its range falls
-// in), ignoring "years".
-func (r *rule) occurrences(ry int, out []date) []date {
+// in), ignoring "years": a range as one run, every other date as a run of
+// one.
+func (r *rule) occurrences(ry int, out []dayRun) []dayRun {
+	one := func(d date) { out = append(out, dayRun{d, d}) }
 	switch r.kind {
 	case kindDate:
 		if r.day <= daysIn(ry, r.month) {
-			out = append(out, date{ry, r.month, r.day})
+			one(date{ry, r.month, r.day})
 		}
 	case kindNth:
 		if d, ok := nthWeekday(ry, r.month, r.weekday, r.nth); ok {
-			out = append(out, d)
+			one(d)
 		}
 	case kindRange:
 		from := date{ry, r.month, r.day}
@@ -29,16 +36,15 @@ func (r *rule) occurrences(ry int, out []date) []date {
 			toYear++
 		}
 		to := date{toYear, r.toMonth, min(r.toDay, daysIn(toYear, r.toMonth))}
-		for d := from; !to.before(d); d = d.add(1) {
-			out = append(out, d)
+		if !to.before(from) {
+			out = append(out, dayRun{from, to})
 		}
 	case kindEaster:
-		out = append(out, easterSunday(ry).add(r.easter))
-	case kindDates:
-		for _, d := range r.dates {
-			if d.y == ry {
-				out = append(out, d)
-			}
+		one(easterSunday(ry).add(r.easter))
+	case kindDates: // sorted: the year's dates are a run
+		i, _ := slices.BinarySearchFunc(r.dates, ry, func(d date, y int) int { return d.y - y })
+		for ; i < len(r.dates) && r.dates[i].y == ry; i++ {
+			one(r.dates[i])
 		}
 	}
 	return out

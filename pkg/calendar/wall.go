@@ -25,22 +25,37 @@ func (c *Calendar) periods(d date) []period {
 	from, to := l0-30*3600, l0+54*3600
 	var out []period
 	for t := from; ; {
-		tt := time.Unix(t, 0).In(c.loc)
-		_, off := tt.Zone()
-		s, e := tt.ZoneBounds()
-		p := period{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
-		if !s.IsZero() {
-			p.start = s.Unix()
-		}
-		if !e.IsZero() {
-			p.end = e.Unix()
-		}
+		p := c.zonePeriod(t)
 		out = append(out, p)
 		if p.end >= to || p.end <= t {
 			return out
 		}
 		t = p.end
 	}
+}
+
+// zonePeriod is the period holding unix second t. Past a zone's last
+// listed transition Go derives periods from the zone's rule one UTC year
+// at a time, cutting them at the new year (where the offset does not
+// change), and during the last UTC day of a leap year it reports an end
+// that is not after t: the offset then holds until the next UTC midnight
+// (as cronx's zoneEnd has it). Without that, 31 December of a leap year
+// after 2037 lost its working hours in every zone with DST.
+func (c *Calendar) zonePeriod(t int64) period {
+	tt := time.Unix(t, 0).In(c.loc)
+	_, off := tt.Zone()
+	s, e := tt.ZoneBounds()
+	p := period{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
+	if !s.IsZero() {
+		p.start = s.Unix()
+	}
+	if !e.IsZero() {
+		p.end = e.Unix()
+	}
+	if p.end <= t {
+		p.start, p.end = t, (floorDiv(t, secondsPerDay)+1)*secondsPerDay
+	}
+	return p
 }
 
 // span is a working interval [start, end) of instants.

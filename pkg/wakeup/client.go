@@ -155,12 +155,18 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 		if err != nil {
 			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when", Value: r.When, Err: err}
 		}
-		if due, err = f.Due(now, loc, cal); err != nil {
+		if due, err = f.DueContext(ctx, now, loc, cal); err != nil {
+			if isContextErr(err) {
+				return kvstore.TimerEntry{}, err
+			}
 			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when", Value: r.When, Err: err}
 		}
 	case r.WhenExpr != "":
-		due, err = EvalWhenExpr(r.WhenExpr, ExprEnv{Now: now, Zone: loc, Calendar: cal, Payload: r.Payload})
+		due, err = EvalWhenExprContext(ctx, r.WhenExpr, ExprEnv{Now: now, Zone: loc, Calendar: cal, Payload: r.Payload})
 		if err != nil {
+			if isContextErr(err) {
+				return kvstore.TimerEntry{}, err
+			}
 			return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "when_expr", Err: err}
 		}
 	case r.Compute != nil:

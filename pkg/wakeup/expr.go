@@ -1,6 +1,7 @@
 package wakeup
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,6 +43,8 @@ type ExprEnv struct {
 	// Explain, if set, receives how each addWorking or addWorkingDays
 	// call counted (for wakeup preview --explain).
 	Explain func(call string, ex calendar.Explanation)
+
+	ctx context.Context // set by EvalWhenExprContext, read by the functions
 }
 
 // ExprError reports a when_expr that does not compile, fails while it is
@@ -101,6 +104,14 @@ func CheckWhenExpr(text string) error {
 // env.Now. Errors are *ExprError, with the line and column where the
 // expression is at fault.
 func EvalWhenExpr(text string, env ExprEnv) (time.Time, error) {
+	return EvalWhenExprContext(context.Background(), text, env)
+}
+
+// EvalWhenExprContext is [EvalWhenExpr], its addWorking and addWorkingDays
+// stopped by ctx. When ctx ends first the error wraps ctx's error and is
+// not an *ExprError, since the expression is not at fault.
+func EvalWhenExprContext(ctx context.Context, text string, env ExprEnv) (time.Time, error) {
+	env.ctx = ctx
 	if env.Zone == nil {
 		env.Zone = time.UTC
 	}
@@ -118,6 +129,9 @@ func EvalWhenExpr(text string, env ExprEnv) (time.Time, error) {
 	machine := vm.VM{MemoryBudget: whenExprMemBudget}
 	out, err := machine.Run(prog, map[string]any{"payload": payload, "now": now})
 	if err != nil {
+		if isContextErr(err) {
+			return time.Time{}, fmt.Errorf("wakeup: when_expr %q: %w", text, err)
+		}
 		return time.Time{}, exprError(text, err)
 	}
 	due, ok := out.(time.Time)
@@ -208,6 +222,15 @@ func (env *ExprEnv) date(args ...any) (any, error) {
 	return nil, fmt.Errorf(`date %q: want RFC 3339 ("2026-12-31T23:59:00Z"), "2026-12-31 23:59[:59]" or "2026-12-31", or give a layout`, s)
 }
 
+// context is the evaluation's context (background outside
+// EvalWhenExprContext).
+func (env *ExprEnv) context() context.Context {
+	if env.ctx == nil {
+		return context.Background()
+	}
+	return env.ctx
+}
+
 // addWorking is the expression's addWorking(t, d).
 func (env *ExprEnv) addWorking(args ...any) (any, error) {
 	t, ok := args[0].(time.Time)
@@ -234,9 +257,9 @@ func (env *ExprEnv) addWorking(args ...any) (any, error) {
 		return nil, fmt.Errorf("addWorking: working time %v must be positive and at most 100 years", d)
 	}
 	if env.Explain == nil {
-		return env.Calendar.AddWorking(t, d)
+		return env.Calendar.AddWorkingContext(env.context(), t, d)
 	}
-	r, ex, err := env.Calendar.AddWorkingExplain(t, d)
+	r, ex, err := env.Calendar.AddWorkingExplainContext(env.context(), t, d)
 	if err == nil {
 		env.Explain(fmt.Sprintf("addWorking(%s, %s)", t.Format(time.RFC3339), cronx.FormatDuration(d)), ex)
 	}
@@ -268,9 +291,9 @@ func (env *ExprEnv) addWorkingDays(args ...any) (any, error) {
 		return nil, fmt.Errorf("addWorkingDays: %d working days: must be 1 to 36525 (100 years)", n)
 	}
 	if env.Explain == nil {
-		return env.Calendar.AddWorkingDays(t, n)
+		return env.Calendar.AddWorkingDaysContext(env.context(), t, n)
 	}
-	r, ex, err := env.Calendar.AddWorkingDaysExplain(t, n)
+	r, ex, err := env.Calendar.AddWorkingDaysExplainContext(env.context(), t, n)
 	if err == nil {
 		env.Explain(fmt.Sprintf("addWorkingDays(%s, %d)", t.Format(time.RFC3339), n), ex)
 	}

@@ -1,6 +1,7 @@
 package wakeup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -169,10 +170,19 @@ func (f Form) IsRelative() bool {
 // everything else in loc. Working forms count in the calendar's zone
 // (calendar.Calendar.AddWorking for whours and wminutes, AddWorkingDays,
 // AddWorkingMonths and AddWorkingYears); a working form without a calendar
-// is an error. An absolute form (date, datetime, instant) whose due time
-// is before now is an error; a relative one is never in the past. Errors
-// are *FormError.
+// is an error, and so is one the calendar cannot reach by the end of year
+// 9999 (wrapping calendar.ErrOutOfRange). An absolute form (date,
+// datetime, instant) whose due time is before now is an error; a relative
+// one is never in the past. Errors are *FormError.
 func (f Form) Due(now time.Time, loc *time.Location, cal *calendar.Calendar) (time.Time, error) {
+	return f.DueContext(context.Background(), now, loc, cal)
+}
+
+// DueContext is [Form.Due], stopped by ctx: working-time arithmetic costs
+// up to some milliseconds a call (calendar.Calendar.AddWorkingContext).
+// When ctx ends first the error wraps ctx's error and is not a
+// *FormError, since the form is not at fault.
+func (f Form) DueContext(ctx context.Context, now time.Time, loc *time.Location, cal *calendar.Calendar) (time.Time, error) {
 	if loc == nil {
 		loc = time.UTC
 	}
@@ -200,20 +210,35 @@ func (f Form) Due(now time.Time, loc *time.Location, cal *calendar.Calendar) (ti
 		var err error
 		switch f.unit {
 		case formWHours, formWMinutes:
-			t, err = cal.AddWorking(now, f.dur)
+			t, err = cal.AddWorkingContext(ctx, now, f.dur)
 		case formWDays:
-			t, err = cal.AddWorkingDays(now, f.n)
+			t, err = cal.AddWorkingDaysContext(ctx, now, f.n)
 		case formWMonths:
 			t, err = cal.AddWorkingMonths(now, f.n)
 		case formWYears:
 			t, err = cal.AddWorkingYears(now, f.n)
 		}
 		if err != nil {
-			return time.Time{}, &FormError{Text: f.Text, Reason: err.Error(), Err: err}
+			return time.Time{}, f.dueError(err)
 		}
 		return t.In(loc), nil
 	}
 	return time.Time{}, &FormError{Text: f.Text, Reason: "not a parsed form (use ParseWhen)"}
+}
+
+// dueError is the error of a working form whose count failed: a
+// *FormError, unless the count was stopped by its context.
+func (f Form) dueError(err error) error {
+	if isContextErr(err) {
+		return fmt.Errorf("wakeup: when %q: %w", f.Text, err)
+	}
+	return &FormError{Text: f.Text, Reason: err.Error(), Err: err}
+}
+
+// isContextErr reports whether err is a context's end rather than a fault
+// of the input.
+func isContextErr(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // notPast refuses an absolute due time before now.
