@@ -284,7 +284,7 @@ func (d *Daemon) startAudit(ctx context.Context, cfg Config, m *metrics.Metrics)
 	if d.audit, err = auditor.New(ac); err != nil {
 		return err
 	}
-	d.store.SetAuditor(trail.WithRollback(d.audit.Report))
+	d.store.SetAuditor(trail.WithRollback(d.audit.Report).WithFailure(d.audit.AppendFailed))
 	return d.audit.Start(ctx)
 }
 
