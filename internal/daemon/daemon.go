@@ -75,6 +75,10 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /readyz there ("":
 	// off).
 	MetricsListen string
+	// MetricsWorkflowLimit caps the workflows with series of their own in
+	// the workflow-labelled metrics; later ones count under "other".
+	// Default 100.
+	MetricsWorkflowLimit int
 	// Profiling serves Go's profiles under /debug/pprof/ beside the
 	// metrics (MetricsListen must be set).
 	Profiling bool
@@ -180,7 +184,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	var m *metrics.Metrics
 	if cfg.MetricsListen != "" {
-		m = metrics.New()
+		m = metrics.New(metrics.Config{WorkflowLimit: cfg.MetricsWorkflowLimit})
 		fc.Observer = m
 	}
 	if d.engine, err = fires.New(fc); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -40,14 +41,26 @@ type Metrics struct {
 	pubErrs     *prometheus.CounterVec
 	blocked     *prometheus.GaugeVec
 	undeliv     *prometheus.CounterVec
+	// workflows caps the workflow label of fires and lateness.
+	workflows *labelcap.Cap
+}
+
+// Config configures Metrics.
+type Config struct {
+	// WorkflowLimit caps the distinct values of the workflow label: the
+	// first WorkflowLimit workflows seen keep their own series, later ones
+	// are counted under workflow="other". Default 100 (labelcap.DefaultMax);
+	// negative: every workflow is "other".
+	WorkflowLimit int
 }
 
 // New creates the collectors, with Go and process metrics.
-func New() *Metrics {
+func New(cfg Config) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:       prometheus.NewRegistry(),
+		workflows: labelcap.New(cfg.WorkflowLimit),
 		fires: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_fires_total",
-			Help: "Slots published, by workflow and Sched-Reason (\"\" regular)."}, []string{"workflow", "reason"}),
+			Help: "Slots published, by workflow (the first --metrics-workflow-limit seen; the rest \"other\") and Sched-Reason (\"\" regular)."}, []string{"workflow", "reason"}),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jetsched_fire_lateness_seconds",
 			Help:    "Publish time minus the slot's scheduled time.",
 			Buckets: LatenessBuckets()}, []string{"workflow"}),
@@ -119,6 +132,7 @@ func LatenessBuckets() []float64 {
 
 // Fired implements fires.Observer.
 func (m *Metrics) Fired(workflow string, lateness time.Duration, reason string) {
+	workflow = m.workflows.Value(workflow)
 	m.fires.WithLabelValues(workflow, reason).Inc()
 	m.lateness.WithLabelValues(workflow).Observe(lateness.Seconds())
 }
