@@ -140,8 +140,24 @@ func TestAuditFailsClosed(t *testing.T) {
 		intent.Key != "a" || intent.SHA256 != hex.EncodeToString(sum[:]) {
 		t.Fatalf("the spec's revision names entry %d: %+v %v", seq, intent, err)
 	}
-	if code, out, e := run("audit", "verify", "--from", "1"); code != 0 {
+	if code, out, e := run("audit", "verify", "--from", "1", "--revisions"); code != 0 || !strings.Contains(out, "revisions: 1 checked, 0 naming no intent, 0 forged") {
 		t.Fatalf("verify: exit %d: %s %s", code, out, e)
+	}
+	// Straight into the bucket: one revision naming no intent (listed),
+	// one copying the header of a's intent onto another value (forged).
+	if _, err := js.PublishMsg(ctx, &nats.Msg{Subject: "$KV.sched_specs.plain", Data: []byte(`{"workflow":"wf","every":"1m"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	forged := nats.NewMsg("$KV.sched_specs.a")
+	forged.Data = []byte(`{"workflow":"evil","every":"1s"}`)
+	forged.Header.Set(kvstore.AuditSeqHeader, strconv.FormatUint(seq, 10))
+	if _, err := js.PublishMsg(ctx, forged); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := run("audit", "verify", "--revisions")
+	if code != cli.ExitFailure || !strings.Contains(out, `no intent: sched_specs "plain"`) ||
+		!strings.Contains(out, `forged: sched_specs "a"`) || !strings.Contains(out, "another value") {
+		t.Fatalf("verify after writes straight into the bucket: exit %d: %s %s", code, out, errOut)
 	}
 }
 
