@@ -35,10 +35,12 @@ const readConcurrency = 32
 
 // SaveSpecs saves many specs as SaveSpec saves each (the same validation,
 // anchors, static rules, unchanged specs written not at all, one audit
-// entry per write), but pipelined: the stored specs are read concurrently,
-// the writes sent without waiting for each acknowledgement (each by
-// compare-and-swap on the revision read), and the audit entries appended
-// in one chained run. Every spec is validated before any is written: when
+// intent per write, appended before it), but pipelined: the stored specs
+// are read concurrently, the intents appended in one chained run (when the
+// trail does not take them all, nothing is written and every result to be
+// written is ErrAuditUnavailable), and the writes sent without waiting for
+// each acknowledgement (each by compare-and-swap on the revision read,
+// carrying its intent's sequence). Every spec is validated before any is written: when
 // one is refused, none is written and the others' results are
 // ErrNotWritten. A write that loses its compare-and-swap (a writer
 // in between, a key over a delete marker, an id given twice) is done
