@@ -20,7 +20,7 @@ import (
 // cancelled, and a stale wakeup is dropped by the worker's condition check.
 func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	ctx := context.Background()
-	d := startDaemon(t, daemon.Config{})
+	d := startDaemon(t, daemon.Config{ConditionBuckets: []string{demoworker.RunsBucket}})
 	run := cliRunner(d)
 	state := map[string]string{"order 1": "awaiting", "order 2": "awaiting", "order 3": "approved"}
 	handled := make(chan [2]string, 8)

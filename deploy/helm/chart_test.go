@@ -135,6 +135,10 @@ func TestProductionContent(t *testing.T) {
 	if got := flagValue(t, args, "--console-auth"); got != "token:/etc/jetsched/console/tokens" {
 		t.Errorf("--console-auth %s", got)
 	}
+	// The console answers to its Service's names and the Ingress's host.
+	if got, want := flagValue(t, args, "--console-allowed-hosts"), "jetsched-console,jetsched-console.jetsched,jetsched-console.jetsched.svc,jetsched-console.jetsched.svc.cluster.local,console.example.com"; got != want {
+		t.Errorf("--console-allowed-hosts %s, want %s", got, want)
+	}
 	if i := slices.Index(args, "--workers=32"); i < slices.Index(args, "--console-listen=0.0.0.0:8090") {
 		t.Errorf("extraArgs come before the chart's flags: %v", args)
 	}

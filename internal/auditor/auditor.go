@@ -146,7 +146,7 @@ func New(cfg Config) (*Auditor, error) {
 		cfg: cfg, log: cfg.Logger.With("component", "auditor", "instance", cfg.Instance),
 		js: cfg.Store.JetStream(), layout: cfg.Store.Layout(), trail: cfg.Log.Trail(), cursors: map[string]uint64{},
 	}
-	a.lease = &lease{kv: cfg.Store.Leases(), js: a.js, instance: cfg.Instance, ttl: cfg.LeaseTTL}
+	a.lease = &lease{kv: cfg.Store.Leases(), js: a.js, instance: cfg.Instance, ttl: cfg.LeaseTTL, log: a.log, event: a.publishEvent}
 	a.monitor = newMonitor(a)
 	return a, nil
 }

@@ -139,9 +139,14 @@ func (m *monitor) report(err error) {
 	}
 	a.log.Error("audit trail rolled back", attrs...)
 	a.cfg.Observer.AuditRollback()
-	ev, _ := json.Marshal(kvstore.Event{Kind: kvstore.EventAuditRollback, Schedule: a.trail.Stream, Reason: err.Error(),
+	a.publishEvent(kvstore.Event{Kind: kvstore.EventAuditRollback, Schedule: a.trail.Stream, Reason: err.Error(),
 		Owner: a.cfg.Instance, At: time.Now().UTC()})
-	if err := a.js.Conn().Publish(a.layout.EventSubject(kvstore.EventAuditRollback, a.trail.Stream), ev); err != nil {
-		a.log.Warn("publish audit_rollback event", "err", err)
+}
+
+// publishEvent publishes an observer event on its subject.
+func (a *Auditor) publishEvent(ev kvstore.Event) {
+	data, _ := json.Marshal(ev)
+	if err := a.js.Conn().Publish(a.layout.EventSubject(ev.Kind, ev.SubjectID()), data); err != nil {
+		a.log.Warn("publish "+string(ev.Kind)+" event", "err", err)
 	}
 }

@@ -48,7 +48,7 @@ func newEnvWith(t *testing.T, base *server.Options) *env {
 		t.Fatal(err)
 	}
 	// The CLI talks to the admin API, which every scheduler serves.
-	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store})
+	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, ConditionBuckets: cliConditionBuckets})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,6 +110,12 @@ func TestScheduleAddRejectsBadInput(t *testing.T) {
 		{"limit without start", []string{"--id", "x", "--every", "5s", "--limit", "3"}, "--limit"},
 		{"bad start", []string{"--id", "x", "--every", "5s", "--start", "soon"}, "--start"},
 		{"DST policy on an interval", []string{"--id", "x", "--every", "5s", "--dst-gap", "skip"}, "--dialect"},
+		// Issue 52: times outside the supported range (docs/records.md).
+		{"at past Unix nanoseconds", []string{"--id", "x", "--at", "2262-04-11T23:47:17Z"}, "--at"},
+		{"at in year 10000 by its offset", []string{"--id", "x", "--at", "9999-12-31T23:00:00-05:00"}, "--at"},
+		{"start in year 10000", []string{"--id", "x", "--every", "1h", "--start", "9999-12-31T23:00:00-05:00"}, "--start"},
+		{"end past the range", []string{"--id", "x", "--every", "1h", "--end", "2300-01-01T00:00:00Z"}, "--end"},
+		{"anchor in year 10000", []string{"--id", "x", "--every", "1h", "--anchor", "9999-12-31T23:00:00-05:00"}, "--anchor"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -317,6 +323,10 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		{"--duplicate-window", "50s"}, {"--shards", "0"}, {"--dead-man-tolerance", "0s"},
 		{"--fire-retention", "0s"}, {"--fire-history", "0"}, {"--fire-history", "-2"}, {"--fire-retention", "1m"},
 		{"--nats-ping-interval", "500ms"}, {"--nats-ping-interval", "3m"}, {"--record-lag", "-1s"}, {"--record-lag", "90h"}, {"--state-interval", "-1s"}, {"--state-interval", "1m1s"},
+		// Issue 52: a duration past 10 years overflowed (a lease guard at
+		// 9/10 of a 300-year TTL is negative: the guard never opened).
+		{"--lease-ttl", "2562047h"}, {"--misfire-threshold", "2562047h"}, {"--tick-retention", "2562047h"},
+		{"--dead-man-tolerance", "2562047h"}, {"--fire-retention", "2562047h"},
 	} {
 		var out, errOut bytes.Buffer
 		dir := t.TempDir()
@@ -327,5 +337,36 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 			t.Errorf("run %v: the embedded server started before the check (%d entries in its store)", args, len(entries))
 		}
+	}
+}
+
+// TestTimeFlagsOutOfRange (issue 52): a pause until the zero time paused
+// for ever (read as "no until"), one past year 9999 answered internal, and
+// so did a timer's; each is refused with exit 2 naming the flag, and
+// nothing changes.
+func TestTimeFlagsOutOfRange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	if code, _, errOut := e.run("schedule", "add", "--id", "s", "--workflow", "wf", "--every", "1h"); code != ExitOK {
+		t.Fatalf("add: exit %d: %s", code, errOut)
+	}
+	for _, args := range [][]string{
+		{"schedule", "pause", "s", "--until", "0001-01-01T00:00:00Z"},
+		{"schedule", "pause", "s", "--until", "9999-12-31T23:00:00-05:00"},
+		{"schedule", "pause", "s", "--until", "2262-04-11T23:47:17Z"},
+		{"schedule", "pause", "s", "--for", "2562047h"},
+		{"wakeup", "add", "--run", "r", "--step", "a", "--workflow", "wf", "--at", "9999-12-31T23:00:00-05:00"},
+		{"wakeup", "add", "--run", "r", "--step", "b", "--workflow", "wf", "--when", "9999-12-31"},
+		{"wakeup", "add", "--run", "r", "--step", "c", "--workflow", "wf", "--when-expr", `now + duration("2562047h")`},
+	} {
+		code, _, errOut := e.run(args...)
+		flag := args[len(args)-2]
+		if code != ExitInvalid || !strings.Contains(errOut, flag) {
+			t.Errorf("%v: exit %d, stderr %q; want %d naming %s", args, code, errOut, ExitInvalid, flag)
+		}
+	}
+	code, out, _ := e.run("schedule", "get", "s", "--json")
+	if code != ExitOK || strings.Contains(out, `"paused"`) {
+		t.Fatalf("after refused pauses: exit %d\n%s", code, out)
 	}
 }

@@ -26,6 +26,7 @@ type consoleFlags struct {
 	auth      string
 	proxies   []string
 	operators []string
+	hosts     []string
 	readOnly  bool
 	cert, key string
 }
@@ -36,6 +37,7 @@ func (f *consoleFlags) register(fl *pflag.FlagSet, prefix, defaultListen, listen
 	fl.StringVar(&f.auth, prefix+"auth", "none", "who may use the console: none (loopback only), token:FILE (lines USER ROLE TOKEN), basic:FILE (lines USER:BCRYPT-HASH[:ROLE], htpasswd -B), or proxy:HEADER (a reverse proxy's user header); roles are viewer and operator")
 	fl.StringSliceVar(&f.proxies, prefix+"trusted-proxies", nil, "with --"+prefix+"auth proxy:HEADER: the addresses or CIDR ranges the proxy connects from (others are refused)")
 	fl.StringSliceVar(&f.operators, prefix+"operators", nil, "with --"+prefix+"auth proxy:HEADER: the users who may act (everyone else views)")
+	fl.StringSliceVar(&f.hosts, prefix+"allowed-hosts", nil, "host names (or addresses), each with an optional :PORT, the console answers to besides localhost, 127.0.0.1, [::1] and its --"+prefix+"listen host (or, listening on every address, the machine's name and addresses); a request under another Host gets 421 (DNS rebinding): give the name people and proxies reach it by")
 	fl.BoolVar(&f.readOnly, prefix+"read-only", false, "show no action and refuse every one")
 	fl.StringVar(&f.cert, prefix+"https-cert", "", "serve HTTPS with this certificate (PEM; with --"+prefix+"https-key)")
 	fl.StringVar(&f.key, prefix+"https-key", "", "the HTTPS certificate's key (PEM)")
@@ -49,7 +51,7 @@ func (f *consoleFlags) config() (console.Config, error) {
 		return console.Config{}, usageError{err}
 	}
 	auth.TrustedProxies, auth.Operators = f.proxies, f.operators
-	cfg := console.Config{Listen: f.listen, Auth: auth, ReadOnly: f.readOnly, TLSCert: f.cert, TLSKey: f.key}
+	cfg := console.Config{Listen: f.listen, Auth: auth, AllowedHosts: f.hosts, ReadOnly: f.readOnly, TLSCert: f.cert, TLSKey: f.key}
 	if _, _, err := net.SplitHostPort(f.listen); err != nil {
 		return cfg, invalidf("--%slisten %q: want HOST:PORT, such as 127.0.0.1:8090", f.prefix, f.listen)
 	}
@@ -79,7 +81,7 @@ console:<user>.
 It listens on loopback by default and refuses any other address unless
 --auth says who may use it. See docs/console.md.`,
 		Example: `  scheduler console
-  scheduler console --listen 0.0.0.0:8090 --auth basic:/etc/jetsched/console.htpasswd --https-cert c.pem --https-key k.pem
+  scheduler console --listen 0.0.0.0:8090 --allowed-hosts console.example.com --auth basic:/etc/jetsched/console.htpasswd --https-cert c.pem --https-key k.pem
   scheduler console --listen 10.0.0.5:8090 --auth proxy:X-Forwarded-User --trusted-proxies 10.0.0.2 --operators alice,bob
   scheduler console hash < password.txt`,
 		Args: noArgs,

@@ -23,6 +23,8 @@ func TestConsoleRefusesBadFlags(t *testing.T) {
 		{[]string{"console", "--auth", "proxy:X-User", "--listen", "0.0.0.0:8090"}, "--trusted-proxies"},
 		{[]string{"console", "--https-cert", "c.pem"}, "--https-key"},
 		{[]string{"console", "--operators", "alice"}, "--operators"},
+		{[]string{"console", "--allowed-hosts", "https://console.example.com"}, "--allowed-hosts \"https://console.example.com\""},
+		{[]string{"run", "--console-listen", "127.0.0.1:8090", "--console-allowed-hosts", "*.example.com"}, "--console-allowed-hosts \"*.example.com\""},
 		{[]string{"run", "--console-listen", "0.0.0.0:8090"}, "--console-auth"},
 		{[]string{"demo", "--console-listen", "[::]:8090"}, "--console-auth"},
 	} {

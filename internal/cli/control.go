@@ -40,6 +40,11 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, invalidf("--%s %q: want an RFC 3339 time such as 2026-12-01T09:00:00Z", name, v)
 	}
+	if !kvstore.InTimeRange(t) {
+		// (The zero time among them: taken as "not given", a pause until
+		// 0001-01-01 paused for ever.)
+		return time.Time{}, invalidf("--%s %q: outside the supported time range %s", name, v, kvstore.TimeRange)
+	}
 	return t, nil
 }
 
@@ -63,6 +68,9 @@ func (a *app) schedulePause() *cobra.Command {
 					return invalidf("--until and --for are mutually exclusive")
 				}
 				u = time.Now().Add(forDur)
+				if !kvstore.InTimeRange(u) {
+					return invalidf("--for %s: ends past the supported time range %s", forDur, kvstore.TimeRange)
+				}
 			}
 			return a.control(cmd.Context(), args[0], "schedule.pause", admin.PauseRequest{ID: args[0], Note: note, Until: u}, func(json.RawMessage) string {
 				msg := "schedule " + args[0] + " paused"

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/memlimit"
@@ -64,6 +67,8 @@ type daemonFlags struct {
 	clockOffset time.Duration
 	schedules   []string
 	events      string
+	// condBuckets is --condition-buckets.
+	condBuckets []string
 	// configFile is --config: a YAML file of settings
 	// (docs/configuration.md).
 	configFile string
@@ -88,6 +93,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.BoolVar(&f.endedLists, "ended-lists", true, "write the records of a window's one-shots as one ended list per batch (a key in the leases bucket) instead of a state record each, while every instance reads such lists; false: turn this instance's shards' lists into state records (docs/records.md)")
 	fl.DurationVar(&f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
+	fl.StringSliceVar(&f.condBuckets, "condition-buckets", nil, "the KV buckets timers' condition keys may name (comma list; default none: a timer with a condition key is refused, and one written straight into the bucket is reported invalid, never fired); the scheduler's own buckets are never allowed. Give its user read rights on them (scheduler natsconf --condition-buckets)")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
 	fl.Int64Var(&f.fireHistory, "fire-history", kvstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
@@ -160,6 +166,12 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.pprof && f.metrics == "" {
 		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
 	}
+	if err := kvstore.ValidateConditionBuckets(f.condBuckets, kvstore.NamedLayout(a.namePrefix)); err != nil {
+		if fe := (*kvstore.FieldError)(nil); errors.As(err, &fe) {
+			return daemon.Config{}, invalidf("--condition-buckets %q: %s", fe.Value, fe.Reason)
+		}
+		return daemon.Config{}, invalidf("--condition-buckets: %v", err)
+	}
 	events, err := kvstore.ParseEventSet(f.events)
 	if err != nil {
 		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
@@ -214,15 +226,33 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.StateInterval = f.stateEvery
 	cfg.Fire.EndedLists = f.endedLists
 	cfg.TimerWorkers = f.tworkers
+	cfg.ConditionBuckets = f.condBuckets
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events
 	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil
 }
 
+// maxDurationFlag bounds every duration setting of run: ten years is
+// more than any of them needs, and far enough from time.Duration's 292
+// years that what the engine computes from them (9/10 of a lease TTL, a
+// threshold added to now) cannot overflow into a negative duration.
+const maxDurationFlag = 10 * 365 * 24 * time.Hour
+
 // checkEngine refuses engine settings out of range before anything
 // starts, naming the flag (the engines' own checks name Config fields).
 func (f *daemonFlags) checkEngine() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"--lease-ttl", f.leaseTTL}, {"--misfire-threshold", f.misfire}, {"--tick-retention", f.tickTTL},
+		{"--fire-retention", f.fireTTL}, {"--duplicate-window", f.dupWindow}, {"--dead-man-tolerance", f.deadMan},
+	} {
+		if d.v > maxDurationFlag {
+			return invalidf("%s %s: must be at most %s (10 years)", d.flag, d.v, maxDurationFlag)
+		}
+	}
 	switch {
 	case f.windowBusy < 0:
 		return invalidf("--window-busy %d: must not be negative (0: windows always)", f.windowBusy)
@@ -421,6 +451,10 @@ func demoConsole(listen string, explicit bool, serverConfig string) string {
 
 // runDemo runs the daemon, registers the sample schedules and a worker.
 func runDemo(ctx context.Context, cfg daemon.Config) error {
+	if cfg.ServerConfig == "" && !slices.Contains(cfg.ConditionBuckets, demoworker.RunsBucket) {
+		// The approval demo's conditions: the scheduler checks them.
+		cfg.ConditionBuckets = append(slices.Clone(cfg.ConditionBuckets), demoworker.RunsBucket)
+	}
 	d, err := daemon.Start(ctx, cfg)
 	if err != nil {
 		return err

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 )
@@ -91,9 +93,17 @@ type Auth struct {
 type authenticator struct {
 	Auth
 	tokens  []tokenUser
-	basic   map[string]basicUser
+	basic   []basicUser
+	costs   []int          // the distinct bcrypt costs of the basic file, ascending
+	dummies map[int][]byte // cost -> a bcrypt hash of a random password
 	proxies []*net.IPNet
 	local   string
+
+	// compare is bcrypt.CompareHashAndPassword (a seam for tests that
+	// count the hashing work).
+	compare func(hash, password []byte) error
+	// throttle slows down guessing: failed sign-ins per user and address.
+	throttle *throttle
 
 	mu       sync.Mutex
 	verified map[string][32]byte // user -> sha256(password) that bcrypt accepted
@@ -106,7 +116,10 @@ type tokenUser struct {
 }
 
 type basicUser struct {
+	name string
+	sum  [32]byte // sha256 of the name
 	hash []byte
+	cost int
 	role Role
 }
 
@@ -152,8 +165,28 @@ func (a Auth) validate() error {
 
 // newAuthenticator reads the files and parses the proxy ranges.
 func newAuthenticator(cfg Auth) (*authenticator, error) {
-	a := &authenticator{Auth: cfg, verified: map[string][32]byte{}}
-	return a, a.load()
+	a := &authenticator{Auth: cfg, verified: map[string][32]byte{}, compare: bcrypt.CompareHashAndPassword,
+		throttle: newThrottle(time.Now, throttleCapacity)}
+	if err := a.load(); err != nil {
+		return nil, err
+	}
+	return a, a.makeDummies()
+}
+
+// makeDummies hashes a random password at each cost of the basic file, for
+// an unknown user to cost the same bcrypt work as a known one.
+func (a *authenticator) makeDummies() error {
+	a.dummies = map[int][]byte{}
+	for _, c := range a.costs {
+		pw := make([]byte, 16)
+		_, _ = rand.Read(pw)
+		h, err := bcrypt.GenerateFromPassword(pw, c)
+		if err != nil {
+			return fmt.Errorf("console: a bcrypt hash of cost %d: %w", c, err)
+		}
+		a.dummies[c] = h
+	}
+	return nil
 }
 
 func (a *authenticator) load() error {
@@ -180,14 +213,17 @@ func (a *authenticator) load() error {
 			return nil
 		})
 	case AuthBasic:
-		a.basic = map[string]basicUser{}
 		return a.eachLine(func(n int, line string) error {
 			parts := strings.Split(line, ":")
 			if len(parts) < 2 || len(parts) > 3 || parts[0] == "" {
 				return fmt.Errorf("line %d: want USER:BCRYPT-HASH[:ROLE]", n)
 			}
-			if _, err := bcrypt.Cost([]byte(parts[1])); err != nil {
+			cost, err := bcrypt.Cost([]byte(parts[1]))
+			if err != nil {
 				return fmt.Errorf("line %d: user %s: not a bcrypt hash (htpasswd -B, or `scheduler console hash`): %w", n, parts[0], err)
+			}
+			if slices.ContainsFunc(a.basic, func(u basicUser) bool { return u.name == parts[0] }) {
+				return fmt.Errorf("line %d: user %s is listed twice", n, parts[0])
 			}
 			role := RoleViewer
 			if len(parts) == 3 {
@@ -196,7 +232,11 @@ func (a *authenticator) load() error {
 					return fmt.Errorf("line %d: %w", n, err)
 				}
 			}
-			a.basic[parts[0]] = basicUser{hash: []byte(parts[1]), role: role}
+			a.basic = append(a.basic, basicUser{name: parts[0], sum: sha256.Sum256([]byte(parts[0])), hash: []byte(parts[1]), cost: cost, role: role})
+			if !slices.Contains(a.costs, cost) {
+				a.costs = append(a.costs, cost)
+				slices.Sort(a.costs)
+			}
 			return nil
 		})
 	case AuthProxy:
@@ -279,13 +319,13 @@ func (a *authenticator) authenticate(r *http.Request) (Identity, error) {
 		if tok == "" {
 			return Identity{}, errUnauthenticated
 		}
-		return a.checkToken(tok)
+		return a.signIn(r, "", func() (Identity, error) { return a.checkToken(tok) })
 	case AuthBasic:
 		u, p, ok := r.BasicAuth()
 		if !ok {
 			return Identity{}, errUnauthenticated
 		}
-		return a.checkBasic(u, p)
+		return a.signIn(r, u, func() (Identity, error) { return a.checkBasic(u, p) })
 	case AuthProxy:
 		host, _, err := net.SplitHostPort(r.RemoteAddr)
 		ip := net.ParseIP(host)
@@ -303,6 +343,35 @@ func (a *authenticator) authenticate(r *http.Request) (Identity, error) {
 		return Identity{User: name, Role: role}, nil
 	}
 	return Identity{}, errUnauthenticated
+}
+
+// throttledError: too many failed sign-ins of the user or from the
+// address; try again after Retry.
+type throttledError struct{ Retry time.Duration }
+
+func (e *throttledError) Error() string {
+	return fmt.Sprintf("console: too many failed sign-ins; try again in %s", e.Retry.Round(time.Second))
+}
+
+// signIn runs check, the credentials of user ("": unnamed, a token) sent
+// from r's address, unless that user or address must still wait after
+// failures, and counts a failure against both.
+func (a *authenticator) signIn(r *http.Request, user string, check func() (Identity, error)) (Identity, error) {
+	keys := []string{addrKey(r.RemoteAddr)}
+	if user != "" {
+		keys = append(keys, userKey(user))
+	}
+	if d := a.throttle.wait(keys...); d > 0 {
+		return Identity{}, &throttledError{Retry: d}
+	}
+	id, err := check()
+	switch {
+	case err != nil:
+		a.throttle.fail(keys...)
+	case user != "":
+		a.throttle.forgive(userKey(user))
+	}
+	return id, err
 }
 
 // checkToken finds the user of a bearer token, comparing every entry in
@@ -325,32 +394,45 @@ func (a *authenticator) checkToken(tok string) (Identity, error) {
 // slow on purpose (tens of milliseconds), and a browser sends the password
 // with every request: a password bcrypt accepted is remembered by its
 // SHA-256 until another one is tried for that user.
+//
+// Whether the user exists does not show in the work done: the name is
+// compared with every user's in constant time, and every check not
+// answered from memory runs one bcrypt comparison per cost of the file,
+// against the user's hash at its cost and against a random password's at
+// the others (all of them for an unknown user).
 func (a *authenticator) checkBasic(name, password string) (Identity, error) {
-	u, ok := a.basic[name]
-	if !ok {
-		// Spend the same time as for a known user.
-		_ = bcrypt.CompareHashAndPassword([]byte(dummyHash), []byte(password))
-		return Identity{}, errUnauthenticated
+	nameSum := sha256.Sum256([]byte(name))
+	var found *basicUser
+	for i := range a.basic {
+		if subtle.ConstantTimeCompare(nameSum[:], a.basic[i].sum[:]) == 1 {
+			found = &a.basic[i]
+		}
 	}
 	sum := sha256.Sum256([]byte(password))
-	a.mu.Lock()
-	known, seen := a.verified[name]
-	a.mu.Unlock()
-	if seen && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
-		return Identity{User: name, Role: u.role}, nil
+	if found != nil {
+		a.mu.Lock()
+		known, seen := a.verified[name]
+		a.mu.Unlock()
+		if seen && subtle.ConstantTimeCompare(known[:], sum[:]) == 1 {
+			return Identity{User: name, Role: found.role}, nil
+		}
 	}
-	if bcrypt.CompareHashAndPassword(u.hash, []byte(password)) != nil {
+	ok := false
+	for _, c := range a.costs {
+		if found != nil && found.cost == c {
+			ok = a.compare(found.hash, []byte(password)) == nil
+		} else {
+			_ = a.compare(a.dummies[c], []byte(password))
+		}
+	}
+	if !ok {
 		return Identity{}, errUnauthenticated
 	}
 	a.mu.Lock()
 	a.verified[name] = sum
 	a.mu.Unlock()
-	return Identity{User: name, Role: u.role}, nil
+	return Identity{User: name, Role: found.role}, nil
 }
-
-// dummyHash is a bcrypt hash (cost 10) of nothing anyone types, for
-// timing.
-const dummyHash = "$2a$10$CwTycUXWue0Thq9StjUM0uJ8DPLKXt1FYlwYpQW0G5nXW.y1Drq3W"
 
 // HashPassword returns the bcrypt hash of password for a basic-auth file.
 func HashPassword(password string) (string, error) {
@@ -361,13 +443,23 @@ func HashPassword(password string) (string, error) {
 	return string(h), err
 }
 
-type identityKey struct{}
-
-func withIdentity(ctx context.Context, id Identity) context.Context {
-	return context.WithValue(ctx, identityKey{}, id)
+// caller is who a request comes from and its browser session's id.
+type caller struct {
+	id      Identity
+	session string
 }
 
-func identityOf(r *http.Request) Identity {
-	id, _ := r.Context().Value(identityKey{}).(Identity)
-	return id
+type callerKey struct{}
+
+func withCaller(ctx context.Context, c caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
 }
+
+func callerOf(r *http.Request) caller {
+	c, _ := r.Context().Value(callerKey{}).(caller)
+	return c
+}
+
+func identityOf(r *http.Request) Identity { return callerOf(r).id }
+
+func sessionOf(r *http.Request) string { return callerOf(r).session }

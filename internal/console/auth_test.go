@@ -77,13 +77,10 @@ func TestBasicAuth(t *testing.T) {
 	if _, err := a.authenticate(httptest.NewRequest(http.MethodGet, "/", nil)); !errors.Is(err, errUnauthenticated) {
 		t.Errorf("no credentials: %v", err)
 	}
-	for _, bad := range []string{"alice:plaintext\n", "alice\n", "alice:" + string(alice) + ":admin\n", "# nobody\n"} {
+	for _, bad := range []string{"alice:plaintext\n", "alice\n", "alice:" + string(alice) + ":admin\n", "# nobody\n", "alice:" + string(alice) + "\nalice:" + string(bob) + "\n"} {
 		if _, err := newAuthenticator(Auth{Mode: AuthBasic, File: writeAuthFile(t, bad)}); err == nil {
 			t.Errorf("basic file %q accepted", bad)
 		}
-	}
-	if _, err := bcrypt.Cost([]byte(dummyHash)); err != nil {
-		t.Errorf("dummyHash is not a bcrypt hash: %v", err)
 	}
 	h, err := HashPassword("long enough")
 	if err != nil || bcrypt.CompareHashAndPassword([]byte(h), []byte("long enough")) != nil {
@@ -144,13 +141,5 @@ func TestProxyAuth(t *testing.T) {
 	}
 	if _, err := newAuthenticator(Auth{Mode: AuthProxy, Header: "X", TrustedProxies: []string{"not-an-ip"}}); err == nil {
 		t.Error("a bad proxy address was accepted")
-	}
-}
-
-func TestSafeNext(t *testing.T) {
-	for in, want := range map[string]string{"/fleet": "/fleet", "//evil.example": "/schedules", "https://evil.example": "/schedules", "/\\evil": "/schedules", "": "/schedules"} {
-		if got := safeNext(in); got != want {
-			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

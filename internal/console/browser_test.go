@@ -23,8 +23,8 @@ import (
 const screenshotsEnv = "JETSCHED_CONSOLE_SCREENSHOTS"
 
 // browser starts headless Chromium (the Debian package; CI installs it)
-// with a fresh profile, for the life of the test.
-func browser(t *testing.T) context.Context {
+// with a fresh profile and the extra options, for the life of the test.
+func browser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	path, err := exec.LookPath("chromium")
 	if err != nil {
@@ -33,11 +33,13 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skipf("chromium is not installed (apt-get install -y chromium): %v", err)
 	}
-	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(),
+	opts := append([]chromedp.ExecAllocatorOption{},
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("user-data-dir", t.TempDir()), chromedp.Flag("window-size", "1280,900"))
+	opts = append(opts, extra...)
+	alloc, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelTab := chromedp.NewContext(alloc)
 	ctx, cancelRun := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(func() {
@@ -217,4 +219,56 @@ func screenshots(t *testing.T, ctx context.Context, e *env, dir string) {
 		}
 	}
 	run(t, ctx, "reset viewport", chromedp.EmulateViewport(1280, 900))
+}
+
+// TestBrowserRefusesForeignHost (issue 52, DNS rebinding): Chromium is
+// told that evil.example is 127.0.0.1, as an attacker's DNS would. The
+// console without auth on loopback refuses the page loaded under that name
+// (421, its explanation and nothing else: no form, no token), a POST from
+// that page is refused whatever token it carries, and a request from it to
+// the console's own name is refused too; the schedule stays paused. Under
+// localhost, the same browser pauses and resumes.
+func TestBrowserRefusesForeignHost(t *testing.T) {
+	e := newLocalEnv(t, console.Config{})
+	ctx := browser(t, chromedp.Flag("host-resolver-rules", "MAP evil.example 127.0.0.1"))
+	e.cli("schedule", "add", "--id", "x", "--workflow", "wf", "--every", "1h")
+	e.cli("schedule", "pause", "x", "--note", "held")
+	port := e.port()
+	_, page := e.hostGet("localhost:"+port, "/schedules/x")
+	token := csrf(t, page)
+
+	evil := "http://evil.example:" + port
+	run(t, ctx, "open the console under evil.example", chromedp.Navigate(evil+"/schedules/x"), chromedp.WaitVisible(chromedp.CSS(`body`)))
+	if text := eval[string](t, ctx, `document.body.innerText`); !strings.Contains(text, "does not answer to the host name") {
+		t.Errorf("the page under evil.example says %q, want the refusal", text)
+	}
+	if n := eval[int](t, ctx, `document.querySelectorAll('form, input, a, script').length`); n != 0 {
+		t.Errorf("the refusal under evil.example has %d forms, inputs, links or scripts", n)
+	}
+	if code := eval[int](t, ctx, `fetch("/schedules/x").then(r => r.status)`); code != 421 {
+		t.Errorf("a fetch of the page from evil.example: %d, want 421", code)
+	}
+	if body := eval[string](t, ctx, `fetch("/schedules/x").then(r => r.text())`); strings.Contains(body, "csrf") || strings.Contains(body, "<form") {
+		t.Errorf("a fetch of the page from evil.example reads %q", body)
+	}
+	post := `fetch("/schedules/x/resume", {method: "POST", headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "csrf=` + token + `"}).then(r => r.status)`
+	if code := eval[int](t, ctx, post); code != 421 {
+		t.Errorf("a resume posted from evil.example with a genuine token: %d, want 421", code)
+	}
+	// From evil.example to the console's own address: the browser sends
+	// it as cross-site, without the session's SameSite=Strict cookie.
+	crossSite := `fetch("http://127.0.0.1:` + port + `/schedules/x/resume", {method: "POST", mode: "no-cors", credentials: "include",
+		headers: {"Content-Type": "application/x-www-form-urlencoded"}, body: "csrf=` + token + `"}).then(() => "answered", e => "failed: " + e)`
+	t.Logf("a cross-site resume from evil.example: %s", eval[string](t, ctx, crossSite))
+	if e.paused("x") == nil {
+		t.Fatal("a page under evil.example resumed the schedule")
+	}
+
+	run(t, ctx, "resume under localhost",
+		chromedp.Navigate("http://localhost:"+port+"/schedules/x"),
+		chromedp.Click(chromedp.CSS(`#resume`)),
+		chromedp.WaitVisible(chromedp.CSS(`.banner.ok`)))
+	if p := e.paused("x"); p != nil {
+		t.Errorf("the resume under localhost left the schedule paused: %+v", p)
+	}
 }

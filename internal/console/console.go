@@ -16,7 +16,6 @@ package console
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -57,6 +56,15 @@ type Config struct {
 	// as an operator named after the local user, which is allowed only on a
 	// loopback Listen.
 	Auth Auth
+	// AllowedHosts are the host names (or addresses), each with an optional
+	// :PORT, that the console answers to besides localhost, 127.0.0.1 and
+	// [::1] (any port), the host of a specific Listen address, and, when
+	// Listen binds every address (0.0.0.0, [::]), the machine's host name
+	// and addresses. A request under any other Host gets 421 and nothing
+	// else (DNS rebinding), and a POST whose Origin is not one of them
+	// 403. The name a reverse proxy or a DNS name brings people in by
+	// goes here.
+	AllowedHosts []string
 	// ReadOnly hides every action and refuses every POST.
 	ReadOnly bool
 	// TLSCert and TLSKey serve HTTPS (both or neither).
@@ -102,6 +110,9 @@ func (c Config) Check() error {
 	if c.Auth.Mode == AuthNone && !loopback(listen) {
 		return fmt.Errorf("%w (--listen %s)", ErrNeedsAuth, listen)
 	}
+	if _, err := newHostAllowList(listen, c.AllowedHosts); err != nil {
+		return err
+	}
 	if c.PageSize < 0 || c.PageSize > 1000 {
 		return fmt.Errorf("console: page size %d: must be 1 to 1000", c.PageSize)
 	}
@@ -124,18 +135,19 @@ func loopback(addr string) bool {
 
 // Server is a running console.
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	store  *kvstore.Store
-	js     jetstream.JetStream
-	api    apiClient
-	auth   *authenticator
-	index  *index
-	hub    *hub
-	fires  *fireFollower
-	audit  *auditFollower
-	pages  *pages
-	secret []byte // CSRF key, random per process
+	cfg   Config
+	log   *slog.Logger
+	store *kvstore.Store
+	js    jetstream.JetStream
+	api   apiClient
+	auth  *authenticator
+	index *index
+	hub   *hub
+	fires *fireFollower
+	audit *auditFollower
+	pages *pages
+	hosts *hostAllowList
+	csrf  csrfKeys
 
 	ln   net.Listener
 	http *http.Server
@@ -186,8 +198,11 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}
-	s := &Server{cfg: cfg, log: log, store: store, js: js, auth: auth, secret: make([]byte, 32), served: make(chan error, 1)}
-	_, _ = rand.Read(s.secret)
+	hosts, err := newHostAllowList(cfg.Listen, cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, store: store, js: js, auth: auth, hosts: hosts, csrf: newCSRFKeys(time.Now), served: make(chan error, 1)}
 	s.api = apiClient{nc: cfg.Conn, prefix: cfg.Layout.Prefix + ".api"}
 	s.hub = newHub()
 	s.index = newIndex(store, shards, log, s.hub.publish)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -46,10 +47,11 @@ const usCalendar = `{"zone":"America/New_York","holidays":[
 // env is a real nats-server, a scheduler (fire engine, admin API, audit
 // trail) and its web console.
 type env struct {
-	t   *testing.T
-	url string // NATS
-	d   *daemon.Daemon
-	web string // the console's base URL, without the trailing slash
+	t    *testing.T
+	url  string // NATS
+	d    *daemon.Daemon
+	web  string // the console's base URL, without the trailing slash
+	jars map[string]http.CookieJar
 }
 
 // newEnv starts everything; cfg configures the console (Listen and Conn
@@ -57,7 +59,6 @@ type env struct {
 // operator and viewer tokens.
 func newEnv(t *testing.T, cfg console.Config) *env {
 	t.Helper()
-	srv := natstest.Start(t)
 	if cfg.Auth.Mode == console.AuthNone && cfg.Auth.File == "" {
 		file := filepath.Join(t.TempDir(), "tokens")
 		tokens := "# user role token\nalice operator " + operatorToken + "\nvictor viewer " + viewerToken + "\n"
@@ -66,6 +67,21 @@ func newEnv(t *testing.T, cfg console.Config) *env {
 		}
 		cfg.Auth = console.Auth{Mode: console.AuthToken, File: file}
 	}
+	return startEnv(t, cfg)
+}
+
+// newLocalEnv starts everything with a console that authenticates nobody
+// (--auth none on loopback, the default of `scheduler console`).
+func newLocalEnv(t *testing.T, cfg console.Config) *env {
+	t.Helper()
+	cfg.Auth = console.Auth{Mode: console.AuthNone}
+	return startEnv(t, cfg)
+}
+
+// startEnv starts everything with cfg's Auth as it is.
+func startEnv(t *testing.T, cfg console.Config) *env {
+	t.Helper()
+	srv := natstest.Start(t)
 	cfg.Listen = "127.0.0.1:0"
 	d, err := daemon.Start(context.Background(), daemon.Config{
 		Conn: natsconn.Options{URL: srv.URL()}, AuditKey: []byte(auditKey), Console: cfg,
@@ -74,7 +90,7 @@ func newEnv(t *testing.T, cfg console.Config) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.Stop)
-	return &env{t: t, url: srv.URL(), d: d, web: strings.TrimSuffix(d.ConsoleURL(), "/")}
+	return &env{t: t, url: srv.URL(), d: d, web: strings.TrimSuffix(d.ConsoleURL(), "/"), jars: map[string]http.CookieJar{}}
 }
 
 // cli runs the scheduler command line against the env's NATS and fails
@@ -124,17 +140,34 @@ func (e *env) post(token, path string, form url.Values, headers ...string) (int,
 
 func (e *env) do(req *http.Request, token string) (int, string) {
 	e.t.Helper()
+	return e.doIn(req, token, token)
+}
+
+// doIn sends req as the holder of token ("" for none) in the browser
+// session named session (its own cookies).
+func (e *env) doIn(req *http.Request, token, session string) (int, string) {
+	e.t.Helper()
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
-	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := client.Do(req)
+	resp, err := e.client(session).Do(req)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
+}
+
+// client is an HTTP client that does not follow redirects and keeps the
+// cookies of the browser session named session.
+func (e *env) client(session string) *http.Client {
+	jar, ok := e.jars[session]
+	if !ok {
+		jar, _ = cookiejar.New(nil)
+		e.jars[session] = jar
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // csrf reads the CSRF token from a page's forms.

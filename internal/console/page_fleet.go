@@ -1,6 +1,7 @@
 package console
 
 import (
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -63,24 +64,57 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	}
 	next := safeNext(r.PostFormValue("next"))
 	tok := strings.TrimSpace(r.PostFormValue("token"))
-	if _, err := s.auth.checkToken(tok); err != nil {
+	_, err := s.auth.signIn(r, "", func() (Identity, error) { return s.auth.checkToken(tok) })
+	var throttled *throttledError
+	if errors.As(err, &throttled) {
+		tooMany(w, throttled)
+		return
+	}
+	if err != nil {
 		http.Redirect(w, r, "/login?failed=1&next="+url.QueryEscape(next), http.StatusSeeOther)
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: tok, Path: "/", HttpOnly: true,
 		Secure: s.cfg.TLSCert != "", SameSite: http.SameSiteStrictMode})
+	s.startSession(w) // a new session, so the CSRF tokens of before are dead
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: "", Path: "/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteStrictMode})
+	s.endSession(w)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }
 
-// safeNext keeps a redirect on this site: a path, never "//host".
+// safeNext keeps a redirect after sign-in on this site: a local path
+// ("/fleet?x=1"), or "/" for anything else: another host ("//evil",
+// "/\\evil", "https://evil"), a scheme ("javascript:"), a relative path,
+// a backslash anywhere (browsers read it as a slash), and a control
+// character, space or non-ASCII byte anywhere (browsers drop tabs and
+// newlines, so "/\t/evil" would become "//evil"), encoded or not in the
+// path.
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
-		return "/schedules"
+	const home = "/"
+	if len(next) > 2048 || !localPath(next) {
+		return home
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" || !localPath(u.Path) {
+		return home
 	}
 	return next
+}
+
+// localPath reports whether p starts with one slash and holds only
+// printable ASCII without backslashes.
+func localPath(p string) bool {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return false
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c <= ' ' || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
 }

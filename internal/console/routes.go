@@ -1,13 +1,12 @@
 package console
 
 import (
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 func (s *Server) routes() http.Handler {
@@ -33,9 +32,11 @@ func (s *Server) routes() http.Handler {
 	app.HandleFunc("GET /events", s.serveEvents)
 	mux.Handle("/", s.authenticated(app))
 
-	// Browsers' cross-site POSTs are refused before anything else; the
-	// forms' CSRF tokens cover what that check cannot see.
-	return securityHeaders(http.NewCrossOriginProtection().Handler(mux))
+	// A request under a Host that is not the console's is refused before
+	// anything else (DNS rebinding), then a POST from an Origin that is
+	// not, then browsers' cross-site POSTs; the forms' CSRF tokens, bound
+	// to the session, cover what those checks cannot see.
+	return securityHeaders(s.hosts.guard(http.NewCrossOriginProtection().Handler(mux)))
 }
 
 // securityHeaders keeps the pages to their own origin: no inline script,
@@ -58,7 +59,10 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, err := s.auth.authenticate(r)
 		if err != nil {
+			var throttled *throttledError
 			switch {
+			case errors.As(err, &throttled):
+				tooMany(w, throttled)
 			case errors.Is(err, errUntrustedProxy):
 				http.Error(w, err.Error(), http.StatusForbidden)
 			case s.cfg.Auth.Mode == AuthBasic:
@@ -72,17 +76,15 @@ func (s *Server) authenticated(next http.Handler) http.Handler {
 			}
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(withIdentity(r.Context(), id)))
+		next.ServeHTTP(w, r.WithContext(withCaller(r.Context(), caller{id: id, session: s.session(w, r)})))
 	})
 }
 
-// csrfToken is the token the forms of a user carry: an HMAC of the user
-// name under the process's random key, so another site can neither read
-// nor forge it.
-func (s *Server) csrfToken(id Identity) string {
-	m := hmac.New(sha256.New, s.secret)
-	m.Write([]byte("csrf\x00" + id.User))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+// tooMany answers a sign-in refused by the throttle: 429 with Retry-After
+// in whole seconds.
+func tooMany(w http.ResponseWriter, e *throttledError) {
+	w.Header().Set("Retry-After", strconv.FormatInt(int64((e.Retry+time.Second-1)/time.Second), 10))
+	http.Error(w, e.Error(), http.StatusTooManyRequests)
 }
 
 // errForbidden explains a refused action.
@@ -100,9 +102,8 @@ func (s *Server) mayAct(r *http.Request) (Identity, error) {
 	case id.Role != RoleOperator:
 		return id, errForbidden("user " + id.User + " is a viewer; only operators act")
 	}
-	got := r.PostFormValue("csrf")
-	if !hmac.Equal([]byte(got), []byte(s.csrfToken(id))) {
-		return id, errForbidden("the form's CSRF token is missing or wrong: reload the page and try again")
+	if !s.csrf.valid(id.User, sessionOf(r), r.PostFormValue("csrf")) {
+		return id, errForbidden("the form's CSRF token is missing, wrong, of another session or expired: reload the page and try again")
 	}
 	return id, nil
 }
@@ -127,7 +128,7 @@ func (s *Server) base(r *http.Request, title, nav, topic string) base {
 	b := base{Title: title, Nav: nav, Topic: topic, User: id, ReadOnly: s.cfg.ReadOnly,
 		CanAct: id.Role == RoleOperator && !s.cfg.ReadOnly, Loading: !s.index.isLoaded(), Auth: s.cfg.Auth.Mode.String()}
 	if b.CanAct {
-		b.CSRF = s.csrfToken(id)
+		b.CSRF = s.csrf.token(id.User, sessionOf(r))
 	}
 	b.Done = doneMessage(r.URL.Query().Get("done"))
 	return b

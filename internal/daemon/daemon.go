@@ -62,6 +62,10 @@ type Config struct {
 	Fire fires.Config
 	// TimerWorkers is the wakeup engine's concurrency (timers.Config.Workers).
 	TimerWorkers int
+	// ConditionBuckets are the KV buckets timers' condition keys may name
+	// (timers.Config.ConditionBuckets and admin.Config.ConditionBuckets).
+	// Default: none.
+	ConditionBuckets []string
 	// Logger receives everything. Default: discard.
 	Logger *slog.Logger
 	// AuditKey, when set, makes every mutation through the admin API append
@@ -206,7 +210,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	tc := timers.Config{
 		Store: d.store, Owner: d.engine, Instance: d.engine.Instance(), Clock: fc.Clock,
-		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers, Events: fc.Events,
+		Logger: fc.Logger, ClaimTTL: fc.ClaimTTL, Workers: cfg.TimerWorkers, Events: fc.Events, ConditionBuckets: cfg.ConditionBuckets,
 	}
 	if m != nil {
 		tc.Observer = m.Wakeups()
@@ -237,7 +241,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
-	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready()}); err != nil {
+	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {

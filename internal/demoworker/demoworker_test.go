@@ -168,7 +168,7 @@ func TestRunsAreTheSchedulersCondition(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fe.Stop(context.Background())
-	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "a"})
+	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "a", ConditionBuckets: []string{demoworker.RunsBucket}})
 	if err != nil {
 		t.Fatal(err)
 	}

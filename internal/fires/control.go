@@ -99,8 +99,13 @@ func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore
 // due meanwhile are skipped and recorded as "paused" when it resumes.
 func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (kvstore.State, error) {
 	now := c.Clock.Now()
-	if !until.IsZero() && !until.After(now) {
-		return kvstore.State{}, &kvstore.FieldError{Field: "until", Value: until.Format(time.RFC3339), Reason: "is not in the future"}
+	if !until.IsZero() {
+		if err := kvstore.CheckTime("until", until); err != nil {
+			return kvstore.State{}, err
+		}
+		if !until.After(now) {
+			return kvstore.State{}, &kvstore.FieldError{Field: "until", Value: until.Format(time.RFC3339), Reason: "is not in the future"}
+		}
 	}
 	if err := kvstore.CheckNote("note", note); err != nil {
 		return kvstore.State{}, err

@@ -188,8 +188,19 @@ const (
 	reasonOperator = "skipped by an operator (skip-next)"
 )
 
-// Decide chooses the next step for one schedule.
+// Decide chooses the next step for one schedule. A next slot at or past
+// the supported time range (kvstore.MaxTime) is none: the recurrence ends
+// there, so that no time the engine plans overflows its Unix nanoseconds.
 func Decide(in Input) Decision {
+	d := decide(in)
+	if !d.Next.IsZero() && !d.Next.Before(kvstore.MaxTime) {
+		// (The occurrences passed over before it stay, for the ledger.)
+		d.Next, d.Step.At, d.Step.Nominal, d.Step.Moved = time.Time{}, time.Time{}, time.Time{}, ""
+	}
+	return d
+}
+
+func decide(in Input) Decision {
 	st := in.State
 	switch {
 	case st == nil:

@@ -343,6 +343,16 @@ func TestEngineReportsInvalidSpecsAndKeepsGoing(t *testing.T) {
 		"wrong-type":  {`{"workflow":"wf","every":5}`, "every"},
 		"never-fires": {`{"workflow":"wf","cron":"0 0 30 2 *"}`, "cron"},
 		"bad-zone":    {`{"workflow":"wf","cron":"* * * * *","tz":"Atlantis/Capital"}`, "tz"},
+		// Issue 52: times out of the supported range (one of them pinned
+		// a core: its plan did not fit the engine's Unix nanoseconds).
+		"past-unix-ns": {`{"workflow":"wf","at":"2262-04-11T23:47:17Z"}`, "at"},
+		"year-10000":   {`{"workflow":"wf","every":"1h","start":"9999-12-31T23:00:00-05:00"}`, "start"},
+		"zero-at":      {`{"workflow":"wf","at":"0001-01-01T00:00:00Z"}`, "at"},
+		"old-anchor":   {`{"workflow":"wf","every":"1h","anchor":"1000-01-01T00:00:00Z"}`, "anchor"},
+		// Past one-shots before Unix nanoseconds, or at the epoch (0: none
+		// inside the engine), stayed "planned" for ever, never recorded.
+		"ancient-at": {`{"workflow":"wf","at":"1600-01-01T00:00:00Z"}`, "at"},
+		"epoch-at":   {`{"workflow":"wf","at":"1970-01-01T00:00:00Z"}`, "at"},
 	}
 	for id, g := range garbage {
 		if _, err := specs.Put(context.Background(), id, []byte(g.value)); err != nil {

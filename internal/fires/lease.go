@@ -20,6 +20,7 @@ import (
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/internal/skew"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -119,6 +120,17 @@ type leases struct {
 	// lease to expire instead of moving at once. It also guards member.
 	writeMu sync.Mutex
 	member  uint64 // revision of member.<instance>
+	// memberAcked is when member's write was acknowledged, on the
+	// process's monotonic clock (see skew.ServerClock).
+	memberAcked time.Time
+
+	// server is the server's time as this process knows it, from its own
+	// member record's writes: the records of the bucket are judged by it
+	// (leasejudge.go).
+	server skew.ServerClock
+	// warned is when each ignored record was last reported
+	// (warnIgnored); the rebalance goroutine's only.
+	warned map[string]time.Time
 
 	// reportMu orders the observer's calls (report).
 	reportMu sync.Mutex
@@ -366,7 +378,7 @@ func (l *leases) rebalance(ctx context.Context) {
 	if l.rebalancing != nil {
 		l.rebalancing()
 	}
-	members, taken, err := l.survey(ctx)
+	sv, err := l.survey(ctx)
 	if err != nil {
 		l.log.Debug("lease survey", "err", err)
 		l.allRead.Store(false)
@@ -374,11 +386,11 @@ func (l *leases) rebalance(ctx context.Context) {
 		return
 	}
 	if l.readCaps {
-		reads, lists := l.everyMemberReads(ctx)
-		l.allRead.Store(reads)
-		l.allLists.Store(lists)
+		l.allRead.Store(sv.reads)
+		l.allLists.Store(sv.lists)
 	}
-	target := (l.shards + max(members, 1) - 1) / max(members, 1)
+	members := len(sv.members)
+	target := (l.shards + members - 1) / members
 	held := l.heldShards()
 	if extra := len(held) - target; extra > 0 {
 		// Hand back the extras so that a joining instance gets its share.
@@ -402,10 +414,10 @@ func (l *leases) rebalance(ctx context.Context) {
 		if len(l.heldShards()) >= target {
 			return
 		}
-		if _, busy := taken[s]; busy {
+		if sv.busy[s] || l.holds(s) {
 			continue
 		}
-		l.acquire(ctx, s)
+		l.acquire(ctx, s, sv.over[s])
 	}
 }
 
@@ -456,22 +468,25 @@ func (l *leases) heldShards() []int {
 	return out
 }
 
+// holds reports whether this instance holds shard's lease (owned or
+// not: see owns).
+func (l *leases) holds(shard int) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ok := l.held[shard]
+	return ok
+}
+
 // othersAlive reports whether another instance has a live member key: a
 // running fleet this one joins. On an error it says no (the instance then
-// takes its share at once, as on a fleet's first start).
+// takes its share at once, as on a fleet's first start). A member record
+// the survey would ignore is no fleet (leasejudge.go).
 func (l *leases) othersAlive(ctx context.Context) bool {
-	keys, err := l.kv.ListKeys(ctx)
+	recs, floor, err := l.readRecords(ctx)
 	if err != nil {
 		return false
 	}
-	defer keys.Stop()
-	alive := false
-	for k := range keys.Keys() {
-		if strings.HasPrefix(k, "member.") && k != "member."+l.instance {
-			alive = true
-		}
-	}
-	return alive
+	return len(judge(recs, l.instance, l.runID, l.shardCount(), l.server.Now(floor), l.ttl).members) > 1
 }
 
 // fleetReads reports whether, at the last lease round, every member of
@@ -485,54 +500,98 @@ func (l *leases) fleetReads() bool { return l.allRead.Load() }
 // then may this instance write them. False until the first round.
 func (l *leases) fleetLists() bool { return l.allLists.Load() }
 
-// everyMemberReads reads every member key and reports whether each
-// announces capBehindStream (reads) and capEndedLists (lists); a member
-// from before caps, or one that cannot be read, announces neither.
-func (l *leases) everyMemberReads(ctx context.Context) (reads, lists bool) {
-	keys, err := l.kv.ListKeysFiltered(ctx, "member.*")
+// survey reads the shard leases and member records and judges them by
+// the server's clock (leasejudge.go): the live members, the shards
+// leased, the shards whose record is ignored. The ignored records are
+// reported (warnIgnored).
+func (l *leases) survey(ctx context.Context) (surveyed, error) {
+	recs, floor, err := l.readRecords(ctx)
 	if err != nil {
-		return false, false
+		return surveyed{}, err
 	}
-	defer keys.Stop()
-	reads, lists = true, true
-	for k := range keys.Keys() {
-		if k == "member."+l.instance {
-			continue // this one announces them
+	l.writeMu.Lock()
+	own, acked := l.member, l.memberAcked
+	l.writeMu.Unlock()
+	for _, r := range recs {
+		if own != 0 && r.rev == own && r.key == "member."+l.instance {
+			l.server.Observe(r.created, acked)
 		}
-		e, err := l.kv.Get(ctx, k)
-		var v leaseValue
-		if err != nil || json.Unmarshal(e.Value(), &v) != nil {
-			reads, lists = false, false
-			continue
-		}
-		reads = reads && slices.Contains(v.Caps, capBehindStream)
-		lists = lists && slices.Contains(v.Caps, capEndedLists)
 	}
-	return reads, lists
+	sv := judge(recs, l.instance, l.runID, l.shardCount(), l.server.Now(floor), l.ttl)
+	l.warnIgnored(sv.ignored)
+	return sv, nil
 }
 
-// survey counts live members and lists the shards leased by anyone.
-func (l *leases) survey(ctx context.Context) (members int, taken map[int]string, err error) {
-	keys, err := l.kv.ListKeys(ctx)
+// readRecords reads every shard lease and member record, with floor the
+// latest server time of their writes. It fails rather than return part
+// of them: a survey that missed members would take too many shards.
+func (l *leases) readRecords(ctx context.Context) (recs []leaseRecord, floor time.Time, err error) {
+	w, err := l.kv.WatchFiltered(ctx, []string{"shard.*", "member.*"}, jetstream.IgnoreDeletes())
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return 0, map[int]string{}, nil
-		}
-		return 0, nil, err
+		return nil, time.Time{}, fmt.Errorf("read the leases: %w", err)
 	}
-	defer keys.Stop()
-	taken = map[int]string{}
-	for k := range keys.Keys() {
-		switch {
-		case len(k) > 7 && k[:7] == "member.":
-			members++
-		case len(k) > 6 && k[:6] == "shard.":
-			if n, err := strconv.Atoi(k[6:]); err == nil {
-				taken[n] = k
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, time.Time{}, fmt.Errorf("read the leases: %w", ctx.Err())
+		case e, ok := <-w.Updates():
+			switch {
+			case !ok:
+				return nil, time.Time{}, errors.New("read the leases: the watch ended")
+			case e == nil:
+				return recs, floor, nil // every record read
+			}
+			recs = append(recs, leaseRecord{key: e.Key(), rev: e.Revision(), created: e.Created(), value: e.Value()})
+			if e.Created().After(floor) {
+				floor = e.Created()
 			}
 		}
 	}
-	return members, taken, nil
+}
+
+// ignoredWarnEvery is how often one ignored record is reported again
+// while it stays; maxWarned bounds the records remembered meanwhile.
+const (
+	ignoredWarnEvery = time.Minute
+	maxWarned        = 1024
+)
+
+// warnIgnored reports the ignored records not reported within
+// ignoredWarnEvery: a lease_ignored event each, one warning for them all.
+func (l *leases) warnIgnored(ignored []ignoredRecord) {
+	now := l.clock.Now()
+	for k, at := range l.warned {
+		if now.Sub(at) >= ignoredWarnEvery {
+			delete(l.warned, k)
+		}
+	}
+	if len(ignored) == 0 {
+		return
+	}
+	if l.warned == nil {
+		l.warned = map[string]time.Time{}
+	}
+	var keys, whys []string
+	for _, r := range ignored {
+		if _, seen := l.warned[r.key]; seen || len(l.warned) >= maxWarned {
+			continue
+		}
+		l.warned[r.key] = now
+		ev := kvstore.Event{Kind: kvstore.EventLeaseIgnored, Key: r.key, Reason: r.why, Holder: r.owner, Owner: l.instance, At: now.UTC()}
+		if r.shard >= 0 {
+			ev.Shard = &r.shard
+		}
+		if r.age > 0 {
+			ev.Silence = silenceString(r.age)
+		}
+		l.event(ev)
+		keys, whys = append(keys, r.key), append(whys, r.why)
+	}
+	if len(keys) > 0 {
+		l.log.Warn("records in the leases bucket ignored: not believable by the server's clock (forged, or written by hand without a TTL); their shards are taken, they count as no member",
+			"keys", keys, "why", whys, "ignored", len(ignored))
+	}
 }
 
 func (l *leases) value() []byte {
@@ -541,10 +600,18 @@ func (l *leases) value() []byte {
 }
 
 // acquire creates shard.<n> with a TTL: it succeeds only if no live lease
-// exists.
-func (l *leases) acquire(ctx context.Context, shard int) {
+// exists. over, when not 0, is the revision of an ignored record there
+// (leasejudge.go): the lease is written over it by CAS, which fails if
+// anyone wrote the key since.
+func (l *leases) acquire(ctx context.Context, shard int, over uint64) {
 	sent := l.clock.Now() // the TTL runs from the server's write, before the ack (see renewAll)
-	rev, err := l.kv.Create(ctx, shardKey(shard), l.value(), jetstream.KeyTTL(l.ttl))
+	var rev uint64
+	var err error
+	if over == 0 {
+		rev, err = l.kv.Create(ctx, shardKey(shard), l.value(), jetstream.KeyTTL(l.ttl))
+	} else {
+		rev, err = l.casTTL(ctx, shardKey(shard), over)
+	}
 	if err != nil {
 		return // someone holds it (or NATS is away): try next round
 	}
@@ -851,12 +918,12 @@ func (l *leases) registerMember(ctx context.Context) {
 	key := "member." + l.instance
 	if l.member != 0 {
 		if rev, err := l.casTTL(ctx, key, l.member); err == nil {
-			l.member = rev
+			l.member, l.memberAcked = rev, time.Now()
 			return
 		}
 	}
 	if rev, err := l.kv.Create(ctx, key, l.value(), jetstream.KeyTTL(l.ttl)); err == nil {
-		l.member = rev
+		l.member, l.memberAcked = rev, time.Now()
 		return
 	}
 	// A previous incarnation's member key: overwrite it once it expires.

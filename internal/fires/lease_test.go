@@ -38,7 +38,7 @@ func TestLeaseRenewalAfterSilenceWakesTheLoops(t *testing.T) {
 	c, f := clock.NewFake(time.Now())
 	l := newLeases(store.Leases(), js, "a", 4, 10*time.Second, c,
 		slog.New(slog.NewTextHandler(io.Discard, nil)), func(kvstore.Event) {})
-	l.acquire(ctx, 1)
+	l.acquire(ctx, 1, 0)
 	if !l.owns(1) {
 		t.Fatal("does not own the shard it acquired")
 	}
@@ -96,7 +96,7 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 	const ttl = time.Second
 	a := newLeases(store.Leases(), js, "a", 1, ttl, ca, log, func(kvstore.Event) {})
 	b := newLeases(store.Leases(), js, "b", 1, ttl, cb, log, func(kvstore.Event) {})
-	a.acquire(ctx, 0)
+	a.acquire(ctx, 0, 0)
 	if !a.owns(0) {
 		t.Fatal("a does not own the shard it acquired")
 	}
@@ -105,7 +105,7 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Stop()
-	b.acquire(ctx, 0)
+	b.acquire(ctx, 0, 0)
 	if b.owns(0) {
 		t.Fatal("b took a shard whose lease is live")
 	}
@@ -119,7 +119,7 @@ func TestLeaseExpiryHandsTheShardOver(t *testing.T) {
 			return false
 		}
 	})
-	b.acquire(ctx, 0)
+	b.acquire(ctx, 0, 0)
 	if !b.owns(0) {
 		t.Fatal("b did not take the shard whose lease expired")
 	}
@@ -157,7 +157,7 @@ func TestMemberAnnouncesItsCaps(t *testing.T) {
 		t.Errorf("member.a = %s: want caps with %q", e.Value(), capBehindStream)
 	}
 	taken := c.Now()
-	l.acquire(ctx, 1)
+	l.acquire(ctx, 1, 0)
 	f.Advance(3 * time.Second)
 	l.renewAll(ctx)
 	if since, ok := l.since(1); !ok || !since.Equal(taken) {
@@ -166,15 +166,25 @@ func TestMemberAnnouncesItsCaps(t *testing.T) {
 }
 
 // Records are left behind, and ended lists written, only while every
-// member announces that it reads them: a member key from before caps, one
-// without the cap, or one that does not decode closes the gate.
+// member announces that it reads them: a member key from before caps, or
+// one without the cap, closes the gate. A member record the survey does
+// not believe (not a lease value, no plausible renewed time:
+// leasejudge.go) is no member, and gates nothing.
 func TestEveryMemberReads(t *testing.T) {
 	t.Parallel()
 	l, store, _ := testLeases(t)
 	ctx := context.Background()
 	l.registerMember(ctx)
-	if reads, lists := l.everyMemberReads(ctx); !reads || !lists {
-		t.Fatalf("alone: everyMemberReads = %v, %v; want true, true", reads, lists)
+	reads := func() (bool, bool) {
+		t.Helper()
+		sv, err := l.survey(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sv.reads, sv.lists
+	}
+	if reads, lists := reads(); !reads || !lists {
+		t.Fatalf("alone: reads, lists = %v, %v; want true, true", reads, lists)
 	}
 	put := func(key, value string) {
 		t.Helper()
@@ -182,23 +192,30 @@ func TestEveryMemberReads(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	put("member.b", `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"10s","caps":["behind-stream","ended-lists"]}`)
-	if reads, lists := l.everyMemberReads(ctx); !reads || !lists {
-		t.Errorf("with a member announcing both caps: everyMemberReads = %v, %v; want true, true", reads, lists)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	put("member.b", `{"owner":"b","renewed":"`+now+`","ttl":"10s","caps":["behind-stream","ended-lists"]}`)
+	if reads, lists := reads(); !reads || !lists {
+		t.Errorf("with a member announcing both caps: reads, lists = %v, %v; want true, true", reads, lists)
 	}
 	// The release before ended lists: records may be behind, no lists.
-	put("member.b", `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"10s","caps":["behind-stream"]}`)
-	if reads, lists := l.everyMemberReads(ctx); !reads || lists {
-		t.Errorf("with a member announcing behind-stream only: everyMemberReads = %v, %v; want true, false", reads, lists)
+	put("member.b", `{"owner":"b","renewed":"`+now+`","ttl":"10s","caps":["behind-stream"]}`)
+	if reads, lists := reads(); !reads || lists {
+		t.Errorf("with a member announcing behind-stream only: reads, lists = %v, %v; want true, false", reads, lists)
 	}
+	put("member.b", `{"owner":"b","renewed":"`+now+`","ttl":"10s","caps":["behind-stream","ended-lists"]}`)
 	for _, v := range []string{
-		`{"owner":"old","renewed":"2026-12-03T00:00:00Z","ttl":"10s"}`,
-		`{"owner":"old","caps":["something-else"]}`,
-		`not json`,
+		`{"owner":"old","renewed":"` + now + `","ttl":"10s"}`,
+		`{"owner":"old","renewed":"` + now + `","ttl":"10s","caps":["something-else"]}`,
 	} {
 		put("member.old", v)
-		if reads, lists := l.everyMemberReads(ctx); reads || lists {
-			t.Errorf("with member.old = %s: everyMemberReads = %v, %v; want false, false", v, reads, lists)
+		if reads, lists := reads(); reads || lists {
+			t.Errorf("with member.old = %s: reads, lists = %v, %v; want false, false", v, reads, lists)
+		}
+	}
+	for _, v := range []string{`{"owner":"old","caps":["something-else"]}`, `not json`} {
+		put("member.old", v)
+		if reads, lists := reads(); !reads || !lists {
+			t.Errorf("with member.old = %s (ignored): reads, lists = %v, %v; want true, true", v, reads, lists)
 		}
 	}
 }
@@ -225,7 +242,7 @@ func TestRenewalsDoNotWaitForTheRebalance(t *testing.T) {
 	c, f := clock.NewFake(time.Now())
 	l := newLeases(store.Leases(), js, "a", 4, 3*time.Second, c,
 		slog.New(slog.NewTextHandler(io.Discard, nil)), func(kvstore.Event) {})
-	l.acquire(ctx, 1)
+	l.acquire(ctx, 1, 0)
 	stuck, release := make(chan struct{}, 1), make(chan struct{})
 	l.rebalancing = func() {
 		select {
@@ -306,7 +323,7 @@ func TestHandBackHeldForItsRecords(t *testing.T) {
 			if got := l.heldShards(); len(got) != 4 {
 				t.Fatalf("alone: holds %v, want 4 shards", got)
 			}
-			joining := `{"owner":"b","renewed":"2026-12-03T00:00:00Z","ttl":"1h","caps":` + tc.caps + `}`
+			joining := `{"owner":"b","renewed":"` + time.Now().UTC().Format(time.RFC3339Nano) + `","ttl":"1h","caps":` + tc.caps + `}`
 			if _, err := store.Leases().Put(ctx, "member.b", []byte(joining)); err != nil {
 				t.Fatal(err)
 			}
@@ -399,8 +416,8 @@ func TestExpiredLeaseIsLostAsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = w.Stop() }()
-	l.acquire(ctx, 0)
-	l.acquire(ctx, 1)
+	l.acquire(ctx, 0, 0)
+	l.acquire(ctx, 1, 0)
 	if l.count() != 2 {
 		t.Fatalf("holds %d leases, want the 2 acquired", l.count())
 	}
@@ -452,7 +469,7 @@ func TestTakenOverLeaseNamesItsHolder(t *testing.T) {
 	a, store, f, logs, rec := recordedLeases(t, 4, ttl)
 	ctx := context.Background()
 	b := newLeases(store.Leases(), a.js, "b", 4, ttl, a.clock, slog.New(slog.DiscardHandler), func(kvstore.Event) {})
-	a.acquire(ctx, 2)
+	a.acquire(ctx, 2, 0)
 	// b writes the lease as its own (as after a's key expired and b took
 	// the shard).
 	if _, err := store.Leases().Put(ctx, shardKey(2), b.value()); err != nil {
@@ -485,7 +502,7 @@ func TestOwnUnacknowledgedRenewalKeepsTheLease(t *testing.T) {
 	t.Parallel()
 	l, store, f, _, rec := recordedLeases(t, 4, 10*time.Second)
 	ctx := context.Background()
-	l.acquire(ctx, 3)
+	l.acquire(ctx, 3, 0)
 	l.mu.Lock()
 	rev := l.held[3].rev
 	l.mu.Unlock()
@@ -559,7 +576,7 @@ func TestLeaseGuardClosingAndOpeningAreReported(t *testing.T) {
 	l := e.leases
 	l.setShards(4)
 	for s := range 2 {
-		l.acquire(ctx, s)
+		l.acquire(ctx, s, 0)
 	}
 	events := make(chan *nats.Msg, 16)
 	for _, kind := range []kvstore.EventKind{kvstore.EventGuardClosed, kvstore.EventGuardOpened} {

@@ -29,9 +29,11 @@ type loop struct {
 	// parked are due schedules of shards this instance does not own; they
 	// are looked at again when the leases change.
 	parked map[string]bool
-	// calendars are the named calendars, by name.
-	calendars map[string]*calendar.Calendar
-	entries   map[string]*entry
+	// calendars are the named calendars, by name; badCalendars the
+	// records that do not parse (forged or damaged), with why.
+	calendars    map[string]*calendar.Calendar
+	badCalendars map[string]error
+	entries      map[string]*entry
 	// ready is closed once the index is complete (the run's Ready).
 	ready chan struct{}
 	// waiting are completion reports for a worker to record, by schedule.
@@ -124,7 +126,7 @@ func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, do
 		specs:     specs,
 		states:    states,
 		cals:      cals,
-		calendars: make(map[string]*calendar.Calendar),
+		calendars: make(map[string]*calendar.Calendar), badCalendars: make(map[string]error),
 		policies:  make(map[kvstore.Policy]*kvstore.Policy),
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
@@ -487,14 +489,7 @@ func (e *Engine) compileAhead(d *decodedSpec) {
 // calendar change can leave a schedule no slot at all: that is reported
 // (invalid), not taken for the recurrence's end.
 func (e *Engine) compileSpec(id string, spec *kvstore.Spec, src kvstore.CalendarSource) (kvstore.Compiled, error) {
-	if err := spec.CheckFields(id); err != nil {
-		return kvstore.Compiled{}, err
-	}
-	c, err := spec.CompileShared(id, src, &e.interner)
-	if err == nil {
-		err = c.CheckFires(e.cfg.Clock.Now())
-	}
-	return c, err
+	return spec.CheckRecord(id, src, &e.interner, e.cfg.Clock.Now()) // as PutSpec checks what it writes
 }
 
 // compile (re)builds an entry's schedule from its spec and the calendars
@@ -545,6 +540,10 @@ func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
 	if c, ok := l.calendars[name]; ok {
 		return c, nil
 	}
+	if err, ok := l.badCalendars[name]; ok {
+		// Its schedules are invalid, saying why (their events and status).
+		return nil, fmt.Errorf("its record in the calendars bucket is invalid (calendar.Parse, as calendar put checks it): %w", err)
+	}
 	return nil, kvstore.ErrNotFound
 }
 
@@ -559,13 +558,15 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 	}
 	name := kv.Key()
 	l.calsWritten = max(l.calsWritten, kv.Created().UnixNano())
+	delete(l.badCalendars, name)
 	if isDelete(kv) {
 		delete(l.calendars, name)
 	} else if cal, err := calendar.ParseZones(kv.Value(), &l.e.interner.Zones); err == nil {
 		l.calendars[name] = cal
 	} else {
-		l.e.log.Warn("undecodable calendar; schedules using it stop until it is fixed", "calendar", name, "err", err)
+		l.e.log.Warn("invalid calendar record; schedules using it are invalid until it is fixed", "calendar", name, "err", err)
 		delete(l.calendars, name)
+		l.badCalendars[name] = err
 	}
 	if !l.calsLoaded {
 		return
@@ -854,17 +855,14 @@ func (l *loop) schedule(en *entry) {
 // or the delete marker of an earlier state). A million new schedules thus
 // cost no writes until they fire. A plan that skips slots (a calendar rule)
 // is left to a worker, which writes it at once so that the skips are in
-// the ledger now, not at the first fire.
+// the ledger now, not at the first fire; so is one that does not pack
+// (inMemoryPlan).
 func (l *loop) plan(en *entry, now time.Time) {
 	if l.planEnded(en) {
 		return // its fire is in an ended list (ended.go)
 	}
 	d := Decide(l.e.entryInput(en, now, &l.scratch))
-	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
-		return
-	}
-	st := plannedState(en.compiled.Plan, d, now)
-	p, ok := packState(st)
+	p, ok := inMemoryPlan(en.compiled.Plan, d, now)
 	if !ok {
 		return // not a plain plan: left to a worker, as above
 	}

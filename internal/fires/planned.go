@@ -24,6 +24,21 @@ func Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.C
 	return *st, nil
 }
 
+// inMemoryPlan is the packed plan of a new schedule as decided (d,
+// ActInit) at now, and whether it is kept in memory only, unwritten: when
+// it skips no slots (skips go to the ledger at once) and packs (its times
+// fit the entry's Unix nanoseconds). Otherwise a worker writes it as the
+// schedule's first state record. The loop (loop.plan) and the worker
+// (worker.act) both ask this, so that a plan the loop leaves to a worker
+// is never one the worker leaves to the loop: around and around, that
+// pinned a core (issue 52).
+func inMemoryPlan(plan string, d Decision, now time.Time) (packedState, bool) {
+	if d.Action != ActInit || len(d.Step.Skipped) > 0 {
+		return packedState{}, false
+	}
+	return packState(plannedState(plan, d, now))
+}
+
 // plannedState is a new schedule's state as decided (ActInit) at now.
 func plannedState(plan string, d Decision, now time.Time) *kvstore.State {
 	st := &kvstore.State{Plan: plan, UpdatedAt: utc(now)}

@@ -252,10 +252,11 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 	case ActInit:
 		st := plannedState(plan, d, now)
 		r.state, r.planned = st, true
-		if len(d.Step.Skipped) == 0 {
+		if _, keep := inMemoryPlan(plan, d, now); keep {
 			return nil // kept in memory, as the loop does (see loop.plan)
 		}
-		// The plan skips slots: write it now, with the skips in the ledger.
+		// The plan skips slots, or does not pack: write it now, with the
+		// skips in the ledger.
 		if err := w.update(ctx, j, w.next(r, now), r); err != nil {
 			return err
 		}

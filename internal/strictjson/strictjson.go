@@ -265,3 +265,28 @@ func within(err error, step string, index bool) error {
 	dup.Path = step + dup.Path
 	return dup
 }
+
+// Depth returns the deepest nesting of objects and arrays in data: 0 for
+// a scalar, 1 for `{"a":1}` or `[1]`, 2 for `{"a":[1]}`. Brackets inside
+// strings do not count. It reads data once and allocates nothing; it does
+// not check syntax (for malformed data it returns the depth of the
+// brackets it saw), so callers check validity apart.
+func Depth(data []byte) int {
+	depth, deepest := 0, 0
+	for i := 0; i < len(data); i++ {
+		switch data[i] {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			deepest = max(deepest, depth)
+		case '}', ']':
+			depth--
+		}
+	}
+	return deepest
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -106,4 +107,55 @@ func referenceDuplicate(data []byte) bool {
 			stack[len(stack)-1].key = true // a value ended: a key comes next
 		}
 	}
+}
+
+func TestDepth(t *testing.T) {
+	tests := []struct {
+		doc  string
+		want int
+	}{
+		{`1`, 0}, {`"[{"`, 0}, {`{}`, 1}, {`[1,2]`, 1}, {`{"a":[1]}`, 2},
+		{`{"a":"]]]\"[[[","b":[{"c":[]}]}`, 4}, {`[[],[[]],[]]`, 3},
+		{strings.Repeat("[", 5000) + strings.Repeat("]", 5000), 5000},
+	}
+	for _, tc := range tests {
+		if got := Depth([]byte(tc.doc)); got != tc.want {
+			t.Errorf("Depth(%.40s) = %d, want %d", tc.doc, got, tc.want)
+		}
+	}
+}
+
+// FuzzDepth: Depth never panics, and on valid JSON it is the nesting
+// encoding/json finds (checked by re-nesting the decoded value).
+func FuzzDepth(f *testing.F) {
+	for _, s := range []string{`{"a":[1,{"b":"]"}]}`, `[[[]]]`, `"\\"`, `[`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d := Depth(data)
+		var v any
+		if json.Unmarshal(data, &v) != nil {
+			return
+		}
+		if want := nesting(v); d != want {
+			t.Fatalf("Depth(%q) = %d, want %d", data, d, want)
+		}
+	})
+}
+
+func nesting(v any) int {
+	n := 0
+	switch v := v.(type) {
+	case map[string]any:
+		for _, e := range v {
+			n = max(n, nesting(e))
+		}
+		return n + 1
+	case []any:
+		for _, e := range v {
+			n = max(n, nesting(e))
+		}
+		return n + 1
+	}
+	return 0
 }

@@ -8,8 +8,6 @@ import (
 	"sync"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/jetsched/jetsched/internal/textcut"
 )
 
 // conditionState is what a condition key was found to hold.
@@ -31,30 +29,36 @@ type conditions struct {
 	buckets map[string]jetstream.KeyValue
 }
 
+// found is what a condition key was read to hold: its value and revision.
+type found struct {
+	value []byte
+	rev   uint64
+}
+
 // read returns what bucket/key holds. An error leaves the state
 // conditionUnchecked: the caller must not decide on it.
-func (cs *conditions) read(ctx context.Context, bucket, key string) ([]byte, conditionState, error) {
+func (cs *conditions) read(ctx context.Context, bucket, key string) (found, conditionState, error) {
 	kv, err := cs.bucket(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
-		return nil, conditionNoBucket, nil
+		return found{}, conditionNoBucket, nil
 	}
 	if err != nil {
-		return nil, conditionUnchecked, err
+		return found{}, conditionUnchecked, err
 	}
 	e, err := kv.Get(ctx, key)
 	switch {
 	case err == nil:
-		return e.Value(), conditionValue, nil
+		return found{value: e.Value(), rev: e.Revision()}, conditionValue, nil
 	case errors.Is(err, jetstream.ErrKeyNotFound):
-		return nil, conditionNoKey, nil
+		return found{}, conditionNoKey, nil
 	}
 	// A direct get on a deleted bucket finds no responders: ask whether
 	// the bucket is still there before deciding anything.
 	cs.forget(bucket)
 	if _, err2 := cs.bucket(ctx, bucket); errors.Is(err2, jetstream.ErrBucketNotFound) {
-		return nil, conditionNoBucket, nil
+		return found{}, conditionNoBucket, nil
 	}
-	return nil, conditionUnchecked, fmt.Errorf("wakeup: read condition %s/%s: %w", bucket, key, err)
+	return found{}, conditionUnchecked, fmt.Errorf("wakeup: read condition %s/%s: %w", bucket, key, err)
 }
 
 func (cs *conditions) bucket(ctx context.Context, name string) (jetstream.KeyValue, error) {
@@ -83,9 +87,12 @@ func (cs *conditions) forget(name string) {
 	cs.mu.Unlock()
 }
 
-// staleReason says why a timer's condition does not hold, naming what was
-// found; "" when it holds.
-func staleReason(conditionKey, want string, found []byte, st conditionState) string {
+// staleReason says why a timer's condition does not hold; "" when it
+// holds. It never repeats the value found, which the ledger and the
+// events would carry to whoever reads them: it names the key's revision
+// and size instead (`nats kv get BUCKET KEY --revision N` shows the value
+// to whoever may read the bucket).
+func staleReason(conditionKey, want string, f found, st conditionState) string {
 	switch st {
 	case conditionNoKey:
 		return fmt.Sprintf("condition %s has no value (want %q)", conditionKey, want)
@@ -93,8 +100,8 @@ func staleReason(conditionKey, want string, found []byte, st conditionState) str
 		bucket, _, _ := strings.Cut(conditionKey, "/")
 		return fmt.Sprintf("condition %s: bucket %s does not exist (want %q)", conditionKey, bucket, want)
 	case conditionValue:
-		if string(found) != want {
-			return fmt.Sprintf("condition %s holds %q, not %q", conditionKey, textcut.Cut(string(found), 256, "…"), want)
+		if string(f.value) != want {
+			return fmt.Sprintf("condition %s holds another value than %q (revision %d, %d bytes)", conditionKey, want, f.rev, len(f.value))
 		}
 	}
 	return ""

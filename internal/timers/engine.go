@@ -64,6 +64,12 @@ type Config struct {
 	// Observer, when set, counts the engine's events and failed publish
 	// attempts (the metrics). Its methods must not block.
 	Observer Observer
+	// ConditionBuckets are the KV buckets a timer's condition key may
+	// name (scheduler run --condition-buckets): a timer whose key names
+	// another bucket is an invalid record, never read, never fired. None
+	// of the scheduler's own buckets may be one (see
+	// kvstore.ValidateConditionBuckets). Default: none.
+	ConditionBuckets []string
 }
 
 // Observer receives the wakeup engine's measurements.
@@ -139,6 +145,9 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.Workers < 1:
 		return nil, fmt.Errorf("wakeup: Config.Workers %d: must be at least 1", cfg.Workers)
 	}
+	if err := kvstore.ValidateConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout()); err != nil {
+		return nil, fmt.Errorf("wakeup: Config.ConditionBuckets: %w", err)
+	}
 	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance),
 		conds: conditions{js: cfg.Store.JetStream()}}, nil
 }
@@ -206,7 +215,11 @@ type tentry struct {
 	settled string
 	busy    bool
 	gone    bool // deleted while a worker held it
-	fails   int
+	// invalid: the record at rev fails validation; reported once a
+	// worker has recorded it (reported), it waits for a new revision.
+	invalid  bool
+	reported bool
+	fails    int
 }
 
 type tjob struct {
@@ -223,7 +236,11 @@ type tresult struct {
 	// delete is on the way (see pipeline.Followups).
 	fired    bool
 	claimRev uint64
-	err      error
+	// invalid: the worker found the record at invalidRev invalid and
+	// recorded it; it is not looked at again until it changes.
+	invalid    bool
+	invalidRev uint64
+	err        error
 }
 
 type tloop struct {
@@ -302,18 +319,7 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 		delete(l.parked, key)
 		return
 	}
-	t, err := kvstore.DecodeTimer(kv.Value())
-	if err != nil {
-		// Reported, never fired: nothing in it can be trusted. A valid
-		// record under the key replaces it.
-		l.e.log.Warn("undecodable timer; it will not fire until it is registered again", "key", key, "err", err)
-		l.e.event(kvstore.EventInvalid, key, err.Error())
-		if en := l.entries[key]; en != nil && !en.busy {
-			delete(l.entries, key)
-			l.index.Remove(key)
-		}
-		return
-	}
+	t, err := l.e.read(key, kv.Value())
 	en := l.entries[key]
 	if en == nil {
 		en = &tentry{}
@@ -322,14 +328,27 @@ func (l *tloop) onTimer(kv jetstream.KeyValueEntry) {
 	if kv.Revision() < en.rev {
 		return
 	}
-	en.rev, en.due, en.expires, en.claim, en.gone = kv.Revision(), t.Due, t.ExpiresAt, t.Claim, false
+	en.rev, en.gone, en.invalid, en.reported = kv.Revision(), false, err != nil, false
+	if err != nil {
+		// Nothing in it can be trusted: a worker reports it at once
+		// (ledger and event), and it never fires. A valid record under
+		// the key replaces it.
+		en.due, en.expires, en.claim = l.e.cfg.Clock.Now(), time.Time{}, nil
+	} else {
+		en.due, en.expires, en.claim = t.Due, t.ExpiresAt, t.Claim
+	}
 	if !en.busy {
 		l.schedule(key, en)
 	}
 }
 
-// schedule puts a timer in the index at the time it needs a look.
+// schedule puts a timer in the index at the time it needs a look (an
+// invalid record already reported needs none).
 func (l *tloop) schedule(key string, en *tentry) {
+	if en.invalid && en.reported {
+		l.index.Remove(key)
+		return
+	}
 	due := en.due
 	if c := en.claim; c != nil && c.Token != en.settled {
 		due = c.ExpiryAt(l.e.cfg.Clock.Now(), l.e.maxClaim) // someone is firing it: look again when its claim expires
@@ -365,8 +384,11 @@ func (l *tloop) onResult(r tresult) {
 		l.index.Set(r.key, l.e.cfg.Clock.Now().Add(min(time.Duration(en.fails)*100*time.Millisecond, 5*time.Second)))
 		return
 	}
-	if r.fired || r.settled != "" {
+	if r.fired || r.settled != "" || r.invalid {
 		en.fails = 0 // progress; a look that found a live claim is none
+	}
+	if r.invalid && r.invalidRev >= en.rev {
+		en.invalid, en.reported = true, true
 	}
 	if !r.retry.IsZero() {
 		l.index.Set(r.key, r.retry)

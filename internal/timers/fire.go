@@ -25,8 +25,20 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 	if errors.Is(err, kvstore.ErrNotFound) {
 		return r // cancelled or fired meanwhile
 	}
-	if err != nil {
+	if err != nil && !errors.Is(err, kvstore.ErrInvalid) {
 		r.err = err
+		return r
+	}
+	if err == nil {
+		// Every record read is validated, whoever wrote it: a forged
+		// one is reported, never fired.
+		if err = kvstore.ValidateTimer(j.key, ent.Timer); err == nil {
+			err = e.checkBucket(ent.Timer)
+		}
+	}
+	if err != nil {
+		r = e.invalid(ctx, ent, err)
+		r.settled = j.settled
 		return r
 	}
 	t, now := ent.Timer, e.cfg.Clock.Now()

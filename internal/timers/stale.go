@@ -26,12 +26,12 @@ func (e *Engine) checkCondition(ctx context.Context, key string, rev uint64, t k
 		// Written straight into the bucket: nothing can vouch for it.
 		reason = fmt.Sprintf("condition key %q cannot be read: %v", t.ConditionKey, err)
 	} else {
-		found, st, err := e.conds.read(ctx, bucket, k)
+		f, st, err := e.conds.read(ctx, bucket, k)
 		if err != nil {
 			r.err = err
 			return r, true
 		}
-		if reason = staleReason(t.ConditionKey, t.Condition, found, st); reason == "" {
+		if reason = staleReason(t.ConditionKey, t.Condition, f, st); reason == "" {
 			return r, false
 		}
 	}

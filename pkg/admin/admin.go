@@ -90,6 +90,11 @@ type Config struct {
 	// the scheduler's index is what fires. Listings asked meanwhile answer
 	// "unavailable" after a few seconds, as during the load itself.
 	LoadAfter <-chan struct{}
+	// ConditionBuckets are the KV buckets a timer's condition key may
+	// name (the scheduler's, scheduler run --condition-buckets):
+	// wakeup.add refuses any other (code invalid, field condition_key).
+	// Default: none, so a condition key is refused.
+	ConditionBuckets []string
 }
 
 // Service is a running admin API.
@@ -110,7 +115,11 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	timeout := cmp.Or(cfg.Timeout, 30*time.Second)
 	cat := newCatalog(cfg.Store, log)
 	cat.check.in, cat.after = cfg.Interner, cfg.LoadAfter
+	if err := kvstore.ValidateConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout()); err != nil {
+		return nil, fmt.Errorf("admin: Config.ConditionBuckets: %w", err)
+	}
 	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)
+	h.timers.ConditionBuckets = append([]string{}, cfg.ConditionBuckets...) // not nil: none is none
 	svc, err := micro.AddService(cfg.Conn, micro.Config{
 		Name: "jetsched", Version: Version,
 		Description: "jetsched admin API: schedules, calendars, timers, status, history, accounts",

@@ -250,7 +250,20 @@ func (h handlers) schedulePause(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.Until.IsZero() && untilGiven(body) {
+		// The zero time is no end: read as "no until", it paused for ever.
+		return nil, &kvstore.FieldError{Field: "until", Value: r.Until.Format(time.RFC3339), Reason: "is not in the future"}
+	}
 	return h.control.Pause(ctx, r.ID, r.Note, r.Until)
+}
+
+// untilGiven reports whether a pause request (already decoded without
+// error) carries an until other than null.
+func untilGiven(body []byte) bool {
+	var r struct {
+		Until json.RawMessage `json:"until"`
+	}
+	return json.Unmarshal(body, &r) == nil && len(r.Until) > 0 && string(r.Until) != "null"
 }
 
 func (h handlers) scheduleResume(ctx context.Context, body []byte) (any, error) {

@@ -117,6 +117,9 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	if err := s.checkRecurrenceKinds(); err != nil {
 		return Compiled{}, err
 	}
+	if err := s.checkSpecTimes(); err != nil {
+		return Compiled{}, err
+	}
 	loc, err := in.zones().Load(s.TZ)
 	if err != nil {
 		return Compiled{}, wrapParse("tz", s.TZ, err)

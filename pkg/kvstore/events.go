@@ -11,7 +11,7 @@ import (
 // dead_letter, which no EventSet filters.
 func SchedulerEvents() []EventKind {
 	return []EventKind{EventInvalid, EventMissed, EventSkipped, EventMoved, EventFired, EventFailed, EventReplanned,
-		EventStalled, EventLeaseGained, EventLeaseLost, EventGuardClosed, EventGuardOpened, EventRecovered, EventWakeupExpired, EventStale,
+		EventStalled, EventLeaseGained, EventLeaseLost, EventLeaseIgnored, EventGuardClosed, EventGuardOpened, EventRecovered, EventWakeupExpired, EventStale,
 		EventStreamFull, EventAccountLimit, EventUnacknowledged, EventUndeliverable}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -22,6 +23,10 @@ func FuzzDecodeSpec(f *testing.F) {
 		`{"workflow":"wf","cron":"CRON_TZ=Asia/Tokyo 0 0 L * *","dst_gap":"shift","overlap":"cancel_other"}`,
 		`{"workflow":"wf","every":"1s","start":"2026-01-01T00:00:00Z","limit":3}`,
 		`{"workflow":"wf","every":"1s","every":"2s"}`, `{}`, `null`, `[`, `{"workflow":5}`,
+		// Times at and past the supported range (issue 52).
+		`{"workflow":"wf","at":"2262-04-11T23:47:17Z"}`, `{"workflow":"wf","at":"9999-12-31T23:00:00-05:00"}`,
+		`{"workflow":"wf","every":"1h","anchor":"0001-01-01T00:00:00Z","start":"1969-12-31T23:59:59+01:00","end":"2261-12-31T23:59:59-00:01"}`,
+		`{"workflow":"wf","every":"1s","input":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -42,8 +47,24 @@ func FuzzDecodeSpec(f *testing.F) {
 		if !reflect.DeepEqual(normalize(spec), normalize(again)) {
 			t.Fatalf("round trip changed the spec:\n%+v\n%+v", spec, again)
 		}
+		// What the scheduler accepts on read (CheckRecord) the API's
+		// validator accepts too, and its input nests at most MaxJSONDepth.
+		if _, err := spec.CheckRecord("fuzz", nil, nil, now); err == nil {
+			if verr := spec.Validate("fuzz"); verr != nil {
+				t.Fatalf("read accepts what the API refuses: %v", verr)
+			}
+		}
 		if spec.Validate("fuzz") != nil {
 			return
+		}
+		// A valid spec's times are in the supported range, and encode.
+		for _, p := range []*time.Time{spec.At, spec.Start, spec.End, spec.Anchor} {
+			if p != nil && !kvstore.InTimeRange(*p) {
+				t.Fatalf("a valid spec has a time outside the supported range: %s", *p)
+			}
+		}
+		if d := strictjson.Depth(spec.Input); d > kvstore.MaxJSONDepth {
+			t.Fatalf("input %d deep validates", d)
 		}
 		c, err := spec.Compile("fuzz", nil)
 		if err != nil {

@@ -76,6 +76,24 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"bad time", "a", `{"workflow":"wf","business_day":1,"time":"25:00"}`, "time"},
 		{"time without business day", "a", `{"workflow":"wf","cron":"* * * * *","time":"10:00"}`, "time"},
 		{"end before start", "a", `{"workflow":"wf","every":"1h","start":"2026-01-01T00:00:00Z","end":"2025-01-01T00:00:00Z"}`, "end"},
+		// Issue 52: times outside the supported range (docs/records.md,
+		// "Time range") are refused naming the field, never overflow.
+		{"at past Unix ns", "a", `{"workflow":"wf","at":"2262-04-11T23:47:17Z"}`, "at"},
+		{"at at the range's end", "a", `{"workflow":"wf","at":"2262-01-01T00:00:00Z"}`, "at"},
+		{"at just inside the range", "a", `{"workflow":"wf","at":"2261-12-31T23:59:59Z"}`, ""},
+		{"at the epoch (0 is none inside the engine)", "a", `{"workflow":"wf","at":"1970-01-01T00:00:00Z"}`, "at"},
+		{"at a second after the epoch", "a", `{"workflow":"wf","at":"1970-01-01T00:00:01Z"}`, ""},
+		{"at year 10000 through its offset", "a", `{"workflow":"wf","at":"9999-12-31T23:00:00-05:00"}`, "at"},
+		{"at the zero time", "a", `{"workflow":"wf","at":"0001-01-01T00:00:00Z"}`, "at"},
+		{"at before the epoch", "a", `{"workflow":"wf","at":"1969-12-31T23:59:59Z"}`, "at"},
+		{"start past the range", "a", `{"workflow":"wf","every":"1h","start":"9999-12-31T23:00:00-05:00"}`, "start"},
+		{"end past the range", "a", `{"workflow":"wf","every":"1h","end":"2300-01-01T00:00:00Z"}`, "end"},
+		{"anchor past the range", "a", `{"workflow":"wf","every":"1h","anchor":"9999-12-31T23:00:00-05:00"}`, "anchor"},
+		{"anchor before the range", "a", `{"workflow":"wf","every":"1h","anchor":"1600-01-01T00:00:00Z"}`, "anchor"},
+		{"misfire threshold of centuries", "a", `{"workflow":"wf","every":"1h","misfire_threshold":"2562047h"}`, "misfire_threshold"},
+		{"catch-up window of centuries", "a", `{"workflow":"wf","every":"1h","catchup_window":"2562047h"}`, "catchup_window"},
+		{"completion timeout of centuries", "a", `{"workflow":"wf","every":"1h","completion_timeout":"2562047h"}`, "completion_timeout"},
+		{"catch-up window of ten years", "a", `{"workflow":"wf","every":"1h","catchup_window":"87600h"}`, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,13 @@
 package kvstore
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/jetsched/jetsched/internal/textcut"
 
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -29,7 +34,52 @@ const (
 	// MaxFieldBytes caps every other text field of a spec (cron, tz,
 	// durations, ...).
 	MaxFieldBytes = 1 << 10
+	// MaxJSONDepth caps the nesting of objects and arrays in a spec's
+	// input and a timer's payload: `{"a":[1]}` is 2 deep. 64 is the
+	// default limit of .NET's System.Text.Json, the strictest of the
+	// common decoders (serde_json stops at 128, Python and Jackson near
+	// 1,000), so a worker in any language decodes what jetsched accepts.
+	MaxJSONDepth = 64
 )
+
+// CheckJSON checks a JSON value passed through to workers (a spec's
+// input, a timer's payload): at most MaxInputBytes, nested at most
+// MaxJSONDepth, and valid JSON. Empty is fine (no body). Errors are
+// *FieldError naming field.
+func CheckJSON(field string, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if err := CheckSize(field, len(data), MaxInputBytes); err != nil {
+		return err
+	}
+	if d := strictjson.Depth(data); d > MaxJSONDepth {
+		return fieldErr(field, "", fmt.Sprintf("nested %d deep, over the maximum of %d (workers in other languages could not decode it)", d, MaxJSONDepth))
+	}
+	if !json.Valid(data) {
+		return fieldErr(field, "", "not valid JSON")
+	}
+	return nil
+}
+
+// CheckText checks free text that becomes a message header or a log
+// line (a timer's condition, its when form, zone and calendar): at most
+// max bytes, valid UTF-8, and no control characters (CR and LF would end
+// a header line). Errors are *FieldError naming field and the character.
+func CheckText(field, s string, max int) error {
+	if err := CheckSize(field, len(s), max); err != nil {
+		return err
+	}
+	if !utf8.ValidString(s) {
+		return fieldErr(field, textcut.Cut(s, 32, "…"), "not valid UTF-8")
+	}
+	for i, r := range s {
+		if unicode.IsControl(r) {
+			return fieldErr(field, textcut.Cut(s, 32, "…"), fmt.Sprintf("control character %q at byte %d is not allowed", r, i))
+		}
+	}
+	return nil
+}
 
 // CheckSize returns a *FieldError naming field when value is longer than
 // max bytes.
@@ -81,15 +131,16 @@ func byteSize(n int) string {
 }
 
 // duplicateKey turns a *strictjson.DuplicateKeyError into a *FieldError
-// naming the top-level field that holds the repeated key.
-func duplicateKey(err error) error {
+// naming the top-level field that holds the repeated key (record when
+// there is none).
+func duplicateKey(err error, record string) error {
 	var dup *strictjson.DuplicateKeyError
 	if !errors.As(err, &dup) {
 		return err
 	}
 	field := dup.Field()
 	if field == "" {
-		field = "spec"
+		field = record
 	}
 	return &FieldError{Field: field, Err: dup}
 }

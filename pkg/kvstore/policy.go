@@ -40,6 +40,11 @@ type Policy struct {
 	CompletionTimeout time.Duration
 }
 
+// MaxPolicyDuration bounds a spec's catchup_window, misfire_threshold and
+// completion_timeout: added to a time in the supported range, none of
+// them overflows (issue 52).
+const MaxPolicyDuration = 10 * 365 * 24 * time.Hour
+
 // Policy parses the spec's policies; errors are *FieldError.
 func (s Spec) Policy() (Policy, error) {
 	p := Policy{Misfire: MisfireSkip, CatchupWindow: 24 * time.Hour, Overlap: OverlapAllow, CompletionTimeout: time.Hour}
@@ -75,6 +80,9 @@ func (s Spec) Policy() (Policy, error) {
 		}
 		if v < d.min {
 			return p, fieldErr(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
+		}
+		if v > MaxPolicyDuration {
+			return p, fieldErr(d.field, d.value, fmt.Sprintf("must be at most %s (10 years)", MaxPolicyDuration))
 		}
 		*d.dst = v
 	}

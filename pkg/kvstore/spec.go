@@ -137,7 +137,7 @@ func DecodeSpec(data []byte) (Spec, error) {
 // decodeSpecStrict is DecodeSpec by encoding/json, for any form.
 func decodeSpecStrict(data []byte) (Spec, error) {
 	if err := strictjson.Check(data); err != nil {
-		return Spec{}, duplicateKey(err)
+		return Spec{}, duplicateKey(err, "spec")
 	}
 	var s Spec
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -180,6 +180,25 @@ func (s Spec) ValidateShared(key string, in *Interner) error {
 	return err
 }
 
+// CheckRecord is the whole check of a spec record stored (or about to be
+// stored) under id, the one function both its writers (the admin API, the
+// CLI, the Go client: PutSpec) and its readers (the scheduler, for every
+// record its watch brings, however it was written) apply: the fields
+// (CheckFields: id, workflow, sizes, input nesting, ...), the recurrence
+// compiled with the calendars of cals (sharing zones and crons through
+// in, which may be nil), and that it still fires after now (CheckFires).
+// It returns the compiled schedule, or a *FieldError naming the field.
+func (s Spec) CheckRecord(id string, cals CalendarSource, in *Interner, now time.Time) (Compiled, error) {
+	if err := s.CheckFields(id); err != nil {
+		return Compiled{}, err
+	}
+	c, err := s.CompileShared(id, cals, in)
+	if err != nil {
+		return Compiled{}, err
+	}
+	return c, c.CheckFires(now)
+}
+
 // CheckFields is Validate without compiling the recurrence: for a caller
 // that compiles it next anyway (CompileShared reports the same errors), as
 // a scheduler loading its index does, once per spec.
@@ -196,8 +215,8 @@ func (s Spec) CheckFields(key string) error {
 	if err := checkSpecLimits(s); err != nil {
 		return err
 	}
-	if len(s.Input) > 0 && !json.Valid(s.Input) {
-		return fieldErr("input", "", "not valid JSON")
+	if err := CheckJSON("input", s.Input); err != nil {
+		return err
 	}
 	if s.Static != "" {
 		if err := ValidateSource(s.Static); err != nil {

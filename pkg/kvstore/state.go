@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -335,7 +336,15 @@ const (
 	// did not come back is a lease_lost instead.
 	EventGuardClosed EventKind = "guard_closed"
 	EventGuardOpened EventKind = "guard_opened"
-	EventRecovered   EventKind = "recovered"
+	// EventLeaseIgnored: a record in the leases bucket (Key) is not
+	// believed, so it blocks no shard and counts as no member: Reason
+	// says why ("unknown key", "not a lease record", "implausible
+	// renewed time", "stale": not rewritten within its TTL by the
+	// server's clock, "holder not a member"); Holder is the owner it
+	// names, Silence its age by the server's clock. One event per key per
+	// minute while it stays.
+	EventLeaseIgnored EventKind = "lease_ignored"
+	EventRecovered    EventKind = "recovered"
 	// EventDeadLetter carries a copy of a fire or wakeup a worker gave up on.
 	EventDeadLetter EventKind = "dead_letter"
 	// Wakeup events use the timer's key in place of the schedule id.
@@ -396,6 +405,8 @@ type Event struct {
 	// renewal (guard_closed, guard_opened, lease_lost), as a Go duration.
 	Holder  string `json:"holder,omitempty"`
 	Silence string `json:"silence,omitempty"`
+	// Key is the leases bucket's key a lease_ignored event is about.
+	Key string `json:"key,omitempty"`
 	// Run and Step identify the timer of a stale event (unescaped).
 	Run  string `json:"run,omitempty"`
 	Step string `json:"step,omitempty"`
@@ -413,11 +424,15 @@ type Event struct {
 }
 
 // SubjectID is the last token of the event's subject: the schedule id,
-// else "shard-<n>" for a lease event, else the instance.
+// else the key with its dots as dashes for a lease_ignored event
+// ("shard-5", "member-b"), else "shard-<n>" for a lease event, else the
+// instance.
 func (ev Event) SubjectID() string {
 	switch {
 	case ev.Schedule != "":
 		return ev.Schedule
+	case ev.Key != "":
+		return strings.ReplaceAll(ev.Key, ".", "-")
 	case ev.Shard != nil:
 		return "shard-" + strconv.Itoa(*ev.Shard)
 	}

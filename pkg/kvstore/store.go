@@ -433,17 +433,15 @@ func (s *Store) CheckSpec(ctx context.Context, id string, spec Spec) error {
 func (s *Store) prepareSpec(id string, spec Spec, stored *Spec, o SaveOptions, cals CalendarSource) (Spec, []byte, error) {
 	now := time.Now()
 	spec = spec.WithAnchor(stored, now)
-	if err := spec.Validate(id); err != nil {
+	if err := spec.CheckFields(id); err != nil {
 		return spec, nil, err
 	}
 	if err := o.checkAt(spec); err != nil {
 		return spec, nil, err
 	}
-	c, err := spec.Compile(id, cals)
-	if err != nil {
-		return spec, nil, err
-	}
-	if err := c.CheckFires(now); err != nil {
+	// What the scheduler checks on every record it reads (the two
+	// cannot drift).
+	if _, err := spec.CheckRecord(id, cals, nil, now); err != nil {
 		return spec, nil, err
 	}
 	data, err := spec.Encode()

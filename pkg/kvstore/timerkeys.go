@@ -3,6 +3,7 @@ package kvstore
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -137,11 +138,34 @@ func TimerRunFilter(run string) string {
 	return EscapeTimerID(run) + ".*"
 }
 
-// ValidateTimerID checks a run or step id: non-empty, at most [MaxTimerIDLen] bytes
-// and valid UTF-8; any characters are allowed otherwise. Errors name the
-// field, which is "run" or "step", for example
+// timerIDPunct is the ASCII punctuation a run or step id may hold besides
+// '-' and '_' (a space only inside). Left out: control characters, the
+// subject wildcards '*' and '>', and '"', '\', '<', '?', '`', '^', '|',
+// '{' and '}', which other systems' ids and shells treat specially.
+const timerIDPunct = " .,:;/@+=#~!$%&()[]'"
+
+// timerIDRune reports whether r may appear in a run or step id: ASCII
+// letters, digits, '-', '_' and timerIDPunct, and beyond ASCII any letter,
+// mark, number, punctuation or symbol ("étape", "注文", "✓"), but no
+// control, format (bidi overrides, zero-width), space or separator
+// character.
+func timerIDRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return keyPlain(byte(r)) || strings.IndexByte(timerIDPunct, byte(r)) >= 0
+	}
+	return unicode.In(r, unicode.L, unicode.M, unicode.N, unicode.P, unicode.S)
+}
+
+// ValidateTimerID checks a run or step id: non-empty, at most
+// [MaxTimerIDLen] bytes, valid UTF-8, and every character in the allowed
+// set (see timerIDRune: ASCII letters, digits and the punctuation
+// " .,:;/@+=#~!$%&()[]'-_", and non-ASCII letters, marks, numbers,
+// punctuation and symbols), with no space at either end. The id travels
+// in the Sched-Run and Sched-Step headers and in logs, where CR, LF, NUL
+// and wildcards would be read as something else. Errors name the field,
+// which is "run" or "step", and the character, for example
 //
-//	wakeup: run "": must not be empty
+//	wakeup: run "a\r\nb": character '\r' at byte 1 is not allowed (...)
 func ValidateTimerID(field, id string) error {
 	switch {
 	case id == "":
@@ -149,7 +173,15 @@ func ValidateTimerID(field, id string) error {
 	case len(id) > MaxTimerIDLen:
 		return fmt.Errorf("wakeup: %s %q: longer than %d bytes", field, keyPrefix(id, 32)+"…", MaxTimerIDLen)
 	case !utf8.ValidString(id):
-		return fmt.Errorf("wakeup: %s %q: not valid UTF-8", field, id)
+		return fmt.Errorf("wakeup: %s %q: not valid UTF-8", field, keyPrefix(id, 32))
+	case id[0] == ' ' || id[len(id)-1] == ' ':
+		return fmt.Errorf("wakeup: %s %q: a space at either end is not allowed", field, keyPrefix(id, 32))
+	}
+	for i, r := range id {
+		if !timerIDRune(r) {
+			return fmt.Errorf("wakeup: %s %q: character %q at byte %d is not allowed (letters, digits, spaces inside, and %s-_)",
+				field, keyPrefix(id, 32), r, i, timerIDPunct[1:])
+		}
 	}
 	return nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/strictjson"
 )
 
 // Timer is a pending wakeup: the value of key "<run>.<step>" (each part
@@ -55,13 +57,30 @@ func WakeupID(key string, due time.Time) string {
 	return "wakeup." + key + "." + strconv.FormatInt(due.UnixMilli(), 10)
 }
 
-// DecodeTimer parses a sched_wakeups value.
+// DecodeTimer parses a sched_wakeups value: a JSON object, no key given
+// twice. It does not validate it (ValidateTimer does, ReadTimer does
+// both). Errors are *FieldError naming "timer" (or the field holding the
+// repeated key).
 func DecodeTimer(data []byte) (Timer, error) {
+	if err := strictjson.Check(data); err != nil {
+		return Timer{}, duplicateKey(err, "timer")
+	}
 	var t Timer
 	if err := json.Unmarshal(data, &t); err != nil {
-		return Timer{}, fmt.Errorf("%w: timer record: %v", ErrInvalid, err)
+		return Timer{}, &FieldError{Field: "timer", Reason: "not a timer record (docs/records.md)", Err: err}
 	}
 	return t, nil
+}
+
+// ReadTimer decodes and validates the record stored under key, as the
+// scheduler does with every timer it reads: DecodeTimer, then
+// ValidateTimer.
+func ReadTimer(key string, data []byte) (Timer, error) {
+	t, err := DecodeTimer(data)
+	if err != nil {
+		return Timer{}, err
+	}
+	return t, ValidateTimer(key, t)
 }
 
 // TimerEntry is a timer with its key and revision.
@@ -197,4 +216,24 @@ func (s *Store) DeleteTimerAsync(ctx context.Context, key string, rev uint64) (j
 		return nil, fmt.Errorf("kvstore: delete timer %s: %w", key, err)
 	}
 	return f, nil
+}
+
+// CreateTick writes a ledger entry only if there is none under its key
+// yet; created is false when one was there (and is kept). For entries a
+// forged record may cause (an invalid timer's), which must not overwrite
+// what a real firing recorded under the same slot id.
+func (s *Store) CreateTick(ctx context.Context, t Tick) (created bool, err error) {
+	data, err := t.Encode()
+	if err != nil {
+		return false, fmt.Errorf("kvstore: encode tick: %w", err)
+	}
+	key := t.Key()
+	_, err = s.ticks.Create(ctx, key, data)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, jetstream.ErrKeyExists):
+		return false, nil
+	}
+	return false, fmt.Errorf("kvstore: create tick %s: %w", key, err)
 }

@@ -71,6 +71,14 @@ const (
 type Client struct {
 	Store *kvstore.Store
 	Clock clock.Clock
+	// ConditionBuckets, when set, are the only KV buckets a condition key
+	// may name: the admin API sets the scheduler's own list (scheduler run
+	// --condition-buckets), and a key naming another bucket is refused
+	// (field condition_key) before the bucket is even looked up; an empty
+	// non-nil list refuses every condition key. Nil leaves the check to
+	// the scheduler that fires the timer, which reports such a timer
+	// invalid and never fires it.
+	ConditionBuckets []string
 }
 
 func field(name, value, reason string) error {
@@ -95,14 +103,11 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	if err := kvstore.CheckSize("payload", len(r.Payload), kvstore.MaxInputBytes); err != nil {
+	if err := kvstore.CheckJSON("payload", r.Payload); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	if err := kvstore.CheckNote("condition", r.Condition); err != nil {
+	if err := kvstore.CheckText("condition", r.Condition, kvstore.MaxNoteBytes); err != nil {
 		return kvstore.TimerEntry{}, err
-	}
-	if len(r.Payload) > 0 && !json.Valid(r.Payload) {
-		return kvstore.TimerEntry{}, field("payload", "", "not valid JSON")
 	}
 	if err := c.checkConditionKey(ctx, r); err != nil {
 		return kvstore.TimerEntry{}, err
@@ -172,6 +177,9 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if due.IsZero() {
 		return kvstore.TimerEntry{}, field("at", "", "no due time")
 	}
+	if err := checkDueRange(r, due); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
 	t := kvstore.Timer{
 		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, WhenExpr: r.WhenExpr, Zone: zone,
 		Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Created: now.UTC(),
@@ -181,6 +189,11 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 		t.ExpiresAt = due.Add(r.ExpireAfter).UTC()
 	}
 	key := kvstore.TimerKey(r.Run, r.Step)
+	// The record as the scheduler will read it passes the scheduler's
+	// own check (the two cannot drift).
+	if err := kvstore.ValidateTimer(key, t); err != nil {
+		return kvstore.TimerEntry{}, err
+	}
 	action := "wakeup.add"
 	if rearms > 0 {
 		action = "wakeup.rearm"
@@ -204,6 +217,11 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 	}
 	if r.Condition == "" {
 		return field("condition", "", "a condition key needs the value it must hold (condition)")
+	}
+	if c.ConditionBuckets != nil {
+		if err := kvstore.CheckConditionBucket(r.ConditionKey, c.ConditionBuckets); err != nil {
+			return err // before the lookup: whether another's bucket exists is not told
+		}
 	}
 	_, err = c.Store.JetStream().KeyValue(ctx, bucket)
 	if errors.Is(err, jetstream.ErrBucketNotFound) {
@@ -308,4 +326,23 @@ func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time)
 	}
 	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload,
 		Condition: m.Condition, ConditionKey: m.ConditionKey}, m.Rearms+1)
+}
+
+// checkDueRange refuses a due time, or an expiry, outside the supported
+// time range (kvstore.CheckTime), naming the input it came from.
+func checkDueRange(r Request, due time.Time) error {
+	name := "at"
+	switch {
+	case r.When != "":
+		name = "when"
+	case r.WhenExpr != "":
+		name = "when_expr"
+	}
+	if err := kvstore.CheckTime(name, due); err != nil {
+		return err
+	}
+	if r.ExpireAfter > 0 && !kvstore.InTimeRange(due.Add(r.ExpireAfter)) {
+		return field("expire_after", r.ExpireAfter.String(), "the due time plus it is outside the supported time range "+kvstore.TimeRange)
+	}
+	return nil
 }

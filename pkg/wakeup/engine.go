@@ -38,6 +38,10 @@ type Config struct {
 	// Events chooses the observer events published (nil: every kind but
 	// fired).
 	Events kvstore.EventSet
+	// ConditionBuckets are the KV buckets a timer's condition key may
+	// name; a timer naming another is reported invalid and never fired.
+	// Default: none.
+	ConditionBuckets []string
 }
 
 // Engine fires due timers: it claims each by compare-and-swap, checks its
@@ -49,7 +53,7 @@ type Engine struct{ e *timers.Engine }
 // New validates cfg and returns a stopped engine.
 func New(cfg Config) (*Engine, error) {
 	e, err := timers.New(timers.Config{Store: cfg.Store, Owner: cfg.Owner, Instance: cfg.Instance, Logger: cfg.Logger,
-		ClaimTTL: cfg.ClaimTTL, Workers: cfg.Workers, Events: cfg.Events})
+		ClaimTTL: cfg.ClaimTTL, Workers: cfg.Workers, Events: cfg.Events, ConditionBuckets: cfg.ConditionBuckets})
 	if err != nil {
 		return nil, err
 	}

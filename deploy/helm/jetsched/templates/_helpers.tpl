@@ -133,6 +133,10 @@ controls is a flag (the pod runs no config file).
 {{- if $v.console.enabled }}
 {{- $auth := $v.console.auth }}
 {{- $a = append $a (printf "--console-listen=0.0.0.0:%d" (int $v.console.port)) }}
+{{- $svc := printf "%s-console" (include "jetsched.fullname" .) }}
+{{- $ns := .Release.Namespace }}
+{{- $hosts := concat (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.cluster.local" $svc $ns)) $v.console.allowedHosts }}
+{{- $a = append $a (printf "--console-allowed-hosts=%s" (join "," $hosts)) }}
 {{- if eq $auth.type "proxy" }}
 {{- $a = append $a (printf "--console-auth=proxy:%s" $auth.header) }}
 {{- $a = append $a (printf "--console-trusted-proxies=%s" (join "," $auth.trustedProxies)) }}
