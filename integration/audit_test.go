@@ -168,8 +168,8 @@ func TestAuditOfEverything(t *testing.T) {
 	if e := actions["schedule.resume"]; e.ClaimedActor != "cli:alice@prod-bastion" || e.ActorAccount != "" {
 		t.Errorf("forged requester info believed: %+v", e)
 	}
-	if e := actions["wakeup.add"]; e.Bucket != "sched_wakeups" || e.Rev == 0 {
-		t.Errorf("wakeup.add does not name its revision: %+v", e)
+	if e := actions["wakeup.add"]; e.Bucket != "sched_wakeups" || e.Phase != audit.PhaseIntent || e.Key == "" || e.SHA256 == "" {
+		t.Errorf("wakeup.add is not the intent of its write: %+v", e)
 	}
 
 	round := func() {

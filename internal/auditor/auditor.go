@@ -35,11 +35,15 @@ import (
 type Observer interface {
 	// AuditRollback is called once per rollback reported.
 	AuditRollback()
+	// AuditAppendFailure is called once per append the trail did not
+	// take (AppendFailed).
+	AuditAppendFailure()
 }
 
 type noObserver struct{}
 
-func (noObserver) AuditRollback() {}
+func (noObserver) AuditRollback()      {}
+func (noObserver) AuditAppendFailure() {}
 
 // Config configures an Auditor.
 type Config struct {

@@ -32,6 +32,8 @@ type counter struct{ n atomic.Int32 }
 
 func (c *counter) AuditRollback() { c.n.Add(1) }
 
+func (c *counter) AuditAppendFailure() {}
+
 // bundle is a store, a trail and a running auditor on a fresh server.
 type bundle struct {
 	nc    *nats.Conn
@@ -329,7 +331,7 @@ func TestRollbackReported(t *testing.T) {
 	b := setup(t, 0)
 	ctx := context.Background()
 	for i := range 30 {
-		if err := b.store.Audit(ctx, "schedule.pause", fmt.Sprintf("s%d", i), nil); err != nil {
+		if err := b.log.Record(ctx, "schedule.pause", fmt.Sprintf("s%d", i), nil); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -22,17 +23,22 @@ const maxChanges = 1000
 // watcher finds the changes to specs, calendars and timers that did not
 // come through the admin API. It reads each bucket's stream (headers and
 // value of every revision) from where the last external entry's
-// watermarks left off, and follows the trail's action entries, which name
-// the revision each API write made. A change waits Grace for its API entry;
-// without one it is external. The scheduler's own timer writes are told
+// watermarks left off, and follows the trail's action entries: an API
+// write names its intent (header kvstore.AuditSeqHeader) and must match
+// it (bucket, key, value hash; one revision per intent), and an entry of
+// the earlier form names the revision its write made. A change waits
+// Grace for its intent or entry; without one it is external. The scheduler's own timer writes are told
 // apart by their shape: a claim (the timer as it was, plus a claim), and
 // the delete of a claimed or expired timer.
 type watcher struct {
 	a   *Auditor
 	ccs []jetstream.ConsumeContext
 
-	mu      sync.Mutex
-	api     map[bucketRev]bool
+	mu  sync.Mutex
+	api map[bucketRev]bool
+	// intents are the trail's intents for the watched buckets that no
+	// revision has claimed yet, by trail sequence.
+	intents map[uint64]intentRef
 	pending []candidate
 	timers  map[string]timerShape // the wakeups bucket's current timers
 	buckets map[string]*bucketWatch
@@ -50,7 +56,22 @@ type bucketRev struct {
 type candidate struct {
 	change audit.Change
 	seen   time.Time
+	// intent is the trail sequence the write names (its
+	// kvstore.AuditSeqHeader), 0 for none.
+	intent uint64
 }
+
+// intentRef is what a revision naming an intent must match: the intent's
+// bucket, key and value hash ("" for a delete), and when it was written.
+type intentRef struct {
+	bucket, key, sha string
+	at               time.Time
+}
+
+// intentKeep is how long after an intent a revision of its bucket is
+// still matched with it: a write follows its intent at once, so a later
+// revision naming it is a replayed header, not the API's write.
+const intentKeep = 5 * time.Minute
 
 // timerShape is what the watcher keeps of a pending timer: the hash of the
 // record without its claim, whether it is claimed, and its expiry.
@@ -75,7 +96,7 @@ type bucketWatch struct {
 // startWatcher starts the watch from the last external entry's
 // watermarks; a bucket without one is watched from its next revision.
 func startWatcher(ctx context.Context, a *Auditor) (*watcher, error) {
-	w := &watcher{a: a, api: map[bucketRev]bool{}, timers: map[string]timerShape{}, buckets: map[string]*bucketWatch{}}
+	w := &watcher{a: a, api: map[bucketRev]bool{}, intents: map[uint64]intentRef{}, timers: map[string]timerShape{}, buckets: map[string]*bucketWatch{}}
 	marks := a.lastWatermarks(ctx)
 	since := time.Now()
 	l := a.layout
@@ -114,8 +135,9 @@ func startWatcher(ctx context.Context, a *Auditor) (*watcher, error) {
 		w.stop()
 		return nil, err
 	}
-	// The API appends its entry after its write: follow the trail from a
-	// minute before the oldest watermark's write.
+	// An intent comes before its write (an entry of the earlier form
+	// after it): follow the trail from a minute before the oldest
+	// watermark's write.
 	start := since.Add(-time.Minute)
 	err = w.consume(ctx, trail, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{a.trail.Subject + "." + audit.KindAction},
@@ -214,7 +236,25 @@ func (w *watcher) onChange(bucket string, m jetstream.Msg) {
 		sum := sha256.Sum256(m.Data())
 		c.SHA256 = hex.EncodeToString(sum[:])
 	}
-	w.pending = append(w.pending, candidate{change: c, seen: time.Now()})
+	cand := candidate{change: c, seen: time.Now()}
+	cand.intent, _ = strconv.ParseUint(m.Headers().Get(kvstore.AuditSeqHeader), 10, 64)
+	if w.claimIntent(cand) {
+		return
+	}
+	w.pending = append(w.pending, cand)
+}
+
+// claimIntent reports whether c names an intent of the trail that it
+// matches (bucket, key, and the value's hash for a put; no hash for a
+// delete), and takes that intent: one revision per intent, so a header
+// copied onto another write does not pass. Called with w.mu held.
+func (w *watcher) claimIntent(c candidate) bool {
+	in, ok := w.intents[c.intent]
+	if !ok || in.bucket != c.change.Bucket || in.key != c.change.Key || in.sha != c.change.SHA256 {
+		return false
+	}
+	delete(w.intents, c.intent)
+	return true
 }
 
 // timerWrite updates the shape of timer key and reports whether the write
@@ -280,16 +320,33 @@ func (w *watcher) liveOwner(instance string) bool {
 	return w.owners[instance]
 }
 
-// onEntry learns the revisions the API wrote from the trail's action
-// entries (signed ones only).
+// onEntry learns the API's writes from the trail's action entries (signed
+// ones only): the intents of the watched buckets, which their revisions
+// name, and, from entries of the earlier form, the revisions they name.
+// An abandoned entry drops its intents: no revision may claim them.
 func (w *watcher) onEntry(m jetstream.Msg) {
 	var e audit.Entry
-	if json.Unmarshal(m.Data(), &e) != nil || e.Bucket == "" || e.Rev == 0 || !e.Valid(w.a.cfg.Key) {
+	if json.Unmarshal(m.Data(), &e) != nil || !e.Valid(w.a.cfg.Key) {
+		return
+	}
+	md, err := m.Metadata()
+	if err != nil {
 		return
 	}
 	w.mu.Lock()
-	w.api[bucketRev{e.Bucket, e.Rev}] = true
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	switch {
+	case e.Phase == audit.PhaseIntent:
+		if _, watched := w.buckets[e.Bucket]; watched {
+			w.intents[md.Sequence.Stream] = intentRef{bucket: e.Bucket, key: e.Key, sha: e.SHA256, at: e.At}
+		}
+	case e.Phase == audit.PhaseAbandoned:
+		for _, seq := range e.Intents {
+			delete(w.intents, seq)
+		}
+	case e.Bucket != "" && e.Rev != 0:
+		w.api[bucketRev{e.Bucket, e.Rev}] = true
+	}
 }
 
 // flush writes an external entry with the changes whose grace is over and
@@ -302,7 +359,7 @@ func (w *watcher) flush(ctx context.Context) (bool, error) {
 	keep := w.pending[:0]
 	for _, c := range w.pending {
 		switch {
-		case w.api[bucketRev{c.change.Bucket, c.change.Rev}]:
+		case w.api[bucketRev{c.change.Bucket, c.change.Rev}], w.claimIntent(c):
 		case now.Sub(c.seen) >= w.a.cfg.Grace && len(changes) < maxChanges:
 			changes = append(changes, c.change)
 		default:
@@ -326,6 +383,11 @@ func (w *watcher) flush(ctx context.Context) (bool, error) {
 	for br := range w.api {
 		if br.rev <= w.buckets[br.bucket].examined {
 			delete(w.api, br) // decided: no later change can need it
+		}
+	}
+	for seq, in := range w.intents {
+		if in.at.Before(w.buckets[in.bucket].examinedAt.Add(-intentKeep)) {
+			delete(w.intents, seq) // its write is long past: never to come
 		}
 	}
 	w.mu.Unlock()

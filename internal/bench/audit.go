@@ -56,7 +56,7 @@ func (s *scenario) startAuditor(ctx context.Context, name string, store *kvstore
 	if err != nil {
 		return nil, err
 	}
-	store.SetAuditor(log.WithRollback(a.Report))
+	store.SetAuditor(log.WithRollback(a.Report).WithFailure(a.AppendFailed))
 	if err := a.Start(ctx); err != nil {
 		return nil, err
 	}

@@ -47,7 +47,7 @@ func (a *app) auditCommand() *cobra.Command {
 		head string
 	)
 	verify := &cobra.Command{
-		Use:   "verify [--from SEQ] [--expect-head SEQ:MAC] [--dispatches]",
+		Use:   "verify [--from SEQ] [--expect-head SEQ:MAC] [--dispatches] [--revisions]",
 		Short: "Walk the trail, check it against its anchored head, and name the first broken link",
 		Long: `Walk the audit trail from the last checkpoint (or --from) and name the
 first broken link; check that the trail still extends the head anchored in
@@ -57,7 +57,11 @@ replaced does not) and, with --expect-head, a head you kept elsewhere (the
 straight into the buckets) the walk passes. With --dispatches, read again
 every fire and wakeup message the dispatch digests vouch for, and name
 each one deleted, altered or injected, with its sequence and what differs;
-messages gone by the stream's retention are counted, not reported.
+messages gone by the stream's retention are counted, not reported. With
+--revisions, read the latest revision of every schedule, calendar and timer
+and check that the trail entry its Sched-Audit-Seq header names is its
+intent (a revision naming another entry fails verify; one naming none, written
+straight into the bucket or before write-ahead, is listed).
 
 An account without JetStream (natsconf's OPS) reads the streams through
 the services it imports under --js-api-prefix; when neither it nor
@@ -100,6 +104,7 @@ enabled for the account, JS.jetsched.API is used.`,
 	fl.Uint64Var(&o.From, "from", 0, "start at this stream sequence (default: the last checkpoint; all digests with --dispatches)")
 	fl.StringVar(&head, "expect-head", "", "SEQ:MAC: a head kept outside NATS that the trail must still hold")
 	fl.BoolVar(&o.Dispatches, "dispatches", false, "also read again the fire and wakeup messages the dispatch digests cover")
+	fl.BoolVar(&o.Revisions, "revisions", false, "also check that the latest revision of every schedule, calendar and timer names its intent in the trail")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON")
 	cmd.AddCommand(verify, a.auditSlots())
 	return cmd
@@ -161,6 +166,15 @@ func (a *app) printVerify(r audit.Report) error {
 				fmt.Fprintf(w, "  not yet digested: %s sequences %d to %d\n", s.Stream, s.First, s.Last)
 			}
 		}
+		if rv := r.Revisions; rv != nil {
+			fmt.Fprintf(w, "revisions: %d checked, %d naming no intent, %d forged\n", rv.Checked, len(rv.Unlinked), len(rv.Forged))
+			for _, x := range rv.Forged {
+				fmt.Fprintf(w, "  forged: %s\n", x)
+			}
+			for _, x := range rv.Unlinked {
+				fmt.Fprintf(w, "  no intent: %s\n", x)
+			}
+		}
 	}
 	var errs []error
 	if r.Broken != "" {
@@ -174,6 +188,9 @@ func (a *app) printVerify(r audit.Report) error {
 	}
 	if d := r.Dispatches; d != nil && len(d.Findings) > 0 {
 		errs = append(errs, fmt.Errorf("dispatches tampered with: %d finding(s)", len(d.Findings)))
+	}
+	if rv := r.Revisions; rv != nil && len(rv.Forged) > 0 {
+		errs = append(errs, fmt.Errorf("revisions naming an entry that is not their intent: %d, the first %s", len(rv.Forged), rv.Forged[0]))
 	}
 	return errors.Join(errs...)
 }

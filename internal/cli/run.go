@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
@@ -54,6 +55,7 @@ type daemonFlags struct {
 	pingInterval time.Duration
 	shards       int
 	metrics      string
+	wfLimit      int
 	pprof        bool
 	deadMan      time.Duration
 	memoryLimit  string
@@ -100,6 +102,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
+	fl.IntVar(&f.wfLimit, "metrics-workflow-limit", labelcap.DefaultMax, "the most workflows with series of their own in the workflow-labelled metrics (jetsched_fires_total, jetsched_fire_lateness_seconds): later ones are counted under workflow=\"other\"")
 	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen (CPU, heap, goroutines; keep that address private)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
@@ -111,6 +114,10 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")
 	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+kvstore.EventSet(nil).String()+",fired")
 }
+
+// maxWorkflowLimit bounds --metrics-workflow-limit: beyond it a scrape is
+// megabytes again.
+const maxWorkflowLimit = 10_000
 
 // maxClockOffset bounds --clock-offset: a test setting that simulates a
 // wrong clock, not a way to run a day off.
@@ -153,6 +160,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.clockOffset < -maxClockOffset || f.clockOffset > maxClockOffset {
 		return daemon.Config{}, invalidf("--clock-offset %s: must be within ±%s", f.clockOffset, maxClockOffset)
 	}
+	if f.wfLimit < 1 || f.wfLimit > maxWorkflowLimit {
+		return daemon.Config{}, invalidf("--metrics-workflow-limit %d: must be 1 to %d", f.wfLimit, maxWorkflowLimit)
+	}
 	if f.pprof && f.metrics == "" {
 		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
 	}
@@ -193,12 +203,13 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		Conn:         a.conn,
 		Logger:       log,
 
-		MetricsListen:    f.metrics,
-		Profiling:        f.pprof,
-		DeadManTolerance: f.deadMan,
-		MaxBackfillSlots: f.backfill,
-		Console:          cons,
-		Static:           static,
+		MetricsListen:        f.metrics,
+		MetricsWorkflowLimit: f.wfLimit,
+		Profiling:            f.pprof,
+		DeadManTolerance:     f.deadMan,
+		MaxBackfillSlots:     f.backfill,
+		Console:              cons,
+		Static:               static,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, FireRetention: f.fireTTL, FireHistory: f.fireHistory, DuplicateWindow: f.dupWindow, Shards: f.shards,

@@ -56,3 +56,20 @@ func TestRunGCHeadroomValue(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMetricsWorkflowLimit: --metrics-workflow-limit below 1 or above
+// the bound is refused (exit 2, naming the flag) before anything connects;
+// a good one passes validation (and fails at the unreachable server).
+func TestRunMetricsWorkflowLimit(t *testing.T) {
+	var out, errOut strings.Builder
+	if code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--metrics-workflow-limit", "5"}, &out, &errOut); code != ExitFailure {
+		t.Errorf("--metrics-workflow-limit 5: exit %d, stderr %q; want %d (validated, then no server)", code, errOut.String(), ExitFailure)
+	}
+	for _, bad := range []string{"0", "-1", "10001", "many"} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--metrics-workflow-limit", bad}, &out, &errOut)
+		if code != ExitInvalid || !strings.Contains(errOut.String(), "metrics-workflow-limit") {
+			t.Errorf("--metrics-workflow-limit %s: exit %d, stderr %q; want %d naming the flag", bad, code, errOut.String(), ExitInvalid)
+		}
+	}
+}

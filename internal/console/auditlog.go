@@ -98,7 +98,8 @@ func (a *auditFollower) follow(ctx context.Context) error {
 	a.mu.Unlock()
 	return eachMsg(ctx, a.js.Conn(), cons, func(m jetstream.Msg) {
 		var e auditEntry
-		if json.Unmarshal(m.Data(), &e) == nil && e.Kind == "action" && e.Target != "" {
+		// An abandoned record is about intents, not a target's action.
+		if json.Unmarshal(m.Data(), &e) == nil && e.Kind == "action" && e.Target != "" && e.Action != "intent.abandoned" {
 			a.record(e)
 		}
 	})

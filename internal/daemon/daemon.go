@@ -79,6 +79,10 @@ type Config struct {
 	// MetricsListen serves /metrics, /healthz and /readyz there ("":
 	// off).
 	MetricsListen string
+	// MetricsWorkflowLimit caps the workflows with series of their own in
+	// the workflow-labelled metrics; later ones count under "other".
+	// Default 100.
+	MetricsWorkflowLimit int
 	// Profiling serves Go's profiles under /debug/pprof/ beside the
 	// metrics (MetricsListen must be set).
 	Profiling bool
@@ -184,7 +188,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	var m *metrics.Metrics
 	if cfg.MetricsListen != "" {
-		m = metrics.New()
+		m = metrics.New(metrics.Config{WorkflowLimit: cfg.MetricsWorkflowLimit})
 		fc.Observer = m
 	}
 	if d.engine, err = fires.New(fc); err != nil {
@@ -288,7 +292,7 @@ func (d *Daemon) startAudit(ctx context.Context, cfg Config, m *metrics.Metrics)
 	if d.audit, err = auditor.New(ac); err != nil {
 		return err
 	}
-	d.store.SetAuditor(trail.WithRollback(d.audit.Report))
+	d.store.SetAuditor(trail.WithRollback(d.audit.Report).WithFailure(d.audit.AppendFailed))
 	return d.audit.Start(ctx)
 }
 

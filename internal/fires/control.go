@@ -35,11 +35,23 @@ const MaxSkip = 1_000_000
 // maxControlAttempts bounds the CAS retries of one action.
 const maxControlAttempts = 20
 
-// update applies fn to the state of id by CAS, retrying on conflict.
-func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) error) (kvstore.State, error) {
+// update applies fn to the state of id by CAS, retrying on conflict, and
+// returns the state written. The audit trail is written ahead: before the
+// first write, the intent (action on id, with the detail fn returns) is
+// appended; when it cannot be, nothing is written and the error wraps
+// kvstore.ErrAuditUnavailable. Retries carry the same intent; when no
+// write lands, the intent is abandoned.
+func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore.State) (any, error)) (st kvstore.State, err error) {
 	if _, err := c.Store.GetSpec(ctx, id); err != nil && !errors.Is(err, kvstore.ErrInvalid) {
 		return kvstore.State{}, err
 	}
+	var mark kvstore.AuditMark
+	intended := false
+	defer func() {
+		if err != nil && intended {
+			c.Store.Abandon(ctx, err, mark)
+		}
+	}()
 	for attempt := range maxControlAttempts {
 		st, rev, err := c.Store.GetState(ctx, id)
 		// No record yet (schedulers create it with the first fire): the
@@ -52,15 +64,22 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 		if err != nil {
 			return kvstore.State{}, err
 		}
-		if err := fn(&st); err != nil {
+		detail, err := fn(&st)
+		if err != nil {
 			return kvstore.State{}, err
+		}
+		if !intended {
+			in := kvstore.Intent{Action: action, Target: id, Detail: detail, Bucket: c.Store.Layout().StateBucket, Key: id, Expect: rev}
+			if mark, err = c.Store.Intend(ctx, in); err != nil {
+				return kvstore.State{}, err
+			}
+			intended = true
 		}
 		st.UpdatedAt = c.Clock.Now().UTC()
 		if create {
-			_, err = c.Store.CreateState(ctx, id, st)
-		} else {
-			_, err = c.Store.UpdateState(ctx, id, st, rev)
+			rev = 0
 		}
+		_, err = c.Store.WriteState(ctx, id, st, rev, mark)
 		if err == nil {
 			return st, nil
 		} else if !errors.Is(err, kvstore.ErrConflict) {
@@ -73,15 +92,6 @@ func (c Control) update(ctx context.Context, id string, fn func(*kvstore.State) 
 		}
 	}
 	return kvstore.State{}, fmt.Errorf("fire: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)
-}
-
-// audited returns an action's result after recording it in the audit
-// trail (when the store has an auditor).
-func (c Control) audited(ctx context.Context, action, id string, detail any, st kvstore.State, err error) (kvstore.State, error) {
-	if err != nil {
-		return st, err
-	}
-	return st, c.Store.Audit(ctx, action, id, detail)
 }
 
 // Pause stops the schedule's regular slots (triggers and backfills still
@@ -100,28 +110,26 @@ func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (k
 	if err := kvstore.CheckNote("note", note); err != nil {
 		return kvstore.State{}, err
 	}
-	st, err := c.update(ctx, id, func(st *kvstore.State) error {
+	return c.update(ctx, id, "schedule.pause", func(st *kvstore.State) (any, error) {
 		st.Paused = &kvstore.Pause{Note: note, At: now.UTC(), Until: until.UTC()}
 		if until.IsZero() {
 			st.Paused.Until = time.Time{}
 		}
-		return nil
+		return st.Paused, nil
 	})
-	return c.audited(ctx, "schedule.pause", id, st.Paused, st, err)
 }
 
 // Resume ends a pause. The schedule fires again from its next slot after
 // now; the slots it missed while paused are recorded as skipped.
 func (c Control) Resume(ctx context.Context, id string) (kvstore.State, error) {
 	now := c.Clock.Now()
-	st, err := c.update(ctx, id, func(st *kvstore.State) error {
+	return c.update(ctx, id, "schedule.resume", func(st *kvstore.State) (any, error) {
 		if st.Paused == nil {
-			return fmt.Errorf("%w: %s is not paused", kvstore.ErrInvalid, id)
+			return nil, fmt.Errorf("%w: %s is not paused", kvstore.ErrInvalid, id)
 		}
 		st.Paused, st.ResumedAt = nil, now.UTC()
-		return nil
+		return nil, nil
 	})
-	return c.audited(ctx, "schedule.resume", id, nil, st, err)
 }
 
 // Skip skips the next n regular slots (recorded as skipped by an
@@ -130,11 +138,10 @@ func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, err
 	if n < 1 || n > MaxSkip {
 		return kvstore.State{}, &kvstore.FieldError{Field: "count", Value: fmt.Sprint(n), Reason: fmt.Sprintf("must be 1 to %d", MaxSkip)}
 	}
-	st, err := c.update(ctx, id, func(st *kvstore.State) error {
+	return c.update(ctx, id, "schedule.skip", func(st *kvstore.State) (any, error) {
 		st.SkipNext += n
-		return nil
+		return map[string]int{"count": n}, nil
 	})
-	return c.audited(ctx, "schedule.skip", id, map[string]int{"count": n}, st, err)
 }
 
 // Trigger asks for an extra fire now, with its own slot id
@@ -147,23 +154,25 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 	}
 	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
 	trace := kvstore.TraceContextOf(ctx) // the triggered fire's dispatch span is its child
-	_, err := c.update(ctx, id, func(st *kvstore.State) error {
+	var slot string
+	_, err := c.update(ctx, id, "schedule.trigger", func(st *kvstore.State) (any, error) {
 		if len(st.Triggers) >= 100 {
-			return fmt.Errorf("%w: %s already has 100 pending triggers", kvstore.ErrInvalid, id)
+			return nil, fmt.Errorf("%w: %s already has 100 pending triggers", kvstore.ErrInvalid, id)
 		}
+		at := at
 		for _, t := range st.Triggers {
 			if !t.At.Before(at) {
 				at = t.At.Add(time.Millisecond) // distinct slot ids
 			}
 		}
 		st.Triggers = append(st.Triggers, kvstore.Trigger{At: at, Note: note, Trace: trace})
-		return nil
+		slot = kvstore.ExtraSlotID(id, "trigger", at)
+		return map[string]string{"slot_id": slot, "note": note}, nil
 	})
 	if err != nil {
 		return "", err
 	}
-	slot := kvstore.ExtraSlotID(id, "trigger", at)
-	return slot, c.Store.Audit(ctx, "schedule.trigger", id, map[string]string{"slot_id": slot, "note": note})
+	return slot, nil
 }
 
 // Backfill replays the schedule's slots in [from, to] (each with its own
@@ -201,11 +210,10 @@ func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, ra
 	if err != nil {
 		return kvstore.State{}, err
 	}
-	st, err := c.update(ctx, id, func(st *kvstore.State) error {
+	return c.update(ctx, id, "schedule.backfill", func(st *kvstore.State) (any, error) {
 		st.Backfill = &kvstore.Backfill{From: from.UTC(), To: to.UTC(), Rate: rate, Note: note, Total: total}
-		return nil
+		return st.Backfill, nil
 	})
-	return c.audited(ctx, "schedule.backfill", id, st.Backfill, st, err)
 }
 
 // countSlots counts the slots of sched in [from, to], refusing a range
@@ -243,15 +251,15 @@ func (c Control) countSlots(sched interface{ Next(time.Time) time.Time }, from, 
 // backfill as it stood; kvstore.ErrNotFound when none is in progress.
 func (c Control) CancelBackfill(ctx context.Context, id string) (kvstore.Backfill, error) {
 	var was kvstore.Backfill
-	_, err := c.update(ctx, id, func(st *kvstore.State) error {
+	_, err := c.update(ctx, id, "schedule.backfill.cancel", func(st *kvstore.State) (any, error) {
 		if st.Backfill == nil {
-			return kvstore.NotFound("backfill in progress for schedule", id)
+			return nil, kvstore.NotFound("backfill in progress for schedule", id)
 		}
 		was, st.Backfill = *st.Backfill, nil
-		return nil
+		return map[string]int{"done": was.Done, "total": was.Total}, nil
 	})
 	if err != nil {
 		return kvstore.Backfill{}, err
 	}
-	return was, c.Store.Audit(ctx, "schedule.backfill.cancel", id, map[string]int{"done": was.Done, "total": was.Total})
+	return was, nil
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -27,26 +28,39 @@ import (
 // Metrics implements fires.Observer with Prometheus collectors in its own
 // registry.
 type Metrics struct {
-	reg      *prometheus.Registry
-	fires    *prometheus.CounterVec
-	lateness *prometheus.HistogramVec
-	claims   *prometheus.CounterVec
-	notFired *prometheus.CounterVec
-	leases   prometheus.Gauge
-	guards   prometheus.Gauge
-	rollback prometheus.Counter
-	events   *prometheus.CounterVec
-	pubErrs  *prometheus.CounterVec
-	blocked  *prometheus.GaugeVec
-	undeliv  *prometheus.CounterVec
+	reg         *prometheus.Registry
+	fires       *prometheus.CounterVec
+	lateness    *prometheus.HistogramVec
+	claims      *prometheus.CounterVec
+	notFired    *prometheus.CounterVec
+	leases      prometheus.Gauge
+	guards      prometheus.Gauge
+	rollback    prometheus.Counter
+	appendFails prometheus.Counter
+	events      *prometheus.CounterVec
+	pubErrs     *prometheus.CounterVec
+	blocked     *prometheus.GaugeVec
+	undeliv     *prometheus.CounterVec
+	// workflows caps the workflow label of fires and lateness.
+	workflows *labelcap.Cap
+}
+
+// Config configures Metrics.
+type Config struct {
+	// WorkflowLimit caps the distinct values of the workflow label: the
+	// first WorkflowLimit workflows seen keep their own series, later ones
+	// are counted under workflow="other". Default 100 (labelcap.DefaultMax);
+	// negative: every workflow is "other".
+	WorkflowLimit int
 }
 
 // New creates the collectors, with Go and process metrics.
-func New() *Metrics {
+func New(cfg Config) *Metrics {
 	m := &Metrics{
-		reg: prometheus.NewRegistry(),
+		reg:       prometheus.NewRegistry(),
+		workflows: labelcap.New(cfg.WorkflowLimit),
 		fires: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_fires_total",
-			Help: "Slots published, by workflow and Sched-Reason (\"\" regular)."}, []string{"workflow", "reason"}),
+			Help: "Slots published, by workflow (the first --metrics-workflow-limit seen; the rest \"other\") and Sched-Reason (\"\" regular)."}, []string{"workflow", "reason"}),
 		lateness: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "jetsched_fire_lateness_seconds",
 			Help:    "Publish time minus the slot's scheduled time.",
 			Buckets: LatenessBuckets()}, []string{"workflow"}),
@@ -59,6 +73,8 @@ func New() *Metrics {
 			Help: "Shard leases this instance holds whose guard is closed: no renewal for 90% of the TTL, so their schedules and timers are not dispatched until one succeeds (the guard_closed and guard_opened events)."}),
 		rollback: prometheus.NewCounter(prometheus.CounterOpts{Name: "jetsched_audit_rollbacks_total",
 			Help: "Audit trail rollbacks this instance reported: the trail no longer extends a head it had (recreated, cut back, replaced) or an anchored head is forged."}),
+		appendFails: prometheus.NewCounter(prometheus.CounterOpts{Name: "jetsched_audit_append_failures_total",
+			Help: "Audit trail appends this instance could not make (the trail full, unreachable or refusing): each refused a change (audit_unavailable) or left an intent without its abandoned record or checkpoint."}),
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_events_total",
 			Help: "Observer events raised, published or not (--events), by source (schedules, timers) and kind (invalid, stalled, failed, lease_gained, lease_lost, missed, skipped...)."}, []string{"source", "kind"}),
 		pubErrs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_publish_errors_total",
@@ -68,7 +84,7 @@ func New() *Metrics {
 		undeliv: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_undeliverable_total",
 			Help: "Fires and wakeups a consumer delivered max_deliver times without an ack and gave up on (the server's MAX_DELIVERIES advisories, one scheduler of the fleet counting each), by stream (fires, wakeups) and consumer."}, []string{"stream", "consumer"}),
 	}
-	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.guards, m.rollback, m.events, m.pubErrs, m.blocked, m.undeliv,
+	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.guards, m.rollback, m.appendFails, m.events, m.pubErrs, m.blocked, m.undeliv,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.zero()
 	return m
@@ -116,6 +132,7 @@ func LatenessBuckets() []float64 {
 
 // Fired implements fires.Observer.
 func (m *Metrics) Fired(workflow string, lateness time.Duration, reason string) {
+	workflow = m.workflows.Value(workflow)
 	m.fires.WithLabelValues(workflow, reason).Inc()
 	m.lateness.WithLabelValues(workflow).Observe(lateness.Seconds())
 }
@@ -192,6 +209,9 @@ func (w wakeupObserver) PublishBlocked(reason string, on bool) {
 
 // AuditRollback implements auditor.Observer.
 func (m *Metrics) AuditRollback() { m.rollback.Inc() }
+
+// AuditAppendFailure implements auditor.Observer.
+func (m *Metrics) AuditAppendFailure() { m.appendFails.Inc() }
 
 // Sources are what the scrape-time collectors ask.
 type Sources struct {

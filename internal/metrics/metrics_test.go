@@ -16,7 +16,7 @@ func TestServeEndpoints(t *testing.T) {
 	for _, profiling := range []bool{false, true} {
 		notReady := errors.New("index not complete")
 		var why error = notReady
-		srv, err := New().Serve("127.0.0.1:0", func() error { return why }, profiling)
+		srv, err := New(Config{}).Serve("127.0.0.1:0", func() error { return why }, profiling)
 		if err != nil {
 			t.Fatal(err)
 		}

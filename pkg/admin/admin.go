@@ -44,6 +44,10 @@ const (
 	CodeUnavailable = "unavailable" // the listing catalogue is still loading
 	CodeNotWritten  = "not_written" // schedule.import: a valid item left unwritten, another of its batch refused
 	CodeInternal    = "internal"    // anything else
+	// CodeAuditUnavailable: the audit trail could not be appended, so the
+	// change was refused and nothing changed; retry once the trail takes
+	// appends again (docs/operations.md, "Audit trail: written ahead").
+	CodeAuditUnavailable = "audit_unavailable"
 )
 
 // Error is the body of an error response (also in the Nats-Service-Error
@@ -248,6 +252,8 @@ func toError(err error) Error {
 	msg := kvstore.UserMessage(err)
 	var fe *kvstore.FieldError
 	switch {
+	case errors.Is(err, kvstore.ErrAuditUnavailable):
+		return Error{Code: CodeAuditUnavailable, Message: msg}
 	case errors.Is(err, kvstore.ErrNotWritten):
 		return Error{Code: CodeNotWritten, Message: msg}
 	case errors.Is(err, kvstore.ErrStatic):

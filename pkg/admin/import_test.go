@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
@@ -42,8 +43,8 @@ func importItems(n int, every string) []admin.ImportItem {
 	return items
 }
 
-// putEntries reads the trail's schedule.put entries: the revision each
-// names, by schedule id, and how many there are.
+// putEntries reads the trail's schedule.put intents: the sequence of each,
+// by schedule id, and how many there are.
 func putEntries(t *testing.T, js jetstream.JetStream) (map[string]uint64, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -57,17 +58,31 @@ func putEntries(t *testing.T, js jetstream.JetStream) (map[string]uint64, int) {
 		t.Fatal(err)
 	}
 	revs, n := map[string]uint64{}, 0
-	for seq := info.State.FirstSeq; seq <= info.State.LastSeq && info.State.Msgs > 0; seq++ {
-		m, err := s.GetMsg(ctx, seq)
+	if info.State.Msgs == 0 {
+		return revs, 0
+	}
+	// One ordered consumer, not a request per entry: thousands of entries
+	// in well under the deadline on a loaded machine.
+	cons, err := s.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(0); seq < info.State.LastSeq; {
+		m, err := cons.Next(jetstream.FetchContext(ctx))
 		if err != nil {
 			t.Fatal(err)
 		}
-		var e audit.Entry
-		if err := json.Unmarshal(m.Data, &e); err != nil {
+		md, err := m.Metadata()
+		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Action == "schedule.put" {
-			revs[e.Target] = e.Rev
+		seq = md.Sequence.Stream
+		var e audit.Entry
+		if err := json.Unmarshal(m.Data(), &e); err != nil {
+			t.Fatal(err)
+		}
+		if e.Action == "schedule.put" && e.Phase == audit.PhaseIntent {
+			revs[e.Target] = seq
 			n++
 		}
 	}
@@ -75,8 +90,8 @@ func putEntries(t *testing.T, js jetstream.JetStream) (map[string]uint64, int) {
 }
 
 // TestImportBatches: three batches of 1,000 land every schedule at the
-// revision the reply names, each with one audit entry naming that
-// revision, on a chain that verifies; importing them again writes
+// revision the reply names, each revision naming its own intent in the
+// audit trail (written ahead), on a chain that verifies; importing them again writes
 // nothing and appends no entry; a changed batch writes new revisions.
 func TestImportBatches(t *testing.T) {
 	t.Parallel()
@@ -107,9 +122,17 @@ func TestImportBatches(t *testing.T) {
 	if n != len(items) {
 		t.Fatalf("%d schedule.put entries for %d schedules written", n, len(items))
 	}
+	specs, err := a.js.Stream(ctx, "KV_sched_specs")
+	if err != nil {
+		t.Fatal(err)
+	}
 	for id, rev := range revs {
-		if audited[id] != rev {
-			t.Fatalf("schedule %s: audited at revision %d, written at %d", id, audited[id], rev)
+		m, err := specs.GetMsg(ctx, rev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := m.Header.Get(kvstore.AuditSeqHeader); got != strconv.FormatUint(audited[id], 10) {
+			t.Fatalf("schedule %s: revision %d names intent %q, its intent is %d", id, rev, got, audited[id])
 		}
 	}
 	rep, err := audit.Verify(ctx, a.js, key, audit.VerifyOptions{From: 1})
@@ -152,6 +175,60 @@ func TestImportBatches(t *testing.T) {
 	}
 	if rep, err := audit.Verify(ctx, a.js, key, audit.VerifyOptions{From: 1}); err != nil || !rep.Intact() {
 		t.Fatalf("verify after the changes: %v: %+v", err, rep)
+	}
+}
+
+// TestImportRefusedWithoutTrail: with the trail at its max_msgs (discard
+// new), an import is refused item by item with audit_unavailable and
+// nothing is stored; once the trail takes appends again, the same import
+// lands. It fails where the trail was written after the writes.
+func TestImportRefusedWithoutTrail(t *testing.T) {
+	t.Parallel()
+	a, key := newAuditedAPI(t)
+	ctx := context.Background()
+	// One entry, so that the trail can be full.
+	if err := audit.New(a.js, key, "test").Record(ctx, "test.start", "trail", nil); err != nil {
+		t.Fatal(err)
+	}
+	setMax := func(full bool) {
+		s, err := a.js.Stream(ctx, audit.Stream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.CachedInfo().Config
+		cfg.MaxMsgs = -1
+		if full {
+			cfg.MaxMsgs = int64(s.CachedInfo().State.Msgs)
+		}
+		if _, err := a.js.UpdateStream(ctx, cfg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setMax(true)
+	items := importItems(5, "1m")
+	var out admin.ImportResponse
+	a.ok("schedule.import", admin.ImportRequest{Items: items}, &out)
+	if out.Saved != 0 || out.Failed != len(items) {
+		t.Fatalf("import with a full trail: %+v", out)
+	}
+	for _, r := range out.Results {
+		if r.Error == nil || r.Error.Code != admin.CodeAuditUnavailable {
+			t.Fatalf("item %+v, want audit_unavailable", r)
+		}
+	}
+	if specs, _, err := a.store.ListSpecs(ctx); err != nil || len(specs) != 0 {
+		t.Fatalf("%d specs stored by a refused import (%v)", len(specs), err)
+	}
+	setMax(false)
+	a.ok("schedule.import", admin.ImportRequest{Items: items}, &out)
+	if out.Saved != len(items) {
+		t.Fatalf("import with the trail back: %+v", out)
+	}
+	if _, n := putEntries(t, a.js); n != len(items) {
+		t.Fatalf("%d intents for %d schedules", n, len(items))
+	}
+	if rep, err := audit.Verify(ctx, a.js, key, audit.VerifyOptions{From: 1}); err != nil || !rep.Intact() {
+		t.Fatalf("verify: %v: %+v", err, rep)
 	}
 }
 

@@ -30,6 +30,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Stream, subject and head bucket of the default trail.
@@ -81,9 +82,26 @@ type Entry struct {
 	Target string          `json:"target"` // the schedule id, calendar name, timer key, stream or bucket
 	Detail json.RawMessage `json:"detail,omitempty"`
 	// Bucket and Rev name the key-value revision the action wrote, so that
-	// the watch for external changes knows it came through the API.
+	// the watch for external changes knows it came through the API: the
+	// form of entries written after their write, before write-ahead
+	// (Phase ""). An intent names Bucket and Key, not Rev: its write
+	// names the intent (header kvstore.AuditSeqHeader).
 	Bucket string `json:"bucket,omitempty"`
 	Rev    uint64 `json:"rev,omitempty"`
+	// Phase is PhaseIntent for an action appended before its write,
+	// PhaseAbandoned for the record that intents (Intents) were not
+	// applied, "" for an action entry of the earlier form (appended after
+	// its write, naming Rev) or one that writes nothing.
+	Phase string `json:"phase,omitempty"`
+	// Key is the key an intent writes in Bucket; Expect the revision it
+	// expected the key at (0: unknown or none); SHA256 the hex SHA-256 of
+	// the value it writes ("" for a delete, or a value not known ahead).
+	Key    string `json:"key,omitempty"`
+	Expect uint64 `json:"expect_rev,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Intents are the sequences of the intents an abandoned entry says
+	// were not applied.
+	Intents []uint64 `json:"intents,omitempty"`
 	// Covers is the stream sequence a checkpoint vouches for (every entry
 	// up to it verified by the chain).
 	Covers uint64 `json:"covers,omitempty"`
@@ -92,6 +110,12 @@ type Entry struct {
 	Prev string `json:"prev"`
 	MAC  string `json:"mac"`
 }
+
+// Phases of an action entry (Entry.Phase).
+const (
+	PhaseIntent    = "intent"
+	PhaseAbandoned = "abandoned"
+)
 
 // Interval is how many entries a checkpoint follows.
 const Interval = 100
@@ -156,12 +180,20 @@ type Log struct {
 	by       string
 	trail    Trail
 	rollback func(error)
+	failure  func(Failure)
+}
+
+// Failure is an append the trail did not take: the action and target it
+// was for, and why.
+type Failure struct {
+	Action, Target string
+	Err            error
 }
 
 // New returns a Log on the default trail that signs with key; by names the
 // writer in every entry ("scheduler:<instance>").
 func New(js jetstream.JetStream, key []byte, by string) *Log {
-	return &Log{js: js, key: key, by: by, trail: Trail{}.WithDefaults(), rollback: func(error) {}}
+	return &Log{js: js, key: key, by: by, trail: Trail{}.WithDefaults(), rollback: func(error) {}, failure: func(Failure) {}}
 }
 
 // WithTrail returns a copy of l that writes to trail t.
@@ -177,6 +209,16 @@ func (l *Log) WithTrail(t Trail) *Log {
 func (l *Log) WithRollback(report func(error)) *Log {
 	c := *l
 	c.rollback = report
+	return &c
+}
+
+// WithFailure returns a copy of l that calls report when an intent, an
+// abandoned entry or the checkpoint after an intent cannot be appended
+// (the daemon logs it, counts it and publishes an audit_unavailable
+// event).
+func (l *Log) WithFailure(report func(Failure)) *Log {
+	c := *l
+	c.failure = report
 	return &c
 }
 
@@ -214,39 +256,81 @@ func WithRequester(ctx context.Context, r Requester) context.Context {
 	return context.WithValue(ctx, requesterKey{}, r)
 }
 
-// Record appends an action (and, every Interval entries, a checkpoint).
+// Record appends an action that writes nothing (and, every Interval
+// entries, a checkpoint).
 func (l *Log) Record(ctx context.Context, action, target string, detail any) error {
-	return l.RecordWrite(ctx, action, target, detail, "", 0)
-}
-
-// RecordWrite appends an action that wrote revision rev of a key in
-// bucket, as Record does.
-func (l *Log) RecordWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error {
-	e, err := l.actionEntry(ctx, action, target, detail, bucket, rev)
+	e, err := l.actionEntry(ctx, kvstore.Intent{Action: action, Target: target, Detail: detail})
 	if err != nil {
 		return err
 	}
-	seq, err := l.Append(ctx, e)
+	_, err = l.appendAction(ctx, e)
+	return err
+}
+
+// Intend appends the intent of a change before it is made (the
+// kvstore.Auditor the store writes ahead with) and returns its sequence,
+// which the change's write carries. Every Interval entries a checkpoint
+// follows; one that fails is reported (WithFailure) but the intent stands.
+func (l *Log) Intend(ctx context.Context, in kvstore.Intent) (uint64, error) {
+	e, err := l.actionEntry(ctx, in)
+	if err != nil {
+		return 0, err
+	}
+	e.Phase = PhaseIntent
+	seq, err := l.appendAction(ctx, e)
+	if seq == 0 {
+		l.failure(Failure{Action: in.Action, Target: in.Target, Err: err})
+		return 0, err
+	}
+	if err != nil {
+		l.failure(Failure{Action: "checkpoint", Target: l.trail.Stream, Err: err})
+	}
+	return seq, nil
+}
+
+// Abandon appends the record that the intents at seqs were not applied,
+// and why.
+func (l *Log) Abandon(ctx context.Context, seqs []uint64, reason string) error {
+	e, err := l.actionEntry(ctx, kvstore.Intent{Action: "intent.abandoned", Target: l.trail.Stream, Detail: map[string]string{"reason": reason}})
 	if err != nil {
 		return err
+	}
+	e.Phase, e.Intents = PhaseAbandoned, seqs
+	if seq, err := l.appendAction(ctx, e); err != nil {
+		l.failure(Failure{Action: e.Action, Target: fmt.Sprint(seqs), Err: err})
+		if seq == 0 {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendAction appends e and, when its sequence is a multiple of
+// Interval, a checkpoint. It returns e's sequence (0 when e was not
+// appended) and the error of whichever failed.
+func (l *Log) appendAction(ctx context.Context, e Entry) (uint64, error) {
+	seq, err := l.Append(ctx, e)
+	if err != nil {
+		return 0, err
 	}
 	if seq%Interval == 0 {
 		_, err = l.Checkpoint(ctx)
 	}
-	return err
+	return seq, err
 }
 
-// actionEntry is the action entry for a write (rev 0: none), with the
-// requester ctx carries, unsigned and unchained.
-func (l *Log) actionEntry(ctx context.Context, action, target string, detail any, bucket string, rev uint64) (Entry, error) {
-	e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: action, Target: target, Bucket: bucket, Rev: rev}
+// actionEntry is the action entry of in, with the requester ctx carries,
+// unsigned and unchained.
+func (l *Log) actionEntry(ctx context.Context, in kvstore.Intent) (Entry, error) {
+	e := Entry{Kind: KindAction, Actor: l.by, By: l.by, Action: in.Action, Target: in.Target,
+		Bucket: in.Bucket, Key: in.Key, Expect: in.Expect, SHA256: in.SHA256}
 	if r, ok := ctx.Value(requesterKey{}).(Requester); ok {
 		e.Actor, e.ActorAccount, e.ClaimedActor = r.Actor(), r.Account, r.Claimed
 	}
-	if detail != nil {
-		b, err := json.Marshal(detail)
+	if in.Detail != nil {
+		b, err := json.Marshal(in.Detail)
 		if err != nil {
-			return e, fmt.Errorf("audit: detail of %s %s: %w", action, target, err)
+			return e, fmt.Errorf("audit: detail of %s %s: %w", in.Action, in.Target, err)
 		}
 		e.Detail = b
 	}

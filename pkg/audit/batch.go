@@ -17,70 +17,86 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// RecordWrites appends one action entry per write (the
+// IntendAll appends one intent per element of ins (the
 // kvstore.BatchAuditor the store's batch saves use), in order, each the
-// entry RecordWrite would append, but pipelined: the entries are chained
-// onto the trail's last entry and onto each other and sent without waiting
-// for each acknowledgement. Every entry expects the sequence before it and
+// entry Intend would append, but pipelined: the entries are chained onto
+// the trail's last entry and onto each other and sent without waiting for
+// each acknowledgement. Every entry expects the sequence before it and
 // (after the first) that the message there is its predecessor (by a
 // Nats-Msg-Id naming the entry's sequence), so that an entry another
 // writer appends meanwhile fails every entry after it, never only some:
 // those are chained again onto the new last entry. A checkpoint follows
-// when the entries reach a multiple of Interval, as RecordWrite's would.
-// It returns how many entries were appended (the first n, in order) and
-// the error that stopped the rest.
-func (l *Log) RecordWrites(ctx context.Context, ws []kvstore.AuditWrite) (int, error) {
-	if len(ws) == 0 {
-		return 0, nil
-	}
-	entries := make([]Entry, len(ws))
-	for i, w := range ws {
-		e, err := l.actionEntry(ctx, w.Action, w.Target, w.Detail, w.Bucket, w.Rev)
-		if err != nil {
-			return 0, err
+// when the entries reach a multiple of Interval, as Intend's would (one
+// that fails is reported, the intents stand). It returns the sequences of
+// the entries appended (the first ones, in order) and the error that
+// stopped the rest.
+func (l *Log) IntendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error) {
+	seqs, err := l.intendAll(ctx, ins)
+	if err != nil {
+		what := "schedule.import"
+		if len(ins) > 0 {
+			what = ins[0].Action
 		}
+		l.failure(Failure{Action: what, Target: fmt.Sprintf("%d intents", len(ins)), Err: err})
+	}
+	return seqs, err
+}
+
+func (l *Log) intendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error) {
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	entries := make([]Entry, len(ins))
+	for i, in := range ins {
+		e, err := l.actionEntry(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		e.Phase = PhaseIntent
 		entries[i] = e
 	}
 	stream, err := l.js.Stream(ctx, l.trail.Stream)
 	if err != nil {
-		return 0, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
+		return nil, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
 	}
-	done, checkpoint := 0, false
+	var seqs []uint64
+	checkpoint := false
 	wait := pipeline.Backoff(ctx)
-	for attempt := 0; done < len(entries); attempt++ {
-		n, crossed, err := l.sendChained(ctx, stream, entries[done:])
-		done += n
+	for attempt := 0; len(seqs) < len(entries); attempt++ {
+		got, crossed, err := l.sendChained(ctx, stream, entries[len(seqs):])
+		seqs = append(seqs, got...)
 		checkpoint = checkpoint || crossed
 		switch {
 		case err == nil:
 		case !errors.Is(err, errTrailMoved):
-			return done, err
+			return seqs, err
 		case attempt == appendRetries:
-			return done, fmt.Errorf("audit: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
+			return seqs, fmt.Errorf("audit: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
 		default:
 			select {
 			case <-ctx.Done():
-				return done, fmt.Errorf("audit: append: %w", ctx.Err())
+				return seqs, fmt.Errorf("audit: append: %w", ctx.Err())
 			case <-time.After(wait.NextBackOff()):
 			}
 		}
 	}
 	if checkpoint {
 		if _, err := l.Checkpoint(ctx); err != nil {
-			return done, err
+			l.failure(Failure{Action: "checkpoint", Target: l.trail.Stream, Err: err})
 		}
 	}
-	return done, nil
+	return seqs, nil
 }
 
 // sendChained chains entries onto the trail's last entry, sends them all
 // and waits for their acknowledgements. It returns how many were
-// appended, whether one landed on a multiple of Interval, and
-// errTrailMoved when another writer's entry made the rest fail.
-func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries []Entry) (int, bool, error) {
+// appended (their sequences), whether one landed on a multiple of
+// Interval, and errTrailMoved when another writer's entry made the rest
+// fail.
+func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries []Entry) ([]uint64, bool, error) {
 	info, prev, err := lastEntry(ctx, stream)
 	if err != nil {
-		return 0, false, err
+		return nil, false, err
 	}
 	subject := l.trail.Subject + "." + KindAction
 	last := info.State.LastSeq
@@ -108,13 +124,14 @@ func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries 
 		futures = append(futures, f)
 		prev = e.MAC
 	}
-	appended, crossed := 0, false
+	var appended []uint64
+	crossed := false
 	var ackErr error
 	for _, f := range futures {
 		select {
 		case ack := <-f.Ok():
 			if ackErr == nil {
-				appended++
+				appended = append(appended, ack.Sequence)
 				crossed = crossed || ack.Sequence%Interval == 0
 			}
 		case err := <-f.Err():

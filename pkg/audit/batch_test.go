@@ -12,10 +12,10 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// TestRecordWritesAmidOtherWriters: runs of pipelined entries appended
+// TestIntendAllAmidOtherWriters: runs of pipelined entries appended
 // while other writers append one at a time make one chain that verifies,
 // with every entry of every run in it once and in its run's order.
-func TestRecordWritesAmidOtherWriters(t *testing.T) {
+func TestIntendAllAmidOtherWriters(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
@@ -28,12 +28,13 @@ func TestRecordWritesAmidOtherWriters(t *testing.T) {
 	batch := audit.New(js, key, "importer")
 	wg.Go(func() {
 		for r := range runs {
-			ws := make([]kvstore.AuditWrite, perRun)
-			for i := range ws {
-				ws[i] = kvstore.AuditWrite{Action: "schedule.put", Target: fmt.Sprintf("r%d-%03d", r, i), Detail: map[string]int{"i": i}, Bucket: "sched_specs", Rev: uint64(r*perRun + i + 1)}
+			ins := make([]kvstore.Intent, perRun)
+			for i := range ins {
+				id := fmt.Sprintf("r%d-%03d", r, i)
+				ins[i] = kvstore.Intent{Action: "schedule.put", Target: id, Detail: map[string]int{"i": i}, Bucket: "sched_specs", Key: id}
 			}
-			if n, err := batch.RecordWrites(ctx, ws); err != nil || n != perRun {
-				t.Errorf("run %d: %d of %d appended: %v", r, n, perRun, err)
+			if seqs, err := batch.IntendAll(ctx, ins); err != nil || len(seqs) != perRun {
+				t.Errorf("run %d: %d of %d appended: %v", r, len(seqs), perRun, err)
 				return
 			}
 		}

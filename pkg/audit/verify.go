@@ -22,6 +22,12 @@ type VerifyOptions struct {
 	// Dispatches re-reads the fire and wakeup messages every dispatch
 	// digest at or after From covers (from the start when From is 0).
 	Dispatches bool
+	// Revisions reads the latest revision of every key of Buckets and
+	// checks that its Sched-Audit-Seq header names its intent.
+	Revisions bool
+	// Buckets are the buckets Revisions reads; default sched_specs,
+	// sched_calendars and sched_wakeups.
+	Buckets []string
 }
 
 // Report is what Verify found.
@@ -49,6 +55,8 @@ type Report struct {
 	External []ExternalChange `json:"external,omitempty"`
 	// Dispatches is the dispatch check, with VerifyOptions.Dispatches.
 	Dispatches *DispatchReport `json:"dispatches,omitempty"`
+	// Revisions is the revision check, with VerifyOptions.Revisions.
+	Revisions *RevisionReport `json:"revisions,omitempty"`
 }
 
 // ExternalChange is an external change and the entry that records it.
@@ -61,7 +69,8 @@ type ExternalChange struct {
 // tampered with (external changes are records, not damage).
 func (r Report) Intact() bool {
 	return r.Broken == "" && r.Rollback == "" && len(r.ForgedAnchors) == 0 &&
-		(r.Dispatches == nil || len(r.Dispatches.Findings) == 0)
+		(r.Dispatches == nil || len(r.Dispatches.Findings) == 0) &&
+		(r.Revisions == nil || len(r.Revisions.Forged) == 0)
 }
 
 // Verify walks the trail from the last checkpoint (or From) to the end and
@@ -98,6 +107,13 @@ func Verify(ctx context.Context, js jetstream.JetStream, key []byte, o VerifyOpt
 			return r, err
 		}
 		r.Dispatches = &d
+	}
+	if o.Revisions {
+		rv, err := verifyRevisions(ctx, js, s, key, o.Buckets)
+		if err != nil {
+			return r, err
+		}
+		r.Revisions = &rv
 	}
 	return r, nil
 }

@@ -13,22 +13,6 @@ import (
 	"github.com/jetsched/jetsched/pkg/calendar"
 )
 
-// BatchAuditor is an Auditor that records many writes in one go, in
-// order, returning how many it recorded (audit.Log is one). SaveSpecs
-// uses it when the store's auditor has it, else RecordWrite per write.
-type BatchAuditor interface {
-	RecordWrites(ctx context.Context, ws []AuditWrite) (int, error)
-}
-
-// AuditWrite is one action that wrote revision Rev of a key in Bucket:
-// the arguments of one Auditor.RecordWrite.
-type AuditWrite struct {
-	Action, Target string
-	Detail         any
-	Bucket         string
-	Rev            uint64
-}
-
 // SpecWrite is one schedule for SaveSpecs: its id and spec.
 type SpecWrite struct {
 	ID   string
@@ -51,10 +35,12 @@ const readConcurrency = 32
 
 // SaveSpecs saves many specs as SaveSpec saves each (the same validation,
 // anchors, static rules, unchanged specs written not at all, one audit
-// entry per write), but pipelined: the stored specs are read concurrently,
-// the writes sent without waiting for each acknowledgement (each by
-// compare-and-swap on the revision read), and the audit entries appended
-// in one chained run. Every spec is validated before any is written: when
+// intent per write, appended before it), but pipelined: the stored specs
+// are read concurrently, the intents appended in one chained run (when the
+// trail does not take them all, nothing is written and every result to be
+// written is ErrAuditUnavailable), and the writes sent without waiting for
+// each acknowledgement (each by compare-and-swap on the revision read,
+// carrying its intent's sequence). Every spec is validated before any is written: when
 // one is refused, none is written and the others' results are
 // ErrNotWritten. A write that loses its compare-and-swap (a writer
 // in between, a key over a delete marker, an id given twice) is done
@@ -95,6 +81,15 @@ func (s *Store) SaveSpecs(ctx context.Context, ws []SpecWrite, o SaveOptions, ch
 		}
 		return res
 	}
+	marks, err := s.intendSpecs(ctx, ws, plans, curs, res)
+	if err != nil {
+		for i := range res {
+			if res[i].Err == nil && !plans[i].unchanged {
+				res[i] = SpecResult{Err: err}
+			}
+		}
+		return res
+	}
 	futures := make([]jetstream.PubAckFuture, len(ws))
 	for i, w := range ws {
 		if res[i].Err != nil || plans[i].unchanged {
@@ -104,23 +99,28 @@ func (s *Store) SaveSpecs(ctx context.Context, ws []SpecWrite, o SaveOptions, ch
 		if curs[i] != nil {
 			rev = curs[i].Revision()
 		}
-		f, err := s.PublishAsync(ctx, s.updateMsg(s.specs, w.ID, plans[i].data, rev))
+		m := s.updateMsg(s.specs, w.ID, plans[i].data, rev)
+		marks[i].set(m)
+		f, err := s.PublishAsync(ctx, m)
 		if err != nil {
 			res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", w.ID, err)
 			continue
 		}
 		futures[i] = f
 	}
-	var audited []int
 	var again []int
+	var abandoned []AuditMark
 	for i, f := range futures {
 		if f == nil {
+			if res[i].Err != nil {
+				abandoned = append(abandoned, marks[i])
+			}
 			continue
 		}
 		select {
 		case ack := <-f.Ok():
 			res[i].Saved = Saved{Revision: ack.Sequence, Created: curs[i] == nil}
-			audited = append(audited, i)
+			continue
 		case err := <-f.Err():
 			if natserr.WrongLastSequence(err) {
 				again = append(again, i)
@@ -130,12 +130,58 @@ func (s *Store) SaveSpecs(ctx context.Context, ws []SpecWrite, o SaveOptions, ch
 		case <-ctx.Done():
 			res[i].Err = fmt.Errorf("kvstore: save spec %q: %w", ws[i].ID, ctx.Err())
 		}
+		abandoned = append(abandoned, marks[i])
 	}
-	s.auditSpecs(ctx, ws, plans, audited, res)
+	s.Abandon(ctx, errors.New("the write was not made (a compare-and-swap lost, retried with an intent of its own, or it failed)"), abandoned...)
 	for _, i := range again {
 		res[i].Saved, res[i].Err = s.SaveSpec(ctx, ws[i].ID, ws[i].Spec, o)
 	}
 	return res
+}
+
+// intendSpecs appends the intents of the writes to make (a result with no
+// error and a plan that is not unchanged), in order, and returns each
+// write's mark (by index). When the trail does not take them all, the
+// appended ones are abandoned and the error wraps ErrAuditUnavailable:
+// none is to be written.
+func (s *Store) intendSpecs(ctx context.Context, ws []SpecWrite, plans []specPlan, curs []jetstream.KeyValueEntry, res []SpecResult) ([]AuditMark, error) {
+	marks := make([]AuditMark, len(ws))
+	if s.auditor == nil {
+		return marks, nil
+	}
+	var idx []int
+	var ins []Intent
+	for i, w := range ws {
+		if res[i].Err == nil && !plans[i].unchanged {
+			idx = append(idx, i)
+			ins = append(ins, plans[i].intent(s.layout, w.ID, curs[i]))
+		}
+	}
+	if len(ins) == 0 {
+		return marks, nil
+	}
+	var seqs []uint64
+	var err error
+	if batch, ok := s.auditor.(BatchAuditor); ok {
+		seqs, err = batch.IntendAll(ctx, ins)
+	} else {
+		for _, in := range ins {
+			var seq uint64
+			if seq, err = s.auditor.Intend(ctx, in); err != nil {
+				break
+			}
+			seqs = append(seqs, seq)
+		}
+	}
+	for k, seq := range seqs {
+		marks[idx[k]] = AuditMark(seq)
+	}
+	if err != nil {
+		err = auditUnavailable("schedule.import", fmt.Sprintf("(%d schedules)", len(ins)), err)
+		s.Abandon(ctx, err, marks...)
+		return nil, err
+	}
+	return marks, nil
 }
 
 // readSpecs reads the stored spec of every write whose result has no
@@ -164,35 +210,6 @@ func (s *Store) readSpecs(ctx context.Context, ws []SpecWrite, res []SpecResult)
 	close(next)
 	wg.Wait()
 	return curs
-}
-
-// auditSpecs records the writes of the results at indexes audited, in
-// order; a result whose entry was not written gets AuditWrite's error.
-func (s *Store) auditSpecs(ctx context.Context, ws []SpecWrite, plans []specPlan, audited []int, res []SpecResult) {
-	if s.auditor == nil || len(audited) == 0 {
-		return
-	}
-	batch, ok := s.auditor.(BatchAuditor)
-	if !ok {
-		for _, i := range audited {
-			res[i].Err = s.AuditWrite(ctx, "schedule.put", ws[i].ID, plans[i].written, s.layout.SpecsBucket, res[i].Revision)
-		}
-		return
-	}
-	writes := make([]AuditWrite, len(audited))
-	for k, i := range audited {
-		writes[k] = AuditWrite{Action: "schedule.put", Target: ws[i].ID, Detail: plans[i].written, Bucket: s.layout.SpecsBucket, Rev: res[i].Revision}
-	}
-	n, err := batch.RecordWrites(ctx, writes)
-	if err == nil {
-		return
-	}
-	if n == len(audited) {
-		n-- // every entry written; the checkpoint after them was not
-	}
-	for _, i := range audited[n:] {
-		res[i].Err = fmt.Errorf("kvstore: schedule.put %s done, but the audit trail was not written: %w", ws[i].ID, err)
-	}
 }
 
 // cachedCalendars is src reading each calendar once (for one batch).

@@ -41,11 +41,16 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: encode calendar %q: %w", name, err)
 	}
-	rev, err := s.calendars.Put(ctx, name, canon)
+	var rev uint64
+	err = s.WriteAhead(ctx, Intent{Action: "calendar.put", Target: name, Detail: json.RawMessage(canon), Bucket: s.layout.CalendarsBucket, Key: name, SHA256: sha256Hex(canon)},
+		func(mark AuditMark) (err error) {
+			rev, err = s.putMarked(ctx, s.calendars, name, canon, mark)
+			return err
+		})
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: put calendar %q: %w", name, err)
 	}
-	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, s.AuditWrite(ctx, "calendar.put", name, json.RawMessage(canon), s.layout.CalendarsBucket, rev)
+	return CalendarEntry{Name: name, Calendar: cal, Revision: rev}, nil
 }
 
 // GetCalendar reads and parses a calendar; ErrNotFound when there is none.
@@ -94,11 +99,15 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return userErrorf(ErrInUse, "in use: calendar %q is used by %d schedule(s) %s; remove them first or force", name, len(users), firstFew(users))
 		}
 	}
-	rev, err := s.deleteKey(ctx, s.calendars, name, 0)
+	err := s.WriteAhead(ctx, Intent{Action: "calendar.delete", Target: name, Detail: map[string]bool{"force": force}, Bucket: s.layout.CalendarsBucket, Key: name},
+		func(mark AuditMark) error {
+			_, err := s.deleteKey(ctx, s.calendars, name, 0, mark)
+			return err
+		})
 	if err != nil {
 		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
 	}
-	return s.AuditWrite(ctx, "calendar.delete", name, map[string]bool{"force": force}, s.layout.CalendarsBucket, rev)
+	return nil
 }
 
 // CalendarUsers lists the ids of the specs that name calendar name. It

@@ -230,16 +230,14 @@ type recorder struct {
 	actions []string
 }
 
-func (r *recorder) Record(_ context.Context, action, target string, _ any) error {
+func (r *recorder) Intend(_ context.Context, in kvstore.Intent) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.actions = append(r.actions, action+" "+target)
-	return nil
+	r.actions = append(r.actions, in.Action+" "+in.Target)
+	return uint64(len(r.actions)), nil
 }
 
-func (r *recorder) RecordWrite(ctx context.Context, action, target string, detail any, _ string, _ uint64) error {
-	return r.Record(ctx, action, target, detail)
-}
+func (r *recorder) Abandon(context.Context, []uint64, string) error { return nil }
 
 func (r *recorder) count() int {
 	r.mu.Lock()

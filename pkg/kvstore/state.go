@@ -353,6 +353,12 @@ const (
 	// (deleted and recreated, cut back, or an anchored head forged); it
 	// uses the trail's stream name in place of the schedule id.
 	EventAuditRollback EventKind = "audit_rollback"
+	// EventAuditUnavailable: the audit trail did not take an append, so
+	// the change it was for was refused (nothing changed), or an intent
+	// was left without its abandoned record; it uses the trail's stream
+	// name in place of the schedule id, and Reason names the action, its
+	// target and the error.
+	EventAuditUnavailable EventKind = "audit_unavailable"
 	// EventStale: a timer dropped unpublished because its condition key
 	// no longer held its value; published on sched.event.stale.<run> (the
 	// escaped run), with Run and Step in the body.

@@ -3,6 +3,8 @@ package kvstore
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,14 +22,6 @@ import (
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipelined"
 )
-
-// Auditor records mutations and operator actions (package audit).
-type Auditor interface {
-	Record(ctx context.Context, action, target string, detail any) error
-	// RecordWrite records an action that wrote revision rev of a key in
-	// bucket: the watch for external changes skips that revision.
-	RecordWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error
-}
 
 // Store reads and writes jetsched's records. It is safe for concurrent use.
 type Store struct {
@@ -89,38 +83,16 @@ func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, e
 	return s, nil
 }
 
-// SetAuditor makes every mutation through the store (and Audit) append to
-// an audit trail. Call before use.
+// SetAuditor makes every change through the store (and WriteAhead)
+// append its intent to an audit trail first. Call before use.
 func (s *Store) SetAuditor(a Auditor) { s.auditor = a }
 
-// Audit records an operator action when an auditor is set.
-func (s *Store) Audit(ctx context.Context, action, target string, detail any) error {
-	if s.auditor == nil {
-		return nil
-	}
-	if err := s.auditor.Record(ctx, action, target, detail); err != nil {
-		return fmt.Errorf("kvstore: %s %s done, but the audit trail was not written: %w", action, target, err)
-	}
-	return nil
-}
-
-// AuditWrite records an action that wrote revision rev of a key in
-// bucket, when an auditor is set.
-func (s *Store) AuditWrite(ctx context.Context, action, target string, detail any, bucket string, rev uint64) error {
-	if s.auditor == nil {
-		return nil
-	}
-	if err := s.auditor.RecordWrite(ctx, action, target, detail, bucket, rev); err != nil {
-		return fmt.Errorf("kvstore: %s %s done, but the audit trail was not written: %w", action, target, err)
-	}
-	return nil
-}
-
 // deleteKey writes a delete marker for key, if the key is still at
-// revision last (0: whatever it is), and returns the marker's revision
-// (what kv.Delete does, keeping the revision for the audit trail).
-func (s *Store) deleteKey(ctx context.Context, kv jetstream.KeyValue, key string, last uint64) (uint64, error) {
+// revision last (0: whatever it is), carrying mark, and returns the
+// marker's revision (what kv.Delete does, with the audit mark).
+func (s *Store) deleteKey(ctx context.Context, kv jetstream.KeyValue, key string, last uint64, mark AuditMark) (uint64, error) {
 	msg := &nats.Msg{Subject: s.kvSubject(kv, key), Header: nats.Header{"KV-Operation": []string{"DEL"}}}
+	mark.set(msg)
 	var opts []jetstream.PublishOpt
 	if last > 0 {
 		opts = append(opts, jetstream.WithExpectLastSequencePerSubject(last))
@@ -301,23 +273,30 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOption
 		if err != nil || p.unchanged {
 			return p.saved, err
 		}
+		mark, err := s.Intend(ctx, p.intent(s.layout, id, cur))
+		if err != nil {
+			return Saved{}, err
+		}
 		if cur == nil {
-			rev, err := s.specs.Create(ctx, id, p.data)
-			if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+			rev, err := s.createMarked(ctx, s.specs, id, p.data, mark)
+			if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+				s.Abandon(ctx, err, mark)
 				if o.Create {
 					return Saved{}, existsError(id)
 				}
 				continue // created meanwhile: compare with it
 			}
 			if err != nil {
+				s.Abandon(ctx, err, mark)
 				return Saved{}, fmt.Errorf("kvstore: create spec %q: %w", id, err)
 			}
-			return Saved{Revision: rev, Created: true}, s.AuditWrite(ctx, "schedule.put", id, p.written, s.layout.SpecsBucket, rev)
+			return Saved{Revision: rev, Created: true}, nil
 		}
-		n, err := s.specs.Update(ctx, id, p.data, cur.Revision())
+		n, err := s.writeMarked(ctx, s.specs, id, p.data, cur.Revision(), mark)
 		if err == nil {
-			return Saved{Revision: n}, s.AuditWrite(ctx, "schedule.put", id, p.written, s.layout.SpecsBucket, n)
+			return Saved{Revision: n}, nil
 		}
+		s.Abandon(ctx, err, mark)
 		if !errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			return Saved{}, fmt.Errorf("kvstore: update spec %q: %w", id, err)
 		}
@@ -326,6 +305,21 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOption
 		}
 	}
 	return Saved{}, fmt.Errorf("kvstore: save spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+}
+
+// intent is the audit intent of writing p over cur (nil: none).
+func (p specPlan) intent(l Layout, id string, cur jetstream.KeyValueEntry) Intent {
+	in := Intent{Action: "schedule.put", Target: id, Detail: p.written, Bucket: l.SpecsBucket, Key: id, SHA256: sha256Hex(p.data)}
+	if cur != nil {
+		in.Expect = cur.Revision()
+	}
+	return in
+}
+
+// sha256Hex is the hex SHA-256 of data.
+func sha256Hex(data []byte) string {
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // checkStatic refuses a spec whose static label is not the writer's.
@@ -486,7 +480,14 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 				return err
 			}
 		}
-		marker, err := s.deleteKey(ctx, s.specs, id, e.Revision())
+		mark, err := s.Intend(ctx, Intent{Action: "schedule.delete", Target: id, Bucket: s.layout.SpecsBucket, Key: id, Expect: e.Revision()})
+		if err != nil {
+			return err
+		}
+		_, err = s.deleteKey(ctx, s.specs, id, e.Revision(), mark)
+		if err != nil {
+			s.Abandon(ctx, err, mark)
+		}
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
 			if rev != 0 {
 				return revisionConflict(id, 0, rev, "removed")
@@ -496,10 +497,10 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 		if err != nil {
 			return fmt.Errorf("kvstore: delete spec %q: %w", id, err)
 		}
-		if err := s.state.Delete(ctx, id); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		if _, err := s.deleteKey(ctx, s.state, id, 0, mark); err != nil {
 			return fmt.Errorf("kvstore: delete state %q: %w", id, err)
 		}
-		return s.AuditWrite(ctx, "schedule.delete", id, nil, s.layout.SpecsBucket, marker)
+		return nil
 	}
 	return fmt.Errorf("kvstore: delete spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
 }
@@ -572,6 +573,29 @@ func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64
 			return 0, fmt.Errorf("kvstore: update state %q at revision %d: %w", id, rev, ErrConflict)
 		}
 		return 0, fmt.Errorf("kvstore: update state %q: %w", id, err)
+	}
+	return n, nil
+}
+
+// WriteState writes st for an operator's action, carrying its audit mark:
+// if the record is still at revision rev, or, with rev 0, if there is
+// none (CreateState). ErrConflict: it changed; re-read and re-decide.
+func (s *Store) WriteState(ctx context.Context, id string, st State, rev uint64, mark AuditMark) (uint64, error) {
+	data, err := st.Encode()
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
+	}
+	var n uint64
+	if rev == 0 {
+		n, err = s.createMarked(ctx, s.state, id, data, mark)
+	} else {
+		n, err = s.writeMarked(ctx, s.state, id, data, rev, mark)
+	}
+	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
+		return 0, fmt.Errorf("kvstore: write state %q at revision %d: %w", id, rev, ErrConflict)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: write state %q: %w", id, err)
 	}
 	return n, nil
 }

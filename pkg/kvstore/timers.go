@@ -90,13 +90,34 @@ type TimerEntry struct {
 	Revision uint64
 }
 
-// PutTimer writes a timer under key, replacing any pending one.
+// PutTimer writes a timer under key, replacing any pending one, without
+// an audit intent (PutTimerAudited writes one first).
 func (s *Store) PutTimer(ctx context.Context, key string, t Timer) (uint64, error) {
 	data, err := json.Marshal(t)
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode timer %s: %w", key, err)
 	}
 	rev, err := s.wakeups.Put(ctx, key, data)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: put timer %s: %w", key, err)
+	}
+	return rev, nil
+}
+
+// PutTimerAudited writes a timer under key like PutTimer, after appending
+// its intent (action, the timer as detail) to the audit trail: when the
+// trail does not take it, nothing is written (ErrAuditUnavailable).
+func (s *Store) PutTimerAudited(ctx context.Context, action, key string, t Timer) (uint64, error) {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return 0, fmt.Errorf("kvstore: encode timer %s: %w", key, err)
+	}
+	var rev uint64
+	err = s.WriteAhead(ctx, Intent{Action: action, Target: key, Detail: t, Bucket: s.layout.WakeupsBucket, Key: key, SHA256: sha256Hex(data)},
+		func(mark AuditMark) (err error) {
+			rev, err = s.putMarked(ctx, s.wakeups, key, data, mark)
+			return err
+		})
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: put timer %s: %w", key, err)
 	}
@@ -129,16 +150,30 @@ func (s *Store) UpdateTimer(ctx context.Context, key string, t Timer, rev uint64
 	return 0, fmt.Errorf("kvstore: update timer %s: %w", key, err)
 }
 
-// DeleteTimer removes a timer if it is still at revision rev.
+// DeleteTimer removes a timer if it is still at revision rev (a
+// scheduler's own delete of a timer it fired: no audit intent).
 func (s *Store) DeleteTimer(ctx context.Context, key string, rev uint64) error {
-	_, err := s.DeleteTimerRev(ctx, key, rev)
+	_, err := s.deleteTimer(ctx, key, rev, 0)
 	return err
 }
 
-// DeleteTimerRev is DeleteTimer that returns the revision of the delete
-// (for the audit trail).
-func (s *Store) DeleteTimerRev(ctx context.Context, key string, rev uint64) (uint64, error) {
-	n, err := s.deleteKey(ctx, s.wakeups, key, rev)
+// CancelTimer removes a timer if it is still at revision rev, after
+// appending the intent (action "wakeup.cancel", detail) to the audit
+// trail: when the trail does not take it, nothing is removed
+// (ErrAuditUnavailable). It returns the delete's revision.
+func (s *Store) CancelTimer(ctx context.Context, key string, rev uint64, detail any) (uint64, error) {
+	var n uint64
+	err := s.WriteAhead(ctx, Intent{Action: "wakeup.cancel", Target: key, Detail: detail, Bucket: s.layout.WakeupsBucket, Key: key, Expect: rev},
+		func(mark AuditMark) (err error) {
+			n, err = s.deleteTimer(ctx, key, rev, mark)
+			return err
+		})
+	return n, err
+}
+
+// deleteTimer removes a timer at revision rev, carrying mark.
+func (s *Store) deleteTimer(ctx context.Context, key string, rev uint64, mark AuditMark) (uint64, error) {
+	n, err := s.deleteKey(ctx, s.wakeups, key, rev, mark)
 	switch {
 	case err == nil:
 		return n, nil

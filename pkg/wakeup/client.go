@@ -200,16 +200,15 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if err := kvstore.ValidateTimer(key, t); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	rev, err := c.Store.PutTimer(ctx, key, t)
-	if err != nil {
-		return kvstore.TimerEntry{}, err
-	}
 	action := "wakeup.add"
 	if rearms > 0 {
 		action = "wakeup.rearm"
 	}
-	e := kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}
-	return e, c.Store.AuditWrite(ctx, action, key, t, c.Store.Layout().WakeupsBucket, rev)
+	rev, err := c.Store.PutTimerAudited(ctx, action, key, t)
+	if err != nil {
+		return kvstore.TimerEntry{}, err
+	}
+	return kvstore.TimerEntry{Key: key, Timer: t, Revision: rev}, nil
 }
 
 // checkConditionKey checks a condition key's form, that it comes with the
@@ -258,21 +257,19 @@ func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 		if e.Timer.Claim != nil {
 			return OutcomeFired, nil
 		}
-		rev, err := c.Store.DeleteTimerRev(ctx, key, e.Revision)
+		_, err = c.Store.CancelTimer(ctx, key, e.Revision, map[string]any{"run": run, "step": step, "due": e.Timer.Due})
 		if errors.Is(err, kvstore.ErrConflict) {
 			continue // re-read: a claim, a re-registration, or a delete
 		}
 		if err != nil {
 			return "", err
 		}
-		auditErr := c.Store.AuditWrite(ctx, "wakeup.cancel", key,
-			map[string]any{"run": run, "step": step, "due": e.Timer.Due}, c.Store.Layout().WakeupsBucket, rev)
 		tick := kvstore.Tick{Schedule: "wakeup", SlotID: kvstore.WakeupID(key, e.Timer.Due), Workflow: e.Timer.Workflow,
 			Slot: e.Timer.Due, Status: kvstore.TickCancelled, At: c.Clock.Now().UTC()}
 		if err := c.Store.PutTick(ctx, tick); err != nil {
-			return OutcomeCancelled, errors.Join(fmt.Errorf("wakeup: cancelled, but the ledger write failed: %w", err), auditErr)
+			return OutcomeCancelled, fmt.Errorf("wakeup: cancelled, but the ledger write failed: %w", err)
 		}
-		return OutcomeCancelled, auditErr
+		return OutcomeCancelled, nil
 	}
 	return "", fmt.Errorf("wakeup: timer %s kept changing; cancel gave up", key)
 }

@@ -294,7 +294,7 @@ func (w *Worker) deadLetter(ctx context.Context, d Delivery, m jetstream.Msg, er
 }
 
 func (w *Worker) labels(d Delivery, extra ...string) prometheus.Labels {
-	l := prometheus.Labels{"worker": w.cfg.Name, "workflow": durableToken(d.Workflow), "kind": string(d.Kind)}
+	l := prometheus.Labels{"worker": w.cfg.Name, "workflow": w.metrics.workflows.Value(durableToken(d.Workflow)), "kind": string(d.Kind)}
 	if len(extra) > 0 {
 		l["op"] = extra[0]
 	}

@@ -5,12 +5,16 @@ import (
 	"fmt"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/jetsched/jetsched/internal/labelcap"
 )
 
 // metrics are a Worker's collectors, labelled by worker name, workflow
-// (the message's, from its subject) and kind (fire or wakeup). They count
-// whether or not a Registerer was given.
+// (the message's, from its subject; capped by workflows) and kind (fire or
+// wakeup). They count whether or not a Registerer was given.
 type metrics struct {
+	workflows *labelcap.Cap
+
 	handled, failed, retried, deadLettered, cancelled, released *prometheus.CounterVec
 	settleErrors                                                *prometheus.CounterVec
 	duration                                                    *prometheus.HistogramVec
@@ -19,11 +23,12 @@ type metrics struct {
 
 var labels = []string{"worker", "workflow", "kind"}
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, workflowLimit int) (*metrics, error) {
 	counter := func(name, help string, extra ...string) *prometheus.CounterVec {
 		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "jetsched_worker_" + name, Help: help}, append(labels, extra...))
 	}
 	m := &metrics{
+		workflows:    labelcap.New(workflowLimit),
 		handled:      counter("handled_total", "Deliveries whose handler succeeded (acked)."),
 		failed:       counter("failed_total", "Deliveries whose handler failed: an error, a panic or a timeout."),
 		retried:      counter("retried_total", "Failed deliveries nak'ed for redelivery."),

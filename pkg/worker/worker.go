@@ -132,6 +132,12 @@ type Config struct {
 	// handlers in flight; per worker, workflow and kind). Workers sharing a
 	// registry share the collectors.
 	Registerer prometheus.Registerer
+	// MetricsWorkflowLimit caps the distinct values of the workflow label
+	// of the worker's metrics: the first MetricsWorkflowLimit workflows
+	// it handles keep series of their own, later ones are counted under
+	// workflow="other", so that a worker of many workflows keeps a small
+	// scrape. Default 100; negative: every workflow is "other".
+	MetricsWorkflowLimit int
 	// TracerProvider, when it records (not nil, not otel's noop), runs
 	// each handler in a consumer span "handle <workflow>", the child of
 	// the dispatch span whose context the message's traceparent header
@@ -325,7 +331,7 @@ func New(cfg Config) (*Worker, error) {
 		}
 	}
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	m, err := newMetrics(cfg.Registerer)
+	m, err := newMetrics(cfg.Registerer, cfg.MetricsWorkflowLimit)
 	if err != nil {
 		return nil, err
 	}
