@@ -319,7 +319,10 @@ func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
 	d.srv, err = natsembed.Start(ctx, natsembed.Config{
 		Base: base, Host: host, Port: port, StoreDir: dataDir, Logger: d.log.With("component", "nats-server"),
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, natsembed.ErrStoreLocked):
+		return err // it names the directory and its holder
+	case err != nil:
 		return fmt.Errorf("embedded nats-server on %s: %w", listen, err)
 	}
 	d.log.Info("embedded nats-server listening", "url", d.srv.ClientURL(), "data_dir", dataDir, "config", cfg.ServerConfig)
