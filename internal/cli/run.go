@@ -259,7 +259,7 @@ func (f *daemonFlags) embeddedPlace(conn natsconn.Options) (listen, dataDir stri
 		return f.listen, f.dataDir, nil
 	}
 	if conn.URL != "" {
-		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", conn.URL)
+		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", natsconn.RedactURL(conn.URL))
 	}
 	opts, err := natsembed.LoadConfigFile(f.serverConfig)
 	if err != nil {

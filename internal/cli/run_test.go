@@ -56,3 +56,21 @@ func TestRunGCHeadroomValue(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsRedactTheURL: a command that cannot connect, and run refusing
+// --server-config beside --nats-url, name the URL without its password or
+// token, with or without a scheme.
+func TestErrorsRedactTheURL(t *testing.T) {
+	for _, url := range []string{"nats://user:PWSECRET@127.0.0.1:1", "user:PWSECRET@127.0.0.1:1", "nats://PWSECRET@127.0.0.1:1"} {
+		for _, args := range [][]string{
+			{"schedule", "ls", "--nats-url", url},
+			{"run", "--server-config", "single.conf", "--nats-url", url},
+		} {
+			var out, errOut strings.Builder
+			code := Main(context.Background(), args, &out, &errOut)
+			if code == ExitOK || strings.Contains(errOut.String()+out.String(), "PWSECRET") || !strings.Contains(errOut.String(), "127.0.0.1:1") {
+				t.Errorf("%q: exit %d, stderr %q; want a failure naming 127.0.0.1:1 without the secret", args, code, errOut.String())
+			}
+		}
+	}
+}

@@ -146,7 +146,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		if d.nc, err = natsconn.Connect(conn); err != nil {
 			return err
 		}
-		log.Info("connected to NATS", "url", d.nc.ConnectedUrlRedacted(), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
+		log.Info("connected to NATS", "url", natsconn.ConnectedURL(d.nc), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
 	}
 	// Conn's --js-domain or --js-api-prefix place the buckets and streams
 	// (a hub's JetStream, reached from a leaf node).
@@ -398,12 +398,13 @@ func (d *Daemon) ConsoleURL() string {
 }
 
 // ClientURL is the URL workers and the nats CLI use to reach the NATS
-// system: the embedded server's listener, or the connected server.
+// system: the embedded server's listener, or the connected server (its
+// password or token redacted: the URL is for printing).
 func (d *Daemon) ClientURL() string {
 	if d.srv != nil {
 		return d.srv.ClientURL()
 	}
-	return d.nc.ConnectedUrl()
+	return natsconn.ConnectedURL(d.nc)
 }
 
 // JetStream is the daemon's JetStream context.
