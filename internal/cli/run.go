@@ -52,6 +52,7 @@ type daemonFlags struct {
 	shards       int
 	metrics      string
 	pprof        bool
+	pprofRemote  bool
 	deadMan      time.Duration
 	memoryLimit  string
 	gcHeadroom   string
@@ -94,7 +95,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
-	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen (CPU, heap, goroutines; keep that address private)")
+	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen, which must then be a loopback address (CPU, heap, goroutines; no cmdline; seconds= at most 60)")
+	fl.BoolVar(&f.pprofRemote, "pprof-allow-remote", false, "with --pprof: allow a --metrics-listen that is not loopback (anyone who reaches it can profile the process and read its memory's shape)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.gcHeadroom, "gc-headroom", memlimit.DefaultHeadroomFlag, "the most the Go heap may grow past the live heap between collections (GOGC is lowered for a large heap, never below 25): keeps a million schedules from taking three times their memory; off: GOGC alone. Not with a GOGC environment variable")
@@ -150,6 +152,14 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.pprof && f.metrics == "" {
 		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
 	}
+	if f.pprofRemote && !f.pprof {
+		return daemon.Config{}, invalidf("--pprof-allow-remote: goes with --pprof")
+	}
+	if f.pprof {
+		if err := daemon.CheckProfiling(f.metrics, f.pprofRemote); err != nil {
+			return daemon.Config{}, invalidf("--pprof on --metrics-listen %s: a loopback address only (127.0.0.1, ::1, localhost), unless --pprof-allow-remote is given: whoever reaches it can profile the process", f.metrics)
+		}
+	}
 	events, err := kvstore.ParseEventSet(f.events)
 	if err != nil {
 		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
@@ -181,12 +191,14 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		Conn:         a.conn,
 		Logger:       log,
 
-		MetricsListen:    f.metrics,
-		Profiling:        f.pprof,
-		DeadManTolerance: f.deadMan,
-		MaxBackfillSlots: f.backfill,
-		Console:          cons,
-		Static:           static,
+		MetricsListen: f.metrics,
+		Profiling:     f.pprof,
+
+		ProfilingAllowRemote: f.pprofRemote,
+		DeadManTolerance:     f.deadMan,
+		MaxBackfillSlots:     f.backfill,
+		Console:              cons,
+		Static:               static,
 		Setup: kvstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, FireRetention: f.fireTTL, FireHistory: f.fireHistory, DuplicateWindow: f.dupWindow, Shards: f.shards,

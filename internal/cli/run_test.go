@@ -74,3 +74,26 @@ func TestErrorsRedactTheURL(t *testing.T) {
 		}
 	}
 }
+
+// TestRunPprofOnlyOnLoopback: --pprof serves profiles on --metrics-listen
+// only when that is a loopback address; another (0.0.0.0, all interfaces,
+// a host name) is refused with exit 2 naming --pprof-allow-remote, which
+// allows it.
+func TestRunPprofOnlyOnLoopback(t *testing.T) {
+	for _, listen := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0", "127.0.0.2:9464"} {
+		if _, err := checkRun(t, nil, "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof"); err != nil {
+			t.Errorf("--pprof on %s: %v", listen, err)
+		}
+	}
+	for _, listen := range []string{"0.0.0.0:9464", ":9464", "[::]:9464", "192.0.2.1:9464", "metrics.example:9464"} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof"}, &out, &errOut)
+		if code != ExitInvalid || !strings.Contains(errOut.String(), "--pprof-allow-remote") || !strings.Contains(errOut.String(), listen) {
+			t.Errorf("--pprof on %s: exit %d, stderr %q; want %d naming %s and --pprof-allow-remote", listen, code, errOut.String(), ExitInvalid, listen)
+		}
+		cfg, err := checkRun(t, nil, "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof", "--pprof-allow-remote")
+		if err != nil || !cfg.Profiling || !cfg.ProfilingAllowRemote {
+			t.Errorf("--pprof --pprof-allow-remote on %s: %v, profiling %v, remote %v", listen, err, cfg.Profiling, cfg.ProfilingAllowRemote)
+		}
+	}
+}

@@ -78,6 +78,9 @@ type Config struct {
 	// Profiling serves Go's profiles under /debug/pprof/ beside the
 	// metrics (MetricsListen must be set).
 	Profiling bool
+	// ProfilingAllowRemote lets Profiling serve on a MetricsListen that is
+	// not a loopback address (CheckProfiling).
+	ProfilingAllowRemote bool
 	// DeadManTolerance is how late a schedule's slot may be before
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
@@ -134,6 +137,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 
 func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	log := d.log
+	if cfg.Profiling {
+		if err := CheckProfiling(cfg.MetricsListen, cfg.ProfilingAllowRemote); err != nil {
+			return err
+		}
+	}
 
 	if cfg.Embedded {
 		if err := d.startEmbedded(ctx, cfg); err != nil {
