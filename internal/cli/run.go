@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -163,6 +164,11 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	events, err := kvstore.ParseEventSet(f.events)
 	if err != nil {
 		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
+	}
+	for _, path := range f.schedules {
+		if err := regfile.Check(path); err != nil {
+			return daemon.Config{}, invalidf("--schedules: %w", err)
+		}
 	}
 	static, err := staticfile.LoadAll(f.schedules)
 	if err != nil {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/jetsched/jetsched/internal/regfile"
 )
 
 // ErrNotReady is returned by Start when the server did not accept client
@@ -66,6 +68,11 @@ type ClusterConfig struct {
 // LoadConfigFile reads a nats-server configuration file, as `nats-server
 // -c FILE` would, for Config.Base.
 func LoadConfigFile(path string) (*server.Options, error) {
+	// nats-server's loader reads the file whole, whatever it is: a FIFO
+	// would block it, /dev/zero never end.
+	if err := regfile.Check(path); err != nil {
+		return nil, fmt.Errorf("natsembed: server config: %w", err)
+	}
 	opts, err := server.ProcessConfigFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: server config %q: %w", path, err)
