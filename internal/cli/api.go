@@ -67,7 +67,7 @@ func (a *app) request(ctx context.Context, nc *nats.Conn, endpoint string, data 
 	reply, err := nc.RequestMsgWithContext(ctx, msg)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("no scheduler answers on %s.api.%s: is `scheduler run` running on %s?", a.namePrefix, endpoint, nc.ConnectedUrlRedacted())
+			return fmt.Errorf("no scheduler answers on %s.api.%s: is `scheduler run` running on %s?", a.namePrefix, endpoint, natsconn.ConnectedURL(nc))
 		}
 		return fmt.Errorf("admin API %s: %w", endpoint, err)
 	}

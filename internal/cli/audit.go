@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsperm"
+	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
 
@@ -22,6 +23,11 @@ import (
 func (a *app) auditKey() ([]byte, error) {
 	if a.auditKeyFile == "" && os.Getenv("JETSCHED_AUDIT_KEY") == "" {
 		return nil, nil
+	}
+	if a.auditKeyFile != "" {
+		if err := regfile.Check(a.auditKeyFile); err != nil {
+			return nil, usageError{fmt.Errorf("--audit-key-file: %w", err)}
+		}
 	}
 	key, err := audit.LoadKey(a.auditKeyFile)
 	if err != nil {

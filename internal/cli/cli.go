@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -29,6 +30,10 @@ const (
 	// --if-revision), or an id given to add --create-only exists. Re-read
 	// and decide again.
 	ExitConflict = 3
+	// ExitLocked: another scheduler runs on --data-dir (it holds the
+	// directory's lock); two on one store would corrupt it. Retrying does
+	// not help until that one stops.
+	ExitLocked = 4
 )
 
 // usageError marks an error as the caller's input (exit status 2).
@@ -81,11 +86,16 @@ func mainEnv(ctx context.Context, args, environ []string, stdout, stderr io.Writ
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, natsembed.ErrStoreLocked) {
+		err = fmt.Errorf("--data-dir: %w; two schedulers on one data dir corrupt its store: stop the other, or give this one another --data-dir", err)
+	}
 	fmt.Fprintf(stderr, "scheduler: %s\n", describe(err))
 	var ue usageError
 	switch {
 	case errors.As(err, new(conflictError)):
 		return ExitConflict
+	case errors.Is(err, natsembed.ErrStoreLocked):
+		return ExitLocked
 	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || errors.Is(err, kvstore.ErrStatic) || isFlagError(err):
 		return ExitInvalid
 	}

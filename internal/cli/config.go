@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jetsched/jetsched/internal/regfile"
 )
 
 // Where a setting of run came from, highest precedence first
@@ -229,7 +230,7 @@ func readEnv(ref *pflag.FlagSet, environ []string) ([]value, []string, error) {
 // in path, refusing an unknown or repeated key and a value that is neither
 // a scalar nor a list of scalars.
 func readConfigFile(ref *pflag.FlagSet, path string) ([]value, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.Read(path, maxConfigFile)
 	if err != nil {
 		return nil, invalidf("--config: %w", err)
 	}
@@ -370,3 +371,7 @@ func (a *app) runFlagSet() *pflag.FlagSet {
 	run.InheritedFlags() // merges the persistent flags into run.Flags()
 	return run.Flags()
 }
+
+// maxConfigFile caps a --config file's size: a setting per line, a few
+// KiB in practice.
+const maxConfigFile = 1 << 20

@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jetsched/jetsched/internal/natsconn"
 )
 
 // redacted replaces a secret in config print's output.
-const redacted = "<redacted>"
+const redacted = natsconn.Redacted
 
 func (a *app) configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "The settings of scheduler run: config file, JETSCHED_ variables, flags"}
@@ -33,9 +36,11 @@ The YAML output is a config file run --config accepts back. Keys at their
 default, and keys holding a secret (--password, a password or token in
 --nats-url), are commented out, so that loading it changes nothing: a key
 in a file counts as given explicitly (an explicit --listen or --data-dir
-overrides --server-config's). Secrets are printed as <redacted>; paths to
-secret files (--creds, --nkey, --tls-key, --audit-key-file, token:FILE) are
-not secrets and are printed. --format json prints an object of
+overrides --server-config's). Secrets are printed as <redacted>: --password,
+a password, token or query in --nats-url (with or without nats://), and an
+nkey seed or PEM block (credentials, a key) given where a path belongs;
+paths to secret files (--creds, --nkey, --tls-key, --audit-key-file,
+token:FILE) are not secrets and are printed. --format json prints an object of
 {"value", "source", "env", "redacted"} per key, for tools.
 
 Values are parsed as run parses them; rules between flags and the files
@@ -107,35 +112,32 @@ func flagValue(f *pflag.Flag) (any, bool) {
 	return s, false
 }
 
-// redact hides the secret in a flag's value: all of --password, the
-// password (or token) in --nats-url's URLs. Paths to secret files are not
-// secrets.
+// redact hides the secrets in a flag's value: all of --password; in
+// --nats-url's URLs a password, a token and a query (natsconn.RedactURL);
+// and any value that holds key material rather than a path to it (an nkey
+// seed, a PEM block such as credentials or a private key). Paths to secret
+// files are not secrets.
 func redact(name, v string) (string, bool) {
 	switch {
 	case v == "":
 		return v, false
-	case name == "password":
+	case name == "password" || keyMaterial(v):
 		return redacted, true
 	case name == "nats-url":
-		urls := strings.Split(v, ",")
-		secret := false
-		for i, u := range urls {
-			scheme, rest, ok := strings.Cut(u, "://")
-			at := strings.LastIndex(rest, "@")
-			if !ok || at < 0 {
-				continue
-			}
-			user, _, hasPass := strings.Cut(rest[:at], ":")
-			if !hasPass {
-				user = "" // a token
-			} else {
-				user += ":"
-			}
-			urls[i], secret = scheme+"://"+user+redacted+rest[at:], true
-		}
-		return strings.Join(urls, ","), secret
+		shown := natsconn.RedactURL(v)
+		return shown, shown != v
 	}
 	return v, false
+}
+
+// seedPattern matches an nkey seed: 'S', the key type, 56 more base32
+// characters.
+var seedPattern = regexp.MustCompile(`S[UAONCXP][A-Z2-7]{56}`)
+
+// keyMaterial reports whether v holds a secret key itself: an nkey seed,
+// or a PEM block (a credentials file's JWT and seed, a TLS key).
+func keyMaterial(v string) bool {
+	return strings.Contains(v, "-----BEGIN") || seedPattern.MatchString(v)
 }
 
 // writeConfigYAML prints entries as a config file: one "key: value" line

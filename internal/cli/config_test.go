@@ -396,3 +396,38 @@ func TestConfigExampleFile(t *testing.T) {
 		t.Errorf("deploy/jetsched.yaml: embedded %v, replicas %d, metrics %q, creds %q, console %q", cfg.Embedded, cfg.Setup.Replicas, cfg.MetricsListen, cfg.Conn.Creds, cfg.Console.Listen)
 	}
 }
+
+// TestConfigPrintRedactsEverySecret: config print hides a password in a
+// URL without a scheme, a token, a query's password, an nkey seed given
+// where a seed file's path belongs, and credentials or a key pasted in
+// place of their file's path; it shows the rest of each URL.
+func TestConfigPrintRedactsEverySecret(t *testing.T) {
+	t.Parallel()
+	const seed = "SUAMLK2ZNL35WSMW37E7UD4VZ7ELPKW7DHC3BWBSD2GCZ7IUQQXZIORRBU"
+	cases := []struct {
+		args   []string
+		secret string
+		shown  string
+	}{
+		{[]string{"--nats-url", "u:PWNOSCHEME@h:4222"}, "PWNOSCHEME", "u:" + redacted + "@h:4222"},
+		{[]string{"--nats-url", "nats://TOKENVALUE@h:4222,nats://h2:4222"}, "TOKENVALUE", "nats://" + redacted + "@h:4222,nats://h2:4222"},
+		{[]string{"--nats-url", "nats://h:4222?password=QUERYPW"}, "QUERYPW", "nats://h:4222?" + redacted},
+		{[]string{"--nkey", seed}, seed, redacted},
+		{[]string{"--creds", "-----BEGIN NATS USER JWT-----\neyJ0eXAiOiJKV1QiCREDSJWT\n------END NATS USER JWT------"}, "CREDSJWT", redacted},
+		{[]string{"--tls-key", "-----BEGIN PRIVATE KEY-----\nMIIEvKEYBODY\n-----END PRIVATE KEY-----"}, "KEYBODY", redacted},
+	}
+	for _, c := range cases {
+		for _, format := range []string{"yaml", "json"} {
+			code, stdout, stderr := cliEnv(t, nil, append([]string{"config", "print", "--format", format}, c.args...)...)
+			if code != ExitOK {
+				t.Fatalf("%s %q: exit %d: %s", format, c.args, code, stderr)
+			}
+			if strings.Contains(stdout, c.secret) {
+				t.Errorf("%s %q: the output shows the secret %q:\n%s", format, c.args, c.secret, stdout)
+			}
+			if !strings.Contains(stdout, c.shown) {
+				t.Errorf("%s %q: the output does not show %q", format, c.args, c.shown)
+			}
+		}
+	}
+}

@@ -22,6 +22,7 @@ import (
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -57,6 +58,7 @@ type daemonFlags struct {
 	metrics      string
 	wfLimit      int
 	pprof        bool
+	pprofRemote  bool
 	deadMan      time.Duration
 	memoryLimit  string
 	gcHeadroom   string
@@ -103,7 +105,8 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.IntVar(&f.wfLimit, "metrics-workflow-limit", labelcap.DefaultMax, "the most workflows with series of their own in the workflow-labelled metrics (jetsched_fires_total, jetsched_fire_lateness_seconds): later ones are counted under workflow=\"other\"")
-	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen (CPU, heap, goroutines; keep that address private)")
+	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen, which must then be a loopback address (CPU, heap, goroutines; no cmdline; seconds= at most 60)")
+	fl.BoolVar(&f.pprofRemote, "pprof-allow-remote", false, "with --pprof: allow a --metrics-listen that is not loopback (anyone who reaches it can profile the process and read its memory's shape)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.gcHeadroom, "gc-headroom", memlimit.DefaultHeadroomFlag, "the most the Go heap may grow past the live heap between collections (GOGC is lowered for a large heap, never below 25): keeps a million schedules from taking three times their memory; off: GOGC alone. Not with a GOGC environment variable")
@@ -172,9 +175,22 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		}
 		return daemon.Config{}, invalidf("--condition-buckets: %v", err)
 	}
+	if f.pprofRemote && !f.pprof {
+		return daemon.Config{}, invalidf("--pprof-allow-remote: goes with --pprof")
+	}
+	if f.pprof {
+		if err := daemon.CheckProfiling(f.metrics, f.pprofRemote); err != nil {
+			return daemon.Config{}, invalidf("--pprof on --metrics-listen %s: a loopback address only (127.0.0.1, ::1, localhost), unless --pprof-allow-remote is given: whoever reaches it can profile the process", f.metrics)
+		}
+	}
 	events, err := kvstore.ParseEventSet(f.events)
 	if err != nil {
 		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
+	}
+	for _, path := range f.schedules {
+		if err := regfile.Check(path); err != nil {
+			return daemon.Config{}, invalidf("--schedules: %w", err)
+		}
 	}
 	static, err := staticfile.LoadAll(f.schedules)
 	if err != nil {
@@ -206,6 +222,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		MetricsListen:        f.metrics,
 		MetricsWorkflowLimit: f.wfLimit,
 		Profiling:            f.pprof,
+		ProfilingAllowRemote: f.pprofRemote,
 		DeadManTolerance:     f.deadMan,
 		MaxBackfillSlots:     f.backfill,
 		Console:              cons,
@@ -300,7 +317,7 @@ func (f *daemonFlags) embeddedPlace(conn natsconn.Options) (listen, dataDir stri
 		return f.listen, f.dataDir, nil
 	}
 	if conn.URL != "" {
-		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", conn.URL)
+		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", natsconn.RedactURL(conn.URL))
 	}
 	opts, err := natsembed.LoadConfigFile(f.serverConfig)
 	if err != nil {

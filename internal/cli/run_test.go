@@ -73,3 +73,44 @@ func TestRunMetricsWorkflowLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestErrorsRedactTheURL: a command that cannot connect, and run refusing
+// --server-config beside --nats-url, name the URL without its password or
+// token, with or without a scheme.
+func TestErrorsRedactTheURL(t *testing.T) {
+	for _, url := range []string{"nats://user:PWSECRET@127.0.0.1:1", "user:PWSECRET@127.0.0.1:1", "nats://PWSECRET@127.0.0.1:1"} {
+		for _, args := range [][]string{
+			{"schedule", "ls", "--nats-url", url},
+			{"run", "--server-config", "single.conf", "--nats-url", url},
+		} {
+			var out, errOut strings.Builder
+			code := Main(context.Background(), args, &out, &errOut)
+			if code == ExitOK || strings.Contains(errOut.String()+out.String(), "PWSECRET") || !strings.Contains(errOut.String(), "127.0.0.1:1") {
+				t.Errorf("%q: exit %d, stderr %q; want a failure naming 127.0.0.1:1 without the secret", args, code, errOut.String())
+			}
+		}
+	}
+}
+
+// TestRunPprofOnlyOnLoopback: --pprof serves profiles on --metrics-listen
+// only when that is a loopback address; another (0.0.0.0, all interfaces,
+// a host name) is refused with exit 2 naming --pprof-allow-remote, which
+// allows it.
+func TestRunPprofOnlyOnLoopback(t *testing.T) {
+	for _, listen := range []string{"127.0.0.1:0", "localhost:0", "[::1]:0", "127.0.0.2:9464"} {
+		if _, err := checkRun(t, nil, "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof"); err != nil {
+			t.Errorf("--pprof on %s: %v", listen, err)
+		}
+	}
+	for _, listen := range []string{"0.0.0.0:9464", ":9464", "[::]:9464", "192.0.2.1:9464", "metrics.example:9464"} {
+		var out, errOut strings.Builder
+		code := Main(context.Background(), []string{"run", "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof"}, &out, &errOut)
+		if code != ExitInvalid || !strings.Contains(errOut.String(), "--pprof-allow-remote") || !strings.Contains(errOut.String(), listen) {
+			t.Errorf("--pprof on %s: exit %d, stderr %q; want %d naming %s and --pprof-allow-remote", listen, code, errOut.String(), ExitInvalid, listen)
+		}
+		cfg, err := checkRun(t, nil, "--nats-url", "nats://127.0.0.1:1", "--metrics-listen", listen, "--pprof", "--pprof-allow-remote")
+		if err != nil || !cfg.Profiling || !cfg.ProfilingAllowRemote {
+			t.Errorf("--pprof --pprof-allow-remote on %s: %v, profiling %v, remote %v", listen, err, cfg.Profiling, cfg.ProfilingAllowRemote)
+		}
+	}
+}

@@ -86,6 +86,9 @@ type Config struct {
 	// Profiling serves Go's profiles under /debug/pprof/ beside the
 	// metrics (MetricsListen must be set).
 	Profiling bool
+	// ProfilingAllowRemote lets Profiling serve on a MetricsListen that is
+	// not a loopback address (CheckProfiling).
+	ProfilingAllowRemote bool
 	// DeadManTolerance is how late a schedule's slot may be before
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
@@ -142,6 +145,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 
 func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	log := d.log
+	if cfg.Profiling {
+		if err := CheckProfiling(cfg.MetricsListen, cfg.ProfilingAllowRemote); err != nil {
+			return err
+		}
+	}
 
 	if cfg.Embedded {
 		if err := d.startEmbedded(ctx, cfg); err != nil {
@@ -154,7 +162,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 		if d.nc, err = natsconn.Connect(conn); err != nil {
 			return err
 		}
-		log.Info("connected to NATS", "url", d.nc.ConnectedUrlRedacted(), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
+		log.Info("connected to NATS", "url", natsconn.ConnectedURL(d.nc), "server", d.nc.ConnectedServerName(), "version", d.nc.ConnectedServerVersion())
 	}
 	// Conn's --js-domain or --js-api-prefix place the buckets and streams
 	// (a hub's JetStream, reached from a leaf node).
@@ -327,7 +335,10 @@ func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
 	d.srv, err = natsembed.Start(ctx, natsembed.Config{
 		Base: base, Host: host, Port: port, StoreDir: dataDir, Logger: d.log.With("component", "nats-server"),
 	})
-	if err != nil {
+	switch {
+	case errors.Is(err, natsembed.ErrStoreLocked):
+		return err // it names the directory and its holder
+	case err != nil:
 		return fmt.Errorf("embedded nats-server on %s: %w", listen, err)
 	}
 	d.log.Info("embedded nats-server listening", "url", d.srv.ClientURL(), "data_dir", dataDir, "config", cfg.ServerConfig)
@@ -403,12 +414,13 @@ func (d *Daemon) ConsoleURL() string {
 }
 
 // ClientURL is the URL workers and the nats CLI use to reach the NATS
-// system: the embedded server's listener, or the connected server.
+// system: the embedded server's listener, or the connected server (its
+// password or token redacted: the URL is for printing).
 func (d *Daemon) ClientURL() string {
 	if d.srv != nil {
 		return d.srv.ClientURL()
 	}
-	return d.nc.ConnectedUrl()
+	return natsconn.ConnectedURL(d.nc)
 }
 
 // JetStream is the daemon's JetStream context.

@@ -11,7 +11,6 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"net/http/pprof"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -291,15 +290,12 @@ type Server struct {
 // Serve listens on addr. ready reports why the scheduler is not ready
 // (nil: ready) for /readyz. profiling adds Go's profiles under
 // /debug/pprof/ (net/http/pprof): CPU, heap, goroutines, for an operator
-// who asks for them.
+// who asks for them; not the command line, and no profile longer than
+// MaxProfileSeconds (profiles).
 func (m *Metrics) Serve(addr string, ready func() error, profiling bool) (*Server, error) {
 	mux := http.NewServeMux()
 	if profiling {
-		mux.HandleFunc("/debug/pprof/", pprof.Index)
-		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+		mux.Handle("/debug/pprof/", profiles())
 	}
 	mux.Handle("/metrics", promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{}))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok\n")) })

@@ -191,7 +191,7 @@ func LogOptions(log *slog.Logger) []nats.Option {
 			}
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
-			log.Info("reconnected to NATS", "url", nc.ConnectedUrlRedacted())
+			log.Info("reconnected to NATS", "url", ConnectedURL(nc))
 		}),
 		nats.ErrorHandler(func(_ *nats.Conn, sub *nats.Subscription, err error) {
 			if sub != nil {
@@ -261,7 +261,8 @@ func Connect(o Options) (*nats.Conn, error) {
 	}
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is a server running there? `scheduler run` starts one)", url, err)
+		// nats.go and net/url quote the URL in their errors.
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is a server running there? `scheduler run` starts one)", RedactURL(url), RedactError(err, url))
 	}
 	return nc, nil
 }

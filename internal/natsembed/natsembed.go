@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+
+	"github.com/jetsched/jetsched/internal/regfile"
 )
 
 // ErrNotReady is returned by Start when the server did not accept client
@@ -66,6 +68,11 @@ type ClusterConfig struct {
 // LoadConfigFile reads a nats-server configuration file, as `nats-server
 // -c FILE` would, for Config.Base.
 func LoadConfigFile(path string) (*server.Options, error) {
+	// nats-server's loader reads the file whole, whatever it is: a FIFO
+	// would block it, /dev/zero never end.
+	if err := regfile.Check(path); err != nil {
+		return nil, fmt.Errorf("natsembed: server config: %w", err)
+	}
 	opts, err := server.ProcessConfigFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: server config %q: %w", path, err)
@@ -96,7 +103,8 @@ func Listen(addr string) (host string, port int, err error) {
 
 // Server is a running embedded nats-server.
 type Server struct {
-	srv *server.Server
+	srv  *server.Server
+	lock *storeLock
 }
 
 // Start starts the server and waits until it accepts client connections.
@@ -110,6 +118,21 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 	if err := os.MkdirAll(cfg.StoreDir, 0o750); err != nil {
 		return nil, fmt.Errorf("natsembed: store dir %q: %w", cfg.StoreDir, err)
 	}
+	// One server per store: a second one would corrupt its files.
+	lock, err := lockStore(cfg.StoreDir)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := newServer(ctx, cfg)
+	if err != nil {
+		lock.release()
+		return nil, err
+	}
+	return &Server{srv: srv, lock: lock}, nil
+}
+
+// newServer starts the server of cfg and waits until it accepts clients.
+func newServer(ctx context.Context, cfg Config) (*server.Server, error) {
 	port := cfg.Port
 	if port == 0 {
 		port = server.RANDOM_PORT
@@ -153,7 +176,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 		srv.WaitForShutdown()
 		return nil, fmt.Errorf("%w after %s (store %q)", ErrNotReady, wait, cfg.StoreDir)
 	}
-	return &Server{srv: srv}, nil
+	return srv, nil
 }
 
 // ClientURL is the URL clients connect to, e.g. "nats://127.0.0.1:4222".
@@ -163,11 +186,12 @@ func (s *Server) ClientURL() string { return s.srv.ClientURL() }
 // internals (JetStream leaders, in-process connections).
 func (s *Server) Server() *server.Server { return s.srv }
 
-// Shutdown stops the server and waits until it has stopped. It is safe to
-// call more than once.
+// Shutdown stops the server, waits until it has stopped and releases its
+// store directory's lock. It is safe to call more than once.
 func (s *Server) Shutdown() {
 	s.srv.Shutdown()
 	s.srv.WaitForShutdown()
+	s.lock.release()
 }
 
 // slogAdapter forwards nats-server log lines to slog. The server's notices

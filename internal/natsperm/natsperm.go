@@ -18,6 +18,14 @@
 // is in an account of its own (accounts.go) and reaches the admin API and
 // the reads of `scheduler audit verify` only through the services it
 // imports. Errors about the input are *InputError.
+//
+// What subject permissions cannot express: a worker's consumer may be a
+// push consumer with any literal deliver subject of the account (the
+// create subject carries no deliver subject, and nats-server does not
+// check it against the creator's rights). The admin API therefore acts
+// only on requests, never on a JetStream delivery (pkg/admin), and the
+// scheduler's other subscriptions are wildcards, which a push consumer
+// does not deliver to (docs/operations.md, "Least privilege").
 package natsperm
 
 import (

@@ -142,6 +142,10 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	tracer, traced := tracing.Tracer(cfg.TracerProvider), tracing.Enabled(cfg.TracerProvider)
 	for name, fn := range table {
 		handler := micro.HandlerFunc(func(req micro.Request) {
+			if why := unsolicited(req.Reply()); why != "" {
+				log.Warn("admin API: refused a message that is no request", "endpoint", name, "subject", req.Subject(), "reply", req.Reply(), "reason", why)
+				return
+			}
 			ctx, cancel := context.WithTimeout(base, timeout)
 			defer cancel()
 			ctx = tracing.Extract(ctx, nats.Header(req.Headers()))
@@ -177,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	// the endpoints' group still gets every request.
 	s.unknown, err = cfg.Conn.QueueSubscribe(prefix+".>", "jetsched-unknown-verb", func(m *nats.Msg) {
 		verb := strings.TrimPrefix(m.Subject, prefix+".")
-		if _, ok := table[verb]; ok || m.Reply == "" {
+		if _, ok := table[verb]; ok || unsolicited(m.Reply) != "" {
 			return
 		}
 		e := Error{Code: CodeNotFound, Field: "verb", Message: fmt.Sprintf("not found: verb %q on %s.>; the verbs are in docs/api.md (or `nats micro info jetsched`)", verb, prefix)}
