@@ -31,12 +31,45 @@ working hours. The JSON form is in docs/calendar.md.`,
 	return cmd
 }
 
-// readInput reads a file, or standard input for "-".
+// maxInputBytes is the most the CLI reads of an input file or standard
+// input: far above any record's limit (kvstore.MaxInputBytes, the NATS
+// payload), and a bound on /dev/zero or a pipe that never ends.
+const maxInputBytes = 64 << 20
+
+// maxImportBytes bounds an import file: a million schedules take about
+// 200 MB of JSON lines.
+const maxImportBytes = 2 << 30
+
+// readInput reads a file, or standard input for "-", at most
+// maxInputBytes. A pipe is fine (`--input @<(jq ...)`); one that is never
+// written to waits, as cat would, until the user interrupts.
 func readInput(name string, stdin io.Reader) ([]byte, error) {
+	return readInputMax(name, stdin, maxInputBytes)
+}
+
+// readInputMax is readInput with another bound.
+func readInputMax(name string, stdin io.Reader, max int64) ([]byte, error) {
 	if name == "-" {
-		return io.ReadAll(stdin)
+		return readCapped("standard input", stdin, max)
 	}
-	return os.ReadFile(name)
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readCapped(name, f, max)
+}
+
+// readCapped reads r to its end, refusing more than max bytes.
+func readCapped(name string, r io.Reader, max int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("%s: larger than %d MiB", name, max>>20)
+	}
+	return b, nil
 }
 
 func (a *app) calendarPut() *cobra.Command {

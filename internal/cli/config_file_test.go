@@ -41,6 +41,11 @@ func TestStartFilesMustBeRegular(t *testing.T) {
 		{append([]string{"run", "--server-config", fifo}, "--user", "u", "--password", "p"), fifo, "FIFO"},
 		{append([]string{"run", "--schedules", fifo}, url...), fifo, "FIFO"},
 		{append([]string{"run", "--audit-key-file", fifo}, url...), fifo, "FIFO"},
+		// Input files of the CLI may be pipes (`@<(jq ...)`), but are read
+		// no further than 64 MiB.
+		{append([]string{"schedule", "add", "--id", "z", "--workflow", "w", "--every", "1h", "--input", "@/dev/zero"}, url...), "/dev/zero", "larger than 64 MiB"},
+		{append([]string{"wakeup", "add", "--run", "r", "--step", "s", "--workflow", "w", "--when", "1h", "--payload", "@/dev/zero"}, url...), "/dev/zero", "larger than 64 MiB"},
+		{append([]string{"calendar", "put", "c", "/dev/zero"}, url...), "/dev/zero", "larger than 64 MiB"},
 	} {
 		type result struct {
 			code   int

@@ -36,7 +36,7 @@ and one whose stored spec is the same is not written. A progress line
 (count, rate, ETA) shows on standard error.`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			data, err := readInput(args[0], cmd.InOrStdin())
+			data, err := readInputMax(args[0], cmd.InOrStdin(), maxImportBytes)
 			if err != nil {
 				return usageError{fmt.Errorf("import file %q: %w", args[0], err)}
 			}

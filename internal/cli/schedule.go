@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -163,7 +162,7 @@ func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 	if f.input != "" {
 		raw := []byte(f.input)
 		if name, ok := strings.CutPrefix(f.input, "@"); ok {
-			b, err := os.ReadFile(name)
+			b, err := readInput(name, nil)
 			if err != nil {
 				return s, &kvstore.FieldError{Field: "input", Value: f.input, Reason: "cannot read file", Err: err}
 			}

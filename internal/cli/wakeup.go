@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -104,8 +103,8 @@ func (a *app) wakeupAdd() *cobra.Command {
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&r.Run, "run", "", "run id (any characters)")
-	fl.StringVar(&r.Step, "step", "", "step id (any characters)")
+	fl.StringVar(&r.Run, "run", "", "run id (letters, digits, inner spaces and most punctuation; not * > or control characters: docs/timers.md)")
+	fl.StringVar(&r.Step, "step", "", "step id (the characters of --run)")
 	fl.StringVar(&r.Workflow, "workflow", "", "workflow: wakeups go to sched.wakeup.<workflow>")
 	fl.StringVar(&r.When, "when", "", `due time: "90m", "1 d 3 h", "3600000" (ms), "02:00", "2026-12-31", "2026-12-31 23:59", RFC 3339, "48 whours", "3 wdays", "1 wmonth", "2 wyears"`)
 	fl.StringVar(&r.WhenExpr, "when-expr", "", `due time computed at registration from the payload and now: 'date(payload.due_at) - duration("24h")', 'addWorking(now, "16h")' (docs/timers.md)`)
@@ -126,7 +125,7 @@ func readPayload(payload string) (json.RawMessage, error) {
 	}
 	raw := []byte(payload)
 	if name, ok := strings.CutPrefix(payload, "@"); ok {
-		b, err := os.ReadFile(name)
+		b, err := readInput(name, nil)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("--payload %s: %w", payload, err)}
 		}

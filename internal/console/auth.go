@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"os/user"
 	"slices"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/jetsched/jetsched/internal/regfile"
 )
 
 // Role is what a console user may do.
@@ -262,9 +263,14 @@ func (a *authenticator) load() error {
 	return nil
 }
 
+// maxAuthFileBytes is the largest --auth file the console reads (tens of
+// thousands of users): a device or a FIFO given by mistake is refused,
+// not read without end.
+const maxAuthFileBytes = 4 << 20
+
 // eachLine calls fn for every meaningful line of a.File.
 func (a *authenticator) eachLine(fn func(n int, line string) error) error {
-	data, err := os.ReadFile(a.File)
+	data, err := regfile.Read(a.File, maxAuthFileBytes)
 	if err != nil {
 		return fmt.Errorf("console: --auth %s file: %w", a.Mode, err)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sys/unix"
 )
 
 func writeAuthFile(t *testing.T, content string) string {
@@ -141,5 +142,23 @@ func TestProxyAuth(t *testing.T) {
 	}
 	if _, err := newAuthenticator(Auth{Mode: AuthProxy, Header: "X", TrustedProxies: []string{"not-an-ip"}}); err == nil {
 		t.Error("a bad proxy address was accepted")
+	}
+}
+
+// TestAuthFileMustBeRegular: an --auth file that is a FIFO or a device
+// is refused naming it, without blocking on the FIFO or reading the
+// device without end.
+func TestAuthFileMustBeRegular(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "auth.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ path, reason string }{{fifo, "FIFO"}, {"/dev/zero", "a device"}} {
+		for _, mode := range []AuthMode{AuthBasic, AuthToken} {
+			_, err := newAuthenticator(Auth{Mode: mode, File: c.path})
+			if err == nil || !strings.Contains(err.Error(), c.path) || !strings.Contains(err.Error(), c.reason) {
+				t.Errorf("%v %s: %v, want an error naming the file and %q", mode, c.path, err, c.reason)
+			}
+		}
 	}
 }

@@ -17,17 +17,18 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// MaxFileBytes caps a schedules file.
+// MaxFileBytes caps a schedules file: Load reads no more of it (a device
+// or a FIFO given by mistake is refused, not read without end).
 const MaxFileBytes = 64 << 20
 
 // file is a schedules file's JSON form.
@@ -39,7 +40,7 @@ type file struct {
 // Load reads and checks the schedules file at path (Parse) and returns its
 // set, ready for kvstore.Store.ApplyStatic.
 func Load(path string) (kvstore.StaticSet, error) {
-	data, err := os.ReadFile(path)
+	data, err := regfile.Read(path, MaxFileBytes)
 	if err != nil {
 		return kvstore.StaticSet{}, fileError(path, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"golang.org/x/sys/unix"
 
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -135,5 +136,36 @@ func TestLoadAll(t *testing.T) {
 	}
 	if _, err := staticfile.LoadAll([]string{filepath.Join(dir, "missing.yaml")}); !errors.Is(err, kvstore.ErrInvalid) || !strings.Contains(kvstore.UserMessage(err), "missing.yaml") {
 		t.Fatalf("a missing file: %v", err)
+	}
+}
+
+// TestLoadRefusesSpecialAndHugeFiles: a schedules file that is a FIFO or
+// a device, or larger than MaxFileBytes, is refused naming the file and
+// why, without blocking on the FIFO or reading the device without end.
+func TestLoadRefusesSpecialAndHugeFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "s.fifo")
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	huge := filepath.Join(dir, "huge.yaml")
+	f, err := os.Create(huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(staticfile.MaxFileBytes + 1); err != nil { // sparse: no disk used
+		t.Fatal(err)
+	}
+	_ = f.Close()
+	for _, c := range []struct{ path, reason string }{
+		{fifo, "FIFO"}, {"/dev/zero", "a device"}, {dir, "a directory"}, {huge, "larger than"},
+	} {
+		_, err := staticfile.Load(c.path)
+		if !errors.Is(err, kvstore.ErrInvalid) {
+			t.Fatalf("Load(%s): %v, want ErrInvalid", c.path, err)
+		}
+		if msg := kvstore.UserMessage(err); !strings.Contains(msg, c.path) || !strings.Contains(msg, c.reason) {
+			t.Errorf("Load(%s): %q, want it to name the file and %q", c.path, msg, c.reason)
+		}
 	}
 }
