@@ -87,7 +87,7 @@ checks_pid=$!
     "FuzzDepth ./internal/strictjson 200000" "FuzzJudge ./internal/fires 20000"
     "FuzzDecideInRange ./internal/fires 4000" "FuzzAddWorkingMatchesWalk ./pkg/calendar 5000"
     "FuzzSafeNext ./internal/console 20000" "FuzzHandlers ./internal/console 2000"
-    "FuzzRedactURL ./internal/natsconn 20000"
+    "FuzzURL ./internal/redact 20000"
   )
   for target in "${targets[@]}"; do
     set -- $target

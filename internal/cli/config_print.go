@@ -13,11 +13,11 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
-	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/redact"
 )
 
 // redacted replaces a secret in config print's output.
-const redacted = natsconn.Redacted
+const redacted = redact.Redacted
 
 func (a *app) configCommand() *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "The settings of scheduler run: config file, JETSCHED_ variables, flags"}
@@ -106,25 +106,25 @@ func flagValue(f *pflag.Flag) (any, bool) {
 			return n, false
 		}
 	}
-	if shown, secret := redact(f.Name, s); secret {
+	if shown, secret := redactFlag(f.Name, s); secret {
 		return shown, true
 	}
 	return s, false
 }
 
-// redact hides the secrets in a flag's value: all of --password; in
-// --nats-url's URLs a password, a token and a query (natsconn.RedactURL);
+// redactFlag hides the secrets in a flag's value: all of --password; in
+// --nats-url's URLs a password, a token and a query (redact.URL);
 // and any value that holds key material rather than a path to it (an nkey
 // seed, a PEM block such as credentials or a private key). Paths to secret
 // files are not secrets.
-func redact(name, v string) (string, bool) {
+func redactFlag(name, v string) (string, bool) {
 	switch {
 	case v == "":
 		return v, false
 	case name == "password" || keyMaterial(v):
 		return redacted, true
 	case name == "nats-url":
-		shown := natsconn.RedactURL(v)
+		shown := redact.URL(v)
 		return shown, shown != v
 	}
 	return v, false

@@ -22,6 +22,7 @@ import (
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/redact"
 	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/timers"
@@ -317,7 +318,7 @@ func (f *daemonFlags) embeddedPlace(conn natsconn.Options) (listen, dataDir stri
 		return f.listen, f.dataDir, nil
 	}
 	if conn.URL != "" {
-		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", natsconn.RedactURL(conn.URL))
+		return "", "", invalidf("--server-config configures the embedded nats-server; it does not go with --nats-url (or NATS_URL) %s", redact.URL(conn.URL))
 	}
 	opts, err := natsembed.LoadConfigFile(f.serverConfig)
 	if err != nil {

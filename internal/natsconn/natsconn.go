@@ -14,6 +14,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/redact"
 )
 
 // DefaultURL is where commands look for NATS when no URL is given: the
@@ -262,7 +264,7 @@ func Connect(o Options) (*nats.Conn, error) {
 	nc, err := nats.Connect(url, opts...)
 	if err != nil {
 		// nats.go and net/url quote the URL in their errors.
-		return nil, fmt.Errorf("connect to NATS at %s: %w (is a server running there? `scheduler run` starts one)", RedactURL(url), RedactError(err, url))
+		return nil, fmt.Errorf("connect to NATS at %s: %w (is a server running there? `scheduler run` starts one)", redact.URL(url), redact.Error(err, url))
 	}
 	return nc, nil
 }

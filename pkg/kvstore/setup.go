@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/redact"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/semver"
@@ -34,14 +34,14 @@ func Preflight(ctx context.Context, nc *nats.Conn, js jetstream.JetStream) error
 	v := nc.ConnectedServerVersion()
 	if !versionAtLeast(v, MinServerVersion) {
 		return fmt.Errorf("%w: %s at %s is version %q; jetsched needs %s or newer (per-key TTLs)",
-			ErrServerTooOld, nc.ConnectedServerName(), natsconn.ConnectedURL(nc), v, MinServerVersion)
+			ErrServerTooOld, nc.ConnectedServerName(), redact.URL(nc.ConnectedUrl()), v, MinServerVersion)
 	}
 	if _, err := js.AccountInfo(ctx); err != nil {
 		if errors.Is(err, jetstream.ErrJetStreamNotEnabled) || errors.Is(err, jetstream.ErrJetStreamNotEnabledForAccount) {
 			return fmt.Errorf("%w on %s: start nats-server with -js (or `jetstream {}` in its config) and give the account JetStream limits: %v",
-				ErrNoJetStream, natsconn.ConnectedURL(nc), err)
+				ErrNoJetStream, redact.URL(nc.ConnectedUrl()), err)
 		}
-		return fmt.Errorf("kvstore: JetStream account info from %s: %w", natsconn.ConnectedURL(nc), err)
+		return fmt.Errorf("kvstore: JetStream account info from %s: %w", redact.URL(nc.ConnectedUrl()), err)
 	}
 	return nil
 }
