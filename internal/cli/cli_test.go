@@ -358,9 +358,16 @@ func TestTimeFlagsOutOfRange(t *testing.T) {
 		{"wakeup", "add", "--run", "r", "--step", "a", "--workflow", "wf", "--at", "9999-12-31T23:00:00-05:00"},
 		{"wakeup", "add", "--run", "r", "--step", "b", "--workflow", "wf", "--when", "9999-12-31"},
 		{"wakeup", "add", "--run", "r", "--step", "c", "--workflow", "wf", "--when-expr", `now + duration("2562047h")`},
+		{"preview", "--every", "1h", "--from", "9999-12-31T23:00:00-05:00"},
+		{"preview", "--from", "0001-01-01T00:00:00Z", "0 3 * * *"},
+		{"wakeup", "preview", "--from", "2026-01-01T00:00:00Z", "--when", "2300-01-01"},
+		{"wakeup", "preview", "--from", "2026-01-01T00:00:00Z", "--when-expr", `now + duration("2562047h")`},
 	} {
 		code, _, errOut := e.run(args...)
 		flag := args[len(args)-2]
+		if args[0] == "preview" {
+			flag = "--from"
+		}
 		if code != ExitInvalid || !strings.Contains(errOut, flag) {
 			t.Errorf("%v: exit %d, stderr %q; want %d naming %s", args, code, errOut, ExitInvalid, flag)
 		}

@@ -99,6 +99,9 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSou
 		if from, err = time.Parse(time.RFC3339Nano, f.from); err != nil {
 			return invalidf("--from %q: want an RFC 3339 time such as 2026-03-08T00:00:00Z", f.from)
 		}
+		if err := kvstore.CheckTime("from", from); err != nil {
+			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)
+		}
 	}
 	c, err := spec.WithAnchor(nil, from).Compile(f.key, src)
 	if err != nil {

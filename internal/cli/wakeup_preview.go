@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
@@ -121,6 +122,14 @@ hours) that took each out. A named calendar is read through the admin API
 					return previewError("--when-expr", err)
 				}
 				out.Due = out.Due.In(loc)
+			}
+			// What wakeup add would refuse, preview refuses too.
+			flag := "--when"
+			if when == "" {
+				flag = "--when-expr"
+			}
+			if !kvstore.InTimeRange(out.Due) {
+				return invalidf("%s: due %s, outside the supported time range %s", flag, out.Due.UTC().Format(time.RFC3339), kvstore.TimeRange)
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, out)
