@@ -90,6 +90,11 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		{"end past the range", "a", `{"workflow":"wf","every":"1h","end":"2300-01-01T00:00:00Z"}`, "end"},
 		{"anchor past the range", "a", `{"workflow":"wf","every":"1h","anchor":"9999-12-31T23:00:00-05:00"}`, "anchor"},
 		{"anchor before the range", "a", `{"workflow":"wf","every":"1h","anchor":"1600-01-01T00:00:00Z"}`, "anchor"},
+		// An anchor is no slot: the epoch plus a phase spreads intervals
+		// (scheduler bench's fleets do), as specs did before the range.
+		{"anchor at the epoch", "a", `{"workflow":"wf","every":"1s","anchor":"1970-01-01T00:00:00Z"}`, ""},
+		{"anchor at the epoch plus a phase", "a", `{"workflow":"wf","every":"1s","anchor":"1970-01-01T00:00:00.02Z"}`, ""},
+		{"anchor just before the epoch", "a", `{"workflow":"wf","every":"1s","anchor":"1969-12-31T23:59:59Z"}`, "anchor"},
 		{"misfire threshold of centuries", "a", `{"workflow":"wf","every":"1h","misfire_threshold":"2562047h"}`, "misfire_threshold"},
 		{"catch-up window of centuries", "a", `{"workflow":"wf","every":"1h","catchup_window":"2562047h"}`, "catchup_window"},
 		{"completion timeout of centuries", "a", `{"workflow":"wf","every":"1h","completion_timeout":"2562047h"}`, "completion_timeout"},

@@ -47,18 +47,28 @@ func formatAny(t time.Time) string {
 	return t.Format(time.RFC3339Nano)
 }
 
+// anchorRange is the range of an interval's anchor as the errors name it:
+// the supported range and the epoch itself. An anchor is never a slot
+// (no Unix time of 0 is planned from it), and anchors at the epoch plus a
+// phase ("1970-01-01T00:00:00.02Z") are a common way to spread intervals,
+// which specs written before the range existed use.
+const anchorRange = "1970-01-01T00:00:00Z to 2261-12-31T23:59:59Z"
+
 // checkSpecTimes checks the spec's times against the supported range.
 func (s Spec) checkSpecTimes() error {
 	for _, f := range []struct {
 		name string
 		t    *time.Time
-	}{{"at", s.At}, {"start", s.Start}, {"end", s.End}, {"anchor", s.Anchor}} {
+	}{{"at", s.At}, {"start", s.Start}, {"end", s.End}} {
 		if f.t == nil {
 			continue
 		}
 		if err := CheckTime(f.name, *f.t); err != nil {
 			return err
 		}
+	}
+	if a := s.Anchor; a != nil && (a.Before(time.Unix(0, 0)) || !a.Before(MaxTime)) {
+		return fieldErr("anchor", formatAny(*a), "outside the supported time range "+anchorRange)
 	}
 	return nil
 }
