@@ -15,7 +15,7 @@ import (
 // seconds that is no number, is refused with 400 naming the cap, before
 // anything is collected; a short one is served.
 func TestProfilesAreBounded(t *testing.T) {
-	srv, err := New().Serve("127.0.0.1:0", func() error { return nil }, true)
+	srv, err := New(Config{}).Serve("127.0.0.1:0", func() error { return nil }, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,10 @@ const minuteAWeek = testcal.MinuteAWeek
 // TestWakeupWorkingTimeOnASparseCalendar: on a calendar open a minute a
 // week, a count it cannot reach by the end of year 9999 is refused as
 // invalid naming when (or when_expr) and the year, not `internal` after a
-// walk through millions of days; 6000 whours (about 7,000 years) is
-// registered with the due time that counting Monday by Monday gives.
+// walk through millions of days; 6000 whours (about 7,000 years) is past
+// the supported time range (2261) and says so; 150 whours (about 170
+// years) is registered with the due time that counting Monday by Monday
+// gives.
 func TestWakeupWorkingTimeOnASparseCalendar(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
@@ -36,16 +38,21 @@ func TestWakeupWorkingTimeOnASparseCalendar(t *testing.T) {
 		t.Errorf("addWorking(now, 876000h): %q does not say why", e.Message)
 	}
 
+	e = a.refused("wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", When: "6000 whours", Calendar: "minute"}, admin.CodeInvalid, "when")
+	if !strings.Contains(e.Message, "supported time range") {
+		t.Errorf("6000 whours: %q does not say why", e.Message)
+	}
+
 	var out struct {
 		Timer kvstore.Timer `json:"timer"`
 	}
-	a.ok("wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", When: "6000 whours", Calendar: "minute"}, &out)
+	a.ok("wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", When: "150 whours", Calendar: "minute"}, &out)
 	c, err := calendar.Parse([]byte(minuteAWeek))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := countMondays(c, out.Timer.Created, 6000*time.Hour); !out.Timer.Due.Equal(want) {
-		t.Fatalf("6000 whours from %s: due %s, want %s", out.Timer.Created, out.Timer.Due, want)
+	if want := countMondays(c, out.Timer.Created, 150*time.Hour); !out.Timer.Due.Equal(want) {
+		t.Fatalf("150 whours from %s: due %s, want %s", out.Timer.Created, out.Timer.Due, want)
 	}
 }
 
