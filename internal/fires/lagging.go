@@ -172,30 +172,37 @@ func caughtUpWith(id string, c sched, st *kvstore.State, f kvstore.Fired) (*kvst
 // the last regular one. Nil when none is at or after the plan's next slot:
 // the slots from the plan on are owed, and follow the misfire policy.
 func plannedBehind(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
-	f, err := store.LastFired(ctx, id)
-	switch {
-	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return nil, 0, nil // never fired (within the stream's retention)
-	case err != nil:
-		return nil, 0, err
-	}
-	if f.SlotID != kvstore.SlotID(id, f.Slot) {
-		found := false
-		err := store.FiresOf(ctx, id, func(g kvstore.Fired) bool {
-			if g.SlotID == kvstore.SlotID(id, g.Slot) {
-				f, found = g, true
-			}
-			return true
-		})
-		if err != nil {
-			return nil, 0, err
-		}
-		if !found {
-			return nil, 0, nil // only extra slots: every regular slot is owed
-		}
+	f, found, err := lastRegularFire(ctx, store, id)
+	if err != nil || !found {
+		return nil, 0, err // never fired, or only extra slots: every regular slot is owed
 	}
 	caught, n := caughtUpWith(id, c, st, f)
 	return caught, n, nil
+}
+
+// lastRegularFire is schedule id's last regular fire in the stream (not an
+// operator's trigger or backfill): the last fire when that is a regular
+// slot, else the stream's fires of the schedule read back to the last
+// regular one. found is false when the stream holds none (within its
+// retention).
+func lastRegularFire(ctx context.Context, store *kvstore.Store, id string) (f kvstore.Fired, found bool, err error) {
+	f, err = store.LastFired(ctx, id)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
+		return kvstore.Fired{}, false, nil
+	case err != nil:
+		return kvstore.Fired{}, false, err
+	}
+	if f.SlotID == kvstore.SlotID(id, f.Slot) {
+		return f, true, nil
+	}
+	err = store.FiresOf(ctx, id, func(g kvstore.Fired) bool {
+		if g.SlotID == kvstore.SlotID(id, g.Slot) {
+			f, found = g, true
+		}
+		return true
+	})
+	return f, found, err
 }
 
 // CaughtUp is st, the state record of stored spec e, as a scheduler sees

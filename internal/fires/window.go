@@ -569,6 +569,25 @@ func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.Window
 			return err
 		}
 	}
+	if !exists {
+		// No state record, yet the window names a slot of the schedule: a
+		// window left behind (its owner stopped before checking it) whose
+		// schedule's record was deleted by hand since. If the stream holds
+		// this slot or a later regular one, the window's claim is settled:
+		// a claim written now would take the schedule back to this slot
+		// and pass over the fires after it. The schedule's own decision,
+		// without a record, starts from the stream's last fire
+		// (plannedBehind).
+		f, found, err := lastRegularFire(ctx, w.e.store, s.Schedule)
+		if err != nil {
+			return err
+		}
+		if found && !f.Slot.Before(c.Slot) {
+			w.e.log.Info("window slot settled by the stream (the schedule has no state record)", "schedule", s.Schedule,
+				"slot", c.Slot, "window", win.Name(), "window_owner", win.Owner, "last_fired", f.Slot)
+			return nil
+		}
+	}
 	for range maxSteps {
 		var next kvstore.State
 		caughtUp := false
