@@ -200,6 +200,9 @@ schedule ls. A payload larger than 1 KiB is left out of a listed timer
 				},
 				header: "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION",
 				row: func(t admin.TimerItem) string {
+					if t.Invalid != "" {
+						return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\tINVALID (key %s): %s", orDash(t.Run), orDash(t.Step), orDash(t.Workflow), orDash(formatDue(t.Due)), orDash(t.When), t.Key, t.Invalid)
+					}
 					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
 				},
 			}.run(cmd.Context())
@@ -209,4 +212,13 @@ schedule ls. A payload larger than 1 KiB is left out of a listed timer
 	cmd.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
 	p.register(cmd.Flags(), admin.DefaultLimit, "timers")
 	return cmd
+}
+
+// formatDue is a listed timer's due time, empty when it has none (a
+// record that does not decode).
+func formatDue(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
 }

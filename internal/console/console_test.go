@@ -11,6 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/testwait"
 )
@@ -56,6 +59,27 @@ func TestPagesReadWithoutJavaScript(t *testing.T) {
 	if code != http.StatusOK || !strings.Contains(page, "order-7") || !strings.Contains(page, "awaiting") || !strings.Contains(page, "<h2>approvals</h2>") {
 		t.Errorf("timers page: %d:\n%s", code, page)
 	}
+	// A timer record written straight into the bucket that does not
+	// decode is listed as invalid, with its key and why, not left out.
+	nc, err := nats.Connect(e.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(context.Background(), "sched_wakeups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kv.Put(context.Background(), "junk.s", []byte("not json")); err != nil {
+		t.Fatal(err)
+	}
+	e.waitPage(viewerToken, "/timers", "timers", 10*time.Second, func(p string) bool {
+		return strings.Contains(p, `<span class="status s-invalid">invalid</span> <small>key <code>junk.s</code>`)
+	})
 	code, page = e.get(viewerToken, "/fleet")
 	if code != http.StatusOK || !strings.Contains(page, "Instances") || !strings.Contains(page, "jetsched_fire_lateness_seconds") || !strings.Contains(page, "1 schedules") {
 		t.Errorf("fleet page: %d:\n%s", code, page)

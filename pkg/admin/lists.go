@@ -99,6 +99,11 @@ type TimerItem struct {
 	Key string `json:"key"`
 	kvstore.Timer
 	Omitted []string `json:"omitted,omitempty"`
+	// Invalid says why the record under Key is not a timer the engine
+	// fires (written straight into the bucket: it does not decode, or
+	// fails the API's checks); the engine reports it once (a failed
+	// ledger entry and an invalid event) and leaves it for the operator.
+	Invalid string `json:"invalid,omitempty"`
 }
 
 // CalendarListRequest pages through calendars, in name order.
@@ -346,17 +351,25 @@ func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
 	p := h.cat.find(true, q)
 	items := fetch(ctx, p.keys, func(ctx context.Context, key string) (TimerItem, bool) {
 		e, err := h.store.GetTimer(ctx, key)
-		if err != nil {
+		if err != nil && e.Revision == 0 {
 			return TimerItem{}, false // fired or cancelled since the page was cut
 		}
 		it := TimerItem{Key: key, Timer: e.Timer}
+		if err == nil {
+			err = kvstore.ValidateTimer(key, e.Timer)
+		}
+		if err != nil {
+			// Listed, not left out: a record nobody can see is one
+			// nobody removes.
+			it.Invalid = kvstore.UserMessage(err)
+		}
 		if len(it.Payload) > maxListedBytes {
 			it.Payload, it.Omitted = nil, []string{"payload"}
 		}
 		return it, true
 	})
 	return cutPage(items, p, h.replyBudget, func(v TimerItem) TimerItem {
-		return TimerItem{Key: v.Key, Timer: kvstore.Timer{Run: v.Run, Step: v.Step, Workflow: v.Workflow, Due: v.Due}, Omitted: []string{"record"}}
+		return TimerItem{Key: v.Key, Timer: kvstore.Timer{Run: v.Run, Step: v.Step, Workflow: v.Workflow, Due: v.Due}, Omitted: []string{"record"}, Invalid: v.Invalid}
 	})
 }
 

@@ -3,12 +3,15 @@ package admin_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -107,5 +110,45 @@ func TestForgedSpecShownInvalid(t *testing.T) {
 	a.ok("schedule.get", admin.IDRequest{ID: "deep"}, &info)
 	if !strings.Contains(info.Invalid, "input") || !strings.Contains(info.Invalid, "nested 5000 deep") {
 		t.Fatalf("schedule.get of a forged deep input: invalid %q", info.Invalid)
+	}
+}
+
+// TestForgedTimersListedInvalid: timer records written straight into the
+// bucket, one that does not decode and one that fails the API's checks
+// (its key is another run's), are listed by wakeup.list with the reason,
+// beside a valid one, not left out (a record nobody sees is one nobody
+// removes).
+func TestForgedTimersListedInvalid(t *testing.T) {
+	t.Parallel()
+	a := newAPI(t)
+	ctx := context.Background()
+	a.ok("wakeup.add", admin.WakeupRequest{Run: "good", Step: "s", Workflow: "w", When: "1h"}, nil)
+	kv, err := a.js.KeyValue(ctx, "sched_wakeups")
+	if err != nil {
+		t.Fatal(err)
+	}
+	due := time.Now().Add(time.Hour).UTC().Format(time.RFC3339)
+	for key, value := range map[string]string{
+		"junk.s":   `not json`,
+		"victim.s": `{"run":"attacker","step":"s","workflow":"w","due":"` + due + `"}`,
+	} {
+		if _, err := kv.Put(ctx, key, []byte(value)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err = testwait.Until(10*time.Second, "the three timers listed", func() error {
+		var pg admin.Page[admin.TimerItem]
+		a.ok("wakeup.list", admin.WakeupListRequest{}, &pg)
+		got := map[string]string{}
+		for _, it := range pg.Items {
+			got[it.Key] = it.Invalid
+		}
+		if len(got) != 3 || got["good.s"] != "" || got["junk.s"] == "" || !strings.Contains(got["victim.s"], "key") {
+			return fmt.Errorf("listed %q", got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
