@@ -43,7 +43,7 @@ func TestTimesOutOfRange(t *testing.T) {
 		{"wakeup.add", admin.WakeupRequest{Run: "r", Step: "s", Workflow: "w", WhenExpr: `now + duration("2562047h")`}, "when_expr"},
 	} {
 		e := a.refused(c.verb, c.req, admin.CodeInvalid, c.field)
-		if !strings.Contains(e.Message, kvstore.TimeRange) && !strings.Contains(e.Message, "not in the future") {
+		if !strings.Contains(e.Message, "outside the supported time range 1970-01-01T00:00:0") && !strings.Contains(e.Message, "not in the future") {
 			t.Errorf("%s %s: message %q names neither the range nor the past", c.verb, c.field, e.Message)
 		}
 	}
