@@ -29,7 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
-	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/tracing/export"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -83,7 +83,7 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	// Tracing as scheduler run's: the OTEL_* variables (off when none is set).
-	tp, err := tracing.Setup(ctx, tracing.Options{Getenv: os.Getenv, ServiceName: "jetsched-workerdemo", Console: stderr})
+	tp, err := export.Setup(ctx, export.Options{Getenv: os.Getenv, ServiceName: "jetsched-workerdemo", Console: stderr})
 	if err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 2

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/daemon"
-	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/tracing/export"
 )
 
 // serviceName is service.name of the scheduler's spans unless
@@ -22,7 +22,7 @@ const tracingFlush = 10 * time.Second
 // and flushes it after run returns, waiting for the flush. A bad variable
 // is a usage error naming it. Console spans go to console.
 func withTracing(ctx context.Context, cfg *daemon.Config, console io.Writer, run func(context.Context, daemon.Config) error) error {
-	p, err := tracing.Setup(ctx, tracing.Options{Getenv: os.Getenv, ServiceName: serviceName, Console: console})
+	p, err := export.Setup(ctx, export.Options{Getenv: os.Getenv, ServiceName: serviceName, Console: console})
 	if err != nil {
 		return usageError{err}
 	}

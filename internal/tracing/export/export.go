@@ -1,4 +1,9 @@
-package tracing
+// Package export sets up where jetsched's traces go, from the standard
+// OpenTelemetry environment (OTLP over HTTP, or the console): the one
+// package that links the SDK and the exporters, so that only the
+// programs that export traces (`scheduler run`, the demo worker) carry
+// them, and what a user imports from pkg/ does not.
+package export
 
 import (
 	"context"

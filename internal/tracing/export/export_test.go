@@ -1,4 +1,4 @@
-package tracing_test
+package export_test
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/tracing/export"
 )
 
 func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -38,10 +39,10 @@ func TestSetupOTLPHTTP(t *testing.T) {
 	}))
 	defer srv.Close()
 	ctx := context.Background()
-	p, err := tracing.Setup(ctx, tracing.Options{ServiceName: "jetsched-scheduler", Getenv: envOf(map[string]string{
-		tracing.EnvEndpoint:           srv.URL,
-		tracing.EnvServiceName:        "sched-test",
-		tracing.EnvResourceAttributes: "deployment.environment=test,service.name=overridden,team=a%20b",
+	p, err := export.Setup(ctx, export.Options{ServiceName: "jetsched-scheduler", Getenv: envOf(map[string]string{
+		export.EnvEndpoint:           srv.URL,
+		export.EnvServiceName:        "sched-test",
+		export.EnvResourceAttributes: "deployment.environment=test,service.name=overridden,team=a%20b",
 	})})
 	if err != nil {
 		t.Fatal(err)
@@ -81,10 +82,10 @@ func TestSetupOff(t *testing.T) {
 	ctx := context.Background()
 	for name, env := range map[string]map[string]string{
 		"nothing set":   nil,
-		"sdk disabled":  {tracing.EnvSDKDisabled: "true", tracing.EnvEndpoint: "http://127.0.0.1:1"},
-		"exporter none": {tracing.EnvExporter: "none", tracing.EnvEndpoint: "http://127.0.0.1:1"},
+		"sdk disabled":  {export.EnvSDKDisabled: "true", export.EnvEndpoint: "http://127.0.0.1:1"},
+		"exporter none": {export.EnvExporter: "none", export.EnvEndpoint: "http://127.0.0.1:1"},
 	} {
-		p, err := tracing.Setup(ctx, tracing.Options{Getenv: envOf(env), ServiceName: "s"})
+		p, err := export.Setup(ctx, export.Options{Getenv: envOf(env), ServiceName: "s"})
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -96,7 +97,7 @@ func TestSetupOff(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	p, err := tracing.Setup(ctx, tracing.Options{Getenv: envOf(map[string]string{tracing.EnvExporter: "console"}), ServiceName: "s", Console: &buf})
+	p, err := export.Setup(ctx, export.Options{Getenv: envOf(map[string]string{export.EnvExporter: "console"}), ServiceName: "s", Console: &buf})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,20 +116,20 @@ func TestSetupOff(t *testing.T) {
 func TestSetupRefusesBadValues(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct{ key, value, extra string }{
-		{tracing.EnvSDKDisabled, "yes", ""},
-		{tracing.EnvExporter, "zipkin", ""},
-		{tracing.EnvProtocol, "grpc", tracing.EnvEndpoint},
-		{tracing.EnvTracesProtocol, "http/json", tracing.EnvEndpoint},
-		{tracing.EnvEndpoint, "collector:4318", ""},
-		{tracing.EnvTracesEndpoint, "collector:4318/v1/traces", ""},
-		{tracing.EnvSampler, "sometimes", tracing.EnvEndpoint},
-		{tracing.EnvResourceAttributes, "team", tracing.EnvEndpoint},
+		{export.EnvSDKDisabled, "yes", ""},
+		{export.EnvExporter, "zipkin", ""},
+		{export.EnvProtocol, "grpc", export.EnvEndpoint},
+		{export.EnvTracesProtocol, "http/json", export.EnvEndpoint},
+		{export.EnvEndpoint, "collector:4318", ""},
+		{export.EnvTracesEndpoint, "collector:4318/v1/traces", ""},
+		{export.EnvSampler, "sometimes", export.EnvEndpoint},
+		{export.EnvResourceAttributes, "team", export.EnvEndpoint},
 	} {
 		env := map[string]string{c.key: c.value}
 		if c.extra != "" {
 			env[c.extra] = "http://127.0.0.1:1"
 		}
-		_, err := tracing.Setup(context.Background(), tracing.Options{Getenv: envOf(env), ServiceName: "s"})
+		_, err := export.Setup(context.Background(), export.Options{Getenv: envOf(env), ServiceName: "s"})
 		if err == nil || !strings.Contains(err.Error(), c.key) {
 			t.Errorf("%s=%s: error %v, want one naming %s", c.key, c.value, err, c.key)
 		}
