@@ -269,6 +269,12 @@ func TestExternalChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bucket keeps one revision per key: a delete that replaces the
+	// claim before the watch has read it leaves the watch only the delete
+	// of a timer it never saw, which it cannot tell from anyone's and
+	// reports (fail closed). A scheduler's delete comes after its publish;
+	// here, wait until the trail says the watch examined the claim.
+	b.waitExamined(t, "sched_wakeups", rev)
 	if err := b.store.DeleteTimer(ctx, e.Key, rev); err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +318,37 @@ func TestExternalChanges(t *testing.T) {
 	if len(ext) != 3 {
 		t.Errorf("%d external changes, want 3: the API's and the scheduler's own writes are not external", len(ext))
 	}
+}
+
+// waitExamined runs rounds until the trail's last external entry says
+// the watch of bucket examined revision rev.
+func (b *bundle) waitExamined(t *testing.T, bucket string, rev uint64) {
+	t.Helper()
+	ctx := context.Background()
+	testwait.Eventually(t, waitTimeout, fmt.Sprintf("the watch of %s at revision %d", bucket, rev), func() bool {
+		if err := b.a.Round(ctx); err != nil {
+			t.Fatal(err)
+		}
+		trail, err := b.js.Stream(ctx, audit.Stream)
+		if err != nil {
+			return false
+		}
+		m, err := trail.GetLastMsgForSubject(ctx, audit.Subject+"."+audit.KindExternal)
+		if err != nil {
+			return false
+		}
+		var e audit.Entry
+		var x audit.External
+		if json.Unmarshal(m.Data, &e) != nil || json.Unmarshal(e.Detail, &x) != nil {
+			return false
+		}
+		for _, wm := range x.Watermarks {
+			if wm.Bucket == bucket && wm.Rev >= rev {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 func mustOpen(t *testing.T, js jetstream.JetStream) *kvstore.Store {
