@@ -48,7 +48,9 @@ type ServerClock struct {
 func (c *ServerClock) Observe(stored, acked time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.acked.IsZero() && !stored.Add(time.Since(acked)).After(c.stored.Add(time.Since(c.acked))) {
+	// At any instant the two estimates are stored + (now - acked) and
+	// c.stored + (now - c.acked): the later one has the larger offset.
+	if !c.acked.IsZero() && stored.Sub(c.stored) <= acked.Sub(c.acked) {
 		return
 	}
 	c.stored, c.acked = stored, acked
@@ -57,13 +59,17 @@ func (c *ServerClock) Observe(stored, acked time.Time) {
 // Now is the server's time as this process knows it, at least floor (a
 // server time known to have passed: the latest Created of a listing); the
 // zero time when nothing was observed and floor is zero.
-func (c *ServerClock) Now(floor time.Time) time.Time {
+func (c *ServerClock) Now(floor time.Time) time.Time { return c.nowAt(floor, time.Now()) }
+
+// nowAt is Now when this process's clock reads at (with its monotonic
+// reading, as time.Now returns it).
+func (c *ServerClock) nowAt(floor, at time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.acked.IsZero() {
 		return floor
 	}
-	now := c.stored.Add(time.Since(c.acked))
+	now := c.stored.Add(at.Sub(c.acked))
 	if floor.After(now) {
 		return floor
 	}
