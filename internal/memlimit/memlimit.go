@@ -71,7 +71,7 @@ func Apply(flag string, getenv func(string) string, root fs.FS) (Decision, error
 // firing 10,000 slots a second (with an embedded server) collects about
 // every 0.7 s, and each collection's marking takes half the CPU for
 // 100-180 ms: the slots due meanwhile queue up, which was most of the
-// steady p99 lateness (75 ms at 100, 15 ms at 200; docs/performance.md).
+// steady p99 lateness (75 ms at 100, 15 ms at 200; bench/results/LOG.md).
 // 200 lets the heap grow to three times the live heap between
 // collections; a memory limit (Apply) still caps it.
 const DefaultGCPercent = 200

@@ -15,7 +15,7 @@ import (
 )
 
 // listScaleEnv sets how many listed one-shots TestListedOneShotsAtScale
-// writes (unset: listScaleDefault, a second in CI; docs/performance.md
+// writes (unset: listScaleDefault, a second in CI; bench/results/LOG.md
 // records a run with 1000000).
 const listScaleEnv = "JETSCHED_LIST_SCALE"
 
