@@ -139,6 +139,13 @@ func (c *checker) document(doc, text string) ([]Problem, error) {
 				add(n, w, reason)
 			}
 		}
+		if !fenced {
+			for _, w := range proseDocs(line) {
+				if !c.docExists(doc, w) {
+					add(n, w, "names a Markdown file the repository does not have")
+				}
+			}
+		}
 	}
 	return problems, nil
 }
@@ -221,6 +228,36 @@ func (c *checker) exists(p string) bool {
 		}
 		p = dir + "/" + name[:j]
 	}
+}
+
+// proseMDRE: a Markdown file named in prose ("see DESIGN.md").
+var proseMDRE = regexp.MustCompile(`(?:^|[\s(])([A-Za-z0-9_][A-Za-z0-9_./-]*\.md)\b`)
+
+// proseDocs returns the Markdown files a line names in its prose: outside
+// code spans and link targets.
+func proseDocs(line string) []string {
+	line = spanRE.ReplaceAllString(line, " ")
+	line = linkRE.ReplaceAllString(line, "] ")
+	var out []string
+	for _, m := range proseMDRE.FindAllStringSubmatch(line, -1) {
+		out = append(out, m[1])
+	}
+	return out
+}
+
+// docExists reports whether name, a Markdown file doc names in prose,
+// is one of the repository's: relative to doc, to the root, or in docs/.
+func (c *checker) docExists(doc, name string) bool {
+	for _, p := range []string{
+		filepath.Join(filepath.Dir(filepath.FromSlash(doc)), filepath.FromSlash(name)),
+		filepath.FromSlash(name),
+		filepath.Join("docs", filepath.FromSlash(name)),
+	} {
+		if _, err := os.Stat(filepath.Join(c.root, p)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // isIdent reports whether s is a Go identifier.

@@ -21,8 +21,9 @@ func TestRepositoryDocs(t *testing.T) {
 }
 
 // TestCheckFindsEachKind: the checker reports a missing file, a missing
-// anchor, a link out of the repository and a backticked path that does
-// not exist, each at its line, and accepts what holds.
+// anchor, a link out of the repository, a backticked path that does not
+// exist and a Markdown file named in prose that the repository does not
+// have, each at its line, and accepts what holds.
 func TestCheckFindsEachKind(t *testing.T) {
 	root := t.TempDir()
 	write := func(rel, text string) {
@@ -52,6 +53,7 @@ func TestCheckFindsEachKind(t *testing.T) {
 		"pkg/gone/        a package that left",
 		"```",
 		"[in a block is text](nothing.md) below [the anchor](#x)",
+		"The invariant (DESIGN.md, guarantee 10), as records.md and docs/records.md say.",
 	}, "\n"))
 	problems, err := Check(root)
 	if err != nil {
@@ -66,6 +68,7 @@ func TestCheckFindsEachKind(t *testing.T) {
 		"README.md:8: ../shared/reference/peer-schedulers.md: names a path outside the repository",
 		"README.md:10: pkg/gone/: no such path in the repository",
 		"README.md:12: nothing.md: no such file in the repository",
+		"README.md:13: DESIGN.md: names a Markdown file the repository does not have",
 	}
 	var got []string
 	for _, p := range problems {
