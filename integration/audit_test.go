@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -271,7 +272,7 @@ func TestAuthenticatedActor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Stop()
+	defer daemontest.Stop(t, d)
 	op := connectAs(t, url, "operator", "operator-secret")
 	req := nats.NewMsg("sched.api.schedule.create")
 	req.Data = []byte(`{"id":"inv","spec":{"workflow":"invoices","every":"1m"}}`)

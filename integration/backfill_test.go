@@ -2,6 +2,7 @@ package integration
 
 import (
 	"context"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"slices"
 	"sync"
 	"testing"
@@ -31,7 +32,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(d.Stop)
+		daemontest.Cleanup(t, d)
 		return d
 	}
 	ds := map[string]*daemon.Daemon{"one": start("one"), "two": start("two")}
@@ -102,7 +103,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 	mu.Lock()
 	first := got[0].instance
 	mu.Unlock()
-	ds[first].Stop() // hands its leases back; the other instance takes the backfill on
+	daemontest.Stop(t, ds[first]) // hands its leases back; the other instance takes the backfill on
 	testwait.Eventually(t, 30*time.Second, "every backfilled fire", func() bool { return count() >= n })
 
 	testwait.Eventually(t, 10*time.Second, "the backfill of bf ended", func() bool {

@@ -3,6 +3,7 @@ package integration
 import (
 	"bytes"
 	"context"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"testing"
 
 	"github.com/jetsched/jetsched/internal/cli"
@@ -18,7 +19,7 @@ func startDaemon(t *testing.T, cfg daemon.Config) *daemon.Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Stop)
+	daemontest.Cleanup(t, d)
 	return d
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"net/url"
 	"strings"
 	"testing"
@@ -175,6 +176,6 @@ func startConnected(t *testing.T, cfg daemon.Config) *daemon.Daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Stop)
+	daemontest.Cleanup(t, d)
 	return d
 }

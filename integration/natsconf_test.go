@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,7 +76,7 @@ func TestClusterConfigs(t *testing.T) {
 			Setup: kvstore.SetupConfig{Replicas: 3}})
 		return err == nil
 	})
-	defer d.Stop()
+	defer daemontest.Stop(t, d)
 	info, err := js.Stream(ctx, "KV_sched_state")
 	if err != nil || info.CachedInfo().Config.Replicas != 3 {
 		t.Fatalf("sched_state is not R3: %v", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,7 +57,7 @@ func TestLeastPrivilege(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the scheduler cannot run with its permissions: %v", err)
 	}
-	defer d.Stop()
+	defer daemontest.Stop(t, d)
 
 	// The operator creates two schedules through the admin API.
 	op := connectAs(t, url, "operator", "operator-secret")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"testing"
 	"time"
 
@@ -37,7 +38,7 @@ func TestWorkerPushIntoTheAPIIsIgnored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Stop()
+	defer daemontest.Stop(t, d)
 
 	// payroll's schedule is the victim; invoices' fires carry, as their
 	// input, a request to delete it.

@@ -3,6 +3,7 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -91,7 +92,7 @@ func TestStaticScheduleFile(t *testing.T) {
 	stopped := false
 	defer func() {
 		if !stopped {
-			d.Stop()
+			daemontest.Stop(t, d)
 		}
 	}()
 	run := cliRunner(d)
@@ -123,7 +124,7 @@ func TestStaticScheduleFile(t *testing.T) {
 		_, h, _ := run("schedule", "history", cleanup)
 		return strings.Contains(h, "trigger-") && strings.Contains(h, "dispatched")
 	})
-	d.Stop()
+	daemontest.Stop(t, d)
 	stopped = true
 
 	v2 := write(`schedules:
@@ -133,7 +134,7 @@ func TestStaticScheduleFile(t *testing.T) {
     tz: Europe/Paris
 `)
 	d2 := startAt(t, data, daemon.Config{Static: v2})
-	defer d2.Stop()
+	defer daemontest.Stop(t, d2)
 	ctx := context.Background()
 	e, err := d2.Store().GetSpec(ctx, "nightly")
 	if err != nil || e.Spec.Cron != "0 1 * * *" || e.Spec.Static != "billing.yaml" {

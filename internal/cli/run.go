@@ -58,6 +58,7 @@ type daemonFlags struct {
 	shards       int
 	metrics      string
 	wfLimit      int
+	stopTimeout  time.Duration
 	pprof        bool
 	pprofRemote  bool
 	deadMan      time.Duration
@@ -106,6 +107,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.IntVar(&f.wfLimit, "metrics-workflow-limit", labelcap.DefaultMax, "the most workflows with series of their own in the workflow-labelled metrics (jetsched_fires_total, jetsched_fire_lateness_seconds): later ones are counted under workflow=\"other\"")
+	fl.DurationVar(&f.stopTimeout, "stop-timeout", daemon.DefaultStopTimeout, "how long a stop (SIGINT, SIGTERM) may take to finish in-flight fires and write their records before the process exits with an error; keep it below the supervisor's kill delay (Kubernetes' terminationGracePeriodSeconds)")
 	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen, which must then be a loopback address (CPU, heap, goroutines; no cmdline; seconds= at most 60)")
 	fl.BoolVar(&f.pprofRemote, "pprof-allow-remote", false, "with --pprof: allow a --metrics-listen that is not loopback (anyone who reaches it can profile the process and read its memory's shape)")
 	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
@@ -118,6 +120,10 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")
 	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+kvstore.EventSet(nil).String()+",fired")
 }
+
+// maxStopTimeout bounds --stop-timeout: a stop longer than an hour is a
+// hung process, not a graceful one.
+const maxStopTimeout = time.Hour
 
 // maxWorkflowLimit bounds --metrics-workflow-limit: beyond it a scrape is
 // megabytes again.
@@ -166,6 +172,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	}
 	if f.wfLimit < 1 || f.wfLimit > maxWorkflowLimit {
 		return daemon.Config{}, invalidf("--metrics-workflow-limit %d: must be 1 to %d", f.wfLimit, maxWorkflowLimit)
+	}
+	if f.stopTimeout < time.Second || f.stopTimeout > maxStopTimeout {
+		return daemon.Config{}, invalidf("--stop-timeout %s: must be 1s to %s", f.stopTimeout, maxStopTimeout)
 	}
 	if f.pprof && f.metrics == "" {
 		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
@@ -222,6 +231,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 
 		MetricsListen:        f.metrics,
 		MetricsWorkflowLimit: f.wfLimit,
+		StopTimeout:          f.stopTimeout,
 		Profiling:            f.pprof,
 		ProfilingAllowRemote: f.pprofRemote,
 		DeadManTolerance:     f.deadMan,
@@ -477,7 +487,13 @@ func runDemo(ctx context.Context, cfg daemon.Config) error {
 	if err != nil {
 		return err
 	}
-	defer d.Stop()
+	defer func() {
+		stopCtx, cancel := daemon.StopContext(ctx, cfg.StopTimeout)
+		defer cancel()
+		if err := d.Stop(stopCtx); err != nil {
+			cfg.Logger.Warn("stop the demo's scheduler", "err", err)
+		}
+	}()
 	log := cfg.Logger
 	if err := demoSchedules(ctx, d.Store(), time.Now()); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -89,7 +90,7 @@ func startEnv(t *testing.T, cfg console.Config) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(d.Stop)
+	daemontest.Cleanup(t, d)
 	return &env{t: t, url: srv.URL(), d: d, web: strings.TrimSuffix(d.ConsoleURL(), "/"), jars: map[string]http.CookieJar{}}
 }
 

@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -41,7 +42,7 @@ func startFuzzConsole(f *testing.F) *fuzzConsole {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Cleanup(d.Stop)
+	daemontest.Cleanup(f, d)
 	nc, err := nats.Connect(srv.URL())
 	if err != nil {
 		f.Fatal(err)

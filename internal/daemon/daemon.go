@@ -109,7 +109,16 @@ type Config struct {
 	// set, wins for the engine. Its owner (the caller) shuts it down after
 	// Stop. Default: no tracing.
 	TracerProvider trace.TracerProvider
+	// StopTimeout bounds the stop at the end of Run, and after a Start that
+	// failed half-way: the in-flight fires it waits for and the
+	// connection's drain. Default DefaultStopTimeout. Keep it below the
+	// time a supervisor waits before it kills the process (the Helm
+	// chart's terminationGracePeriodSeconds is 60).
+	StopTimeout time.Duration
 }
+
+// DefaultStopTimeout is Config.StopTimeout's default.
+const DefaultStopTimeout = 30 * time.Second
 
 // Daemon is a running scheduler.
 type Daemon struct {
@@ -133,7 +142,11 @@ func Start(ctx context.Context, cfg Config) (*Daemon, error) {
 	log := cmp.Or(cfg.Logger, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	d := &Daemon{log: log}
 	if err := d.start(ctx, cfg); err != nil {
-		d.Stop()
+		stopCtx, cancel := StopContext(ctx, cfg.StopTimeout)
+		defer cancel()
+		if serr := d.Stop(stopCtx); serr != nil {
+			log.Warn("stop after a failed start", "err", serr)
+		}
 		return nil, err
 	}
 	if off := cfg.Fire.Clock.Offset; off != 0 {
@@ -438,63 +451,88 @@ func (d *Daemon) Auditor() *auditor.Auditor { return d.audit }
 // Timers is the daemon's wakeup engine.
 func (d *Daemon) Timers() *timers.Engine { return d.timers }
 
-// Stop stops claiming, finishes in-flight publishes, closes the connection
-// and shuts the embedded server down. Safe to call more than once.
-func (d *Daemon) Stop() {
-	if d.console != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		if err := d.console.Stop(ctx); err != nil {
-			d.log.Warn("stop the console", "err", err)
-		}
-		cancel()
-	}
-	if d.http != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_ = d.http.Shutdown(ctx)
-		cancel()
-	}
-	if d.api != nil {
-		_ = d.api.Stop()
-	}
-	if d.audit != nil {
-		d.audit.Stop(context.Background())
-	}
-	if d.skew != nil {
-		d.skew.Stop(context.Background())
-	}
-	if d.undeliv != nil {
-		_ = d.undeliv.Stop(context.Background())
-	}
-	if d.timers != nil {
-		_ = d.timers.Stop(context.Background())
-	}
-	if d.engine != nil {
-		_ = d.engine.Stop(context.Background())
-	}
-	if d.nc != nil && !d.nc.IsClosed() {
-		closed := make(chan struct{})
-		d.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
-		if err := d.nc.Drain(); err != nil {
-			if !errors.Is(err, nats.ErrConnectionClosed) {
-				d.log.Warn("drain NATS connection", "err", err)
-			}
-			d.nc.Close()
-		} else {
-			select {
-			case <-closed:
-			case <-time.After(10 * time.Second):
-				d.log.Warn("NATS connection did not drain in 10s; closing it")
-				d.nc.Close()
-			}
-		}
-	}
+// Stop stops the daemon, the listeners first and the NATS connection last:
+// the console and the metrics endpoint, the admin API, the audit duties and
+// watchers, the timer and fire engines (in-flight fires finish and their
+// records are written), then the connection drains and the embedded
+// server, if any, shuts down. ctx bounds the wait: a part still stopping
+// when ctx ends is left to finish on its own, the connection is closed
+// rather than drained, and the error names each part that did not stop
+// (errors.Is(err, context.DeadlineExceeded) then holds). Every part is
+// asked to stop whatever the others did. Stop may be called more than once.
+func (d *Daemon) Stop(ctx context.Context) error {
+	err := stopAll(ctx, d.parts())
 	if d.srv != nil {
 		d.srv.Shutdown()
+	}
+	return err
+}
+
+// part is one thing Stop stops, named for its error.
+type part struct {
+	name string
+	stop func(context.Context) error
+}
+
+// parts lists what the daemon runs in the order Stop stops it: what
+// takes requests first, the engines after, the connection last.
+func (d *Daemon) parts() []part {
+	var ps []part
+	add := func(running bool, name string, stop func(context.Context) error) {
+		if running {
+			ps = append(ps, part{name, stop})
+		}
+	}
+	add(d.console != nil, "the console", func(ctx context.Context) error { return d.console.Stop(ctx) })
+	add(d.http != nil, "the metrics endpoint", func(ctx context.Context) error { return d.http.Shutdown(ctx) })
+	add(d.api != nil, "the admin API", func(context.Context) error { return d.api.Stop() })
+	add(d.audit != nil, "the audit duties", func(ctx context.Context) error { return d.audit.Stop(ctx) })
+	add(d.skew != nil, "the clock-skew watch", func(ctx context.Context) error { return d.skew.Stop(ctx) })
+	add(d.undeliv != nil, "the undelivered watch", func(ctx context.Context) error { return d.undeliv.Stop(ctx) })
+	add(d.timers != nil, "the timer engine", func(ctx context.Context) error { return d.timers.Stop(ctx) })
+	add(d.engine != nil, "the fire engine", func(ctx context.Context) error { return d.engine.Stop(ctx) })
+	add(d.nc != nil && !d.nc.IsClosed(), "the NATS connection", d.drain)
+	return ps
+}
+
+// stopAll stops each part in turn, whatever the ones before it returned,
+// and joins their errors, each named for its part.
+func stopAll(ctx context.Context, ps []part) error {
+	var errs []error
+	for _, p := range ps {
+		if err := p.stop(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("stop %s: %w", p.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// drain drains the NATS connection: its subscriptions deliver what they
+// hold and its pending publishes are flushed. When ctx ends first (or
+// nats.go's own drain timeout does), the connection is closed.
+func (d *Daemon) drain(ctx context.Context) error {
+	closed := make(chan struct{})
+	d.nc.SetClosedHandler(func(*nats.Conn) { close(closed) })
+	if err := d.nc.Drain(); err != nil {
+		d.nc.Close()
+		if errors.Is(err, nats.ErrConnectionClosed) {
+			return nil
+		}
+		return fmt.Errorf("drain: %w", err)
+	}
+	select {
+	case <-closed:
+		return nil
+	case <-ctx.Done():
+		d.nc.Close()
+		return fmt.Errorf("drain: %w", ctx.Err())
 	}
 }
 
 // Run starts the daemon, waits for ctx to end (SIGINT/SIGTERM in the CLI),
-// and stops it gracefully. A clean stop returns nil.
+// and stops it gracefully within cfg.StopTimeout. A clean stop returns
+// nil; a stop that did not finish in time returns the parts still
+// stopping.
 func Run(ctx context.Context, cfg Config) error {
 	d, err := Start(ctx, cfg)
 	if err != nil {
@@ -502,7 +540,18 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	<-ctx.Done()
 	d.log.Info("stopping: no new claims; finishing in-flight fires")
-	d.Stop()
+	stopCtx, cancel := StopContext(ctx, cfg.StopTimeout)
+	defer cancel()
+	if err := d.Stop(stopCtx); err != nil {
+		return fmt.Errorf("stop within %s: %w", cmp.Or(cfg.StopTimeout, DefaultStopTimeout), err)
+	}
 	d.log.Info("stopped")
 	return nil
+}
+
+// stopContext is the context of a stop that follows ctx's end: ctx's
+// values (trace, logger) without its cancellation, ended after timeout
+// (DefaultStopTimeout when 0).
+func StopContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), cmp.Or(timeout, DefaultStopTimeout))
 }

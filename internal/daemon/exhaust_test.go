@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -58,7 +59,7 @@ func startRig(t *testing.T, url string, conn natsconn.Options) *rig {
 	if err != nil {
 		t.Fatalf("start the scheduler: %v", err)
 	}
-	t.Cleanup(d.Stop)
+	daemontest.Cleanup(t, d)
 	r.d, r.js = d, d.JetStream()
 	r.nc = r.js.Conn()
 	sub, err := r.nc.Subscribe("sched.event.>", func(m *nats.Msg) {

@@ -284,7 +284,10 @@ func (s *snapshot) Collect(ch chan<- prometheus.Metric) {
 type Server struct {
 	srv *http.Server
 	ln  net.Listener
-	err chan error
+	// served is closed when Serve has returned, serveErr (written by the
+	// serving goroutine before it closes served) is what it returned.
+	served   chan struct{}
+	serveErr error
 }
 
 // Serve listens on addr. ready reports why the scheduler is not ready
@@ -310,19 +313,28 @@ func (m *Metrics) Serve(addr string, ready func() error, profiling bool) (*Serve
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, err: make(chan error, 1)}
-	go func() { s.err <- s.srv.Serve(ln) }()
+	s := &Server{srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}, ln: ln, served: make(chan struct{})}
+	go func() {
+		defer close(s.served)
+		s.serveErr = s.srv.Serve(ln)
+	}()
 	return s, nil
 }
 
 // Addr is the listening address.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// Shutdown stops the server and waits for it.
+// Shutdown stops the server and waits for it, at most until ctx ends. It
+// may be called more than once.
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.srv.Shutdown(ctx)
-	if serr := <-s.err; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
-		return serr
+	select {
+	case <-s.served:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.serveErr != nil && !errors.Is(s.serveErr, http.ErrServerClosed) {
+		return s.serveErr
 	}
 	return err
 }

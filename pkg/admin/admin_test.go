@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestAdminAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer d.Stop()
+	defer daemontest.Stop(t, d)
 	nc, err := nats.Connect(d.ClientURL())
 	if err != nil {
 		t.Fatal(err)
