@@ -6,6 +6,10 @@ var DecodeStateFast = decodeStateFast
 // DecodeSpecFast is decodeSpecFast, for the external tests.
 var DecodeSpecFast = decodeSpecFast
 
+// AppendJSON is State.appendJSON, for the external tests: the encoder
+// appends to the buffer it is given.
+var AppendJSON = State.appendJSON
+
 // DecodeSpecSlow is DecodeSpec without its fast path.
 var DecodeSpecSlow = decodeSpecStrict
 

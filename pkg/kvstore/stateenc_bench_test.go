@@ -73,7 +73,7 @@ func BenchmarkEncodeState(b *testing.B) {
 			var buf []byte
 			for b.Loop() {
 				var err error
-				if buf, err = bs.st.AppendJSON(buf[:0]); err != nil {
+				if buf, err = kvstore.AppendJSON(bs.st, buf[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}

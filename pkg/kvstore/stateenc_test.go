@@ -45,7 +45,7 @@ func checkState(t *testing.T, s kvstore.State) {
 	t.Helper()
 	want, marshal, wantErr := reference(plainState(s))
 	prefix := []byte("prefix")
-	got, err := s.AppendJSON(prefix)
+	got, err := kvstore.AppendJSON(s, prefix)
 	if wantErr != nil {
 		if err == nil {
 			t.Fatalf("encoding/json fails (%v), AppendJSON does not: %s", wantErr, got)
@@ -103,7 +103,7 @@ func checkState(t *testing.T, s kvstore.State) {
 func checkWindow(t *testing.T, w kvstore.Window) {
 	t.Helper()
 	want, marshal, wantErr := reference(plainWindow(w))
-	got, err := w.AppendJSON(nil)
+	got, err := w.Encode()
 	if wantErr != nil {
 		if err == nil || !errors.Is(err, kvstore.ErrInvalid) || len(got) != 0 {
 			t.Fatalf("encoding/json fails (%v); AppendJSON = %s, %v", wantErr, got, err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsonenc"
 	"github.com/jetsched/jetsched/internal/natserr"
 )
 
@@ -74,7 +75,7 @@ func DecodeWindow(data []byte) (Window, error) {
 // Encode returns the record's JSON, as AppendJSON writes it into a new
 // buffer.
 func (w Window) Encode() ([]byte, error) {
-	return w.AppendJSON(make([]byte, 0, windowSizeHint+windowSlotSizeHint*len(w.Slots)))
+	return w.appendJSON(make([]byte, 0, windowSizeHint+windowSlotSizeHint*len(w.Slots)))
 }
 
 // GetWindow reads shard's window claim and its revision; ErrNotFound when
@@ -138,3 +139,46 @@ func (s *Store) UpdateStateAsync(ctx context.Context, id string, st State, rev u
 // StateConflict reports whether err is a conditional state write's
 // refusal: the record changed since the revision it was sent against.
 func StateConflict(err error) bool { return natserr.WrongLastSequence(err) }
+
+// windowSizeHint and windowSlotSizeHint size Window.Encode's buffer: the
+// fields around the slots, and a slot (about 60 bytes with a short id).
+const (
+	windowSizeHint     = 192
+	windowSlotSizeHint = 80
+)
+
+// appendJSON appends the window record's JSON to b and returns the
+// extended buffer, in the form internal/jsonenc describes. It fails, like
+// json.Marshal, on a time whose year is outside [0, 9999] or whose zone
+// offset is 24 hours or more, with an error that wraps ErrInvalid; b is
+// returned unchanged then.
+func (w Window) appendJSON(b []byte) ([]byte, error) {
+	e := jsonenc.Encoder{B: append(b, '{')}
+	e.Int(`"shard":`, int64(w.Shard), false)
+	e.Uint(`"seq":`, w.Seq, false)
+	e.Str(`"token":`, w.Token, false)
+	e.Str(`"owner":`, w.Owner, false)
+	e.Time(`"at":`, w.At, false)
+	e.Time(`"expires":`, w.Expires, false)
+	e.Key(`"slots":`)
+	if w.Slots == nil {
+		e.B = append(e.B, "null"...) // as encoding/json writes a nil slice
+	} else {
+		e.B = append(e.B, '[')
+		for i := range w.Slots {
+			s := &w.Slots[i]
+			e.Element("slots[].")
+			e.Str(`"schedule":`, s.Schedule, false)
+			e.Time(`"slot":`, s.Slot, false)
+			e.Str(`"reason":`, s.Reason, true)
+			e.Close()
+		}
+		e.B = append(e.B, ']')
+	}
+	e.Close()
+	out, err := e.Result(b)
+	if err != nil {
+		return b, fmt.Errorf("%w: window record: %w", ErrInvalid, err)
+	}
+	return out, nil
+}
