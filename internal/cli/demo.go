@@ -14,12 +14,13 @@ import (
 
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // demoSchedules registers the demo's sample schedules.
-func demoSchedules(ctx context.Context, store *kvstore.Store, now time.Time) error {
+func demoSchedules(ctx context.Context, store *jsstore.Store, now time.Time) error {
 	once := now.Add(3 * time.Second).Truncate(time.Second)
 	specs := []struct {
 		id   string

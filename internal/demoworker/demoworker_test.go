@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
@@ -58,7 +59,7 @@ func start(t *testing.T, cfg demoworker.Config) jetstream.JetStream {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg.JetStream = js

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
@@ -57,7 +58,7 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.Done(t, 15*time.Second, "the wakeup's failed publish retried", republished)
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	id := kvstore.WakeupID(ent.Key, ent.Timer.Due)

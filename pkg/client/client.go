@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -36,7 +37,7 @@ var ErrStatic = kvstore.ErrStatic
 
 // Client registers and operates schedules and timers.
 type Client struct {
-	store *kvstore.Store
+	store *jsstore.Store
 	nc    *nats.Conn
 }
 
@@ -58,7 +59,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...ClientOption) (*Cl
 	if err != nil {
 		return nil, err
 	}
-	store, err := kvstore.Open(ctx, js, o.layout)
+	store, err := jsstore.Open(ctx, js, o.layout)
 	if err != nil {
 		return nil, fmt.Errorf("client: open the buckets of layout %q: %w", o.layout.WithDefaults().Prefix, err)
 	}
@@ -213,7 +214,7 @@ func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Rec
 	if o.createOnly && o.ifRevision != 0 {
 		return "", &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision exclude each other"}
 	}
-	if _, err := c.store.SaveSpec(ctx, key, spec, kvstore.SaveOptions{Create: o.createOnly, IfRevision: o.ifRevision}); err != nil {
+	if _, err := c.store.SaveSpec(ctx, key, spec, jsstore.SaveOptions{Create: o.createOnly, IfRevision: o.ifRevision}); err != nil {
 		return "", err
 	}
 	return key, nil
@@ -295,7 +296,7 @@ type StaticSchedule struct {
 // every start, on every instance, with the same label: it is what
 // `scheduler run --schedules FILE` does with a file.
 func (c *Client) Static(ctx context.Context, source string, schedules ...StaticSchedule) (kvstore.StaticResult, error) {
-	set := kvstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
+	set := jsstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
 	for i, sc := range schedules {
 		key, spec, o, err := build(sc.Workflow, sc.Input, sc.Recurrence, sc.Options)
 		if err == nil && (o.createOnly || o.ifRevision != 0) {

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/fire"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -42,11 +43,11 @@ func Example() {
 		fmt.Println(err)
 		return
 	}
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -28,7 +29,7 @@ const (
 // Config configures an Engine. Each field's zero value is its default.
 type Config struct {
 	// Store is where specs, state and ticks live (kvstore.Open). Required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Instance names this scheduler in claims and ticks: letters, digits,
 	// '-', '_', '='. Default: a random id, new for every process.
 	Instance string

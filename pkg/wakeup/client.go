@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -69,7 +70,7 @@ const (
 // Client registers, cancels and lists timers. The zero Clock is the system
 // clock.
 type Client struct {
-	Store *kvstore.Store
+	Store *jsstore.Store
 	Clock clock.Clock
 	// ConditionBuckets, when set, are the only KV buckets a condition key
 	// may name: the admin API sets the scheduler's own list (scheduler run

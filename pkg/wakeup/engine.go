@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -23,7 +24,7 @@ type Owner interface {
 // Config configures an Engine. Each field's zero value is its default.
 type Config struct {
 	// Store is where the timers live (kvstore.Open). Required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Owner decides which timers this instance fires. Required.
 	Owner Owner
 	// Instance names this scheduler in claims (the fire engine's

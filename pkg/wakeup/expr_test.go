@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -112,7 +113,7 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 	t.Parallel()
 	_, store := natstest.Start(t).Store(t)
 	e := struct {
-		store  *kvstore.Store
+		store  *jsstore.Store
 		client wakeup.Client
 	}{store, wakeup.Client{Store: store}}
 	ctx := context.Background()

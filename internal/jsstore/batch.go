@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // SpecWrite is one schedule for SaveSpecs: its id and spec.
 type SpecWrite struct {
 	ID   string
-	Spec Spec
+	Spec kvstore.Spec
 }
 
 // SpecResult is what SaveSpecs did with one SpecWrite: what SaveSpec
@@ -150,7 +151,7 @@ func (s *Store) intendSpecs(ctx context.Context, ws []SpecWrite, plans []specPla
 		return marks, nil
 	}
 	var idx []int
-	var ins []Intent
+	var ins []kvstore.Intent
 	for i, w := range ws {
 		if res[i].Err == nil && !plans[i].unchanged {
 			idx = append(idx, i)
@@ -198,7 +199,7 @@ func (s *Store) readSpecs(ctx context.Context, ws []SpecWrite, res []SpecResult)
 				switch {
 				case err == nil:
 					curs[i] = e
-				case !errors.Is(err, ErrNotFound):
+				case !errors.Is(err, kvstore.ErrNotFound):
 					res[i].Err = fmt.Errorf("kvstore: read spec %q: %w", ws[i].ID, err)
 				}
 			}
@@ -213,7 +214,7 @@ func (s *Store) readSpecs(ctx context.Context, ws []SpecWrite, res []SpecResult)
 }
 
 // cachedCalendars is src reading each calendar once (for one batch).
-func cachedCalendars(src CalendarSource) CalendarSource {
+func cachedCalendars(src kvstore.CalendarSource) kvstore.CalendarSource {
 	type got struct {
 		c   *calendar.Calendar
 		err error

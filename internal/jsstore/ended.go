@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/directget"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Ended is an ended list: the value of key ended.<shard>.<token> in
@@ -62,10 +63,10 @@ func endedFilter(shard int) string { return EndedPrefix + strconv.Itoa(shard) + 
 // State is the ended state record that slot s stands for: next none,
 // ended, one fire, and the window's claim on the slot settled by the
 // fire's sequence. plan is the schedule's compiled plan.
-func (s EndedSlot) State(plan string, l Ended) State {
+func (s EndedSlot) State(plan string, l Ended) kvstore.State {
 	slot := s.Slot.UTC()
-	return State{Plan: plan, Ended: true, Fires: 1, UpdatedAt: l.At.UTC(), Owner: l.Owner,
-		Claim: &Claim{Slot: slot, Token: "ended", Owner: l.Owner, At: l.At.UTC(), Expires: l.At.UTC(), Seq: s.Seq, Window: s.Window}}
+	return kvstore.State{Plan: plan, Ended: true, Fires: 1, UpdatedAt: l.At.UTC(), Owner: l.Owner,
+		Claim: &kvstore.Claim{Slot: slot, Token: "ended", Owner: l.Owner, At: l.At.UTC(), Expires: l.At.UTC(), Seq: s.Seq, Window: s.Window}}
 }
 
 // DecodeEnded parses an ended list; every slot must name a schedule
@@ -73,14 +74,14 @@ func (s EndedSlot) State(plan string, l Ended) State {
 func DecodeEnded(data []byte) (Ended, error) {
 	var l Ended
 	if err := json.Unmarshal(data, &l); err != nil {
-		return Ended{}, fmt.Errorf("%w: ended list: %v", ErrInvalid, err)
+		return Ended{}, fmt.Errorf("%w: ended list: %v", kvstore.ErrInvalid, err)
 	}
 	for i, s := range l.Slots {
-		if err := ValidateID(s.Schedule); err != nil {
-			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].schedule: %v", ErrInvalid, i, err)
+		if err := kvstore.ValidateID(s.Schedule); err != nil {
+			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].schedule: %v", kvstore.ErrInvalid, i, err)
 		}
 		if s.Slot.IsZero() {
-			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].slot: missing", ErrInvalid, i)
+			return Ended{}, fmt.Errorf("%w: ended list: slots[%d].slot: missing", kvstore.ErrInvalid, i)
 		}
 	}
 	return l, nil
@@ -99,7 +100,7 @@ func (s *Store) PutEnded(ctx context.Context, l Ended, token string) (uint64, er
 	key := EndedKey(l.Shard, token)
 	n, err := s.leases.Create(ctx, key, data)
 	if errors.Is(err, jetstream.ErrKeyExists) {
-		return 0, fmt.Errorf("kvstore: write %s: %w", key, ErrConflict)
+		return 0, fmt.Errorf("kvstore: write %s: %w", key, kvstore.ErrConflict)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: write %s: %w", key, err)
@@ -205,7 +206,7 @@ func (s *Store) endedListsWatched(ctx context.Context, shard int, keep func(key 
 func (s *Store) EndedList(ctx context.Context, key string) (EndedEntry, error) {
 	shard, ok := endedKeyShard(key)
 	if !ok {
-		return EndedEntry{}, fmt.Errorf("%w: %q is not an ended list's key", ErrInvalid, key)
+		return EndedEntry{}, fmt.Errorf("%w: %q is not an ended list's key", kvstore.ErrInvalid, key)
 	}
 	e, err := get(ctx, s.leases, "ended list", key)
 	if err != nil {
@@ -223,7 +224,7 @@ func (s *Store) EndedList(ctx context.Context, key string) (EndedEntry, error) {
 func decodeEndedOf(shard int, key string, data []byte) (Ended, error) {
 	l, err := DecodeEnded(data)
 	if err == nil && l.Shard != shard {
-		err = fmt.Errorf("%w: %s names shard %d", ErrInvalid, key, l.Shard)
+		err = fmt.Errorf("%w: %s names shard %d", kvstore.ErrInvalid, key, l.Shard)
 	}
 	return l, err
 }
@@ -242,11 +243,11 @@ func endedKeyShard(key string) (int, bool) {
 // DeleteEnded deletes the ended list key if it is still at revision rev.
 func (s *Store) DeleteEnded(ctx context.Context, key string, rev uint64) error {
 	if !strings.HasPrefix(key, EndedPrefix) {
-		return fmt.Errorf("%w: %q is not an ended list's key", ErrInvalid, key)
+		return fmt.Errorf("%w: %q is not an ended list's key", kvstore.ErrInvalid, key)
 	}
 	if err := s.leases.Delete(ctx, key, jetstream.LastRevision(rev)); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return fmt.Errorf("kvstore: delete %s at revision %d: %w", key, rev, ErrConflict)
+			return fmt.Errorf("kvstore: delete %s at revision %d: %w", key, rev, kvstore.ErrConflict)
 		}
 		return fmt.Errorf("kvstore: delete %s: %w", key, err)
 	}
@@ -315,7 +316,7 @@ func (r *EndedReader) SlotOf(ctx context.Context, id string) (slot EndedSlot, li
 	if r.shards.err != nil {
 		return EndedSlot{}, Ended{}, false, r.shards.err
 	}
-	shard := ShardOf(id, r.shards.v)
+	shard := kvstore.ShardOf(id, r.shards.v)
 	r.mu.Lock()
 	key, hinted := r.hints[id]
 	one := r.named[key]

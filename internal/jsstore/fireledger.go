@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"cmp"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -40,10 +41,10 @@ type Fired struct {
 
 // Tick is the ledger entry the fire stands for: dispatched, with its
 // stream sequence.
-func (f Fired) Tick() Tick {
-	t := Tick{Schedule: f.Schedule, Workflow: f.Workflow, Slot: f.Slot.UTC(), Status: TickDispatched,
+func (f Fired) Tick() kvstore.Tick {
+	t := kvstore.Tick{Schedule: f.Schedule, Workflow: f.Workflow, Slot: f.Slot.UTC(), Status: kvstore.TickDispatched,
 		Reason: f.Reason, Owner: f.Instance, Stream: f.Stream, Seq: f.Seq, At: f.At.UTC()}
-	if f.SlotID != SlotID(f.Schedule, f.Slot) {
+	if f.SlotID != kvstore.SlotID(f.Schedule, f.Slot) {
 		t.SlotID = f.SlotID // a trigger or backfill slot
 	}
 	return t
@@ -52,17 +53,17 @@ func (f Fired) Tick() Tick {
 // firedOf reads a fire message's headers; ok is false for a message that
 // is not a scheduler's fire (no slot id, no schedule).
 func firedOf(h nats.Header, stream string, seq uint64, at time.Time) (Fired, bool) {
-	f := Fired{Schedule: h.Get(HeaderScheduleID), Workflow: h.Get(HeaderWorkflow), SlotID: h.Get(HeaderMsgID),
-		Reason: h.Get(HeaderReason), Instance: h.Get(HeaderInstance), Stream: stream, Seq: seq, At: at}
+	f := Fired{Schedule: h.Get(kvstore.HeaderScheduleID), Workflow: h.Get(kvstore.HeaderWorkflow), SlotID: h.Get(kvstore.HeaderMsgID),
+		Reason: h.Get(kvstore.HeaderReason), Instance: h.Get(kvstore.HeaderInstance), Stream: stream, Seq: seq, At: at}
 	if f.Schedule == "" || f.SlotID == "" {
 		return Fired{}, false
 	}
-	if note := h.Get(HeaderNote); note != "" {
+	if note := h.Get(kvstore.HeaderNote); note != "" {
 		f.Reason += ": " + note // as the ledger entry of a moved slot says it
 	}
-	if slot, err := time.Parse(time.RFC3339Nano, h.Get(HeaderScheduledAt)); err == nil {
+	if slot, err := time.Parse(time.RFC3339Nano, h.Get(kvstore.HeaderScheduledAt)); err == nil {
 		f.Slot = slot
-	} else if _, slot, err := ParseSlotID(f.SlotID); err == nil {
+	} else if _, slot, err := kvstore.ParseSlotID(f.SlotID); err == nil {
 		f.Slot = slot
 	}
 	return f, true
@@ -80,13 +81,13 @@ func (s *Store) LastFired(ctx context.Context, id string) (Fired, error) {
 	m, err := stream.GetLastMsgForSubject(ctx, s.layout.ScheduleFires(id))
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return Fired{}, NotFound("fire of schedule", id)
+		return Fired{}, kvstore.NotFound("fire of schedule", id)
 	case err != nil:
 		return Fired{}, fmt.Errorf("kvstore: last fire of %q in %s: %w", id, s.layout.FiresStream, err)
 	}
 	f, ok := firedOf(m.Header, s.layout.FiresStream, m.Sequence, m.Time)
 	if !ok || f.Schedule != id {
-		return Fired{}, fmt.Errorf("%w: message %d on %s is not a fire of %q", ErrInvalid, m.Sequence, m.Subject, id)
+		return Fired{}, fmt.Errorf("%w: message %d on %s is not a fire of %q", kvstore.ErrInvalid, m.Sequence, m.Subject, id)
 	}
 	return f, nil
 }
@@ -113,7 +114,7 @@ func (s *Store) firesStream(ctx context.Context) (jetstream.Stream, error) {
 func (s *Store) Published(ctx context.Context, id, slotID string) (Fired, bool, error) {
 	f, err := s.LastFired(ctx, id)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, kvstore.ErrNotFound):
 		return Fired{}, false, nil
 	case err != nil:
 		return Fired{}, false, err
@@ -186,7 +187,7 @@ func (s *Store) deleteConsumer(stream string, cons jetstream.Consumer) {
 func scheduleOfSlot(slotID string) (string, error) {
 	i := strings.LastIndexByte(slotID, '.')
 	if i <= 0 {
-		return "", fmt.Errorf("%w: slot id %q: want <id>.<unix ms>", ErrInvalid, slotID)
+		return "", fmt.Errorf("%w: slot id %q: want <id>.<unix ms>", kvstore.ErrInvalid, slotID)
 	}
 	return slotID[:i], nil
 }
@@ -197,14 +198,14 @@ func scheduleOfSlot(slotID string) (string, error) {
 // stream's sequence filled in from its fire; or, without one, the
 // dispatched entry its fire in the stream stands for. ErrNotFound when
 // neither holds it.
-func (s *Store) SlotEntry(ctx context.Context, slotID string) (Tick, error) {
+func (s *Store) SlotEntry(ctx context.Context, slotID string) (kvstore.Tick, error) {
 	id, err := scheduleOfSlot(slotID)
 	if err != nil {
-		return Tick{}, err
+		return kvstore.Tick{}, err
 	}
 	t, terr := s.GetTick(ctx, slotID)
-	if terr != nil && !errors.Is(terr, ErrNotFound) {
-		return Tick{}, terr
+	if terr != nil && !errors.Is(terr, kvstore.ErrNotFound) {
+		return kvstore.Tick{}, terr
 	}
 	if terr == nil && t.Seq > 0 {
 		return t, nil
@@ -221,9 +222,9 @@ func (s *Store) SlotEntry(ctx context.Context, slotID string) (Tick, error) {
 	case err != nil && terr == nil:
 		return t, nil // the entry, without its sequence
 	case err != nil:
-		return Tick{}, err
+		return kvstore.Tick{}, err
 	case fired == nil && terr != nil:
-		return Tick{}, NotFound("slot", slotID)
+		return kvstore.Tick{}, kvstore.NotFound("slot", slotID)
 	case fired == nil:
 		return t, nil
 	case terr != nil:
@@ -234,7 +235,7 @@ func (s *Store) SlotEntry(ctx context.Context, slotID string) (Tick, error) {
 
 // mergeFired completes ledger entry t with the fire f of its slot: the
 // entry's status and outcome, the fire's stream position.
-func mergeFired(t Tick, f Fired) Tick {
+func mergeFired(t kvstore.Tick, f Fired) kvstore.Tick {
 	if t.Seq == 0 {
 		t.Stream, t.Seq = f.Stream, f.Seq
 	}
@@ -259,10 +260,10 @@ func (s *Store) TickRetention(ctx context.Context) (time.Duration, error) {
 // Ledger is the ledger of schedule id: its sched_ticks entries merged
 // with its fires in the stream (see SlotEntry), keyed by slot id. An
 // entry without a slot time has the one its key names (Tick.WithSlotOf).
-func (s *Store) Ledger(ctx context.Context, id string) (map[string]Tick, error) {
-	out := map[string]Tick{}
+func (s *Store) Ledger(ctx context.Context, id string) (map[string]kvstore.Tick, error) {
+	out := map[string]kvstore.Tick{}
 	err := s.readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
-		if t, err := DecodeTick(e.Value()); err == nil {
+		if t, err := kvstore.DecodeTick(e.Value()); err == nil {
 			out[e.Key()] = t.WithSlotOf(e.Key())
 		}
 	})

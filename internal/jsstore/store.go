@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"cmp"
@@ -21,13 +21,14 @@ import (
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Store reads and writes jetsched's records. It is safe for concurrent use.
 type Store struct {
 	auditor Auditor
 
-	layout    Layout
+	layout    kvstore.Layout
 	js        jetstream.JetStream
 	specs     jetstream.KeyValue
 	state     jetstream.KeyValue
@@ -57,7 +58,7 @@ type Store struct {
 func (s *Store) RecordSpecTraces(on bool) { s.specTraces.Store(on) }
 
 // Open binds to the buckets of layout, which Setup must have created.
-func Open(ctx context.Context, js jetstream.JetStream, layout Layout) (*Store, error) {
+func Open(ctx context.Context, js jetstream.JetStream, layout kvstore.Layout) (*Store, error) {
 	layout = layout.WithDefaults()
 	s := &Store{layout: layout, js: js, pub: pipelined.NewPublisher(js.Conn(), 0, 0)}
 	for _, b := range []struct {
@@ -108,7 +109,7 @@ func (s *Store) deleteKey(ctx context.Context, kv jetstream.KeyValue, key string
 }
 
 // Layout is the store's layout, with defaults filled in.
-func (s *Store) Layout() Layout { return s.layout }
+func (s *Store) Layout() kvstore.Layout { return s.layout }
 
 // Leases is the shard leases bucket.
 func (s *Store) Leases() jetstream.KeyValue { return s.leases }
@@ -153,7 +154,7 @@ func (s *Store) PublishAsyncTo(ctx context.Context, m *nats.Msg, stream string) 
 // SpecEntry is a spec with its key and revision.
 type SpecEntry struct {
 	ID       string
-	Spec     Spec
+	Spec     kvstore.Spec
 	Revision uint64
 	// Written is when this revision was stored.
 	Written time.Time
@@ -166,7 +167,7 @@ func (s *Store) GetSpec(ctx context.Context, id string) (SpecEntry, error) {
 	if err != nil {
 		return SpecEntry{}, fmt.Errorf("kvstore: get spec %q: %w", id, err)
 	}
-	spec, err := DecodeSpec(e.Value())
+	spec, err := kvstore.DecodeSpec(e.Value())
 	return SpecEntry{ID: id, Spec: spec, Revision: e.Revision(), Written: e.Created()}, err
 }
 
@@ -189,14 +190,14 @@ func (s *Store) SpecRecord(ctx context.Context, id string) (jetstream.KeyValueEn
 // (the error is a *FieldError), when the stored spec is the same
 // (SameSpec; the stored revision is returned), or when the schedule is
 // static (ErrStatic).
-func (s *Store) PutSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
+func (s *Store) PutSpec(ctx context.Context, id string, spec kvstore.Spec) (uint64, error) {
 	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{})
 	return r.Revision, err
 }
 
 // CreateSpec validates spec like PutSpec and writes it only if there is no
 // schedule id: ErrExists (an ErrConflict) when there is.
-func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, error) {
+func (s *Store) CreateSpec(ctx context.Context, id string, spec kvstore.Spec) (uint64, error) {
 	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{Create: true})
 	return r.Revision, err
 }
@@ -207,7 +208,7 @@ func (s *Store) CreateSpec(ctx context.Context, id string, spec Spec) (uint64, e
 // changed (or was removed and added again) since. As with PutSpec, an
 // every spec keeps the stored anchor of the same interval, and a spec
 // the same as the stored one is not written again.
-func (s *Store) UpdateSpec(ctx context.Context, id string, spec Spec, rev uint64) (uint64, error) {
+func (s *Store) UpdateSpec(ctx context.Context, id string, spec kvstore.Spec, rev uint64) (uint64, error) {
 	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{Update: true, IfRevision: rev})
 	return r.Revision, err
 }
@@ -258,13 +259,13 @@ const maxUpdateAttempts = 10
 // validation fails (a *FieldError), when the stored spec is the same
 // (Saved.Unchanged), or when o refuses the write (ErrExists, ErrNotFound,
 // ErrConflict, ErrStatic).
-func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOptions) (Saved, error) {
+func (s *Store) SaveSpec(ctx context.Context, id string, spec kvstore.Spec, o SaveOptions) (Saved, error) {
 	if err := o.checkStatic(spec); err != nil {
 		return Saved{}, err
 	}
 	for range maxUpdateAttempts {
 		cur, err := get(ctx, s.specs, "schedule", id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, kvstore.ErrNotFound) {
 			cur = nil
 		} else if err != nil {
 			return Saved{}, fmt.Errorf("kvstore: read spec %q: %w", id, err)
@@ -304,12 +305,12 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec Spec, o SaveOption
 			return Saved{}, revisionConflict(id, 0, o.IfRevision, "written")
 		}
 	}
-	return Saved{}, fmt.Errorf("kvstore: save spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+	return Saved{}, fmt.Errorf("kvstore: save spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, kvstore.ErrConflict)
 }
 
 // intent is the audit intent of writing p over cur (nil: none).
-func (p specPlan) intent(l Layout, id string, cur jetstream.KeyValueEntry) Intent {
-	in := Intent{Action: "schedule.put", Target: id, Detail: p.written, Bucket: l.SpecsBucket, Key: id, SHA256: sha256Hex(p.data)}
+func (p specPlan) intent(l kvstore.Layout, id string, cur jetstream.KeyValueEntry) kvstore.Intent {
+	in := kvstore.Intent{Action: "schedule.put", Target: id, Detail: p.written, Bucket: l.SpecsBucket, Key: id, SHA256: sha256Hex(p.data)}
 	if cur != nil {
 		in.Expect = cur.Revision()
 	}
@@ -323,7 +324,7 @@ func sha256Hex(data []byte) string {
 }
 
 // checkStatic refuses a spec whose static label is not the writer's.
-func (o SaveOptions) checkStatic(spec Spec) error {
+func (o SaveOptions) checkStatic(spec kvstore.Spec) error {
 	if spec.Static == o.Owner {
 		return nil
 	}
@@ -339,20 +340,20 @@ type specPlan struct {
 	saved     Saved
 	unchanged bool
 	// written is the spec to write and data its bytes.
-	written Spec
+	written kvstore.Spec
 	data    []byte
 }
 
 // planSpec decides a save of spec under id over cur (nil: no schedule),
 // as o says: unchanged, a refusal, or the spec to write, validated over
 // the stored one (see prepareSpec) with calendars from cals.
-func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals CalendarSource) (specPlan, error) {
+func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals kvstore.CalendarSource) (specPlan, error) {
 	if spec.Trace == nil && s.specTraces.Load() {
-		spec.Trace = TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
+		spec.Trace = kvstore.TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
 	}
 	if cur == nil {
 		if o.Update || o.IfRevision != 0 {
-			return specPlan{}, NotFound("schedule", id)
+			return specPlan{}, kvstore.NotFound("schedule", id)
 		}
 		written, data, err := s.prepareSpec(id, spec, nil, o, cals)
 		return specPlan{written: written, data: data}, err
@@ -366,9 +367,9 @@ func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstrea
 	if o.IfRevision != 0 && cur.Revision() != o.IfRevision {
 		return specPlan{}, revisionConflict(id, cur.Revision(), o.IfRevision, "written")
 	}
-	var stored *Spec
-	if st, derr := DecodeSpec(cur.Value()); derr == nil {
-		if SameSpec(st, spec) {
+	var stored *kvstore.Spec
+	if st, derr := kvstore.DecodeSpec(cur.Value()); derr == nil {
+		if kvstore.SameSpec(st, spec) {
 			return specPlan{saved: Saved{Revision: cur.Revision(), Unchanged: true}, unchanged: true}, nil
 		}
 		if err := o.checkOwner(id, st); err != nil {
@@ -381,7 +382,7 @@ func (s *Store) planSpec(ctx context.Context, id string, spec Spec, cur jetstrea
 }
 
 // checkAt refuses a one-shot in the past when o.Now is set.
-func (o SaveOptions) checkAt(spec Spec) error {
+func (o SaveOptions) checkAt(spec kvstore.Spec) error {
 	if o.Now.IsZero() || spec.At == nil || spec.At.After(o.Now) {
 		return nil
 	}
@@ -390,38 +391,38 @@ func (o SaveOptions) checkAt(spec Spec) error {
 
 // checkOwner refuses to replace or remove a stored static spec that the
 // writer does not own.
-func (o SaveOptions) checkOwner(id string, stored Spec) error {
+func (o SaveOptions) checkOwner(id string, stored kvstore.Spec) error {
 	switch {
 	case stored.Static == "" || stored.Static == o.Owner:
 		return nil
 	case o.Owner == "":
 		return StaticError(id, stored.Static)
 	}
-	return userErrorf(ErrStatic, "schedule %q is declared in %s, not in %s: one static source owns a schedule", id, stored.Static, o.Owner)
+	return userErrorf(kvstore.ErrStatic, "schedule %q is declared in %s, not in %s: one static source owns a schedule", id, stored.Static, o.Owner)
 }
 
 // StaticError is the error for a change to static schedule id, declared
 // by source, that its source did not make.
 func StaticError(id, source string) error {
-	return userErrorf(ErrStatic, "schedule %q is static: declared in %s (scheduler run --schedules or client.Static); change it there", id, source)
+	return userErrorf(kvstore.ErrStatic, "schedule %q is static: declared in %s (scheduler run --schedules or client.Static); change it there", id, source)
 }
 
 func existsError(id string) error {
-	return userErrorf(ErrExists, "conflict: schedule %q exists (update it, or create with upsert)", id)
+	return userErrorf(kvstore.ErrExists, "conflict: schedule %q exists (update it, or create with upsert)", id)
 }
 
 // revisionConflict is the error of a write or removal whose expected
 // revision want is not the stored one (have; 0 when unknown).
 func revisionConflict(id string, have, want uint64, done string) error {
 	if have == 0 {
-		return userErrorf(ErrConflict, "conflict: schedule %q is no longer at revision %d; nothing was %s", id, want, done)
+		return userErrorf(kvstore.ErrConflict, "conflict: schedule %q is no longer at revision %d; nothing was %s", id, want, done)
 	}
-	return userErrorf(ErrConflict, "conflict: schedule %q is at revision %d, not %d; nothing was %s", id, have, want, done)
+	return userErrorf(kvstore.ErrConflict, "conflict: schedule %q is at revision %d, not %d; nothing was %s", id, have, want, done)
 }
 
 // CheckSpec validates spec for id as a write over nothing would
 // (including that a named calendar exists), without writing.
-func (s *Store) CheckSpec(ctx context.Context, id string, spec Spec) error {
+func (s *Store) CheckSpec(ctx context.Context, id string, spec kvstore.Spec) error {
 	_, _, err := s.prepareSpec(id, spec, nil, SaveOptions{}, s.CalendarSource(ctx))
 	return err
 }
@@ -430,7 +431,7 @@ func (s *Store) CheckSpec(ctx context.Context, id string, spec Spec) error {
 // Spec.WithAnchor), validates it for id (with o.Now, a one-shot in the
 // past is refused), resolves its calendar from cals, and encodes it; it
 // returns the spec as it will be written and its bytes.
-func (s *Store) prepareSpec(id string, spec Spec, stored *Spec, o SaveOptions, cals CalendarSource) (Spec, []byte, error) {
+func (s *Store) prepareSpec(id string, spec kvstore.Spec, stored *kvstore.Spec, o SaveOptions, cals kvstore.CalendarSource) (kvstore.Spec, []byte, error) {
 	now := time.Now()
 	spec = spec.WithAnchor(stored, now)
 	if err := spec.CheckFields(id); err != nil {
@@ -475,12 +476,12 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 		if rev != 0 && e.Revision() != rev {
 			return revisionConflict(id, e.Revision(), rev, "removed")
 		}
-		if stored, derr := DecodeSpec(e.Value()); derr == nil {
+		if stored, derr := kvstore.DecodeSpec(e.Value()); derr == nil {
 			if err := (SaveOptions{Owner: owner}).checkOwner(id, stored); err != nil {
 				return err
 			}
 		}
-		mark, err := s.Intend(ctx, Intent{Action: "schedule.delete", Target: id, Bucket: s.layout.SpecsBucket, Key: id, Expect: e.Revision()})
+		mark, err := s.Intend(ctx, kvstore.Intent{Action: "schedule.delete", Target: id, Bucket: s.layout.SpecsBucket, Key: id, Expect: e.Revision()})
 		if err != nil {
 			return err
 		}
@@ -502,7 +503,7 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 		}
 		return nil
 	}
-	return fmt.Errorf("kvstore: delete spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, ErrConflict)
+	return fmt.Errorf("kvstore: delete spec %q: it kept changing; gave up after %d attempts: %w", id, maxUpdateAttempts, kvstore.ErrConflict)
 }
 
 // ListSpecs returns every spec. Records that do not decode are returned
@@ -511,7 +512,7 @@ func (s *Store) ListSpecs(ctx context.Context) ([]SpecEntry, map[string]error, e
 	var out []SpecEntry
 	bad := map[string]error{}
 	err := s.readAll(ctx, s.specs, ">", func(e jetstream.KeyValueEntry) {
-		spec, err := DecodeSpec(e.Value())
+		spec, err := kvstore.DecodeSpec(e.Value())
 		if err != nil {
 			bad[e.Key()] = err
 		}
@@ -535,17 +536,17 @@ func (s *Store) WatchState(ctx context.Context) (jetstream.KeyWatcher, error) {
 }
 
 // GetState reads the state of id.
-func (s *Store) GetState(ctx context.Context, id string) (State, uint64, error) {
+func (s *Store) GetState(ctx context.Context, id string) (kvstore.State, uint64, error) {
 	e, err := get(ctx, s.state, "state of schedule", id)
 	if err != nil {
-		return State{}, 0, fmt.Errorf("kvstore: get state %q: %w", id, err)
+		return kvstore.State{}, 0, fmt.Errorf("kvstore: get state %q: %w", id, err)
 	}
-	st, err := DecodeState(e.Value())
+	st, err := kvstore.DecodeState(e.Value())
 	return st, e.Revision(), err
 }
 
 // CreateState writes the first state of id. ErrConflict: it exists.
-func (s *Store) CreateState(ctx context.Context, id string, st State) (uint64, error) {
+func (s *Store) CreateState(ctx context.Context, id string, st kvstore.State) (uint64, error) {
 	data, err := st.Encode()
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
@@ -553,7 +554,7 @@ func (s *Store) CreateState(ctx context.Context, id string, st State) (uint64, e
 	rev, err := s.state.Create(ctx, id, data)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("kvstore: create state %q: %w", id, ErrConflict)
+			return 0, fmt.Errorf("kvstore: create state %q: %w", id, kvstore.ErrConflict)
 		}
 		return 0, fmt.Errorf("kvstore: create state %q: %w", id, err)
 	}
@@ -562,7 +563,7 @@ func (s *Store) CreateState(ctx context.Context, id string, st State) (uint64, e
 
 // UpdateState writes st if the record is still at revision rev.
 // ErrConflict: it changed; re-read and re-decide.
-func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64) (uint64, error) {
+func (s *Store) UpdateState(ctx context.Context, id string, st kvstore.State, rev uint64) (uint64, error) {
 	data, err := st.Encode()
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
@@ -570,7 +571,7 @@ func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64
 	n, err := s.update(ctx, s.state, id, data, rev)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("kvstore: update state %q at revision %d: %w", id, rev, ErrConflict)
+			return 0, fmt.Errorf("kvstore: update state %q at revision %d: %w", id, rev, kvstore.ErrConflict)
 		}
 		return 0, fmt.Errorf("kvstore: update state %q: %w", id, err)
 	}
@@ -580,7 +581,7 @@ func (s *Store) UpdateState(ctx context.Context, id string, st State, rev uint64
 // WriteState writes st for an operator's action, carrying its audit mark:
 // if the record is still at revision rev, or, with rev 0, if there is
 // none (CreateState). ErrConflict: it changed; re-read and re-decide.
-func (s *Store) WriteState(ctx context.Context, id string, st State, rev uint64, mark AuditMark) (uint64, error) {
+func (s *Store) WriteState(ctx context.Context, id string, st kvstore.State, rev uint64, mark AuditMark) (uint64, error) {
 	data, err := st.Encode()
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: encode state %q: %w", id, err)
@@ -592,7 +593,7 @@ func (s *Store) WriteState(ctx context.Context, id string, st State, rev uint64,
 		n, err = s.writeMarked(ctx, s.state, id, data, rev, mark)
 	}
 	if errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-		return 0, fmt.Errorf("kvstore: write state %q at revision %d: %w", id, rev, ErrConflict)
+		return 0, fmt.Errorf("kvstore: write state %q at revision %d: %w", id, rev, kvstore.ErrConflict)
 	}
 	if err != nil {
 		return 0, fmt.Errorf("kvstore: write state %q: %w", id, err)
@@ -626,14 +627,14 @@ func (s *Store) DeleteState(ctx context.Context, id string, rev uint64) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-		return fmt.Errorf("kvstore: delete state %q at revision %d: %w", id, rev, ErrConflict)
+		return fmt.Errorf("kvstore: delete state %q at revision %d: %w", id, rev, kvstore.ErrConflict)
 	default:
 		return fmt.Errorf("kvstore: delete state %q: %w", id, err)
 	}
 }
 
 // PutTick writes a slot's ledger entry.
-func (s *Store) PutTick(ctx context.Context, t Tick) error {
+func (s *Store) PutTick(ctx context.Context, t kvstore.Tick) error {
 	data, err := t.Encode()
 	if err != nil {
 		return fmt.Errorf("kvstore: encode tick: %w", err)
@@ -648,30 +649,30 @@ func (s *Store) PutTick(ctx context.Context, t Tick) error {
 // GetTick reads a slot's ledger entry; ErrNotFound when there is none.
 // An entry without a slot time has the one its slot id names (see
 // Tick.WithSlotOf).
-func (s *Store) GetTick(ctx context.Context, slotID string) (Tick, error) {
+func (s *Store) GetTick(ctx context.Context, slotID string) (kvstore.Tick, error) {
 	e, err := get(ctx, s.ticks, "slot", slotID)
 	if err != nil {
-		return Tick{}, fmt.Errorf("kvstore: get tick %s: %w", slotID, err)
+		return kvstore.Tick{}, fmt.Errorf("kvstore: get tick %s: %w", slotID, err)
 	}
-	t, err := DecodeTick(e.Value())
+	t, err := kvstore.DecodeTick(e.Value())
 	if err != nil {
-		return Tick{}, err
+		return kvstore.Tick{}, err
 	}
 	return t.WithSlotOf(slotID), nil
 }
 
 // History returns the ledger of schedule id (see Ledger), oldest slot
 // first.
-func (s *Store) History(ctx context.Context, id string) ([]Tick, error) {
+func (s *Store) History(ctx context.Context, id string) ([]kvstore.Tick, error) {
 	ledger, err := s.Ledger(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Tick, 0, len(ledger))
+	out := make([]kvstore.Tick, 0, len(ledger))
 	for _, t := range ledger {
 		out = append(out, t)
 	}
-	slices.SortFunc(out, func(x, y Tick) int { return cmp.Or(x.Slot.Compare(y.Slot), strings.Compare(x.Key(), y.Key())) })
+	slices.SortFunc(out, func(x, y kvstore.Tick) int { return cmp.Or(x.Slot.Compare(y.Slot), strings.Compare(x.Key(), y.Key())) })
 	return out, nil
 }
 
@@ -680,7 +681,7 @@ func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstrea
 	e, err := kv.Get(ctx, key)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return nil, NotFound(kind, key)
+			return nil, kvstore.NotFound(kind, key)
 		}
 		return nil, err
 	}
@@ -689,7 +690,7 @@ func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstrea
 
 // PutTickAsync sends a slot's ledger entry without waiting: the future
 // reports its acknowledgement (see PublishAsync, which waits for room).
-func (s *Store) PutTickAsync(ctx context.Context, t Tick) (jetstream.PubAckFuture, error) {
+func (s *Store) PutTickAsync(ctx context.Context, t kvstore.Tick) (jetstream.PubAckFuture, error) {
 	data, err := t.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: encode tick: %w", err)
@@ -741,7 +742,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 	hist, err := s.specs.History(ctx, id)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, NotFound("schedule", id))
+			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, kvstore.NotFound("schedule", id))
 		}
 		return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, err)
 	}
@@ -752,7 +753,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 		}
 	}
 	if first >= len(hist) {
-		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, NotFound("schedule", id))
+		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, kvstore.NotFound("schedule", id))
 	}
 	st, err := s.specs.Status(ctx)
 	if err != nil {

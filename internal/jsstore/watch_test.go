@@ -1,4 +1,4 @@
-package kvstore_test
+package jsstore_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -253,13 +254,13 @@ func TestWatchOutlivesItsConsumer(t *testing.T) {
 
 // withSpecs starts a server with the default layout set up, and returns
 // it, a connection's JetStream, the store on it and the specs bucket.
-func withSpecs(t *testing.T) (*natstest.Server, jetstream.JetStream, *kvstore.Store, jetstream.KeyValue) {
+func withSpecs(t *testing.T) (*natstest.Server, jetstream.JetStream, *jsstore.Store, jetstream.KeyValue) {
 	t.Helper()
 	return withSpecsOn(t, natstest.Start(t))
 }
 
 // withSpecsOn is withSpecs on a server already started.
-func withSpecsOn(t *testing.T, srv *natstest.Server) (*natstest.Server, jetstream.JetStream, *kvstore.Store, jetstream.KeyValue) {
+func withSpecsOn(t *testing.T, srv *natstest.Server) (*natstest.Server, jetstream.JetStream, *jsstore.Store, jetstream.KeyValue) {
 	t.Helper()
 	_, js := srv.Connect(t)
 	store := newStore(t, js)
@@ -284,13 +285,13 @@ func watchSpecsOverSlowLink(t *testing.T, srv *natstest.Server, rate int) (*nats
 }
 
 // newStore sets the default layout up (again, if it is) and opens it.
-func newStore(t testing.TB, js jetstream.JetStream) *kvstore.Store {
+func newStore(t testing.TB, js jetstream.JetStream) *jsstore.Store {
 	t.Helper()
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func BenchmarkWatchMetadata(b *testing.B) {
 	b.Run("store", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if !kvstore.DeliveryOK(m.Reply()) {
+			if !jsstore.DeliveryOK(m.Reply()) {
 				b.Fatal(m.Reply())
 			}
 		}

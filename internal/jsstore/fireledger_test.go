@@ -1,4 +1,4 @@
-package kvstore_test
+package jsstore_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -144,7 +145,7 @@ func TestFiresOfLeavesNoConsumer(t *testing.T) {
 	natstest.PublishFire(t, s.JetStream(), natstest.Fire{Schedule: "a", Workflow: "wf", At: base})
 	for range 3 {
 		n := 0
-		if err := s.FiresOf(ctx, "a", func(kvstore.Fired) bool { n++; return true }); err != nil || n != 1 {
+		if err := s.FiresOf(ctx, "a", func(jsstore.Fired) bool { n++; return true }); err != nil || n != 1 {
 			t.Fatalf("FiresOf: %d fires, %v", n, err)
 		}
 		if _, err := s.Ledger(ctx, "b"); err != nil { // no fire at all

@@ -1,4 +1,4 @@
-package kvstore_test
+package jsstore_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -249,18 +250,18 @@ func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
 	srv := natstest.Start(t)
 	nc, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Preflight(ctx, nc, js); err != nil {
+	if err := jsstore.Preflight(ctx, nc, js); err != nil {
 		t.Fatalf("preflight on a JetStream server: %v", err)
 	}
 	for range 2 {
-		if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{TickRetention: time.Hour}); err != nil {
+		if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{TickRetention: time.Hour}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{Replicas: 9}); err == nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{Replicas: 9}); err == nil {
 		t.Fatal("replicas 9 accepted")
 	}
-	s, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	s, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +320,7 @@ func TestSetupIsIdempotentAndStoreMapsConflicts(t *testing.T) {
 	if users, err := s.CalendarUsers(ctx, "fr"); err != nil || len(users) != 1 || users[0] != "uses-fr" {
 		t.Fatalf("CalendarUsers = %v, %v", users, err)
 	}
-	if err := s.DeleteCalendar(ctx, "fr", false); !errors.Is(err, kvstore.ErrInUse) {
+	if err := s.DeleteCalendar(ctx, "fr", false); !errors.Is(err, jsstore.ErrInUse) {
 		t.Fatalf("DeleteCalendar in use: %v", err)
 	}
 	tick := kvstore.Tick{Schedule: "a", Slot: time.UnixMilli(1_800_000_000_000).UTC(), Status: kvstore.TickDispatched}
@@ -380,7 +381,7 @@ func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
 	_, js := srv.Connect(t)
 	ctx := context.Background()
 	l := kvstore.NamedLayout("acme")
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{Layout: l}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{Layout: l}); err != nil {
 		t.Fatal(err)
 	}
 	var got []string

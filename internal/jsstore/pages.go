@@ -1,10 +1,11 @@
-package kvstore
+package jsstore
 
 import (
 	"container/heap"
 	"context"
 	"fmt"
 
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -83,7 +84,7 @@ func (s *Store) PageKeys(ctx context.Context, b Bucket, filter string, cmp func(
 		return KeyPage{}, err
 	}
 	if limit < 1 {
-		return KeyPage{}, fmt.Errorf("%w: limit %d", ErrInvalid, limit)
+		return KeyPage{}, fmt.Errorf("%w: limit %d", kvstore.ErrInvalid, limit)
 	}
 	lister, err := s.watch(ctx, kv, watchOpts{filter: filter, ignoreDeletes: true, keysOnly: true})
 	if err != nil {

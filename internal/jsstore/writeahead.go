@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"context"
@@ -10,45 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-// The audit trail is written ahead of every change the store makes for a
-// user (docs/operations.md, "Audit trail: written ahead"): an intent entry
-// first, and only once it is appended the write, which carries the
-// intent's trail sequence in the header AuditSeqHeader. A trail that
-// cannot be appended refuses the change (ErrAuditUnavailable): nothing is
-// written.
-
-// AuditSeqHeader is the header of a key-value write made through an
-// audited store: the trail sequence of the write's intent entry (decimal).
-const AuditSeqHeader = "Sched-Audit-Seq"
-
-// ErrAuditUnavailable is returned when a change was refused because its
-// intent could not be appended to the audit trail (the trail's stream is
-// full, unreachable or refuses the append). Nothing was changed; retry
-// once the trail accepts appends again. The admin API's code is
-// audit_unavailable.
-var ErrAuditUnavailable = errors.New("kvstore: audit trail unavailable")
-
-// Intent is a change about to be made: what the audit trail records ahead
-// of it.
-type Intent struct {
-	// Action is what is done ("schedule.put", "schedule.pause", ...) and
-	// Target what it is done to (a schedule id, a calendar name, a timer
-	// key).
-	Action, Target string
-	// Detail is the change's content (the spec written, the pause, ...).
-	Detail any
-	// Bucket and Key name the key-value entry the change writes.
-	Bucket, Key string
-	// Expect is the revision the entry is expected at when the intent is
-	// written (0: not known, or the entry does not exist).
-	Expect uint64
-	// SHA256 is the hex SHA-256 of the value to be written, when it is
-	// known before the write ("" for a delete, or a value that depends on
-	// a re-read).
-	SHA256 string
-}
 
 // Auditor writes the audit trail ahead of the store's changes (audit.Log
 // is one). Intend is called before a change is applied; when it fails the
@@ -56,7 +19,7 @@ type Intent struct {
 // whose intent was appended was then not applied.
 type Auditor interface {
 	// Intend appends in and returns its trail sequence (never 0).
-	Intend(ctx context.Context, in Intent) (uint64, error)
+	Intend(ctx context.Context, in kvstore.Intent) (uint64, error)
 	// Abandon records that the changes of the intents at seqs were not
 	// applied, and why.
 	Abandon(ctx context.Context, seqs []uint64, reason string) error
@@ -68,7 +31,7 @@ type Auditor interface {
 type BatchAuditor interface {
 	// IntendAll appends one intent per element of ins and returns their
 	// sequences. On error, the first len(seqs) were appended.
-	IntendAll(ctx context.Context, ins []Intent) ([]uint64, error)
+	IntendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error)
 }
 
 // AuditMark is the trail sequence of a change's intent (0: the store has
@@ -83,13 +46,13 @@ func (a AuditMark) set(m *nats.Msg) {
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
-	m.Header.Set(AuditSeqHeader, strconv.FormatUint(uint64(a), 10))
+	m.Header.Set(kvstore.AuditSeqHeader, strconv.FormatUint(uint64(a), 10))
 }
 
 // Intend appends in to the audit trail ahead of its change and returns
 // the mark its write carries; with no auditor, the zero mark. An error
 // wraps ErrAuditUnavailable: the change must not be made.
-func (s *Store) Intend(ctx context.Context, in Intent) (AuditMark, error) {
+func (s *Store) Intend(ctx context.Context, in kvstore.Intent) (AuditMark, error) {
 	if s.auditor == nil {
 		return 0, nil
 	}
@@ -103,9 +66,9 @@ func (s *Store) Intend(ctx context.Context, in Intent) (AuditMark, error) {
 // auditUnavailable is the refusal of action on target because the trail
 // could not be appended.
 func auditUnavailable(action, target string, err error) error {
-	return &UserError{Kind: ErrAuditUnavailable, Err: err, Msg: fmt.Sprintf(
+	return &kvstore.UserError{Kind: kvstore.ErrAuditUnavailable, Err: err, Msg: fmt.Sprintf(
 		"audit_unavailable: the audit trail could not be written, so %s %s was not done (nothing changed): %s",
-		action, target, UserMessage(err))}
+		action, target, kvstore.UserMessage(err))}
 }
 
 // Abandon records, best effort, that the change of mark was not made
@@ -126,7 +89,7 @@ func (s *Store) Abandon(ctx context.Context, cause error, marks ...AuditMark) {
 	}
 	reason := "not applied"
 	if cause != nil {
-		reason = UserMessage(cause)
+		reason = kvstore.UserMessage(cause)
 	}
 	_ = s.auditor.Abandon(context.WithoutCancel(ctx), seqs, reason)
 }
@@ -134,7 +97,7 @@ func (s *Store) Abandon(ctx context.Context, cause error, marks ...AuditMark) {
 // WriteAhead appends in's intent, then runs write with its mark; when
 // write fails the intent is abandoned. It is Intend, write and Abandon
 // for a change made in one go.
-func (s *Store) WriteAhead(ctx context.Context, in Intent, write func(AuditMark) error) error {
+func (s *Store) WriteAhead(ctx context.Context, in kvstore.Intent, write func(AuditMark) error) error {
 	mark, err := s.Intend(ctx, in)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package kvstore_test
+package jsstore_test
 
 import (
 	"context"

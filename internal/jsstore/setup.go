@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"cmp"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/redact"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/mod/semver"
@@ -60,7 +61,7 @@ func versionAtLeast(have, want string) bool {
 // SetupConfig says how to create jetsched's buckets and streams.
 type SetupConfig struct {
 	// Layout names them. Zero value: the defaults.
-	Layout Layout
+	Layout kvstore.Layout
 	// Replicas for every bucket and stream (3 on a cluster). Default 1.
 	Replicas int
 	// TickRetention is how long ledger entries live (the TTL of
@@ -102,15 +103,15 @@ func (c SetupConfig) withDefaults() SetupConfig {
 func (c SetupConfig) validate() error {
 	switch {
 	case c.Replicas < 1 || c.Replicas > 5:
-		return fmt.Errorf("%w: replicas %d: must be 1 to 5", ErrInvalid, c.Replicas)
+		return fmt.Errorf("%w: replicas %d: must be 1 to 5", kvstore.ErrInvalid, c.Replicas)
 	case c.Shards < 1 || c.Shards > 4096:
-		return fmt.Errorf("%w: shards %d: must be 1 to 4096", ErrInvalid, c.Shards)
+		return fmt.Errorf("%w: shards %d: must be 1 to 4096", kvstore.ErrInvalid, c.Shards)
 	case c.FireHistory < -1 || c.FireHistory == 0:
-		return fmt.Errorf("%w: fire history %d: must be at least 1, or -1 for no limit", ErrInvalid, c.FireHistory)
+		return fmt.Errorf("%w: fire history %d: must be at least 1, or -1 for no limit", kvstore.ErrInvalid, c.FireHistory)
 	case c.DuplicateWindow < time.Second:
-		return fmt.Errorf("%w: duplicate window %s: must be at least 1s", ErrInvalid, c.DuplicateWindow)
+		return fmt.Errorf("%w: duplicate window %s: must be at least 1s", kvstore.ErrInvalid, c.DuplicateWindow)
 	case c.DuplicateWindow > c.FireRetention:
-		return fmt.Errorf("%w: duplicate window %s longer than fire retention %s", ErrInvalid, c.DuplicateWindow, c.FireRetention)
+		return fmt.Errorf("%w: duplicate window %s longer than fire retention %s", kvstore.ErrInvalid, c.DuplicateWindow, c.FireRetention)
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsonenc"
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Window is a claim that covers many slots at once: the value of key
@@ -53,8 +54,8 @@ type WindowSlot struct {
 // Claim is the per-slot claim a window stands for on slot s: the window's
 // token, owner and lifetime, so that whoever settles it later (or takes it
 // over when it expired) treats it like any claim.
-func (w Window) Claim(s WindowSlot) Claim {
-	return Claim{Slot: s.Slot.UTC(), Token: w.Token, Owner: w.Owner, At: w.At, Expires: w.Expires, Reason: s.Reason, Window: w.Name()}
+func (w Window) Claim(s WindowSlot) kvstore.Claim {
+	return kvstore.Claim{Slot: s.Slot.UTC(), Token: w.Token, Owner: w.Owner, At: w.At, Expires: w.Expires, Reason: s.Reason, Window: w.Name()}
 }
 
 // Name is "<shard>/<seq>".
@@ -67,7 +68,7 @@ func WindowKey(shard int) string { return "window." + strconv.Itoa(shard) }
 func DecodeWindow(data []byte) (Window, error) {
 	var w Window
 	if err := json.Unmarshal(data, &w); err != nil {
-		return Window{}, fmt.Errorf("%w: window record: %v", ErrInvalid, err)
+		return Window{}, fmt.Errorf("%w: window record: %v", kvstore.ErrInvalid, err)
 	}
 	return w, nil
 }
@@ -89,7 +90,7 @@ func (s *Store) GetWindow(ctx context.Context, shard int) (Window, uint64, error
 	}
 	w, err := DecodeWindow(e.Value())
 	if err == nil && w.Shard != shard {
-		err = fmt.Errorf("%w: window record %s names shard %d", ErrInvalid, key, w.Shard)
+		err = fmt.Errorf("%w: window record %s names shard %d", kvstore.ErrInvalid, key, w.Shard)
 	}
 	return w, e.Revision(), err
 }
@@ -111,7 +112,7 @@ func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, er
 	}
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) || errors.Is(err, jetstream.ErrKeyRevisionMismatch) {
-			return 0, fmt.Errorf("kvstore: claim window %s at revision %d: %w", w.Name(), rev, ErrConflict)
+			return 0, fmt.Errorf("kvstore: claim window %s at revision %d: %w", w.Name(), rev, kvstore.ErrConflict)
 		}
 		return 0, fmt.Errorf("kvstore: claim window %s: %w", w.Name(), err)
 	}
@@ -124,7 +125,7 @@ func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, er
 // the conflict (check with StateConflict). Over a delete marker, rev is
 // the marker's revision.
 // It waits for room as PublishAsync does.
-func (s *Store) UpdateStateAsync(ctx context.Context, id string, st State, rev uint64) (jetstream.PubAckFuture, error) {
+func (s *Store) UpdateStateAsync(ctx context.Context, id string, st kvstore.State, rev uint64) (jetstream.PubAckFuture, error) {
 	data, err := st.Encode()
 	if err != nil {
 		return nil, fmt.Errorf("kvstore: encode state %q: %w", id, err)
@@ -178,7 +179,7 @@ func (w Window) appendJSON(b []byte) ([]byte, error) {
 	e.Close()
 	out, err := e.Result(b)
 	if err != nil {
-		return b, fmt.Errorf("%w: window record: %w", ErrInvalid, err)
+		return b, fmt.Errorf("%w: window record: %w", kvstore.ErrInvalid, err)
 	}
 	return out, nil
 }

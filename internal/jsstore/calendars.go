@@ -1,4 +1,4 @@
-package kvstore
+package jsstore
 
 import (
 	"context"
@@ -9,16 +9,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // ErrInUse is returned when removing a calendar that schedules still name.
 var ErrInUse = errors.New("kvstore: in use")
-
-// ValidateCalendarName checks a calendar name (a KV key): the rules of
-// ValidateID.
-func ValidateCalendarName(name string) error {
-	return validateToken("calendar", name)
-}
 
 // CalendarEntry is a stored calendar with its name and revision.
 type CalendarEntry struct {
@@ -30,19 +25,19 @@ type CalendarEntry struct {
 // PutCalendar validates a calendar's JSON form and stores it under name,
 // in canonical form. Nothing is written when it does not parse.
 func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (CalendarEntry, error) {
-	if err := ValidateCalendarName(name); err != nil {
+	if err := kvstore.ValidateCalendarName(name); err != nil {
 		return CalendarEntry{}, err
 	}
 	cal, err := calendar.Parse(data)
 	if err != nil {
-		return CalendarEntry{}, &FieldError{Field: "calendar", Value: name, Err: err}
+		return CalendarEntry{}, &kvstore.FieldError{Field: "calendar", Value: name, Err: err}
 	}
 	canon, err := cal.MarshalJSON()
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: encode calendar %q: %w", name, err)
 	}
 	var rev uint64
-	err = s.WriteAhead(ctx, Intent{Action: "calendar.put", Target: name, Detail: json.RawMessage(canon), Bucket: s.layout.CalendarsBucket, Key: name, SHA256: sha256Hex(canon)},
+	err = s.WriteAhead(ctx, kvstore.Intent{Action: "calendar.put", Target: name, Detail: json.RawMessage(canon), Bucket: s.layout.CalendarsBucket, Key: name, SHA256: sha256Hex(canon)},
 		func(mark AuditMark) (err error) {
 			rev, err = s.putMarked(ctx, s.calendars, name, canon, mark)
 			return err
@@ -61,7 +56,7 @@ func (s *Store) GetCalendar(ctx context.Context, name string) (CalendarEntry, er
 	}
 	cal, err := calendar.Parse(e.Value())
 	if err != nil {
-		return CalendarEntry{Name: name, Revision: e.Revision()}, &FieldError{Field: "calendar", Value: name, Err: err}
+		return CalendarEntry{Name: name, Revision: e.Revision()}, &kvstore.FieldError{Field: "calendar", Value: name, Err: err}
 	}
 	return CalendarEntry{Name: name, Calendar: cal, Revision: e.Revision()}, nil
 }
@@ -99,7 +94,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return userErrorf(ErrInUse, "in use: calendar %q is used by %d schedule(s) %s; remove them first or force", name, len(users), firstFew(users))
 		}
 	}
-	err := s.WriteAhead(ctx, Intent{Action: "calendar.delete", Target: name, Detail: map[string]bool{"force": force}, Bucket: s.layout.CalendarsBucket, Key: name},
+	err := s.WriteAhead(ctx, kvstore.Intent{Action: "calendar.delete", Target: name, Detail: map[string]bool{"force": force}, Bucket: s.layout.CalendarsBucket, Key: name},
 		func(mark AuditMark) error {
 			_, err := s.deleteKey(ctx, s.calendars, name, 0, mark)
 			return err
@@ -134,7 +129,7 @@ func (s *Store) WatchCalendars(ctx context.Context) (jetstream.KeyWatcher, error
 }
 
 // CalendarSource looks a calendar up by name for Spec.Compile.
-func (s *Store) CalendarSource(ctx context.Context) CalendarSource {
+func (s *Store) CalendarSource(ctx context.Context) kvstore.CalendarSource {
 	return func(name string) (*calendar.Calendar, error) {
 		e, err := s.GetCalendar(ctx, name)
 		if err != nil {

@@ -1,4 +1,4 @@
-package kvstore_test
+package jsstore_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -19,7 +20,7 @@ func TestEndedLists(t *testing.T) {
 	_, store := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	l := kvstore.Ended{Shard: 3, Owner: "s1", At: at, Slots: []kvstore.EndedSlot{
+	l := jsstore.Ended{Shard: 3, Owner: "s1", At: at, Slots: []jsstore.EndedSlot{
 		{Schedule: "a", Slot: at.Add(-time.Second), Seq: 7, Window: "3/1"},
 		{Schedule: "b", Slot: at.Add(-time.Second), Seq: 8, Window: "3/1"},
 	}}
@@ -92,7 +93,7 @@ func TestEndedListsPastOneAnswer(t *testing.T) {
 	}
 	var last uint64
 	for i := range n + 1 {
-		l := kvstore.Ended{Shard: 5, Owner: "s1", At: at, Slots: []kvstore.EndedSlot{{Schedule: "s" + strconv.Itoa(i), Slot: at, Seq: uint64(i + 1), Window: "5/1"}}}
+		l := jsstore.Ended{Shard: 5, Owner: "s1", At: at, Slots: []jsstore.EndedSlot{{Schedule: "s" + strconv.Itoa(i), Slot: at, Seq: uint64(i + 1), Window: "5/1"}}}
 		rev, err := store.PutEnded(ctx, l, "t"+strconv.Itoa(i))
 		if err != nil {
 			t.Fatal(err)
@@ -144,15 +145,15 @@ func TestEndedReader(t *testing.T) {
 	}
 	shard := kvstore.ShardOf(same[0], shards)
 	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
-	put := func(shard int, token string, slots ...kvstore.EndedSlot) {
+	put := func(shard int, token string, slots ...jsstore.EndedSlot) {
 		t.Helper()
-		if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at, Slots: slots}, token); err != nil {
+		if _, err := store.PutEnded(ctx, jsstore.Ended{Shard: shard, Owner: "s1", At: at, Slots: slots}, token); err != nil {
 			t.Fatal(err)
 		}
 	}
-	put(shard, "t1", kvstore.EndedSlot{Schedule: same[0], Slot: at.Add(-2 * time.Second), Seq: 1, Window: "w/1"})
-	put(shard, "t2", kvstore.EndedSlot{Schedule: same[0], Slot: at.Add(-time.Second), Seq: 2, Window: "w/2"})
-	put(kvstore.ShardOf(other, shards), "t3", kvstore.EndedSlot{Schedule: other, Slot: at.Add(-time.Second), Seq: 3, Window: "w/3"})
+	put(shard, "t1", jsstore.EndedSlot{Schedule: same[0], Slot: at.Add(-2 * time.Second), Seq: 1, Window: "w/1"})
+	put(shard, "t2", jsstore.EndedSlot{Schedule: same[0], Slot: at.Add(-time.Second), Seq: 2, Window: "w/2"})
+	put(kvstore.ShardOf(other, shards), "t3", jsstore.EndedSlot{Schedule: other, Slot: at.Add(-time.Second), Seq: 3, Window: "w/3"})
 
 	r := store.NewEndedReader()
 	s, l, ok, err := r.SlotOf(ctx, same[0])
@@ -165,7 +166,7 @@ func TestEndedReader(t *testing.T) {
 	if s, _, ok, err := r.SlotOf(ctx, other); err != nil || !ok || s.Seq != 3 {
 		t.Fatalf("SlotOf(%s), another shard: %+v, %v, %v", other, s, ok, err)
 	}
-	put(shard, "t4", kvstore.EndedSlot{Schedule: same[2], Slot: at, Seq: 4, Window: "w/4"})
+	put(shard, "t4", jsstore.EndedSlot{Schedule: same[2], Slot: at, Seq: 4, Window: "w/4"})
 	if _, _, ok, err := r.SlotOf(ctx, same[2]); err != nil || ok {
 		t.Errorf("SlotOf(%s) from a reader that had read its shard: ok %v, %v; want the shard as first read", same[2], ok, err)
 	}
@@ -188,18 +189,18 @@ func TestEndedReaderHints(t *testing.T) {
 	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	id, shard := "h0", kvstore.ShardOf("h0", shards)
 	otherShard := (shard + 1) % shards
-	if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at,
-		Slots: []kvstore.EndedSlot{{Schedule: id, Slot: at.Add(-time.Second), Seq: 5, Window: "w/5"}}}, "good"); err != nil {
+	if _, err := store.PutEnded(ctx, jsstore.Ended{Shard: shard, Owner: "s1", At: at,
+		Slots: []jsstore.EndedSlot{{Schedule: id, Slot: at.Add(-time.Second), Seq: 5, Window: "w/5"}}}, "good"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutEnded(ctx, kvstore.Ended{Shard: shard, Owner: "s1", At: at,
-		Slots: []kvstore.EndedSlot{{Schedule: "someone-else", Slot: at, Seq: 6}}}, "notnamed"); err != nil {
+	if _, err := store.PutEnded(ctx, jsstore.Ended{Shard: shard, Owner: "s1", At: at,
+		Slots: []jsstore.EndedSlot{{Schedule: "someone-else", Slot: at, Seq: 6}}}, "notnamed"); err != nil {
 		t.Fatal(err)
 	}
 	forged := map[string]string{
-		kvstore.EndedKey(shard, "wrongshard"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
-		kvstore.EndedKey(otherShard, "other"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
-		kvstore.EndedKey(shard, "junk"):       `not json`,
+		jsstore.EndedKey(shard, "wrongshard"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
+		jsstore.EndedKey(otherShard, "other"): `{"shard":` + strconv.Itoa(otherShard) + `,"slots":[{"schedule":"h0","slot":"2026-12-04T12:00:00Z","seq":9}]}`,
+		jsstore.EndedKey(shard, "junk"):       `not json`,
 	}
 	for k, v := range forged {
 		if _, err := store.Leases().Put(ctx, k, []byte(v)); err != nil {
@@ -208,15 +209,15 @@ func TestEndedReaderHints(t *testing.T) {
 	}
 
 	r := store.NewEndedReader()
-	r.Hint(id, kvstore.EndedKey(shard, "good"))
+	r.Hint(id, jsstore.EndedKey(shard, "good"))
 	if s, _, ok, err := r.SlotOf(ctx, id); err != nil || !ok || s.Seq != 5 {
 		t.Fatalf("hinted SlotOf = %+v, %v, %v; want seq 5", s, ok, err)
 	}
 	if n := r.ShardsRead(); n != 0 {
 		t.Errorf("a right hint read %d shards' lists, want none", n)
 	}
-	for _, key := range []string{kvstore.EndedKey(shard, "gone"), kvstore.EndedKey(shard, "notnamed"),
-		kvstore.EndedKey(shard, "wrongshard"), kvstore.EndedKey(otherShard, "other"), kvstore.EndedKey(shard, "junk"), "window.3"} {
+	for _, key := range []string{jsstore.EndedKey(shard, "gone"), jsstore.EndedKey(shard, "notnamed"),
+		jsstore.EndedKey(shard, "wrongshard"), jsstore.EndedKey(otherShard, "other"), jsstore.EndedKey(shard, "junk"), "window.3"} {
 		r := store.NewEndedReader()
 		r.Hint(id, key)
 		if s, _, ok, err := r.SlotOf(ctx, id); err != nil || !ok || s.Seq != 5 {
