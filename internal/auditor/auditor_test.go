@@ -17,9 +17,9 @@ import (
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -258,8 +258,8 @@ func TestExternalChanges(t *testing.T) {
 	if _, err := b.store.PutSpec(ctx, "api-spec", kvstore.Spec{Workflow: "wf", Every: "1m"}); err != nil {
 		t.Fatal(err)
 	}
-	client := wakeup.Client{Store: b.store}
-	e, err := client.Register(ctx, wakeup.Request{Run: "r1", Step: "s1", Workflow: "wf", When: "1h"})
+	client := wakeups.Client{Store: b.store}
+	e, err := client.Register(ctx, wakeups.Request{Run: "r1", Step: "s1", Workflow: "wf", When: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -285,8 +285,8 @@ func TestExternalChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := wakeup.Client{Store: mustOpen(t, b.js)} // a Go client without the trail
-	direct, err := plain.Register(ctx, wakeup.Request{Run: "r2", Step: "s1", Workflow: "wf", When: "1h"})
+	plain := wakeups.Client{Store: mustOpen(t, b.js)} // a Go client without the trail
+	direct, err := plain.Register(ctx, wakeups.Request{Run: "r2", Step: "s1", Workflow: "wf", When: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}

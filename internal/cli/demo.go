@@ -15,8 +15,8 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // demoSchedules registers the demo's sample schedules.
@@ -142,9 +142,9 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 			return nil, err
 		}
 	}
-	client := wakeup.Client{Store: d.Store()}
+	client := wakeups.Client{Store: d.Store()}
 	for _, order := range demoOrders {
-		req := wakeup.Request{
+		req := wakeups.Request{
 			Run: order, Step: "escalate", Workflow: "approvals", When: "8s", Condition: "awaiting_approval",
 			Payload: json.RawMessage(`{"order":"` + order + `","action":"escalate to a manager"}`),
 		}

@@ -12,8 +12,8 @@ import (
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // TestUnacknowledgedWakeupIsPublishedAgain: a wakeup sent while the wakeup
@@ -53,7 +53,7 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
-	ent, err := wakeup.Client{Store: store}.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "1ms"})
+	ent, err := wakeups.Client{Store: store}.Register(ctx, wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "1ms"})
 	if err != nil {
 		t.Fatal(err)
 	}

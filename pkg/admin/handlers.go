@@ -11,8 +11,8 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
@@ -21,7 +21,7 @@ type handlers struct {
 	store   *jsstore.Store
 	cat     *catalog
 	control fires.Control
-	timers  wakeup.Client
+	timers  wakeups.Client
 	// replyBudget bounds the bytes of a listing's items, well under the
 	// connection's max payload.
 	replyBudget int
@@ -34,7 +34,7 @@ func newHandlers(store *jsstore.Store, cat *catalog, nc *nats.Conn, maxBackfill 
 	}
 	return handlers{store: store, cat: cat, replyBudget: budget,
 		control: fires.Control{Store: store, MaxBackfillSlots: maxBackfill},
-		timers:  wakeup.Client{Store: store}}
+		timers:  wakeups.Client{Store: store}}
 }
 
 type endpoint func(ctx context.Context, body []byte) (any, error)

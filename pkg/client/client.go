@@ -5,6 +5,12 @@
 // validation and compare-and-swap as the scheduler CLI; listings (List,
 // Schedules) ask the admin API of a running scheduler, which keeps the
 // sorted catalogue that makes a page cheap at a million schedules.
+//
+// Stability: what it writes (spec records in sched_specs, timer records,
+// the admin API requests it sends) follows docs/records.md and
+// docs/protocol.md. The Go API (New, the options, Client's methods and
+// the types they return) keeps its signatures within a major version;
+// new options and new fields may be added.
 package client
 
 import (
@@ -19,6 +25,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -363,7 +370,7 @@ func (c *Client) Backfill(ctx context.Context, key string, from, to time.Time, r
 // replaces it. r.Run, r.Step and r.Workflow are required; see
 // wakeup.Request for the forms of r.When.
 func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (TimerInfo, error) {
-	e, err := wakeup.Client{Store: c.store}.Register(ctx, r)
+	e, err := wakeups.Client{Store: c.store}.Register(ctx, r)
 	if err != nil {
 		return TimerInfo{}, err
 	}
@@ -384,6 +391,6 @@ func (c *Client) GetWakeup(ctx context.Context, run, step string) (TimerInfo, er
 // when a scheduler was already firing it (a harmless race when the
 // worker checks the wakeup's condition). ErrNotFound when none is pending.
 func (c *Client) CancelWakeup(ctx context.Context, run, step string) (CancelOutcome, error) {
-	out, err := wakeup.Client{Store: c.store}.Cancel(ctx, run, step)
+	out, err := wakeups.Client{Store: c.store}.Cancel(ctx, run, step)
 	return CancelOutcome(out), err
 }

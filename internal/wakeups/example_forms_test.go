@@ -1,11 +1,11 @@
-package wakeup_test
+package wakeups_test
 
 import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Each form registered on Friday 2026-01-09 at 17:00 in New York, with
@@ -30,7 +30,7 @@ func ExampleParseWhen() {
 		"3 wdays",
 		"1 wmonth",
 	} {
-		f, err := wakeup.ParseWhen(text)
+		f, err := wakeups.ParseWhen(text)
 		if err != nil {
 			panic(err)
 		}
@@ -63,7 +63,7 @@ func ExampleForm_Due() {
 	}
 	now := time.Date(2026, 3, 7, 12, 0, 0, 0, ny) // the day before the clocks spring forward
 	for _, text := range []string{"02:30", "24h", "2026-03-08 02:30"} {
-		f, err := wakeup.ParseWhen(text)
+		f, err := wakeups.ParseWhen(text)
 		if err != nil {
 			panic(err)
 		}
@@ -73,12 +73,12 @@ func ExampleForm_Due() {
 		}
 		fmt.Printf("%s: %s\n", text, due.In(ny).Format("2006-01-02 15:04 MST"))
 	}
-	_, err = wakeup.ParseWhen("1 x")
+	_, err = wakeups.ParseWhen("1 x")
 	fmt.Println(err)
-	f, _ := wakeup.ParseWhen("48 whours")
+	f, _ := wakeups.ParseWhen("48 whours")
 	_, err = f.Due(now, ny, nil)
 	fmt.Println(err)
-	f, _ = wakeup.ParseWhen("2026-01-01")
+	f, _ = wakeups.ParseWhen("2026-01-01")
 	_, err = f.Due(now, ny, nil)
 	fmt.Println(err)
 	// Output:

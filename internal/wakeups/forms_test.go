@@ -1,4 +1,4 @@
-package wakeup_test
+package wakeups_test
 
 import (
 	"errors"
@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // formsZone loads an IANA zone; tests never use the machine's zone.
@@ -32,9 +32,9 @@ func formsCalendar(t testing.TB, js string) *calendar.Calendar {
 }
 
 // formsParse parses a form that must be valid.
-func formsParse(t testing.TB, text string) wakeup.Form {
+func formsParse(t testing.TB, text string) wakeups.Form {
 	t.Helper()
-	f, err := wakeup.ParseWhen(text)
+	f, err := wakeups.ParseWhen(text)
 	if err != nil {
 		t.Fatalf("ParseWhen(%q): %v", text, err)
 	}
@@ -61,58 +61,58 @@ func formsCheck(t testing.TB, text string, got, want time.Time) {
 
 func TestFormParseKinds(t *testing.T) {
 	for _, c := range []struct{ text, kind, canonical string }{
-		{"3600000", wakeup.KindInterval, "1h"},
-		{"1", wakeup.KindInterval, "1ms"},
-		{"1 d 3 h", wakeup.KindInterval, "1d3h"},
-		{"90m", wakeup.KindInterval, "1h30m"},
-		{"1h30m", wakeup.KindInterval, "1h30m"},
-		{"2d", wakeup.KindInterval, "2d"},
-		{"1h 30m 10s", wakeup.KindInterval, "1h30m10s"},
-		{"500ms", wakeup.KindInterval, "500ms"},
-		{"  500 MS  ", wakeup.KindInterval, "500ms"},
-		{"1.5h", wakeup.KindInterval, "1h30m"},
-		{"1h2m3.5s", wakeup.KindInterval, "1h2m3s500ms"},
-		{"1.5us", wakeup.KindInterval, "1us500ns"},
-		{"2µs", wakeup.KindInterval, "2us"},
-		{"+10s", wakeup.KindInterval, "10s"},
-		{"+1500", wakeup.KindInterval, "1s500ms"},
-		{"36525d", wakeup.KindInterval, "36525d"},
+		{"3600000", wakeups.KindInterval, "1h"},
+		{"1", wakeups.KindInterval, "1ms"},
+		{"1 d 3 h", wakeups.KindInterval, "1d3h"},
+		{"90m", wakeups.KindInterval, "1h30m"},
+		{"1h30m", wakeups.KindInterval, "1h30m"},
+		{"2d", wakeups.KindInterval, "2d"},
+		{"1h 30m 10s", wakeups.KindInterval, "1h30m10s"},
+		{"500ms", wakeups.KindInterval, "500ms"},
+		{"  500 MS  ", wakeups.KindInterval, "500ms"},
+		{"1.5h", wakeups.KindInterval, "1h30m"},
+		{"1h2m3.5s", wakeups.KindInterval, "1h2m3s500ms"},
+		{"1.5us", wakeups.KindInterval, "1us500ns"},
+		{"2µs", wakeups.KindInterval, "2us"},
+		{"+10s", wakeups.KindInterval, "10s"},
+		{"+1500", wakeups.KindInterval, "1s500ms"},
+		{"36525d", wakeups.KindInterval, "36525d"},
 		// The duration grammar of schedules' every (issue 13, item 2).
-		{"2 hours", wakeup.KindInterval, "2h"},
-		{"1 day 3 hours", wakeup.KindInterval, "1d3h"},
-		{"90 minutes", wakeup.KindInterval, "1h30m"},
-		{"1d12h", wakeup.KindInterval, "1d12h"},
-		{"1 Hour 30 Mins", wakeup.KindInterval, "1h30m"},
-		{"02:00", wakeup.KindTimeOfDay, "02:00"},
-		{"2:00", wakeup.KindTimeOfDay, "02:00"},
-		{"14:30:15", wakeup.KindTimeOfDay, "14:30:15"},
-		{"14:30:00", wakeup.KindTimeOfDay, "14:30"},
-		{"2026-12-31", wakeup.KindDate, "2026-12-31"},
-		{"2028-02-29", wakeup.KindDate, "2028-02-29"},
-		{"2026-12-31 23:59", wakeup.KindDateTime, "2026-12-31 23:59"},
-		{"2026-12-31T23:59:30", wakeup.KindDateTime, "2026-12-31 23:59:30"},
-		{"2026-12-31  23:59:30.250", wakeup.KindDateTime, "2026-12-31 23:59:30.25"},
-		{"2026-12-31T23:59:00Z", wakeup.KindInstant, "2026-12-31T23:59:00Z"},
-		{"2026-12-31 23:59:00z", wakeup.KindInstant, "2026-12-31T23:59:00Z"},
-		{"2026-12-31T23:59:00+01:00", wakeup.KindInstant, "2026-12-31T22:59:00Z"},
-		{"2026-12-31T20:00:00.5-05:30", wakeup.KindInstant, "2027-01-01T01:30:00.5Z"},
-		{"2026-12-31T23:59Z", wakeup.KindInstant, "2026-12-31T23:59:00Z"},
-		{"48 whours", wakeup.KindWorking, "48 whours"},
-		{"48whours", wakeup.KindWorking, "48 whours"},
-		{"1 whour", wakeup.KindWorking, "1 whour"},
-		{"1.5 whours", wakeup.KindWorking, "1.5 whours"},
-		{"0.25whour", wakeup.KindWorking, "0.25 whours"},
-		{"2.000 whours", wakeup.KindWorking, "2 whours"},
-		{"90 wminutes", wakeup.KindWorking, "90 wminutes"},
-		{"1 wminute", wakeup.KindWorking, "1 wminute"},
-		{"3 wdays", wakeup.KindWorking, "3 wdays"},
-		{"1 wday", wakeup.KindWorking, "1 wday"},
-		{"1 wmonth", wakeup.KindWorking, "1 wmonth"},
-		{"2 wmonths", wakeup.KindWorking, "2 wmonths"},
-		{"1 WYEAR", wakeup.KindWorking, "1 wyear"},
-		{"2 wyears", wakeup.KindWorking, "2 wyears"},
+		{"2 hours", wakeups.KindInterval, "2h"},
+		{"1 day 3 hours", wakeups.KindInterval, "1d3h"},
+		{"90 minutes", wakeups.KindInterval, "1h30m"},
+		{"1d12h", wakeups.KindInterval, "1d12h"},
+		{"1 Hour 30 Mins", wakeups.KindInterval, "1h30m"},
+		{"02:00", wakeups.KindTimeOfDay, "02:00"},
+		{"2:00", wakeups.KindTimeOfDay, "02:00"},
+		{"14:30:15", wakeups.KindTimeOfDay, "14:30:15"},
+		{"14:30:00", wakeups.KindTimeOfDay, "14:30"},
+		{"2026-12-31", wakeups.KindDate, "2026-12-31"},
+		{"2028-02-29", wakeups.KindDate, "2028-02-29"},
+		{"2026-12-31 23:59", wakeups.KindDateTime, "2026-12-31 23:59"},
+		{"2026-12-31T23:59:30", wakeups.KindDateTime, "2026-12-31 23:59:30"},
+		{"2026-12-31  23:59:30.250", wakeups.KindDateTime, "2026-12-31 23:59:30.25"},
+		{"2026-12-31T23:59:00Z", wakeups.KindInstant, "2026-12-31T23:59:00Z"},
+		{"2026-12-31 23:59:00z", wakeups.KindInstant, "2026-12-31T23:59:00Z"},
+		{"2026-12-31T23:59:00+01:00", wakeups.KindInstant, "2026-12-31T22:59:00Z"},
+		{"2026-12-31T20:00:00.5-05:30", wakeups.KindInstant, "2027-01-01T01:30:00.5Z"},
+		{"2026-12-31T23:59Z", wakeups.KindInstant, "2026-12-31T23:59:00Z"},
+		{"48 whours", wakeups.KindWorking, "48 whours"},
+		{"48whours", wakeups.KindWorking, "48 whours"},
+		{"1 whour", wakeups.KindWorking, "1 whour"},
+		{"1.5 whours", wakeups.KindWorking, "1.5 whours"},
+		{"0.25whour", wakeups.KindWorking, "0.25 whours"},
+		{"2.000 whours", wakeups.KindWorking, "2 whours"},
+		{"90 wminutes", wakeups.KindWorking, "90 wminutes"},
+		{"1 wminute", wakeups.KindWorking, "1 wminute"},
+		{"3 wdays", wakeups.KindWorking, "3 wdays"},
+		{"1 wday", wakeups.KindWorking, "1 wday"},
+		{"1 wmonth", wakeups.KindWorking, "1 wmonth"},
+		{"2 wmonths", wakeups.KindWorking, "2 wmonths"},
+		{"1 WYEAR", wakeups.KindWorking, "1 wyear"},
+		{"2 wyears", wakeups.KindWorking, "2 wyears"},
 	} {
-		f, err := wakeup.ParseWhen(c.text)
+		f, err := wakeups.ParseWhen(c.text)
 		if err != nil {
 			t.Errorf("ParseWhen(%q): %v", c.text, err)
 			continue
@@ -138,7 +138,7 @@ func TestFormIsRelative(t *testing.T) {
 			t.Errorf("%q.IsRelative() = %v, want %v", text, got, want)
 		}
 	}
-	if (wakeup.Form{}).IsRelative() {
+	if (wakeups.Form{}).IsRelative() {
 		t.Error("the zero Form is relative")
 	}
 }
@@ -383,8 +383,8 @@ func TestFormParseErrors(t *testing.T) {
 		{"1 wday 2h", "working time cannot be combined with other parts"},
 		{"2h 1 wday", "working time cannot be combined with other parts"},
 	} {
-		f, err := wakeup.ParseWhen(c.text)
-		var fe *wakeup.FormError
+		f, err := wakeups.ParseWhen(c.text)
+		var fe *wakeups.FormError
 		if !errors.As(err, &fe) {
 			t.Errorf("ParseWhen(%q) = %v, %v; want a *FormError", c.text, f, err)
 			continue
@@ -392,11 +392,11 @@ func TestFormParseErrors(t *testing.T) {
 		if fe.Text != strings.TrimSpace(c.text) || !strings.Contains(fe.Reason, c.reason) || fe.Reason == "" {
 			t.Errorf("ParseWhen(%q): Text %q, Reason %q; want reason %q", c.text, fe.Text, fe.Reason, c.reason)
 		}
-		if f != (wakeup.Form{}) {
+		if f != (wakeups.Form{}) {
 			t.Errorf("ParseWhen(%q) returned a non-zero Form with its error", c.text)
 		}
 	}
-	_, err := wakeup.ParseWhen("1 x")
+	_, err := wakeups.ParseWhen("1 x")
 	if want := `wakeup: when "1 x": unknown unit "x" (want d, h, m, s, ms or days, hours, minutes, seconds; whours, wdays, wmonths, wyears)`; err == nil || err.Error() != want {
 		t.Errorf("ParseWhen(1 x) = %v, want %s", err, want)
 	}
@@ -420,7 +420,7 @@ func TestFormDueErrors(t *testing.T) {
 		{"2026-05-04T09:59:59-04:00", nil, "is in the past"},
 	} {
 		_, err := formsParse(t, c.text).Due(now, ny, c.cal)
-		var fe *wakeup.FormError
+		var fe *wakeups.FormError
 		if !errors.As(err, &fe) || fe.Text != c.text || !strings.Contains(fe.Reason, c.reason) {
 			t.Errorf("%q.Due: %v, want a *FormError %q", c.text, err, c.reason)
 		}
@@ -439,15 +439,15 @@ func TestFormDueErrors(t *testing.T) {
 	if !errors.Is(err, calendar.ErrNoWorkingTime) {
 		t.Errorf("a calendar without working time: %v, want ErrNoWorkingTime", err)
 	}
-	var fe *wakeup.FormError
+	var fe *wakeups.FormError
 	if !errors.As(err, &fe) || fe.Text != "3 wdays" {
 		t.Errorf("a calendar without working time: %v, want a *FormError", err)
 	}
 	// The zero Form has no due time.
-	if _, err := (wakeup.Form{}).Due(now, ny, nil); !errors.As(err, &fe) {
+	if _, err := (wakeups.Form{}).Due(now, ny, nil); !errors.As(err, &fe) {
 		t.Errorf("zero Form: %v, want a *FormError", err)
 	}
-	if s := (wakeup.Form{}).String(); s != "" {
+	if s := (wakeups.Form{}).String(); s != "" {
 		t.Errorf("zero Form String() = %q", s)
 	}
 }
@@ -474,15 +474,15 @@ func FuzzFormParseWhen(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		form, err := wakeup.ParseWhen(s)
+		form, err := wakeups.ParseWhen(s)
 		if err != nil {
-			var fe *wakeup.FormError
+			var fe *wakeups.FormError
 			if !errors.As(err, &fe) || fe.Reason == "" {
 				t.Fatalf("ParseWhen(%q): %v, want a *FormError with a reason", s, err)
 			}
 			return
 		}
-		again, err := wakeup.ParseWhen(form.String())
+		again, err := wakeups.ParseWhen(form.String())
 		if err != nil {
 			t.Fatalf("ParseWhen(%q).String() = %q: %v", s, form.String(), err)
 		}

@@ -1,4 +1,4 @@
-package wakeup_test
+package wakeups_test
 
 import (
 	"context"
@@ -9,9 +9,9 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // TestEvalWhenExpr: expressions over the payload and now, in a zone and
@@ -42,7 +42,7 @@ func TestEvalWhenExpr(t *testing.T) {
 		{`now.Hour() >= 17 ? addWorkingDays(now, 1) : now + duration("1h")`, "2026-12-07T17:00:00-05:00"},
 		{"date(payload.due_at)\n  - duration(\"1h\")", "2026-12-31T09:00:00Z"},
 	} {
-		got, err := wakeup.EvalWhenExpr(tt.expr, wakeup.ExprEnv{Now: friday, Zone: ny, Calendar: cal, Payload: payload})
+		got, err := wakeups.EvalWhenExpr(tt.expr, wakeups.ExprEnv{Now: friday, Zone: ny, Calendar: cal, Payload: payload})
 		if err != nil || !got.Equal(mustTime(t, tt.want)) {
 			t.Errorf("%s = %v, %v; want %s", tt.expr, got, err, tt.want)
 		}
@@ -87,8 +87,8 @@ func TestEvalWhenExprErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		_, err := wakeup.EvalWhenExpr(tt.expr, wakeup.ExprEnv{Now: now, Calendar: cal, Payload: payload})
-		var ee *wakeup.ExprError
+		_, err := wakeups.EvalWhenExpr(tt.expr, wakeups.ExprEnv{Now: now, Calendar: cal, Payload: payload})
+		var ee *wakeups.ExprError
 		if !errors.As(err, &ee) {
 			t.Errorf("%q: err %v, want an *ExprError", tt.expr, err)
 			continue
@@ -97,10 +97,10 @@ func TestEvalWhenExprErrors(t *testing.T) {
 			t.Errorf("%q: %v (line %d, column %d); want line %d, column %d, saying %q", tt.expr, err, ee.Line, ee.Column, tt.line, tt.col, tt.contains)
 		}
 	}
-	if err := wakeup.CheckWhenExpr(`date(payload.x) - duration("24h")`); err != nil {
+	if err := wakeups.CheckWhenExpr(`date(payload.x) - duration("24h")`); err != nil {
 		t.Errorf("CheckWhenExpr of a valid expression: %v", err)
 	}
-	if err := wakeup.CheckWhenExpr(`date(`); err == nil {
+	if err := wakeups.CheckWhenExpr(`date(`); err == nil {
 		t.Error("CheckWhenExpr(`date(`): want an error")
 	}
 }
@@ -114,15 +114,15 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 	_, store := natstest.Start(t).Store(t)
 	e := struct {
 		store  *jsstore.Store
-		client wakeup.Client
-	}{store, wakeup.Client{Store: store}}
+		client wakeups.Client
+	}{store, wakeups.Client{Store: store}}
 	ctx := context.Background()
 	if _, err := e.store.PutCalendar(ctx, "office", []byte(`{"zone":"UTC","hours":{"mon-sun":["00:00-24:00"]}}`)); err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now()
 	dueAt := now.Add(72 * time.Hour).UTC().Truncate(time.Second)
-	ent, err := e.client.Register(ctx, wakeup.Request{Run: "order-9", Step: "remind", Workflow: "wf",
+	ent, err := e.client.Register(ctx, wakeups.Request{Run: "order-9", Step: "remind", Workflow: "wf",
 		WhenExpr: `date(payload.due_at) - duration("24h")`, Payload: []byte(`{"due_at":"` + dueAt.Format(time.RFC3339) + `"}`)})
 	if err != nil {
 		t.Fatal(err)
@@ -131,7 +131,7 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 	if err != nil || !got.Timer.Due.Equal(dueAt.Add(-24*time.Hour)) || got.Timer.WhenExpr != `date(payload.due_at) - duration("24h")` {
 		t.Fatalf("stored %+v, %v", got.Timer, err)
 	}
-	ent, err = e.client.Register(ctx, wakeup.Request{Run: "order-9", Step: "work", Workflow: "wf", WhenExpr: `addWorking(now, "2h")`, Calendar: "office"})
+	ent, err = e.client.Register(ctx, wakeups.Request{Run: "order-9", Step: "work", Workflow: "wf", WhenExpr: `addWorking(now, "2h")`, Calendar: "office"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +141,7 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 
 	// The Go form: a function of the registration instant.
 	var seen time.Time
-	ent, err = e.client.Register(ctx, wakeup.Request{Run: "order-9", Step: "computed", Workflow: "wf",
+	ent, err = e.client.Register(ctx, wakeups.Request{Run: "order-9", Step: "computed", Workflow: "wf",
 		Compute: func(at time.Time) (time.Time, error) { seen = at; return at.Add(90 * time.Minute), nil }})
 	if err != nil {
 		t.Fatal(err)
@@ -154,17 +154,17 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 	}
 
 	for _, bad := range []struct {
-		r     wakeup.Request
+		r     wakeups.Request
 		field string
 		says  string
 	}{
-		{wakeup.Request{WhenExpr: `date(payload.due_at) +`}, "when_expr", "line 1, column 22"},
-		{wakeup.Request{WhenExpr: `"tomorrow"`}, "when_expr", `gives a string ("tomorrow"), not a time`},
-		{wakeup.Request{WhenExpr: `now - duration("1h")`}, "when_expr", "is in the past"},
-		{wakeup.Request{WhenExpr: `addWorking(now, "1h")`}, "when_expr", "needs the timer's calendar"},
-		{wakeup.Request{WhenExpr: `now + duration("1h")`, When: "1h"}, "when", "exactly one of"},
-		{wakeup.Request{Compute: func(time.Time) (time.Time, error) { return time.Time{}, errors.New("no due date in the order") }}, "at", "no due date in the order"},
-		{wakeup.Request{Compute: func(at time.Time) (time.Time, error) { return at.Add(-time.Minute), nil }}, "at", "in the past"},
+		{wakeups.Request{WhenExpr: `date(payload.due_at) +`}, "when_expr", "line 1, column 22"},
+		{wakeups.Request{WhenExpr: `"tomorrow"`}, "when_expr", `gives a string ("tomorrow"), not a time`},
+		{wakeups.Request{WhenExpr: `now - duration("1h")`}, "when_expr", "is in the past"},
+		{wakeups.Request{WhenExpr: `addWorking(now, "1h")`}, "when_expr", "needs the timer's calendar"},
+		{wakeups.Request{WhenExpr: `now + duration("1h")`, When: "1h"}, "when", "exactly one of"},
+		{wakeups.Request{Compute: func(time.Time) (time.Time, error) { return time.Time{}, errors.New("no due date in the order") }}, "at", "no due date in the order"},
+		{wakeups.Request{Compute: func(at time.Time) (time.Time, error) { return at.Add(-time.Minute), nil }}, "at", "in the past"},
 	} {
 		r := bad.r
 		r.Run, r.Step, r.Workflow = "bad", "s", "wf"
@@ -174,7 +174,7 @@ func TestRegisterWhenExprAndCompute(t *testing.T) {
 			t.Errorf("%+v: err %v, want field %s saying %q", bad.r, err, bad.field, bad.says)
 		}
 	}
-	if left, _ := e.client.List(ctx, wakeup.Filter{Run: "bad"}); len(left) != 0 {
+	if left, _ := e.client.List(ctx, wakeups.Filter{Run: "bad"}); len(left) != 0 {
 		t.Fatalf("bad requests stored %d timers", len(left))
 	}
 }

@@ -1,4 +1,4 @@
-package wakeup_test
+package wakeups_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/testcal"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // minuteAWeek is open one minute a week, with holidays.
@@ -33,18 +33,18 @@ func TestDueWorkingPastYear9999(t *testing.T) {
 	c := minuteCalendar(t)
 	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	for _, when := range []string{"30000 whours", "876000 whours", "52560000 wminutes"} {
-		f, err := wakeup.ParseWhen(when)
+		f, err := wakeups.ParseWhen(when)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = f.Due(now, nil, c)
-		var fe *wakeup.FormError
+		var fe *wakeups.FormError
 		if !errors.As(err, &fe) || !errors.Is(err, calendar.ErrOutOfRange) || !strings.Contains(err.Error(), "9999") {
 			t.Errorf("%s: %v, want a *FormError wrapping ErrOutOfRange", when, err)
 		}
 	}
-	_, err := wakeup.EvalWhenExpr(`addWorking(now, "876000h")`, wakeup.ExprEnv{Now: now, Calendar: c})
-	var ee *wakeup.ExprError
+	_, err := wakeups.EvalWhenExpr(`addWorking(now, "876000h")`, wakeups.ExprEnv{Now: now, Calendar: c})
+	var ee *wakeups.ExprError
 	if !errors.As(err, &ee) || !errors.Is(err, calendar.ErrOutOfRange) {
 		t.Errorf("addWorking(now, 876000h): %v, want an *ExprError wrapping ErrOutOfRange", err)
 	}
@@ -58,19 +58,19 @@ func TestDueStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	now := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	f, err := wakeup.ParseWhen("6000 whours")
+	f, err := wakeups.ParseWhen("6000 whours")
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fe *wakeup.FormError
+	var fe *wakeups.FormError
 	if _, err := f.DueContext(ctx, now, nil, c); !errors.Is(err, context.Canceled) || errors.As(err, &fe) {
 		t.Errorf("DueContext with a cancelled context: %v", err)
 	}
 	if _, _, err := f.DueExplainContext(ctx, now, nil, c); !errors.Is(err, context.Canceled) || errors.As(err, &fe) {
 		t.Errorf("DueExplainContext with a cancelled context: %v", err)
 	}
-	var ee *wakeup.ExprError
-	_, err = wakeup.EvalWhenExprContext(ctx, `addWorkingDays(now, 30000)`, wakeup.ExprEnv{Now: now, Calendar: c})
+	var ee *wakeups.ExprError
+	_, err = wakeups.EvalWhenExprContext(ctx, `addWorkingDays(now, 30000)`, wakeups.ExprEnv{Now: now, Calendar: c})
 	if !errors.Is(err, context.Canceled) || errors.As(err, &ee) {
 		t.Errorf("EvalWhenExprContext with a cancelled context: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestDueStopsWithItsContext(t *testing.T) {
 // calendar.ErrOutOfRange after summing every year to 9999.
 func BenchmarkDueWHoursMinuteAWeek(b *testing.B) {
 	c := minuteCalendar(b)
-	f, err := wakeup.ParseWhen("876000 whours")
+	f, err := wakeups.ParseWhen("876000 whours")
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package wakeup_test
+package wakeups_test
 
 import (
 	"testing"
