@@ -9,9 +9,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 
 	"github.com/jetsched/jetsched/internal/natsembed"
-	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // A tenant whose scheduler runs with `scheduler run --name-prefix
@@ -140,7 +140,7 @@ func ExampleClient_CancelWakeup_outcome() {
 	c, _, stop := example()
 	defer stop()
 	ctx := context.Background()
-	if _, err := c.Wakeup(ctx, wakeups.Request{Run: "order-7", Step: "remind", Workflow: "orders", When: "1h",
+	if _, err := c.Wakeup(ctx, wakeup.Request{Run: "order-7", Step: "remind", Workflow: "orders", When: "1h",
 		Condition: "unpaid"}); err != nil {
 		fmt.Println(err)
 		return

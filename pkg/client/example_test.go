@@ -15,10 +15,10 @@ import (
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
-	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // example runs an embedded server with jetsched's buckets and a scheduler
@@ -217,7 +217,7 @@ func ExampleClient_Wakeup() {
 	c, _, stop := example()
 	defer stop()
 	ctx := context.Background()
-	_, err := c.Wakeup(ctx, wakeups.Request{Run: "order-42", Step: "escalate", Workflow: "approvals",
+	_, err := c.Wakeup(ctx, wakeup.Request{Run: "order-42", Step: "escalate", Workflow: "approvals",
 		When: "48h", Condition: "awaiting_approval", Payload: []byte(`{"order":42}`)})
 	fmt.Println(err)
 	fmt.Println(c.CancelWakeup(ctx, "order-42", "escalate"))
@@ -278,7 +278,7 @@ func ExampleClient_CancelWakeup() {
 	c, _, stop := example()
 	defer stop()
 	ctx := context.Background()
-	_, _ = c.Wakeup(ctx, wakeups.Request{Run: "invoice/2026-11", Step: "remind", Workflow: "billing", When: "3 d"})
+	_, _ = c.Wakeup(ctx, wakeup.Request{Run: "invoice/2026-11", Step: "remind", Workflow: "billing", When: "3 d"})
 	out, err := c.CancelWakeup(ctx, "invoice/2026-11", "remind")
 	fmt.Println(out, err)
 	// Output: cancelled <nil>
