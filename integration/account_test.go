@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -168,7 +169,7 @@ func TestFaultEverySlotAccounted(t *testing.T) {
 // accountOf accounts schedule id from its creation to to, as `schedule
 // account` does, and says what is wrong: an owed slot unaccounted or
 // still pending, or a fire_all slot not fired.
-func accountOf(ctx context.Context, store *kvstore.Store, id string, to time.Time) (account.Summary, []string, error) {
+func accountOf(ctx context.Context, store *jsstore.Store, id string, to time.Time) (account.Summary, []string, error) {
 	e, err := store.GetSpec(ctx, id)
 	if err != nil {
 		return account.Summary{}, nil, err

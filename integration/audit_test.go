@@ -20,11 +20,11 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestAuditTrail: mutations by the CLI and through the admin API are
@@ -113,7 +113,7 @@ func TestAuditOfEverything(t *testing.T) {
 		AuditKey: []byte(testAuditKey),
 		// A short duplicate window (claims of 1s need 2s), so that the
 		// test can publish a slot again after deleting it.
-		Setup: kvstore.SetupConfig{DuplicateWindow: 2 * time.Second}, Fire: fires.Config{ClaimTTL: time.Second},
+		Setup: jsstore.SetupConfig{DuplicateWindow: 2 * time.Second}, Fire: fires.Config{ClaimTTL: time.Second},
 		Audit: auditor.Config{Round: time.Hour, Settle: 300 * time.Millisecond, Grace: 200 * time.Millisecond, Monitor: 100 * time.Millisecond},
 	})
 	run := cliRunner(d, "--audit-key-file", keyFile)

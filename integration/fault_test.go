@@ -26,6 +26,7 @@ import (
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -340,7 +341,7 @@ func TestFaultClockSkew(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, e := range []struct {
@@ -349,7 +350,7 @@ func TestFaultClockSkew(t *testing.T) {
 	}{{"ahead", 2 * time.Second}, {"behind", -2 * time.Second}} {
 		// Each engine on its own connection, as separate processes would be.
 		_, ejs := srv.Connect(t)
-		store, err := kvstore.Open(ctx, ejs, kvstore.Layout{})
+		store, err := jsstore.Open(ctx, ejs, kvstore.Layout{})
 		if err != nil {
 			t.Fatal(err)
 		}

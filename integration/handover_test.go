@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestRollingRestart: a fleet of three schedulers is restarted one
@@ -91,7 +91,7 @@ func TestRollingRestart(t *testing.T) {
 }
 
 // leasesOf counts the shard leases instance holds, from the leases bucket.
-func leasesOf(t *testing.T, store *kvstore.Store, instance string) int {
+func leasesOf(t *testing.T, store *jsstore.Store, instance string) int {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

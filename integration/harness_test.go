@@ -28,6 +28,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -242,7 +243,7 @@ func connectURLs(t *testing.T, urls string) (*nats.Conn, jetstream.JetStream) {
 }
 
 // openStore opens jetsched's buckets (faulttest.OpenStore).
-func openStore(t *testing.T, js jetstream.JetStream) *kvstore.Store {
+func openStore(t *testing.T, js jetstream.JetStream) *jsstore.Store {
 	t.Helper()
 	return faulttest.OpenStore(t, js)
 }
@@ -416,7 +417,7 @@ func scheduleIDs(prefix string, n int) []string {
 
 // putSchedules writes a fault spec for every id (workflows spread over a
 // few subjects), retrying each while the servers settle.
-func putSchedules(t *testing.T, store *kvstore.Store, ids []string) {
+func putSchedules(t *testing.T, store *jsstore.Store, ids []string) {
 	t.Helper()
 	for i, id := range ids {
 		spec := faultSpec(fmt.Sprintf("fault%d", i%4))
@@ -662,7 +663,7 @@ func contains(s []string, v string) bool { return slices.Contains(s, v) }
 
 // waitOneShotsEnded waits until every one-shot of ids has an ended state
 // record.
-func waitOneShotsEnded(t *testing.T, store *kvstore.Store, ids []string, timeout time.Duration) {
+func waitOneShotsEnded(t *testing.T, store *jsstore.Store, ids []string, timeout time.Duration) {
 	t.Helper()
 	err := testwait.Until(timeout, "every one-shot's record ended", func() error {
 		for _, id := range ids {
@@ -712,7 +713,7 @@ func oneShotSummary(t *testing.T, name string, f *fireLog, ids []string, at time
 }
 
 // putOneShots writes n one-shots <prefix>-NNN, all due at at.
-func putOneShots(t *testing.T, store *kvstore.Store, prefix string, n int, at time.Time) []string {
+func putOneShots(t *testing.T, store *jsstore.Store, prefix string, n int, at time.Time) []string {
 	t.Helper()
 	ids := make([]string, n)
 	for i := range ids {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestClusterConfigs runs natsconf/cluster-n{1,2,3}.conf (ports moved to
@@ -73,7 +73,7 @@ func TestClusterConfigs(t *testing.T) {
 	var d *daemon.Daemon
 	testwait.Eventually(t, 30*time.Second, "the daemon started on the R3 cluster", func() bool { // R3 assets need the cluster settled
 		d, err = daemon.Start(ctx, daemon.Config{Conn: natsconn.Options{URL: url, User: "scheduler", Password: "scheduler-secret"},
-			Setup: kvstore.SetupConfig{Replicas: 3}})
+			Setup: jsstore.SetupConfig{Replicas: 3}})
 		return err == nil
 	})
 	defer daemontest.Stop(t, d)

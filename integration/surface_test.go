@@ -15,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -66,7 +67,7 @@ func startAt(t *testing.T, dir string, cfg daemon.Config) *daemon.Daemon {
 func TestStaticScheduleFile(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "billing.yaml")
-	write := func(content string) []kvstore.StaticSet {
+	write := func(content string) []jsstore.StaticSet {
 		t.Helper()
 		if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
 			t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -157,7 +158,7 @@ func TestMixedFleetUpgrade(t *testing.T) {
 // recordBehind is nil once some schedule of ids has a state record behind
 // its fires: written before since, and at least three slots before the
 // schedule's next fire.
-func recordBehind(store *kvstore.Store, ids []string, since time.Time) error {
+func recordBehind(store *jsstore.Store, ids []string, since time.Time) error {
 	for _, id := range ids {
 		st, _, err := store.GetState(context.Background(), id)
 		if err != nil {

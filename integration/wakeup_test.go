@@ -11,8 +11,8 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // TestWakeupCLIAndApprovalFlow registers timers with the CLI against a
@@ -26,7 +26,7 @@ func TestWakeupCLIAndApprovalFlow(t *testing.T) {
 	handled := make(chan [2]string, 8)
 	w, err := demoworker.NewWakeups(demoworker.WakeupConfig{JetStream: d.JetStream(),
 		Holds: func(run, cond string) bool { return state[run] == cond },
-		OnWakeup: func(m wakeup.Meta, acted bool) {
+		OnWakeup: func(m wakeups.Meta, acted bool) {
 			verdict := "dropped"
 			if acted {
 				verdict = "acted"

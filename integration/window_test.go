@@ -17,6 +17,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -107,7 +108,7 @@ func TestFaultChangeDuringWindow(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{Shards: 1}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{Shards: 1}); err != nil {
 		t.Fatal(err)
 	}
 	var armed atomic.Bool
@@ -123,7 +124,7 @@ func TestFaultChangeDuringWindow(t *testing.T) {
 		}
 	}
 	_, ejs := srv.Connect(t)
-	estore, err := kvstore.Open(ctx, ejs, kvstore.Layout{})
+	estore, err := jsstore.Open(ctx, ejs, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -72,7 +73,7 @@ type fleet struct {
 	members []*member
 	server  string // the server's host:port, for a healed link
 	js      jetstream.JetStream
-	store   *kvstore.Store
+	store   *jsstore.Store
 	fires   *fireLog
 }
 
@@ -118,7 +119,7 @@ func startFleet(t *testing.T, bin string, n int, extra ...string) *fleet {
 	err = testwait.Until(30*time.Second, "the jetsched buckets", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		f.store, err = kvstore.Open(ctx, js, kvstore.Layout{})
+		f.store, err = jsstore.Open(ctx, js, kvstore.Layout{})
 		return err
 	})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -65,7 +66,7 @@ type harness struct {
 	checker int // the node the checker is connected to
 	nc      *nats.Conn
 	js      jetstream.JetStream
-	store   *kvstore.Store
+	store   *jsstore.Store
 	reader  *fireReader
 
 	scheds  []schedule // every schedule registered, in order
@@ -94,11 +95,11 @@ func (h *harness) useChecker(i int) error {
 	if err != nil {
 		return err
 	}
-	var store *kvstore.Store
+	var store *jsstore.Store
 	err = testwait.Until(30*time.Second, "the jetsched buckets", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
+		store, err = jsstore.Open(ctx, js, kvstore.Layout{})
 		return err
 	})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -35,7 +36,7 @@ const holidayGap = 90 * time.Second
 
 type chaos struct {
 	c        *client.Client
-	store    *kvstore.Store
+	store    *jsstore.Store
 	bin, url string
 	rng      *rand.Rand
 	today    time.Time
@@ -64,7 +65,7 @@ type backfillReq struct {
 	from, to time.Time
 }
 
-func newChaos(c *client.Client, store *kvstore.Store, bin, url string, seed uint64, today time.Time, scheds []*soakSchedule) *chaos {
+func newChaos(c *client.Client, store *jsstore.Store, bin, url string, seed uint64, today time.Time, scheds []*soakSchedule) *chaos {
 	ch := &chaos{c: c, store: store, bin: bin, url: url, rng: rand.New(rand.NewPCG(seed, seed^0x50a4)), today: today,
 		triggers: map[string]string{}, counts: map[string]int{}}
 	for _, s := range scheds {

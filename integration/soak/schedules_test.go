@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/client"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // The mix: how many of each cadence, and how many of each the chaos may
@@ -135,7 +135,7 @@ func buildSchedules() []*soakSchedule {
 // has now. An interval counts from its anchor, which the store sets to the
 // time of the first write of that interval (kvstore.Spec.Align "anchor";
 // pkg/client's Every does not set align): read back from the stored spec.
-func (s *soakSchedule) register(ctx context.Context, c *client.Client, store *kvstore.Store) (cadence, error) {
+func (s *soakSchedule) register(ctx context.Context, c *client.Client, store *jsstore.Store) (cadence, error) {
 	opts := append(append([]client.Option{}, s.opts...), client.WithKey(s.id))
 	cad := s.forms[s.cur].cad
 	if _, err := c.Schedule(ctx, s.workflow, s.input, s.forms[s.cur].rec, opts...); err != nil {
@@ -153,7 +153,7 @@ func (s *soakSchedule) register(ctx context.Context, c *client.Client, store *kv
 
 // registerAll registers every schedule, a few at a time, and starts each
 // one's timeline: its slots are owed from the moment its write returned.
-func registerAll(ctx context.Context, c *client.Client, store *kvstore.Store, scheds []*soakSchedule) error {
+func registerAll(ctx context.Context, c *client.Client, store *jsstore.Store, scheds []*soakSchedule) error {
 	const par = 6
 	work := make(chan *soakSchedule)
 	errs := make(chan error, par)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -49,7 +50,7 @@ func (noObserver) AuditAppendFailure() {}
 type Config struct {
 	// Store is the scheduler's store: its layout names the fire and wakeup
 	// streams, the buckets watched and the ledger. Required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Log writes the trail (its key signs; its trail is the one watched).
 	// Required.
 	Log *audit.Log

@@ -14,11 +14,12 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/jetsched/jetsched/internal/auditor"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -38,7 +39,7 @@ func (c *counter) AuditAppendFailure() {}
 type bundle struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
-	store *kvstore.Store
+	store *jsstore.Store
 	log   *audit.Log
 	a     *auditor.Auditor
 	seen  *counter
@@ -57,10 +58,10 @@ func setupOn(t testing.TB, url string, dupWindow time.Duration) *bundle {
 	t.Helper()
 	nc, js := natstest.Dial(t, url)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{DuplicateWindow: dupWindow}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{DuplicateWindow: dupWindow}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,8 +258,8 @@ func TestExternalChanges(t *testing.T) {
 	if _, err := b.store.PutSpec(ctx, "api-spec", kvstore.Spec{Workflow: "wf", Every: "1m"}); err != nil {
 		t.Fatal(err)
 	}
-	client := wakeup.Client{Store: b.store}
-	e, err := client.Register(ctx, wakeup.Request{Run: "r1", Step: "s1", Workflow: "wf", When: "1h"})
+	client := wakeups.Client{Store: b.store}
+	e, err := client.Register(ctx, wakeups.Request{Run: "r1", Step: "s1", Workflow: "wf", When: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,8 +285,8 @@ func TestExternalChanges(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain := wakeup.Client{Store: mustOpen(t, b.js)} // a Go client without the trail
-	direct, err := plain.Register(ctx, wakeup.Request{Run: "r2", Step: "s1", Workflow: "wf", When: "1h"})
+	plain := wakeups.Client{Store: mustOpen(t, b.js)} // a Go client without the trail
+	direct, err := plain.Register(ctx, wakeups.Request{Run: "r2", Step: "s1", Workflow: "wf", When: "1h"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,9 +352,9 @@ func (b *bundle) waitExamined(t *testing.T, bucket string, rev uint64) {
 	})
 }
 
-func mustOpen(t *testing.T, js jetstream.JetStream) *kvstore.Store {
+func mustOpen(t *testing.T, js jetstream.JetStream) *jsstore.Store {
 	t.Helper()
-	s, err := kvstore.Open(context.Background(), js, kvstore.Layout{})
+	s, err := jsstore.Open(context.Background(), js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -54,7 +55,7 @@ func (a *Auditor) digestStream(ctx context.Context, name string) error {
 	if ci := cons.CachedInfo(); ci != nil {
 		pending = ci.NumPending
 	}
-	limit := kvstore.PullBytes(a.js.Conn())
+	limit := jsstore.PullBytes(a.js.Conn())
 	for !done && read < maxPerRound && pending > 0 {
 		// The messages up to the last sequence are there: a fetch ends at
 		// its count, or at its byte limit (fires carry inputs of up to

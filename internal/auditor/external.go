@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -158,7 +159,7 @@ func (w *watcher) consume(ctx context.Context, s jetstream.Stream, cfg jetstream
 	}
 	// Whole values (specs and timers up to their size limits): pulled a
 	// byte limit at a time, not 500 values at once.
-	cc, err := c.Consume(fn, jetstream.PullMaxMessagesWithBytesLimit(externalBatch, kvstore.PullBytes(w.a.js.Conn())))
+	cc, err := c.Consume(fn, jetstream.PullMaxMessagesWithBytesLimit(externalBatch, jsstore.PullBytes(w.a.js.Conn())))
 	if err != nil {
 		return fmt.Errorf("watch %s: %w", s.CachedInfo().Config.Name, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/auditor"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -36,10 +37,10 @@ func TestForgedAuditLeaseIsTakenOver(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx := context.Background()
-			if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+			if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 				t.Fatal(err)
 			}
-			store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+			store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/auditor"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Audit rounds of an audited run: short enough that digests run all
@@ -49,7 +49,7 @@ func (s *scenario) closeAudit(ctx context.Context) {
 
 // startAuditor gives an instance the audit duties of `scheduler run
 // --audit-key-file`, on the scenario's trail.
-func (s *scenario) startAuditor(ctx context.Context, name string, store *kvstore.Store) (*auditor.Auditor, error) {
+func (s *scenario) startAuditor(ctx context.Context, name string, store *jsstore.Store) (*auditor.Auditor, error) {
 	log := audit.New(store.JetStream(), s.audit.key, "scheduler:"+name).WithTrail(s.audit.trail)
 	a, err := auditor.New(auditor.Config{Store: store, Log: log, Key: s.audit.key, Instance: name,
 		Round: benchAuditRound, Settle: benchAuditSettle, Logger: s.r.cfg.Logger})

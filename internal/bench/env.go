@@ -17,6 +17,7 @@ import (
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -28,7 +29,7 @@ import (
 type scenario struct {
 	r      *runner
 	layout kvstore.Layout
-	store  *kvstore.Store
+	store  *jsstore.Store
 	// audit is the trail of an audited scenario (nil: not audited).
 	audit *benchAudit
 }
@@ -37,10 +38,10 @@ func (r *runner) newScenario(ctx context.Context, name string) (*scenario, error
 	r.seq++
 	p := fmt.Sprintf("bench%d%s", r.seq, name)
 	l := kvstore.NamedLayout(p)
-	if err := kvstore.Setup(ctx, r.js, kvstore.SetupConfig{Layout: l, TickRetention: time.Hour, FireRetention: time.Hour, EventRetention: time.Hour}); err != nil {
+	if err := jsstore.Setup(ctx, r.js, jsstore.SetupConfig{Layout: l, TickRetention: time.Hour, FireRetention: time.Hour, EventRetention: time.Hour}); err != nil {
 		return nil, err
 	}
-	store, err := kvstore.Open(ctx, r.js, l)
+	store, err := jsstore.Open(ctx, r.js, l)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +97,7 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 		return nil, err
 	}
 	in := &instance{nc: nc}
-	store, err := kvstore.Open(ctx, js, s.layout)
+	store, err := jsstore.Open(ctx, js, s.layout)
 	if err != nil {
 		in.stop()
 		return nil, err

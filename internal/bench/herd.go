@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -89,7 +90,7 @@ func (s *scenario) awaitRecords(ctx context.Context, n int, deadline time.Time) 
 // countListed is how many slots the ended lists in leases name, reading
 // only the lists not in seen (key -> slots) yet.
 func countListed(ctx context.Context, leases jetstream.KeyValue, seen map[string]int) int {
-	keys, err := leases.ListKeysFiltered(ctx, kvstore.EndedPrefix+">")
+	keys, err := leases.ListKeysFiltered(ctx, jsstore.EndedPrefix+">")
 	if err == nil {
 		for k := range keys.Keys() {
 			if _, ok := seen[k]; ok {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // receiver is the measuring worker: an ordered consumer on a fire or wakeup
@@ -45,7 +45,7 @@ func fireSlot(m jetstream.Msg) (string, time.Time, error) {
 }
 
 func wakeupSlot(m jetstream.Msg) (string, time.Time, error) {
-	meta, err := wakeup.ParseMeta(m.Headers())
+	meta, err := wakeups.ParseMeta(m.Headers())
 	return meta.ID, meta.DueAt, err
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -26,7 +27,7 @@ const tickEvery = 200 * time.Millisecond
 type forged struct {
 	e    *env
 	id   string
-	spec kvstore.SpecEntry
+	spec jsstore.SpecEntry
 	plan string
 	// first is its first owed slot.
 	first time.Time
@@ -193,7 +194,7 @@ func TestScheduleAccountFromTheEngine(t *testing.T) {
 	}
 	s := doc.Summary
 	fired := 0
-	if err := e.store.FiresOf(ctx, "live", func(f kvstore.Fired) bool {
+	if err := e.store.FiresOf(ctx, "live", func(f jsstore.Fired) bool {
 		if f.Slot.After(s.From) && !f.Slot.After(s.To) {
 			fired++
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -105,7 +106,7 @@ func apiError(e admin.Error) error {
 	case admin.CodeStatic:
 		return usageError{&kvstore.UserError{Kind: kvstore.ErrStatic, Msg: e.Message}}
 	case admin.CodeInUse:
-		return &kvstore.UserError{Kind: kvstore.ErrInUse, Msg: e.Message}
+		return &kvstore.UserError{Kind: jsstore.ErrInUse, Msg: e.Message}
 	case admin.CodeInvalid:
 		return usageError{errors.New(flagMessage(e.Field, e.Message))}
 	}

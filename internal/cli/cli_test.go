@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -27,7 +28,7 @@ func TestMain(m *testing.M) {
 type env struct {
 	t     *testing.T
 	url   string
-	store *kvstore.Store
+	store *jsstore.Store
 }
 
 func newEnv(t *testing.T) *env {
@@ -40,10 +41,10 @@ func newEnvWith(t *testing.T, base *server.Options) *env {
 	t.Helper()
 	srv := natstest.StartWith(t, base)
 	_, js := srv.Connect(t)
-	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(context.Background(), js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstore.Open(context.Background(), js, kvstore.Layout{})
+	store, err := jsstore.Open(context.Background(), js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,12 +14,13 @@ import (
 
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // demoSchedules registers the demo's sample schedules.
-func demoSchedules(ctx context.Context, store *kvstore.Store, now time.Time) error {
+func demoSchedules(ctx context.Context, store *jsstore.Store, now time.Time) error {
 	once := now.Add(3 * time.Second).Truncate(time.Second)
 	specs := []struct {
 		id   string
@@ -141,9 +142,9 @@ func startApprovalDemo(ctx context.Context, d *daemon.Daemon, kvChecked bool, lo
 			return nil, err
 		}
 	}
-	client := wakeup.Client{Store: d.Store()}
+	client := wakeups.Client{Store: d.Store()}
 	for _, order := range demoOrders {
-		req := wakeup.Request{
+		req := wakeups.Request{
 			Run: order, Step: "escalate", Workflow: "approvals", When: "8s", Condition: "awaiting_approval",
 			Payload: json.RawMessage(`{"order":"` + order + `","action":"escalate to a manager"}`),
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -59,7 +60,7 @@ func TestImportMany(t *testing.T) {
 		t.Fatalf("an unchanged import moved s01234 from revision %d to %d", before.Revision, after.Revision)
 	}
 
-	_, err = e.store.ApplyStatic(ctx, kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
+	_, err = e.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

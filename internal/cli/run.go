@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -100,11 +101,11 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringSliceVar(&f.condBuckets, "condition-buckets", nil, "the KV buckets timers' condition keys may name (comma list; default none: a timer with a condition key is refused, and one written straight into the bucket is reported invalid, never fired); the scheduler's own buckets are never allowed. Give its user read rights on them (scheduler natsconf --condition-buckets)")
 	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	fl.DurationVar(&f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
-	fl.Int64Var(&f.fireHistory, "fire-history", kvstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
+	fl.Int64Var(&f.fireHistory, "fire-history", jsstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
 	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", fires.DefaultLeaseTTL, "shard lease TTL: a dead instance's shards move after this long")
 	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
-	fl.IntVar(&f.shards, "shards", kvstore.DefaultShards, "shard count, fixed when the leases bucket is created")
+	fl.IntVar(&f.shards, "shards", jsstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.IntVar(&f.wfLimit, "metrics-workflow-limit", labelcap.DefaultMax, "the most workflows with series of their own in the workflow-labelled metrics (jetsched_fires_total, jetsched_fire_lateness_seconds): later ones are counted under workflow=\"other\"")
 	fl.DurationVar(&f.stopTimeout, "stop-timeout", daemon.DefaultStopTimeout, "how long a stop (SIGINT, SIGTERM) may take to finish in-flight fires and write their records before the process exits with an error; keep it below the supervisor's kill delay (Kubernetes' terminationGracePeriodSeconds)")
@@ -238,7 +239,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 		MaxBackfillSlots:     f.backfill,
 		Console:              cons,
 		Static:               static,
-		Setup: kvstore.SetupConfig{
+		Setup: jsstore.SetupConfig{
 			Layout:   kvstore.NamedLayout(a.namePrefix),
 			Replicas: f.replicas, TickRetention: f.tickTTL, FireRetention: f.fireTTL, FireHistory: f.fireHistory, DuplicateWindow: f.dupWindow, Shards: f.shards,
 		},

@@ -10,9 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/strictjson"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func (a *app) wakeupCommand() *cobra.Command {
@@ -49,12 +49,12 @@ func (a *app) wakeupAdd() *cobra.Command {
 			if r.When != "" {
 				// The form is the server's to evaluate; its grammar is
 				// checked here, before connecting.
-				if _, err := wakeup.ParseWhen(r.When); err != nil {
+				if _, err := wakeups.ParseWhen(r.When); err != nil {
 					return usageError{fmt.Errorf("--when: %w", err)}
 				}
 			}
 			if r.WhenExpr != "" {
-				if err := wakeup.CheckWhenExpr(r.WhenExpr); err != nil {
+				if err := wakeups.CheckWhenExpr(r.WhenExpr); err != nil {
 					return usageError{fmt.Errorf("--when-expr: %w", err)}
 				}
 			}

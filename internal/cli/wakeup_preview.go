@@ -9,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // wakeupCount is one counting step of a preview: a working form's count,
@@ -51,12 +51,12 @@ hours) that took each out. A named calendar is read through the admin API
   scheduler wakeup preview --when-expr 'date(payload.due_at) - duration("24h")' --payload '{"due_at":"2026-12-31T17:00:00Z"}'`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			var form wakeup.Form
+			var form wakeups.Form
 			switch {
 			case (when == "") == (whenExpr == ""):
 				return invalidf("--when or --when-expr: give exactly one")
 			case when != "":
-				f, err := wakeup.ParseWhen(when)
+				f, err := wakeups.ParseWhen(when)
 				if err != nil {
 					return usageError{fmt.Errorf("--when: %w", err)}
 				}
@@ -65,7 +65,7 @@ hours) that took each out. A named calendar is read through the admin API
 					return invalidf("--payload: only an expression (--when-expr) reads the payload")
 				}
 			default:
-				if err := wakeup.CheckWhenExpr(whenExpr); err != nil {
+				if err := wakeups.CheckWhenExpr(whenExpr); err != nil {
 					return usageError{fmt.Errorf("--when-expr: %w", err)}
 				}
 			}
@@ -108,17 +108,17 @@ hours) that took each out. A named calendar is read through the admin API
 					return previewError("--when", err)
 				}
 				out.Due = due
-				if explain && form.Kind == wakeup.KindWorking {
+				if explain && form.Kind == wakeups.KindWorking {
 					out.Counts = append(out.Counts, wakeupCount{Explanation: ex})
 				}
 			} else {
-				env := wakeup.ExprEnv{Now: now, Zone: loc, Calendar: c, Payload: body}
+				env := wakeups.ExprEnv{Now: now, Zone: loc, Calendar: c, Payload: body}
 				if explain {
 					env.Explain = func(call string, ex calendar.Explanation) {
 						out.Counts = append(out.Counts, wakeupCount{Call: call, Explanation: ex})
 					}
 				}
-				if out.Due, err = wakeup.EvalWhenExprContext(ctx, whenExpr, env); err != nil {
+				if out.Due, err = wakeups.EvalWhenExprContext(ctx, whenExpr, env); err != nil {
 					return previewError("--when-expr", err)
 				}
 				out.Due = out.Due.In(loc)
@@ -163,7 +163,7 @@ func previewError(flag string, err error) error {
 
 // printWakeupExplain writes how a preview's due time was counted, one line
 // a step.
-func printWakeupExplain(w io.Writer, out wakeupPreviewOut, form wakeup.Form) {
+func printWakeupExplain(w io.Writer, out wakeupPreviewOut, form wakeups.Form) {
 	loc := out.Due.Location()
 	day := func(t time.Time) string { return t.In(loc).Format("2006-01-02 Mon") }
 	fmt.Fprintf(w, "from      %s %s\n", out.From.In(loc).Format(time.RFC3339Nano), out.From.In(loc).Format("Mon"))

@@ -29,6 +29,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -137,7 +138,7 @@ func loopback(addr string) bool {
 type Server struct {
 	cfg   Config
 	log   *slog.Logger
-	store *kvstore.Store
+	store *jsstore.Store
 	js    jetstream.JetStream
 	api   apiClient
 	auth  *authenticator
@@ -190,7 +191,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 			return nil, fmt.Errorf("console: jetstream: %w", err)
 		}
 	}
-	store, err := kvstore.Open(ctx, js, cfg.Layout)
+	store, err := jsstore.Open(ctx, js, cfg.Layout)
 	if err != nil {
 		return nil, fmt.Errorf("console: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -114,7 +115,7 @@ func topicSchedule(id string) string { return "schedule:" + id }
 // buckets (only to tell their pages to refresh). Rows cost about 150 bytes
 // each (docs/console.md has the measurement).
 type index struct {
-	store  *kvstore.Store
+	store  *jsstore.Store
 	shards int
 	log    *slog.Logger
 	notify func(topic string)
@@ -131,7 +132,7 @@ type index struct {
 	runner
 }
 
-func newIndex(store *kvstore.Store, shards int, log *slog.Logger, notify func(string)) *index {
+func newIndex(store *jsstore.Store, shards int, log *slog.Logger, notify func(string)) *index {
 	return &index{store: store, shards: shards, log: log, notify: notify, ready: make(chan struct{}),
 		rows: map[string]*row{}, orphans: map[string]stateBits{}, strs: map[string]string{},
 		shardOf: map[int]lease{}, members: map[string]lease{}}
@@ -394,7 +395,7 @@ func (ix *index) applyList(e jetstream.KeyValueEntry) {
 	if deleted(e) {
 		return
 	}
-	l, err := kvstore.DecodeEnded(e.Value())
+	l, err := jsstore.DecodeEnded(e.Value())
 	if err != nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -35,8 +36,8 @@ func TestListedOneShotsAreEnded(t *testing.T) {
 	}
 	list := func(id, token string) {
 		t.Helper()
-		l := kvstore.Ended{Shard: kvstore.ShardOf(id, shards), Owner: "s1", At: time.Now().UTC(),
-			Slots: []kvstore.EndedSlot{{Schedule: id, Slot: at, Seq: 1, Window: "0/1"}}}
+		l := jsstore.Ended{Shard: kvstore.ShardOf(id, shards), Owner: "s1", At: time.Now().UTC(),
+			Slots: []jsstore.EndedSlot{{Schedule: id, Slot: at, Seq: 1, Window: "0/1"}}}
 		if _, err := store.PutEnded(ctx, l, token); err != nil {
 			t.Fatal(err)
 		}

@@ -7,7 +7,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/internal/jsstore"
 )
 
 // runner owns the goroutine of a follower (the index's watches, the fire
@@ -60,7 +60,7 @@ const eachBatch = 500
 // wrote (inputs of up to 256 KiB), and 500 of them at once, the pull's
 // count, could be past the server's limit of pending bytes.
 func eachMsg(ctx context.Context, nc *nats.Conn, cons jetstream.Consumer, fn func(jetstream.Msg)) error {
-	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(eachBatch, kvstore.PullBytes(nc)))
+	it, err := cons.Messages(jetstream.PullMaxMessagesWithBytesLimit(eachBatch, jsstore.PullBytes(nc)))
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -39,10 +40,10 @@ func TestScale(t *testing.T) {
 	ctx := context.Background()
 	srv := natstest.Start(t)
 	nc, js := srv.Connect(t)
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/metrics"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
@@ -31,7 +32,6 @@ import (
 	"github.com/jetsched/jetsched/internal/undelivered"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // Config configures a Daemon.
@@ -57,7 +57,7 @@ type Config struct {
 	// Conn is the connection to an existing NATS system (Embedded false).
 	Conn natsconn.Options
 	// Setup sizes the buckets and streams (replicas, retention).
-	Setup kvstore.SetupConfig
+	Setup jsstore.SetupConfig
 	// Fire configures the engine; its Store is filled in.
 	Fire fires.Config
 	// TimerWorkers is the wakeup engine's concurrency (timers.Config.Workers).
@@ -103,7 +103,7 @@ type Config struct {
 	// --schedules), before the engine starts: each set's schedules are
 	// created or updated, and those of its source it no longer lists are
 	// removed. A set that does not apply stops the start.
-	Static []kvstore.StaticSet
+	Static []jsstore.StaticSet
 	// TracerProvider, when it records, traces the engine's dispatches and
 	// the admin API's requests (docs/tracing.md); Fire.TracerProvider, if
 	// set, wins for the engine. Its owner (the caller) shuts it down after
@@ -126,7 +126,7 @@ type Daemon struct {
 	srv     *natsembed.Server
 	nc      *nats.Conn
 	js      jetstream.JetStream
-	store   *kvstore.Store
+	store   *jsstore.Store
 	engine  *fires.Engine
 	timers  *timers.Engine
 	audit   *auditor.Auditor
@@ -182,10 +182,10 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.js, err = natsconn.JetStream(d.nc, cfg.Conn); err != nil {
 		return err
 	}
-	if err := kvstore.Preflight(ctx, d.nc, d.js); err != nil {
+	if err := jsstore.Preflight(ctx, d.nc, d.js); err != nil {
 		return err
 	}
-	if err := kvstore.Setup(ctx, d.js, cfg.Setup); err != nil {
+	if err := jsstore.Setup(ctx, d.js, cfg.Setup); err != nil {
 		return err
 	}
 	if cfg.AuditKey != nil {
@@ -194,7 +194,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 	}
-	if d.store, err = kvstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
+	if d.store, err = jsstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
 		return err
 	}
 	// With tracing on, the API's spec writes keep the caller's trace
@@ -284,7 +284,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 }
 
 // applyStatic applies the static schedule sets, logging what each did.
-func (d *Daemon) applyStatic(ctx context.Context, sets []kvstore.StaticSet) error {
+func (d *Daemon) applyStatic(ctx context.Context, sets []jsstore.StaticSet) error {
 	for _, set := range sets {
 		res, err := d.store.ApplyStatic(ctx, set)
 		if err != nil {
@@ -440,7 +440,7 @@ func (d *Daemon) ClientURL() string {
 func (d *Daemon) JetStream() jetstream.JetStream { return d.js }
 
 // Store is the daemon's record store.
-func (d *Daemon) Store() *kvstore.Store { return d.store }
+func (d *Daemon) Store() *jsstore.Store { return d.store }
 
 // Engine is the daemon's fire engine.
 func (d *Daemon) Engine() *fires.Engine { return d.engine }

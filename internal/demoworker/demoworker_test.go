@@ -12,11 +12,12 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -58,7 +59,7 @@ func start(t *testing.T, cfg demoworker.Config) jetstream.JetStream {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	cfg.JetStream = js
@@ -143,13 +144,13 @@ func TestRunsAreTheSchedulersCondition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	client := wakeup.Client{Store: store}
+	client := wakeups.Client{Store: store}
 	due := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	for _, run := range []string{"order-42", "order-44"} {
 		if err := runs.Set(ctx, run, "awaiting_approval"); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := client.Register(ctx, wakeup.Request{Run: run, Step: "escalate", Workflow: "approvals", At: due,
+		if _, err := client.Register(ctx, wakeups.Request{Run: run, Step: "escalate", Workflow: "approvals", At: due,
 			Condition: "awaiting_approval", ConditionKey: runs.ConditionKey(run)}); err != nil {
 			t.Fatal(err)
 		}

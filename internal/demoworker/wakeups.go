@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
 
@@ -31,7 +31,7 @@ type WakeupConfig struct {
 	Logger *slog.Logger
 	// OnWakeup, if set, is called for every wakeup handled, with whether
 	// it was acted on (false: stale, dropped).
-	OnWakeup func(m wakeup.Meta, acted bool)
+	OnWakeup func(m wakeups.Meta, acted bool)
 }
 
 // WakeupWorker consumes wakeups: it checks each one's condition, acts (logs)

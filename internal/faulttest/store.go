@@ -7,20 +7,21 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // OpenStore opens jetsched's buckets (created by a running scheduler or by
 // kvstore.Setup), retrying for up to 30s while JetStream settles.
-func OpenStore(t testing.TB, js jetstream.JetStream) *kvstore.Store {
+func OpenStore(t testing.TB, js jetstream.JetStream) *jsstore.Store {
 	t.Helper()
-	var store *kvstore.Store
+	var store *jsstore.Store
 	err := testwait.Until(30*time.Second, "the jetsched buckets", func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		var err error
-		store, err = kvstore.Open(ctx, js, kvstore.Layout{})
+		store, err = jsstore.Open(ctx, js, kvstore.Layout{})
 		return err
 	})
 	if err != nil {

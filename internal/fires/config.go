@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -47,7 +48,7 @@ const MaxStateInterval = time.Hour
 // Config configures an Engine.
 type Config struct {
 	// Store is where specs, state and ticks live. Required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Instance names this scheduler in claims and ticks. Default: a random
 	// id, new for every process.
 	Instance string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -18,7 +19,7 @@ import (
 // with a *kvstore.FieldError naming the request field, before anything is
 // written.
 type Control struct {
-	Store *kvstore.Store
+	Store *jsstore.Store
 	Clock clock.Clock
 	// MaxBackfillSlots caps the slots one backfill may replay. Default
 	// DefaultMaxBackfillSlots.
@@ -45,7 +46,7 @@ func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore
 	if _, err := c.Store.GetSpec(ctx, id); err != nil && !errors.Is(err, kvstore.ErrInvalid) {
 		return kvstore.State{}, err
 	}
-	var mark kvstore.AuditMark
+	var mark jsstore.AuditMark
 	intended := false
 	defer func() {
 		if err != nil && intended {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -204,7 +205,7 @@ func TestOneShotRecordsLostWithTheirScheduler(t *testing.T) {
 func TestOneShotRecordsLostBeyondTheDuplicateWindow(t *testing.T) {
 	t.Parallel()
 	const dupWindow = 3 * time.Second
-	h := setupWith(t, kvstore.SetupConfig{DuplicateWindow: dupWindow})
+	h := setupWith(t, jsstore.SetupConfig{DuplicateWindow: dupWindow})
 	cfg := fires.Config{WindowBusy: -1, LeaseTTL: 2 * time.Second, ClaimTTL: time.Second}
 	ids := h.crashBetweenWindows(cfg, func(i int, s *kvstore.Spec) {
 		if i%2 == 0 {
@@ -258,7 +259,7 @@ func waitPastDuplicates(t *testing.T, last time.Time, dupWindow time.Duration) {
 func (h *harness) crashBetweenWindows(cfg fires.Config, spec func(i int, s *kvstore.Spec)) []string {
 	h.t.Helper()
 	nc, js := h.srv.Connect(h.t)
-	store, err := kvstore.Open(context.Background(), js, kvstore.Layout{})
+	store, err := jsstore.Open(context.Background(), js, kvstore.Layout{})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -287,15 +288,15 @@ func (h *harness) crashBetweenWindows(cfg fires.Config, spec func(i int, s *kvst
 }
 
 // setupWith is setup on buckets and streams made with cfg.
-func setupWith(t *testing.T, cfg kvstore.SetupConfig) *harness {
+func setupWith(t *testing.T, cfg jsstore.SetupConfig) *harness {
 	t.Helper()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, cfg); err != nil {
+	if err := jsstore.Setup(ctx, js, cfg); err != nil {
 		t.Fatal(err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

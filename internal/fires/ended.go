@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -82,7 +83,7 @@ func (l *loop) listsAllowed() bool {
 
 // loadLists makes lists, read at shard's check, the shard's ended lists,
 // and plans the listed one-shots they stand for as ended.
-func (l *loop) loadLists(shard int, lists []kvstore.EndedEntry) {
+func (l *loop) loadLists(shard int, lists []jsstore.EndedEntry) {
 	for key, li := range l.ended.lists {
 		if li.shard == shard && !li.sweeping {
 			l.dropList(key)
@@ -95,7 +96,7 @@ func (l *loop) loadLists(shard int, lists []kvstore.EndedEntry) {
 
 // addList indexes one ended list, a later slot of a schedule over an
 // earlier one, and plans the one-shots it stands for as ended.
-func (l *loop) addList(e kvstore.EndedEntry) {
+func (l *loop) addList(e jsstore.EndedEntry) {
 	if _, ok := l.ended.lists[e.Key]; ok {
 		return
 	}
@@ -185,8 +186,8 @@ func (l *loop) planEnded(en *entry) bool {
 // operator created, or a plan): the recurrence ended, the list's claim
 // on the slot, settled by the fire's sequence.
 func endedState(st kvstore.State, ref endedRef, plan string, now time.Time, instance string) kvstore.State {
-	listed := kvstore.EndedSlot{Slot: unixNano(ref.slot), Seq: ref.seq, Window: ref.window}.
-		State(plan, kvstore.Ended{Owner: ref.list.owner, At: unixNano(ref.list.at)})
+	listed := jsstore.EndedSlot{Slot: unixNano(ref.slot), Seq: ref.seq, Window: ref.window}.
+		State(plan, jsstore.Ended{Owner: ref.list.owner, At: unixNano(ref.list.at)})
 	st.Plan, st.Next, st.Ended, st.NextReason, st.NextNominal = plan, time.Time{}, true, "", time.Time{}
 	st.Fires = max(st.Fires, listed.Fires)
 	st.Claim = listed.Claim
@@ -211,7 +212,7 @@ func (w worker) listedApplies(ctx context.Context, j job) (bool, error) {
 // no later than the list, or, if written since, not removed and added
 // again since (its history; one that does not reach back that far counts
 // as the same).
-func sameOneShot(ctx context.Context, store *kvstore.Store, id string, written, listAt time.Time) (bool, error) {
+func sameOneShot(ctx context.Context, store *jsstore.Store, id string, written, listAt time.Time) (bool, error) {
 	if !written.After(listAt) {
 		return true, nil
 	}
@@ -231,7 +232,7 @@ func sameOneShot(ctx context.Context, store *kvstore.Store, id string, written, 
 // one-shot as the list's (listedApplies). plan is its compiled plan;
 // lists reads the ended lists (one reader for all the schedules of a
 // reply).
-func ListedState(ctx context.Context, store *kvstore.Store, lists *kvstore.EndedReader, e kvstore.SpecEntry, plan string) (kvstore.State, bool) {
+func ListedState(ctx context.Context, store *jsstore.Store, lists *jsstore.EndedReader, e jsstore.SpecEntry, plan string) (kvstore.State, bool) {
 	if e.Spec.At == nil {
 		return kvstore.State{}, false
 	}
@@ -249,8 +250,8 @@ func ListedState(ctx context.Context, store *kvstore.Store, lists *kvstore.Ended
 // as one ended list of shard, and hands each back planned as ended. An
 // item the list cannot stand for (a slot a calendar moved off the spec's
 // time) is left in rest for its record.
-func (w worker) listWindow(ctx context.Context, shard int, items []*windowItem) (list *kvstore.EndedEntry, rest []*windowItem, err error) {
-	l := kvstore.Ended{Shard: shard, Owner: w.e.cfg.Instance, At: w.e.cfg.Clock.Now().UTC()}
+func (w worker) listWindow(ctx context.Context, shard int, items []*windowItem) (list *jsstore.EndedEntry, rest []*windowItem, err error) {
+	l := jsstore.Ended{Shard: shard, Owner: w.e.cfg.Instance, At: w.e.cfg.Clock.Now().UTC()}
 	var listed []*windowItem
 	for _, it := range items {
 		if it.claim.Slot.UnixNano() != it.j.at || it.claim.Seq == 0 {
@@ -258,7 +259,7 @@ func (w worker) listWindow(ctx context.Context, shard int, items []*windowItem) 
 			continue
 		}
 		listed = append(listed, it)
-		l.Slots = append(l.Slots, kvstore.EndedSlot{Schedule: it.j.id, Slot: it.claim.Slot, Seq: it.claim.Seq, Window: it.claim.Window})
+		l.Slots = append(l.Slots, jsstore.EndedSlot{Schedule: it.j.id, Slot: it.claim.Slot, Seq: it.claim.Seq, Window: it.claim.Window})
 	}
 	if len(listed) == 0 {
 		return nil, rest, nil
@@ -271,7 +272,7 @@ func (w worker) listWindow(ctx context.Context, shard int, items []*windowItem) 
 	if err != nil {
 		return nil, items, err
 	}
-	e := &kvstore.EndedEntry{Key: kvstore.EndedKey(shard, token), Revision: rev, List: l}
+	e := &jsstore.EndedEntry{Key: jsstore.EndedKey(shard, token), Revision: rev, List: l}
 	for _, it := range listed {
 		it.r.listed = true
 		it.r.settle(it.claim.Token)

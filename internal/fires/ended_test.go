@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -21,9 +22,9 @@ import (
 
 // waitListed waits until every id is in an ended list of shard 0 and
 // returns the lists.
-func (h *harness) waitListed(ids []string, timeout time.Duration) []kvstore.EndedEntry {
+func (h *harness) waitListed(ids []string, timeout time.Duration) []jsstore.EndedEntry {
 	h.t.Helper()
-	var lists []kvstore.EndedEntry
+	var lists []jsstore.EndedEntry
 	err := testwait.Until(timeout, "every one-shot in an ended list", func() error {
 		var err error
 		if lists, err = h.store.EndedLists(context.Background(), 0, nil); err != nil {
@@ -43,7 +44,7 @@ func (h *harness) waitListed(ids []string, timeout time.Duration) []kvstore.Ende
 }
 
 // listedSlot finds id's slot in lists.
-func listedSlot(lists []kvstore.EndedEntry, id string) (kvstore.EndedSlot, bool) {
+func listedSlot(lists []jsstore.EndedEntry, id string) (jsstore.EndedSlot, bool) {
 	for _, e := range lists {
 		for _, s := range e.List.Slots {
 			if s.Schedule == id {
@@ -51,7 +52,7 @@ func listedSlot(lists []kvstore.EndedEntry, id string) (kvstore.EndedSlot, bool)
 			}
 		}
 	}
-	return kvstore.EndedSlot{}, false
+	return jsstore.EndedSlot{}, false
 }
 
 // noRecords asserts that no id has a state record.
@@ -132,7 +133,7 @@ func TestEndedListsStandForOneShotRecords(t *testing.T) {
 
 // listedHerd starts an engine with ended lists, fires n one-shots of
 // shard 0 in windows, and waits until each fired once and is listed.
-func (h *harness) listedHerd(prefix string, n int) (fires.Config, *fires.Engine, []string, []kvstore.EndedEntry) {
+func (h *harness) listedHerd(prefix string, n int) (fires.Config, *fires.Engine, []string, []jsstore.EndedEntry) {
 	h.t.Helper()
 	cfg := fires.Config{WindowBusy: -1, EndedLists: true, LeaseTTL: 2 * time.Second}
 	e := h.engine(cfg)
@@ -172,7 +173,7 @@ func TestEndedListsTurnedIntoRecords(t *testing.T) {
 	h.engine(fires.SweepEvery(cfg, 100*time.Millisecond))
 	records := h.waitEnded(ids, 20*time.Second)
 	for _, id := range ids {
-		st, s := records[id], kvstore.EndedSlot{}
+		st, s := records[id], jsstore.EndedSlot{}
 		s, _ = listedSlot(lists, id)
 		if c := st.Claim; c == nil || c.Seq != s.Seq || !c.Slot.Equal(s.Slot) || st.Fires != 1 || !st.Next.IsZero() {
 			t.Errorf("%s: record %+v, want ended with one fire and the listed claim %+v", id, st, s)
@@ -215,7 +216,7 @@ func TestEndedListsSweptWhenNothingStands(t *testing.T) {
 	}
 	var keepKey string
 	for _, e := range kept {
-		if _, ok := listedSlot([]kvstore.EndedEntry{e}, keep[0]); ok {
+		if _, ok := listedSlot([]jsstore.EndedEntry{e}, keep[0]); ok {
 			keepKey = e.Key
 		}
 	}
@@ -250,7 +251,7 @@ func TestEndedListsSweptWhenNothingStands(t *testing.T) {
 func TestEndedListOneShotTriggered(t *testing.T) {
 	t.Parallel()
 	const dupWindow = 3 * time.Second
-	h := setupWith(t, kvstore.SetupConfig{DuplicateWindow: dupWindow})
+	h := setupWith(t, jsstore.SetupConfig{DuplicateWindow: dupWindow})
 	cfg := fires.Config{WindowBusy: -1, EndedLists: true, ClaimTTL: time.Second}
 	h.engine(cfg)
 	ids := h.oneShots("trig", 5, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
@@ -290,9 +291,9 @@ func TestForgedEndedListsIgnored(t *testing.T) {
 	now := time.Now()
 	at := now.Add(2 * time.Second).Truncate(time.Millisecond)
 	ids := h.oneShots("forged", 2, at, nil)
-	forged := []kvstore.Ended{
-		{Shard: 0, Owner: "mallory", At: now.Add(-10 * time.Second), Slots: []kvstore.EndedSlot{{Schedule: ids[0], Slot: at, Seq: 1}}},
-		{Shard: 0, Owner: "mallory", At: at.Add(time.Second), Slots: []kvstore.EndedSlot{{Schedule: ids[1], Slot: at}}},
+	forged := []jsstore.Ended{
+		{Shard: 0, Owner: "mallory", At: now.Add(-10 * time.Second), Slots: []jsstore.EndedSlot{{Schedule: ids[0], Slot: at, Seq: 1}}},
+		{Shard: 0, Owner: "mallory", At: at.Add(time.Second), Slots: []jsstore.EndedSlot{{Schedule: ids[1], Slot: at}}},
 	}
 	for i, l := range forged {
 		if _, err := h.store.PutEnded(context.Background(), l, fmt.Sprintf("forged%d", i)); err != nil {

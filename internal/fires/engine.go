@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
@@ -25,7 +26,7 @@ import (
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
-	store *kvstore.Store
+	store *jsstore.Store
 
 	// dupWindow is the fire stream's duplicate window, read at Start.
 	dupWindow time.Duration

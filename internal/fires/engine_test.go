@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -23,7 +24,7 @@ type harness struct {
 	t     *testing.T
 	srv   *natstest.Server
 	js    jetstream.JetStream
-	store *kvstore.Store
+	store *jsstore.Store
 
 	mu    sync.Mutex
 	fires []fireMsg

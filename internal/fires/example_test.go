@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -26,8 +27,8 @@ func ExampleEngine() {
 	defer nc.Close()
 	js, _ := jetstream.New(nc)
 
-	_ = kvstore.Setup(ctx, js, kvstore.SetupConfig{})
-	store, _ := kvstore.Open(ctx, js, kvstore.Layout{})
+	_ = jsstore.Setup(ctx, js, jsstore.SetupConfig{})
+	store, _ := jsstore.Open(ctx, js, kvstore.Layout{})
 	engine, _ := fires.New(fires.Config{Store: store})
 	_ = engine.Start(ctx)
 	defer engine.Stop(context.Background())

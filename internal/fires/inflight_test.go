@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -73,7 +74,7 @@ func TestUnacknowledgedFireIsPublishedAgain(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+			if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 				t.Fatal(err)
 			}
 			slotID := kvstore.SlotID("once", at)

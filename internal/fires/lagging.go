@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -94,7 +95,7 @@ func (w worker) plannedLagging(ctx context.Context, id string, c sched, st *kvst
 // caughtUp runs behind, a check of st against the fire stream, and
 // reports a state it caught up (what says why it was behind).
 func (w worker) caughtUp(ctx context.Context, id string, c sched, st *kvstore.State,
-	behind func(context.Context, *kvstore.Store, string, sched, *kvstore.State) (*kvstore.State, uint64, error), what string) (*kvstore.State, error) {
+	behind func(context.Context, *jsstore.Store, string, sched, *kvstore.State) (*kvstore.State, uint64, error), what string) (*kvstore.State, error) {
 	caught, n, err := behind(ctx, w.e.store, id, c, st)
 	if caught != nil {
 		w.e.log.Info(what+"; its decision starts from the stream's last fire", "schedule", id,
@@ -117,7 +118,7 @@ func (w worker) lookupFor(j job) func(context.Context, string, sched, *kvstore.S
 // caught up with the schedule's last fire in the stream if that is a
 // regular slot at or after st.Next (with n, the slots in between counted
 // as fires), nil if the record is not behind the stream.
-func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (caught *kvstore.State, n uint64, err error) {
+func behindStream(ctx context.Context, store *jsstore.Store, id string, c sched, st *kvstore.State) (caught *kvstore.State, n uint64, err error) {
 	f, err := store.LastFired(ctx, id)
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
@@ -136,7 +137,7 @@ func behindStream(ctx context.Context, store *kvstore.Store, id string, c sched,
 
 // caughtUpWith is behindStream's answer once f, the schedule's last
 // regular fire, is known.
-func caughtUpWith(id string, c sched, st *kvstore.State, f kvstore.Fired) (*kvstore.State, uint64) {
+func caughtUpWith(id string, c sched, st *kvstore.State, f jsstore.Fired) (*kvstore.State, uint64) {
 	if f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
 		// A slot before the record's next one, or a plan the slot did not
 		// come from (the re-plan moves on from now).
@@ -171,7 +172,7 @@ func caughtUpWith(id string, c sched, st *kvstore.State, f kvstore.Fired) (*kvst
 // backfill came last) the stream's fires of the schedule are read back to
 // the last regular one. Nil when none is at or after the plan's next slot:
 // the slots from the plan on are owed, and follow the misfire policy.
-func plannedBehind(ctx context.Context, store *kvstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
+func plannedBehind(ctx context.Context, store *jsstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
 	f, found, err := lastRegularFire(ctx, store, id)
 	if err != nil || !found {
 		return nil, 0, err // never fired, or only extra slots: every regular slot is owed
@@ -185,18 +186,18 @@ func plannedBehind(ctx context.Context, store *kvstore.Store, id string, c sched
 // slot, else the stream's fires of the schedule read back to the last
 // regular one. found is false when the stream holds none (within its
 // retention).
-func lastRegularFire(ctx context.Context, store *kvstore.Store, id string) (f kvstore.Fired, found bool, err error) {
+func lastRegularFire(ctx context.Context, store *jsstore.Store, id string) (f jsstore.Fired, found bool, err error) {
 	f, err = store.LastFired(ctx, id)
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return kvstore.Fired{}, false, nil
+		return jsstore.Fired{}, false, nil
 	case err != nil:
-		return kvstore.Fired{}, false, err
+		return jsstore.Fired{}, false, err
 	}
 	if f.SlotID == kvstore.SlotID(id, f.Slot) {
 		return f, true, nil
 	}
-	err = store.FiresOf(ctx, id, func(g kvstore.Fired) bool {
+	err = store.FiresOf(ctx, id, func(g jsstore.Fired) bool {
 		if g.SlotID == kvstore.SlotID(id, g.Slot) {
 			f, found = g, true
 		}
@@ -213,7 +214,7 @@ func lastRegularFire(ctx context.Context, store *kvstore.Store, id string) (f kv
 // claim already shows the slot after it as next. Any other record, and any
 // that cannot be checked, is returned as it is. For readers of the bucket
 // (the admin API's schedule.get).
-func CaughtUp(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, st kvstore.State, now time.Time) kvstore.State {
+func CaughtUp(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, st kvstore.State, now time.Time) kvstore.State {
 	c := st.Claim
 	if e.Spec.At != nil || c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() || st.Ended || st.Next.IsZero() || st.Next.After(now) {
 		return st

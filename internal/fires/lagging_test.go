@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -23,7 +24,7 @@ import (
 func TestStateRecordBehindTheStreamIsCaughtUp(t *testing.T) {
 	t.Parallel()
 	const dupWindow = 3 * time.Second
-	h := setupWith(t, kvstore.SetupConfig{DuplicateWindow: dupWindow})
+	h := setupWith(t, jsstore.SetupConfig{DuplicateWindow: dupWindow})
 	ctx := context.Background()
 	specs := map[string]kvstore.Spec{
 		// Late within the misfire threshold: fired again in a window.
@@ -90,7 +91,7 @@ func TestStateRecordBehindTheStreamIsCaughtUp(t *testing.T) {
 	// behind, before writing anything of it (its connection closed); the
 	// next one looks again.
 	nc, js := h.srv.Connect(t)
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -222,7 +223,7 @@ func TestEveryMemberReads(t *testing.T) {
 
 // testLeases is instance a's leases of 4 shards on a server of its own,
 // its clock a fake.
-func testLeases(t *testing.T) (*leases, *kvstore.Store, *clock.Fake) {
+func testLeases(t *testing.T) (*leases, *jsstore.Store, *clock.Fake) {
 	t.Helper()
 	js, store := natstest.Start(t).Store(t)
 	c, f := clock.NewFake(time.Now())
@@ -389,7 +390,7 @@ func (r *lossRecorder) of(kind kvstore.EventKind) []kvstore.Event {
 
 // recordedLeases is instance a's leases of shards on a server of its own,
 // its clock a fake, its log and events recorded.
-func recordedLeases(t *testing.T, shards int, ttl time.Duration) (*leases, *kvstore.Store, *clock.Fake, *testlog.Buffer, *lossRecorder) {
+func recordedLeases(t *testing.T, shards int, ttl time.Duration) (*leases, *jsstore.Store, *clock.Fake, *testlog.Buffer, *lossRecorder) {
 	t.Helper()
 	js, store := natstest.Start(t).Store(t)
 	c, f := clock.NewFake(time.Now())

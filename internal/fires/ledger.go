@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -34,7 +35,7 @@ func (e *Engine) slotKnown(ctx context.Context, id, slotID string) (bool, error)
 		// is not the schedule's last: look for it among all its fires
 		// (operator slots are few; a schedule's history is bounded).
 		found := false
-		err := e.store.FiresOf(ctx, id, func(f kvstore.Fired) bool {
+		err := e.store.FiresOf(ctx, id, func(f jsstore.Fired) bool {
 			found = f.SlotID == slotID
 			return !found
 		})

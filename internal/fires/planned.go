@@ -5,6 +5,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -49,7 +50,7 @@ func plannedState(plan string, d Decision, now time.Time) *kvstore.State {
 // StoredState reads the state record of a stored spec, or, when it has none
 // yet, the plan a scheduler keeps for it (planned is then true). A spec
 // that has neither (it does not compile) gives kvstore.ErrNotFound.
-func StoredState(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, now time.Time) (st kvstore.State, planned bool, err error) {
+func StoredState(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, now time.Time) (st kvstore.State, planned bool, err error) {
 	st, _, err = store.GetState(ctx, e.ID)
 	if !errors.Is(err, kvstore.ErrNotFound) {
 		return st, false, err

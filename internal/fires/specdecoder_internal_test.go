@@ -8,13 +8,14 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // rawBucket is a store on a new server, and its bucket that name picks,
 // to write records into as they are, unchecked.
-func rawBucket(ctx context.Context, t *testing.T, name func(kvstore.Layout) string) (*kvstore.Store, jetstream.KeyValue) {
+func rawBucket(ctx context.Context, t *testing.T, name func(kvstore.Layout) string) (*jsstore.Store, jetstream.KeyValue) {
 	t.Helper()
 	js, store := natstest.Start(t).Store(t)
 	bucket, err := js.KeyValue(ctx, name(store.Layout().WithDefaults()))

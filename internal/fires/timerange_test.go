@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -149,7 +150,7 @@ func TestConfigDurationsBounded(t *testing.T) {
 		{"LeaseTTL", Config{LeaseTTL: 2562047 * time.Hour}},
 		{"MisfireThreshold", Config{MisfireThreshold: 2562047 * time.Hour}},
 	} {
-		tc.cfg.Store = &kvstore.Store{}
+		tc.cfg.Store = &jsstore.Store{}
 		err := tc.cfg.withDefaults().validate()
 		if err == nil || !strings.Contains(err.Error(), "Config."+tc.field) {
 			t.Errorf("%s of centuries: err %v, want one naming Config.%s", tc.field, err, tc.field)

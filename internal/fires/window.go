@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -88,7 +89,7 @@ type windowJob struct {
 	items []job
 	// win is the record to demote, known the loop's snapshots of its
 	// schedules, by id (windowDemote).
-	win   kvstore.Window
+	win   jsstore.Window
 	known map[string]job
 	gen   uint64 // the lease tenure a check is for
 	// records are the fired slots whose state records to write
@@ -116,7 +117,7 @@ type windowResult struct {
 	// tooLarge: the server refused the window record for its size.
 	tooLarge bool
 	// found is the window record a check read (nil: none, or garbage).
-	found *kvstore.Window
+	found *jsstore.Window
 	// deferred are fired slots whose state records were not written
 	// yet (see deferRecords): their schedules stay busy until a
 	// windowRecord job writes them.
@@ -124,8 +125,8 @@ type windowResult struct {
 	// lists are the shard's ended lists a check read; wrote is the
 	// ended list a windowRecord wrote; deleted: a windowEnded deleted its
 	// list.
-	lists   []kvstore.EndedEntry
-	wrote   *kvstore.EndedEntry
+	lists   []jsstore.EndedEntry
+	wrote   *jsstore.EndedEntry
 	list    *endedList
 	deleted bool
 	err     error
@@ -185,10 +186,10 @@ func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
 func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	out := windowResult{kind: windowFire, shard: wj.shard, mark: wj.mark}
 	now := w.e.cfg.Clock.Now()
-	win := kvstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
+	win := jsstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
 		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
 	name := win.Name()
-	win.Slots = make([]kvstore.WindowSlot, 0, len(wj.items))
+	win.Slots = make([]jsstore.WindowSlot, 0, len(wj.items))
 	out.results = make([]result, 0, len(wj.items))
 	items := make([]*windowItem, 0, len(wj.items))
 	slab := make([]windowItem, 0, len(wj.items)) // one allocation for the window's items
@@ -221,7 +222,7 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 		setNext(&it.st, d)
 		it.st.Fires++
 		items = append(items, it)
-		win.Slots = append(win.Slots, kvstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
+		win.Slots = append(win.Slots, jsstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
 	}
 	if len(items) == 0 {
 		return out
@@ -524,7 +525,7 @@ func (w worker) checkWindow(ctx context.Context, wj *windowJob) windowResult {
 // recordOrList writes the deferred records of wj as one ended list when
 // lists are allowed (those the list cannot stand for, and all of them if
 // the list cannot be written, as state records), else as state records.
-func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*kvstore.EndedEntry, error) {
+func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*jsstore.EndedEntry, error) {
 	items := wj.records
 	if !wj.lists {
 		return nil, w.recordWindow(ctx, items)
@@ -542,7 +543,7 @@ func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*kvstore.Ended
 // demote writes window win's claim on slot s into the schedule's state
 // record unless the record shows the slot already. known is the loop's
 // snapshot of the schedule (zero when it has none); a conflict re-reads.
-func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.WindowSlot, known job) error {
+func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.WindowSlot, known job) error {
 	c := win.Claim(s)
 	if c.Slot.After(win.At.Add(windowSkew)) || c.Slot.IsZero() {
 		// A window claims due slots only: this record is forged or from a

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -81,8 +82,8 @@ func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 	h.put("orphan", kvstore.Spec{Workflow: "wf", At: &due})
 	h.put("future", kvstore.Spec{Workflow: "wf", At: &later})
 	shard := kvstore.ShardOf("orphan", shards)
-	win := kvstore.Window{Shard: shard, Seq: 7, Token: "ghost-token", Owner: "ghost", At: now.Add(-2 * time.Second), Expires: now.Add(-time.Second),
-		Slots: []kvstore.WindowSlot{{Schedule: "orphan", Slot: due}, {Schedule: "future", Slot: later}, {Schedule: "gone", Slot: due}}}
+	win := jsstore.Window{Shard: shard, Seq: 7, Token: "ghost-token", Owner: "ghost", At: now.Add(-2 * time.Second), Expires: now.Add(-time.Second),
+		Slots: []jsstore.WindowSlot{{Schedule: "orphan", Slot: due}, {Schedule: "future", Slot: later}, {Schedule: "gone", Slot: due}}}
 	// "future" and "gone" may hash to another shard: the record names
 	// them anyway, as a forged one could.
 	if _, err := h.store.PutWindow(ctx, win, 0); err != nil {
@@ -97,7 +98,7 @@ func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 			break
 		}
 	}
-	if _, err := h.store.Leases().Put(ctx, kvstore.WindowKey(other), []byte("not a window")); err != nil {
+	if _, err := h.store.Leases().Put(ctx, jsstore.WindowKey(other), []byte("not a window")); err != nil {
 		t.Fatal(err)
 	}
 	h.put(otherID, kvstore.Spec{Workflow: "wf", Every: "1s"})
@@ -284,7 +285,7 @@ func TestLapsedOwnersClaimIsNotWaitedOut(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	nc, js := h.srv.Connect(t)
-	store, err := kvstore.Open(context.Background(), js, kvstore.Layout{})
+	store, err := jsstore.Open(context.Background(), js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

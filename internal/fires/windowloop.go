@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -433,7 +434,7 @@ func (l *loop) holdFor(id string, shard int) {
 
 // undemoted is win with only the slots whose state, as this instance
 // knows it, does not show them (the worker reads again on a conflict).
-func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
+func (l *loop) undemoted(win jsstore.Window) jsstore.Window {
 	out := win
 	out.Slots = nil
 	for _, s := range win.Slots {
@@ -452,7 +453,7 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 
 // knownOf are the loop's snapshots of win's schedules whose state it has
 // (stored or planned), by id.
-func (l *loop) knownOf(win kvstore.Window) map[string]job {
+func (l *loop) knownOf(win jsstore.Window) map[string]job {
 	out := make(map[string]job, len(win.Slots))
 	now := l.e.cfg.Clock.Now()
 	for _, s := range win.Slots {

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -163,14 +164,14 @@ func PublishFire(t testing.TB, js jetstream.JetStream, f Fire) uint64 {
 
 // Store connects (as Connect), creates the default buckets and streams and
 // opens a store on them.
-func (s *Server) Store(t testing.TB) (jetstream.JetStream, *kvstore.Store) {
+func (s *Server) Store(t testing.TB) (jetstream.JetStream, *jsstore.Store) {
 	t.Helper()
 	_, js := s.Connect(t)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatalf("set up buckets: %v", err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

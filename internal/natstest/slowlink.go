@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/internal/jsstore"
 )
 
 // SlowLink forwards TCP connections to the server at serverURL, at most
@@ -94,7 +94,7 @@ func (l *slowLink) close() {
 // closed as a slow consumer (see KeptUp).
 func StartTight(t testing.TB) *Server {
 	t.Helper()
-	return StartWith(t, &server.Options{MaxPending: 2 * kvstore.WatchBytes})
+	return StartWith(t, &server.Options{MaxPending: 2 * jsstore.WatchBytes})
 }
 
 // KeptUp fails the test if the server closed a connection as a slow

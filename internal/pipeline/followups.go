@@ -9,6 +9,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -21,7 +22,7 @@ import (
 // which re-publishes into the duplicate window (a no-op) and writes the
 // tick itself.
 type Followups struct {
-	store    *kvstore.Store
+	store    *jsstore.Store
 	retryFor time.Duration
 	log      *slog.Logger
 	pending  chan followup
@@ -68,7 +69,7 @@ func (a AckTimer) Stop() { a.t.Stop() }
 
 // StartFollowups starts the goroutine that settles follow-up writes to
 // store; each failed one is retried for up to retryFor. Close stops it.
-func StartFollowups(store *kvstore.Store, retryFor time.Duration, log *slog.Logger) *Followups {
+func StartFollowups(store *jsstore.Store, retryFor time.Duration, log *slog.Logger) *Followups {
 	f := &Followups{store: store, retryFor: retryFor, log: log, pending: make(chan followup, 1024), done: make(chan struct{})}
 	go f.run()
 	return f

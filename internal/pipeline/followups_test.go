@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -44,7 +45,7 @@ func TestFollowupsRetryAFailedTick(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no answer to the probe")
 	}
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -39,10 +40,10 @@ type file struct {
 
 // Load reads and checks the schedules file at path (Parse) and returns its
 // set, ready for kvstore.Store.ApplyStatic.
-func Load(path string) (kvstore.StaticSet, error) {
+func Load(path string) (jsstore.StaticSet, error) {
 	data, err := regfile.Read(path, MaxFileBytes)
 	if err != nil {
-		return kvstore.StaticSet{}, fileError(path, err)
+		return jsstore.StaticSet{}, fileError(path, err)
 	}
 	return Parse(path, data)
 }
@@ -52,27 +53,27 @@ func Load(path string) (kvstore.StaticSet, error) {
 // which JSON is a subset). Every schedule is checked (kvstore.StaticSet's
 // Resolve); an error matches kvstore.ErrInvalid and names the file, the
 // entry (1-based), its id and the field.
-func Parse(path string, data []byte) (kvstore.StaticSet, error) {
+func Parse(path string, data []byte) (jsstore.StaticSet, error) {
 	if len(data) > MaxFileBytes {
-		return kvstore.StaticSet{}, fileError(path, fmt.Errorf("%d bytes, over the maximum of %d", len(data), MaxFileBytes))
+		return jsstore.StaticSet{}, fileError(path, fmt.Errorf("%d bytes, over the maximum of %d", len(data), MaxFileBytes))
 	}
 	raw := data
 	if !strings.EqualFold(filepath.Ext(path), ".json") {
 		var err error
 		if raw, err = yamlToJSON(data); err != nil {
-			return kvstore.StaticSet{}, fileError(path, err)
+			return jsstore.StaticSet{}, fileError(path, err)
 		}
 	}
 	if err := strictjson.Check(raw); err != nil {
-		return kvstore.StaticSet{}, fileError(path, err)
+		return jsstore.StaticSet{}, fileError(path, err)
 	}
 	var f file
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
-		return kvstore.StaticSet{}, fileError(path, fmt.Errorf(`want {"source": LABEL, "schedules": [SPEC, ...]}: %w`, err))
+		return jsstore.StaticSet{}, fileError(path, fmt.Errorf(`want {"source": LABEL, "schedules": [SPEC, ...]}: %w`, err))
 	}
-	set := kvstore.StaticSet{Source: f.Source, Schedules: make([]kvstore.StaticSchedule, len(f.Schedules))}
+	set := jsstore.StaticSet{Source: f.Source, Schedules: make([]kvstore.StaticSchedule, len(f.Schedules))}
 	if set.Source == "" {
 		set.Source = filepath.Base(path)
 	}
@@ -148,8 +149,8 @@ func jsonValue(v any) (any, error) {
 
 // LoadAll loads several files and checks that no source label and no
 // schedule id comes in two of them.
-func LoadAll(paths []string) ([]kvstore.StaticSet, error) {
-	sets := make([]kvstore.StaticSet, 0, len(paths))
+func LoadAll(paths []string) ([]jsstore.StaticSet, error) {
+	sets := make([]jsstore.StaticSet, 0, len(paths))
 	sources := map[string]string{}
 	ids := map[string]string{}
 	for _, p := range paths {

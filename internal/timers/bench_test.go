@@ -17,8 +17,8 @@ import (
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // BenchmarkPendingTimers measures the scale of the wakeup engine: N
@@ -70,7 +70,7 @@ func benchPending(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		meta, err := wakeup.ParseMeta(m.Headers())
+		meta, err := wakeups.ParseMeta(m.Headers())
 		if err != nil {
 			return
 		}

@@ -14,8 +14,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // runs creates the KV bucket the workflow side keeps each run's activity
@@ -134,7 +134,7 @@ func TestConditionCheckedAtFireTime(t *testing.T) {
 	}
 	due := time.Now().Add(time.Second).Truncate(time.Millisecond)
 	reg := func(run, ckey string) string {
-		ent, err := e.client.Register(ctx, wakeup.Request{Run: run, Step: "escalate", Workflow: "approvals", At: due,
+		ent, err := e.client.Register(ctx, wakeups.Request{Run: run, Step: "escalate", Workflow: "approvals", At: due,
 			Condition: "awaiting", ConditionKey: ckey, Payload: []byte(`{"order":1}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -191,7 +191,7 @@ func TestConditionCheckedAtFireTime(t *testing.T) {
 		t.Fatalf("wakeup %+v", m)
 	}
 	testwait.Eventually(e.t, 5*time.Second, "no timer left", func() bool {
-		left, err := e.client.List(ctx, wakeup.Filter{})
+		left, err := e.client.List(ctx, wakeups.Filter{})
 		return err == nil && len(left) == 0
 	})
 }
@@ -214,7 +214,7 @@ func TestConditionChangedDuringClaim(t *testing.T) {
 	due := time.Now().Add(1500 * time.Millisecond).Truncate(time.Millisecond)
 	keys := make([]string, n)
 	for i := range n {
-		ent, err := e.client.Register(ctx, wakeup.Request{Run: runName(i), Step: "s", Workflow: "wf", At: due,
+		ent, err := e.client.Register(ctx, wakeups.Request{Run: runName(i), Step: "s", Workflow: "wf", At: due,
 			Condition: "awaiting", ConditionKey: "runs/" + runName(i)})
 		if err != nil {
 			t.Fatal(err)
@@ -336,16 +336,16 @@ func TestConditionKeyRegistration(t *testing.T) {
 	ctx := context.Background()
 	e.runs(nil)
 	for _, bad := range []struct {
-		r      wakeup.Request
+		r      wakeups.Request
 		field  string
 		reason string
 	}{
-		{wakeup.Request{ConditionKey: "missing/order-1", Condition: "awaiting"}, "condition_key", `no KV bucket "missing"`},
-		{wakeup.Request{ConditionKey: "runs/order-1"}, "condition", "needs the value it must hold"},
-		{wakeup.Request{ConditionKey: "runs", Condition: "x"}, "condition_key", "want BUCKET/KEY"},
-		{wakeup.Request{ConditionKey: "runs/a b", Condition: "x"}, "condition_key", `key "a b"`},
-		{wakeup.Request{ConditionKey: "ru.ns/a", Condition: "x"}, "condition_key", `bucket "ru.ns"`},
-		{wakeup.Request{ConditionKey: "runs/.a", Condition: "x"}, "condition_key", `key ".a"`},
+		{wakeups.Request{ConditionKey: "missing/order-1", Condition: "awaiting"}, "condition_key", `no KV bucket "missing"`},
+		{wakeups.Request{ConditionKey: "runs/order-1"}, "condition", "needs the value it must hold"},
+		{wakeups.Request{ConditionKey: "runs", Condition: "x"}, "condition_key", "want BUCKET/KEY"},
+		{wakeups.Request{ConditionKey: "runs/a b", Condition: "x"}, "condition_key", `key "a b"`},
+		{wakeups.Request{ConditionKey: "ru.ns/a", Condition: "x"}, "condition_key", `bucket "ru.ns"`},
+		{wakeups.Request{ConditionKey: "runs/.a", Condition: "x"}, "condition_key", `key ".a"`},
 	} {
 		r := bad.r
 		r.Run, r.Step, r.Workflow, r.When = "r", "s", "wf", "1h"
@@ -355,10 +355,10 @@ func TestConditionKeyRegistration(t *testing.T) {
 			t.Errorf("%+v: err %v, want field %s saying %q", bad.r, err, bad.field, bad.reason)
 		}
 	}
-	if left, _ := e.client.List(ctx, wakeup.Filter{}); len(left) != 0 {
+	if left, _ := e.client.List(ctx, wakeups.Filter{}); len(left) != 0 {
 		t.Fatalf("bad requests stored %d timers", len(left))
 	}
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "1h",
+	if _, err := e.client.Register(ctx, wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "1h",
 		Condition: "awaiting", ConditionKey: "runs/orders/r=1"}); err != nil {
 		t.Fatalf("a key with '/' and '=': %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
@@ -42,7 +43,7 @@ type Owner interface {
 // Config configures an Engine.
 type Config struct {
 	// Store is required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Owner decides which timers this instance fires. Required.
 	Owner Owner
 	// Instance names this scheduler in claims. Required.

@@ -12,11 +12,12 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,11 +32,11 @@ type env struct {
 	t      *testing.T
 	srv    *natstest.Server
 	js     jetstream.JetStream
-	store  *kvstore.Store
-	client wakeup.Client
+	store  *jsstore.Store
+	client wakeups.Client
 
 	mu   sync.Mutex
-	msgs []wakeup.Meta
+	msgs []wakeups.Meta
 	body map[string]string
 }
 
@@ -44,13 +45,13 @@ func newEnv(t *testing.T) *env {
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
 	ctx := context.Background()
-	e := &env{t: t, srv: srv, js: js, store: store, client: wakeup.Client{Store: store}, body: map[string]string{}}
+	e := &env{t: t, srv: srv, js: js, store: store, client: wakeups.Client{Store: store}, body: map[string]string{}}
 	cons, err := js.OrderedConsumer(ctx, "SCHED_WAKEUPS", jetstream.OrderedConsumerConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cc, err := cons.Consume(func(m jetstream.Msg) {
-		meta, err := wakeup.ParseMeta(m.Headers())
+		meta, err := wakeups.ParseMeta(m.Headers())
 		if err != nil {
 			t.Errorf("bad wakeup: %v", err)
 			return
@@ -105,10 +106,10 @@ func (e *env) startAhead(instance string, offset time.Duration) func() {
 	return stop
 }
 
-func (e *env) received() []wakeup.Meta {
+func (e *env) received() []wakeups.Meta {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	return append([]wakeup.Meta(nil), e.msgs...)
+	return append([]wakeups.Meta(nil), e.msgs...)
 }
 
 func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
@@ -118,7 +119,7 @@ func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
 	ctx := context.Background()
 	ids := [][2]string{{"order.42", "step/escalate"}, {"run with spaces", "étape ünïcode"}, {"a=b", "(x)+[y]"}}
 	for _, id := range ids {
-		if _, err := e.client.Register(ctx, wakeup.Request{Run: id[0], Step: id[1], Workflow: "approvals", When: "1s",
+		if _, err := e.client.Register(ctx, wakeups.Request{Run: id[0], Step: id[1], Workflow: "approvals", When: "1s",
 			Payload: []byte(`{"n":1}`), Condition: "awaiting"}); err != nil {
 			t.Fatal(err)
 		}
@@ -149,7 +150,7 @@ func TestWakeupFiresOnceWithHeadersAndIsRemoved(t *testing.T) {
 		}
 	}
 	testwait.Eventually(e.t, 5*time.Second, "no timer left", func() bool {
-		left, err := e.client.List(ctx, wakeup.Filter{})
+		left, err := e.client.List(ctx, wakeups.Filter{})
 		return err == nil && len(left) == 0
 	})
 }
@@ -168,7 +169,7 @@ func TestCancelRacingFire(t *testing.T) {
 	for i := range n {
 		run := "r" + string(rune('A'+i%26)) + string(rune('a'+i/26))
 		keys[i] = kvstore.TimerKey(run, "s")
-		if _, err := e.client.Register(ctx, wakeup.Request{Run: run, Step: "s", Workflow: "wf", At: due}); err != nil {
+		if _, err := e.client.Register(ctx, wakeups.Request{Run: run, Step: "s", Workflow: "wf", At: due}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -185,7 +186,7 @@ func TestCancelRacingFire(t *testing.T) {
 		wg.Go(func() {
 			out, err := e.client.Cancel(ctx, run, "s")
 			if errors.Is(err, kvstore.ErrNotFound) {
-				out = wakeup.OutcomeFired // already fired and removed
+				out = wakeups.OutcomeFired // already fired and removed
 			} else if err != nil {
 				t.Errorf("cancel %s: %v", run, err)
 			}
@@ -205,8 +206,8 @@ func TestCancelRacingFire(t *testing.T) {
 			return err == nil
 		})
 		switch {
-		case outcomes[k] == wakeup.OutcomeCancelled && tick.Status != kvstore.TickCancelled,
-			outcomes[k] == wakeup.OutcomeFired && tick.Status != kvstore.TickFired:
+		case outcomes[k] == wakeups.OutcomeCancelled && tick.Status != kvstore.TickCancelled,
+			outcomes[k] == wakeups.OutcomeFired && tick.Status != kvstore.TickFired:
 			t.Fatalf("%s: cancel said %s, ledger says %s", k, outcomes[k], tick.Status)
 		}
 		if tick.Status == kvstore.TickFired {
@@ -231,7 +232,7 @@ func TestTimersSurviveRestarts(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	stop := e.start("a")
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r1", Step: "s", Workflow: "wf", When: "2s"}); err != nil {
+	if _, err := e.client.Register(ctx, wakeups.Request{Run: "r1", Step: "s", Workflow: "wf", When: "2s"}); err != nil {
 		t.Fatal(err)
 	}
 	stop()
@@ -242,7 +243,7 @@ func TestTimersSurviveRestarts(t *testing.T) {
 
 	// Due 5 s from now on the wall clock (2.5 s on b's): pending across
 	// the NATS restart.
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r2", Step: "s", Workflow: "wf", When: "5s"}); err != nil {
+	if _, err := e.client.Register(ctx, wakeups.Request{Run: "r2", Step: "s", Workflow: "wf", When: "5s"}); err != nil {
 		t.Fatal(err)
 	}
 	e.srv.Restart()
@@ -255,7 +256,7 @@ func TestRearmExpireCancelRunAndList(t *testing.T) {
 	ctx := context.Background()
 	e.start("a")
 	// Re-arm: "not ready, retry at T".
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "r", Step: "poll", Workflow: "wf", When: "500ms", Payload: []byte(`{"x":1}`)}); err != nil {
+	if _, err := e.client.Register(ctx, wakeups.Request{Run: "r", Step: "poll", Workflow: "wf", When: "500ms", Payload: []byte(`{"x":1}`)}); err != nil {
 		t.Fatal(err)
 	}
 	testwait.Eventually(e.t, 10*time.Second, "the first wakeup of r", func() bool { return len(e.received()) == 1 })
@@ -270,38 +271,38 @@ func TestRearmExpireCancelRunAndList(t *testing.T) {
 
 	// Lists and cancel-all of a run.
 	for _, s := range []string{"a", "b", "c"} {
-		if _, err := e.client.Register(ctx, wakeup.Request{Run: "order.7", Step: s, Workflow: "orders", When: "1h"}); err != nil {
+		if _, err := e.client.Register(ctx, wakeups.Request{Run: "order.7", Step: s, Workflow: "orders", When: "1h"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, err := e.client.Register(ctx, wakeup.Request{Run: "order.8", Step: "a", Workflow: "other", When: "1h"}); err != nil {
+	if _, err := e.client.Register(ctx, wakeups.Request{Run: "order.8", Step: "a", Workflow: "other", When: "1h"}); err != nil {
 		t.Fatal(err)
 	}
-	byRun, _ := e.client.List(ctx, wakeup.Filter{Run: "order.7"})
-	byWF, _ := e.client.List(ctx, wakeup.Filter{Workflow: "other"})
+	byRun, _ := e.client.List(ctx, wakeups.Filter{Run: "order.7"})
+	byWF, _ := e.client.List(ctx, wakeups.Filter{Workflow: "other"})
 	if len(byRun) != 3 || len(byWF) != 1 {
 		t.Fatalf("list by run %d, by workflow %d", len(byRun), len(byWF))
 	}
 	if n, err := e.client.CancelRun(ctx, "order.7"); err != nil || n != 3 {
 		t.Fatalf("CancelRun = %d, %v", n, err)
 	}
-	if left, _ := e.client.List(ctx, wakeup.Filter{}); len(left) != 1 {
+	if left, _ := e.client.List(ctx, wakeups.Filter{}); len(left) != 1 {
 		t.Fatalf("%d timers left, want order.8's", len(left))
 	}
 
 	// Bad input names the field and stores nothing.
 	for _, bad := range []struct {
-		r     wakeup.Request
+		r     wakeups.Request
 		field string
 	}{
-		{wakeup.Request{Step: "s", Workflow: "wf", When: "1h"}, "run"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "w.f", When: "1h"}, "workflow"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "soon"}, "when"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "48 whours"}, "when"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "48 whours", Calendar: "nope"}, "calendar"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "02:00", Zone: "Mars/Base"}, "zone"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "2001-01-01"}, "when"},
-		{wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "1h", Payload: []byte("{")}, "payload"},
+		{wakeups.Request{Step: "s", Workflow: "wf", When: "1h"}, "run"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "w.f", When: "1h"}, "workflow"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "soon"}, "when"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "48 whours"}, "when"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "48 whours", Calendar: "nope"}, "calendar"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "02:00", Zone: "Mars/Base"}, "zone"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "2001-01-01"}, "when"},
+		{wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "1h", Payload: []byte("{")}, "payload"},
 	} {
 		_, err := e.client.Register(ctx, bad.r)
 		var fe *kvstore.FieldError
@@ -309,7 +310,7 @@ func TestRearmExpireCancelRunAndList(t *testing.T) {
 			t.Errorf("%+v: err %v, want field %s", bad.r, err, bad.field)
 		}
 	}
-	if left, _ := e.client.List(ctx, wakeup.Filter{}); len(left) != 1 {
+	if left, _ := e.client.List(ctx, wakeups.Filter{}); len(left) != 1 {
 		t.Fatalf("bad requests stored timers: %d", len(left))
 	}
 }
@@ -319,7 +320,7 @@ func TestExpiredTimerIsDroppedAndRecorded(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	due := time.Now().Add(200 * time.Millisecond)
-	ent, err := e.client.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", At: due, ExpireAfter: time.Second})
+	ent, err := e.client.Register(ctx, wakeups.Request{Run: "r", Step: "s", Workflow: "wf", At: due, ExpireAfter: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +344,7 @@ func TestWorkingTimeForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := time.Now()
-	ent, err := e.client.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "2 whours", Calendar: "office"})
+	ent, err := e.client.Register(ctx, wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "2 whours", Calendar: "office"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // invalidEvents collects the events on sched.event.invalid.>, by subject.
@@ -176,6 +176,6 @@ func (e *env) streamMsgs() uint64 {
 
 func ptr[T any](v T) *T { return &v }
 
-func wakeupAt(run, step, workflow string, at time.Time) wakeup.Request {
-	return wakeup.Request{Run: run, Step: step, Workflow: workflow, At: at}
+func wakeupAt(run, step, workflow string, at time.Time) wakeups.Request {
+	return wakeups.Request{Run: run, Step: step, Workflow: workflow, At: at}
 }

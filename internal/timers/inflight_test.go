@@ -8,11 +8,12 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // TestUnacknowledgedWakeupIsPublishedAgain: a wakeup sent while the wakeup
@@ -52,12 +53,12 @@ func TestUnacknowledgedWakeupIsPublishedAgain(t *testing.T) {
 	if err := js.DeleteStream(ctx, stream); err != nil {
 		t.Fatal(err)
 	}
-	ent, err := wakeup.Client{Store: store}.Register(ctx, wakeup.Request{Run: "r", Step: "s", Workflow: "wf", When: "1ms"})
+	ent, err := wakeups.Client{Store: store}.Register(ctx, wakeups.Request{Run: "r", Step: "s", Workflow: "wf", When: "1ms"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	testwait.Done(t, 15*time.Second, "the wakeup's failed publish retried", republished)
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	id := kvstore.WakeupID(ent.Key, ent.Timer.Due)

@@ -10,8 +10,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // nextEvent waits for the next event on sub.
@@ -50,7 +50,7 @@ func TestUnpublishableWakeupIsRecordedFailed(t *testing.T) {
 	}
 	e.start("i1")
 	big := json.RawMessage(`"` + strings.Repeat("x", 8000) + `"`)
-	ent, err := e.client.Register(ctx, wakeup.Request{Run: "big", Step: "s", Workflow: "wf", When: "200ms", Payload: big})
+	ent, err := e.client.Register(ctx, wakeups.Request{Run: "big", Step: "s", Workflow: "wf", When: "200ms", Payload: big})
 	if err != nil {
 		t.Fatal(err)
 	}

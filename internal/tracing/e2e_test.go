@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/tracing"
@@ -33,7 +34,7 @@ type handled struct {
 // on one embedded server, all tracing to one in-memory exporter.
 type stack struct {
 	nc      *nats.Conn
-	store   *kvstore.Store
+	store   *jsstore.Store
 	handled chan handled
 	client  *client.Client
 }

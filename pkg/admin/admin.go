@@ -25,6 +25,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -63,7 +64,7 @@ type Config struct {
 	// Conn is the NATS connection the service answers on. Required.
 	Conn *nats.Conn
 	// Store is where the records live. Required.
-	Store *kvstore.Store
+	Store *jsstore.Store
 	// Logger receives failures. Default: discard.
 	Logger *slog.Logger
 	// Timeout bounds each request. Default 30s.
@@ -258,7 +259,7 @@ func toError(err error) Error {
 	switch {
 	case errors.Is(err, kvstore.ErrAuditUnavailable):
 		return Error{Code: CodeAuditUnavailable, Message: msg}
-	case errors.Is(err, kvstore.ErrNotWritten):
+	case errors.Is(err, jsstore.ErrNotWritten):
 		return Error{Code: CodeNotWritten, Message: msg}
 	case errors.Is(err, kvstore.ErrStatic):
 		return Error{Code: CodeStatic, Field: "id", Message: msg}
@@ -270,7 +271,7 @@ func toError(err error) Error {
 		return Error{Code: CodeNotFound, Message: msg}
 	case errors.Is(err, kvstore.ErrConflict):
 		return Error{Code: CodeConflict, Message: msg}
-	case errors.Is(err, kvstore.ErrInUse):
+	case errors.Is(err, jsstore.ErrInUse):
 		return Error{Code: CodeInUse, Message: msg}
 	case errors.Is(err, errUnavailable):
 		return Error{Code: CodeUnavailable, Message: msg}

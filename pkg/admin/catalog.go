@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -63,7 +64,7 @@ const (
 	watches
 )
 
-var watchBuckets = [watches]kvstore.Bucket{kvstore.BucketSpecs, kvstore.BucketState, kvstore.BucketWakeups, kvstore.BucketLeases}
+var watchBuckets = [watches]jsstore.Bucket{jsstore.BucketSpecs, jsstore.BucketState, jsstore.BucketWakeups, jsstore.BucketLeases}
 
 const (
 	// loadWait is how long a listing waits for the catalogue's first load
@@ -84,7 +85,7 @@ const (
 // small rows instead of a read of every value. Rows cost about 81 bytes
 // per schedule or timer (docs/operations.md).
 type catalog struct {
-	store *kvstore.Store
+	store *jsstore.Store
 	log   *slog.Logger
 
 	mu        sync.RWMutex
@@ -123,7 +124,7 @@ type waiter struct {
 	ch  chan struct{}
 }
 
-func newCatalog(store *kvstore.Store, log *slog.Logger) *catalog {
+func newCatalog(store *jsstore.Store, log *slog.Logger) *catalog {
 	return &catalog{store: store, log: log, orphans: map[string]orphan{}, listNum: map[string]uint32{}, ready: make(chan struct{})}
 }
 
@@ -295,8 +296,8 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		// A list is deleted only once it stands for nothing: its
 		// schedules have records (which the state flags then say) or
 		// are removed. So a delete changes no row.
-		var slots []kvstore.EndedSlot
-		if l, err := kvstore.DecodeEnded(e.Value()); !del && err == nil {
+		var slots []jsstore.EndedSlot
+		if l, err := jsstore.DecodeEnded(e.Value()); !del && err == nil {
 			slots = l.Slots
 		}
 		c.mu.Lock()

@@ -10,30 +10,31 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 type handlers struct {
-	store   *kvstore.Store
+	store   *jsstore.Store
 	cat     *catalog
 	control fires.Control
-	timers  wakeup.Client
+	timers  wakeups.Client
 	// replyBudget bounds the bytes of a listing's items, well under the
 	// connection's max payload.
 	replyBudget int
 }
 
-func newHandlers(store *kvstore.Store, cat *catalog, nc *nats.Conn, maxBackfill int) handlers {
+func newHandlers(store *jsstore.Store, cat *catalog, nc *nats.Conn, maxBackfill int) handlers {
 	budget := maxReplyBytes
 	if mp := int(nc.MaxPayload()); mp > 0 {
 		budget = min(budget, mp/2)
 	}
 	return handlers{store: store, cat: cat, replyBudget: budget,
 		control: fires.Control{Store: store, MaxBackfillSlots: maxBackfill},
-		timers:  wakeup.Client{Store: store}}
+		timers:  wakeups.Client{Store: store}}
 }
 
 type endpoint func(ctx context.Context, body []byte) (any, error)
@@ -152,7 +153,7 @@ func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) 
 	if r.IfRevision != 0 {
 		return nil, &kvstore.FieldError{Field: "if_revision", Reason: "applies to schedule.update and schedule.delete, not to create"}
 	}
-	return h.save(ctx, r.ID, spec, kvstore.SaveOptions{Create: !r.Upsert})
+	return h.save(ctx, r.ID, spec, jsstore.SaveOptions{Create: !r.Upsert})
 }
 
 func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) {
@@ -163,13 +164,13 @@ func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) 
 	if r.Upsert {
 		return nil, &kvstore.FieldError{Field: "upsert", Reason: "applies to schedule.create; update replaces an existing schedule only"}
 	}
-	return h.save(ctx, r.ID, spec, kvstore.SaveOptions{Update: true, IfRevision: r.IfRevision})
+	return h.save(ctx, r.ID, spec, jsstore.SaveOptions{Update: true, IfRevision: r.IfRevision})
 }
 
 // save writes a spec as a put through the API: a dynamic write (a static
 // schedule is refused), and a one-shot in the past refused unless it is
 // the one stored.
-func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o kvstore.SaveOptions) (PutResponse, error) {
+func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o jsstore.SaveOptions) (PutResponse, error) {
 	o.Now = time.Now()
 	res, err := h.store.SaveSpec(ctx, id, spec, o)
 	if err != nil {
@@ -226,7 +227,7 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 
 // infoOf is info of one schedule, its ended list looked up where the
 // catalogue last saw one name it.
-func (h handlers) infoOf(ctx context.Context, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
+func (h handlers) infoOf(ctx context.Context, e jsstore.SpecEntry, decodeErr error) ScheduleInfo {
 	lists := h.store.NewEndedReader()
 	if key := h.cat.listOf(e.ID); key != "" {
 		lists.Hint(e.ID, key)

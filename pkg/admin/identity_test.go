@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -63,7 +64,7 @@ func TestPutOneShotInThePast(t *testing.T) {
 func TestStaticRefusedThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
-	set := kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
+	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
 	if _, err := a.store.ApplyStatic(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}

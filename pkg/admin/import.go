@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -85,11 +86,11 @@ func (h handlers) scheduleImport(ctx context.Context, body []byte) (any, error) 
 		return nil, &kvstore.FieldError{Field: "items", Reason: fmt.Sprintf("%d items: at most %d in one request (the reply must fit the max payload)", len(r.Items), min(MaxImportItems, limit))}
 	}
 	resp := ImportResponse{Results: make([]ImportResult, len(r.Items))}
-	writes := make([]kvstore.SpecWrite, len(r.Items))
+	writes := make([]jsstore.SpecWrite, len(r.Items))
 	refused := false // an item that does not decode: nothing to ask the store
 	for i, it := range r.Items {
 		id, spec, err := decodeSpec(it.ID, it.Spec)
-		writes[i] = kvstore.SpecWrite{ID: id, Spec: spec}
+		writes[i] = jsstore.SpecWrite{ID: id, Spec: spec}
 		resp.Results[i].ID = id
 		if err != nil {
 			resp.Results[i].Error = itemError(err)
@@ -97,13 +98,13 @@ func (h handlers) scheduleImport(ctx context.Context, body []byte) (any, error) 
 		}
 	}
 	if !refused {
-		for i, res := range h.store.SaveSpecs(ctx, writes, kvstore.SaveOptions{Now: time.Now()}, r.Check) {
+		for i, res := range h.store.SaveSpecs(ctx, writes, jsstore.SaveOptions{Now: time.Now()}, r.Check) {
 			resp.Results[i] = result(writes[i].ID, res)
 		}
 	} else {
 		for i := range resp.Results {
 			if resp.Results[i].Error == nil {
-				resp.Results[i].Error = itemError(fmt.Errorf("%w: schedule %q: another item of the batch was refused", kvstore.ErrNotWritten, writes[i].ID))
+				resp.Results[i].Error = itemError(fmt.Errorf("%w: schedule %q: another item of the batch was refused", jsstore.ErrNotWritten, writes[i].ID))
 			}
 		}
 	}
@@ -121,7 +122,7 @@ func (h handlers) scheduleImport(ctx context.Context, body []byte) (any, error) 
 }
 
 // result is an item's result from what the store did.
-func result(id string, res kvstore.SpecResult) ImportResult {
+func result(id string, res jsstore.SpecResult) ImportResult {
 	out := ImportResult{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged}
 	if res.Err != nil {
 		out.Error = itemError(res.Err)

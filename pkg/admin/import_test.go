@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -239,7 +240,7 @@ func TestImportRefusals(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	ctx := context.Background()
-	_, err := a.store.ApplyStatic(ctx, kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
+	_, err := a.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

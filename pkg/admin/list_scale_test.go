@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -50,10 +51,10 @@ func TestListedOneShotsAtScale(t *testing.T) {
 		t.Fatal(err)
 	}
 	t0 = time.Now()
-	byShard := make([][]kvstore.EndedSlot, shards)
+	byShard := make([][]jsstore.EndedSlot, shards)
 	lists := 0
 	put := func(shard int) {
-		l := kvstore.Ended{Shard: shard, Owner: "s1", At: time.Now().UTC(), Slots: byShard[shard]}
+		l := jsstore.Ended{Shard: shard, Owner: "s1", At: time.Now().UTC(), Slots: byShard[shard]}
 		if _, err := a.store.PutEnded(ctx, l, fmt.Sprintf("t%d", lists)); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +63,7 @@ func TestListedOneShotsAtScale(t *testing.T) {
 	}
 	for i := range n {
 		s := kvstore.ShardOf(id(i), shards)
-		byShard[s] = append(byShard[s], kvstore.EndedSlot{Schedule: id(i), Slot: at, Seq: uint64(i + 1), Window: fmt.Sprintf("%d/%d", s, i)})
+		byShard[s] = append(byShard[s], jsstore.EndedSlot{Schedule: id(i), Slot: at, Seq: uint64(i + 1), Window: fmt.Sprintf("%d/%d", s, i)})
 		if len(byShard[s]) == 512 {
 			put(s)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsname"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -27,7 +28,7 @@ type api struct {
 	t     *testing.T
 	nc    *nats.Conn
 	js    jetstream.JetStream
-	store *kvstore.Store
+	store *jsstore.Store
 }
 
 func newAPI(t *testing.T) *api {
@@ -383,8 +384,8 @@ func TestListedOneShotsShowEnded(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, id := range ids[:2] {
-		l := kvstore.Ended{Shard: kvstore.ShardOf(id, shards), Owner: "s1", At: time.Now().UTC(),
-			Slots: []kvstore.EndedSlot{{Schedule: id, Slot: at, Seq: uint64(10 + i), Window: "0/1"}}}
+		l := jsstore.Ended{Shard: kvstore.ShardOf(id, shards), Owner: "s1", At: time.Now().UTC(),
+			Slots: []jsstore.EndedSlot{{Schedule: id, Slot: at, Seq: uint64(10 + i), Window: "0/1"}}}
 		if _, err := a.store.PutEnded(ctx, l, fmt.Sprintf("t%d", i)); err != nil {
 			t.Fatal(err)
 		}

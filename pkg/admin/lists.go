@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -265,7 +266,7 @@ func (h handlers) scheduleHistory(ctx context.Context, body []byte) (any, error)
 	if err != nil {
 		return nil, err
 	}
-	keys := kvstore.KeyPage{}
+	keys := jsstore.KeyPage{}
 	for k := range ledger {
 		if _, ok := slotMillis(k[len(prefix):]); !ok || !strings.HasPrefix(k, prefix) {
 			continue
@@ -387,7 +388,7 @@ func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
 			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
 		}
 	}
-	keys, err := h.store.PageKeys(ctx, kvstore.BucketCalendars, ">", strings.Compare, r.Cursor, limit, nil)
+	keys, err := h.store.PageKeys(ctx, jsstore.BucketCalendars, ">", strings.Compare, r.Cursor, limit, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -29,13 +30,13 @@ type ScheduleInfo struct {
 }
 
 // Info reads the state and the last slot's ledger entry of a spec.
-func Info(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
+func Info(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, decodeErr error) ScheduleInfo {
 	return info(ctx, store, store.NewEndedReader(), e, decodeErr)
 }
 
 // info is Info with the ended lists read by lists, which a page of a
 // listing shares among its schedules.
-func info(ctx context.Context, store *kvstore.Store, lists *kvstore.EndedReader, e kvstore.SpecEntry, decodeErr error) ScheduleInfo {
+func info(ctx context.Context, store *jsstore.Store, lists *jsstore.EndedReader, e jsstore.SpecEntry, decodeErr error) ScheduleInfo {
 	v := ScheduleInfo{ID: e.ID, Revision: e.Revision, Spec: e.Spec}
 	if decodeErr == nil {
 		decodeErr = e.Spec.Validate(e.ID)

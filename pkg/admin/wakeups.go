@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // Requests of the wakeup verbs.
@@ -42,7 +42,7 @@ func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	req := wakeup.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
+	req := wakeups.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
 		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey}
 	if r.ExpireAfter != "" {
 		d, err := time.ParseDuration(r.ExpireAfter)

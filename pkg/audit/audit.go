@@ -10,6 +10,13 @@
 // streams, and external entries (External) record changes written straight
 // into the buckets. The key comes from a file or an environment variable
 // and never enters NATS.
+//
+// Stability: the trail's entries, digests, checkpoints and signatures
+// follow docs/operations.md ("Audit trail") and change only compatibly:
+// a trail written by one release verifies with the next. The Go API for
+// verifying (Verify, VerifyOptions, Report and its parts, ReadAnchors,
+// ParseHead) keeps its signatures within a major version; the writing
+// side (Log, Setup) is what the scheduler uses and may change with it.
 package audit
 
 import (

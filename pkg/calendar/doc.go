@@ -60,4 +60,9 @@
 //
 // A Calendar is immutable apart from an internal, mutex-guarded cache of
 // holiday dates per year, and is safe for concurrent use.
+//
+// Stability: the calendar JSON form follows docs/calendar.md and changes
+// only compatibly; a calendar's canonical form (and so a schedule's plan)
+// changes only where docs/calendar.md says so. The Go API keeps its
+// signatures within a major version; new rules and options may be added.
 package calendar

@@ -5,6 +5,12 @@
 // validation and compare-and-swap as the scheduler CLI; listings (List,
 // Schedules) ask the admin API of a running scheduler, which keeps the
 // sorted catalogue that makes a page cheap at a million schedules.
+//
+// Stability: what it writes (spec records in sched_specs, timer records,
+// the admin API requests it sends) follows docs/records.md and
+// docs/protocol.md. The Go API (New, the options, Client's methods and
+// the types they return) keeps its signatures within a major version;
+// new options and new fields may be added.
 package client
 
 import (
@@ -18,6 +24,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -36,7 +44,7 @@ var ErrStatic = kvstore.ErrStatic
 
 // Client registers and operates schedules and timers.
 type Client struct {
-	store *kvstore.Store
+	store *jsstore.Store
 	nc    *nats.Conn
 }
 
@@ -58,7 +66,7 @@ func New(ctx context.Context, js jetstream.JetStream, opts ...ClientOption) (*Cl
 	if err != nil {
 		return nil, err
 	}
-	store, err := kvstore.Open(ctx, js, o.layout)
+	store, err := jsstore.Open(ctx, js, o.layout)
 	if err != nil {
 		return nil, fmt.Errorf("client: open the buckets of layout %q: %w", o.layout.WithDefaults().Prefix, err)
 	}
@@ -213,7 +221,7 @@ func (c *Client) Schedule(ctx context.Context, workflow string, input any, r Rec
 	if o.createOnly && o.ifRevision != 0 {
 		return "", &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision exclude each other"}
 	}
-	if _, err := c.store.SaveSpec(ctx, key, spec, kvstore.SaveOptions{Create: o.createOnly, IfRevision: o.ifRevision}); err != nil {
+	if _, err := c.store.SaveSpec(ctx, key, spec, jsstore.SaveOptions{Create: o.createOnly, IfRevision: o.ifRevision}); err != nil {
 		return "", err
 	}
 	return key, nil
@@ -295,7 +303,7 @@ type StaticSchedule struct {
 // every start, on every instance, with the same label: it is what
 // `scheduler run --schedules FILE` does with a file.
 func (c *Client) Static(ctx context.Context, source string, schedules ...StaticSchedule) (kvstore.StaticResult, error) {
-	set := kvstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
+	set := jsstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
 	for i, sc := range schedules {
 		key, spec, o, err := build(sc.Workflow, sc.Input, sc.Recurrence, sc.Options)
 		if err == nil && (o.createOnly || o.ifRevision != 0) {
@@ -362,7 +370,7 @@ func (c *Client) Backfill(ctx context.Context, key string, from, to time.Time, r
 // replaces it. r.Run, r.Step and r.Workflow are required; see
 // wakeup.Request for the forms of r.When.
 func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (TimerInfo, error) {
-	e, err := wakeup.Client{Store: c.store}.Register(ctx, r)
+	e, err := wakeups.Client{Store: c.store}.Register(ctx, r)
 	if err != nil {
 		return TimerInfo{}, err
 	}
@@ -383,6 +391,6 @@ func (c *Client) GetWakeup(ctx context.Context, run, step string) (TimerInfo, er
 // when a scheduler was already firing it (a harmless race when the
 // worker checks the wakeup's condition). ErrNotFound when none is pending.
 func (c *Client) CancelWakeup(ctx context.Context, run, step string) (CancelOutcome, error) {
-	out, err := wakeup.Client{Store: c.store}.Cancel(ctx, run, step)
+	out, err := wakeups.Client{Store: c.store}.Cancel(ctx, run, step)
 	return CancelOutcome(out), err
 }

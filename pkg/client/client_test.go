@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -117,7 +118,7 @@ func TestScheduleWithDomDow(t *testing.T) {
 	if err != nil || info.DomDow != client.DomDowAnd {
 		t.Fatalf("Get(%s) = %+v, %v; want dom_dow and", key, info, err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

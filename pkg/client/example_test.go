@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
@@ -41,8 +42,8 @@ func exampleIn(layout kvstore.Layout, cfg natsembed.Config, opts ...client.Clien
 	must(err)
 	js, err = jetstream.New(nc)
 	must(err)
-	must(kvstore.Setup(ctx, js, kvstore.SetupConfig{Layout: layout}))
-	store, err := kvstore.Open(ctx, js, layout)
+	must(jsstore.Setup(ctx, js, jsstore.SetupConfig{Layout: layout}))
+	store, err := jsstore.Open(ctx, js, layout)
 	must(err)
 	fe, err := fires.New(fires.Config{Store: store, Instance: "example"})
 	must(err)

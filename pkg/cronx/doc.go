@@ -54,4 +54,9 @@
 // in a day-of-week list ("5,6#3") and a lone L in a day-of-week list.
 //
 // docs/cron.md in the repository has the dialect and DST policy tables.
+//
+// Stability: the expressions it accepts and the instants they name follow
+// docs/cron.md and change only compatibly (new dialect options, new
+// forms). The Go API keeps its signatures within a major version; new
+// options may be added.
 package cronx

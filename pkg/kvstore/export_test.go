@@ -6,18 +6,9 @@ var DecodeStateFast = decodeStateFast
 // DecodeSpecFast is decodeSpecFast, for the external tests.
 var DecodeSpecFast = decodeSpecFast
 
+// AppendJSON is State.appendJSON, for the external tests: the encoder
+// appends to the buffer it is given.
+var AppendJSON = State.appendJSON
+
 // DecodeSpecSlow is DecodeSpec without its fast path.
 var DecodeSpecSlow = decodeSpecStrict
-
-// ShardsRead is how many shards' lists r has read (or begun to).
-func (r *EndedReader) ShardsRead() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.lists)
-}
-
-// DeliveryOK reports whether deliveryOf reads reply.
-func DeliveryOK(reply string) bool {
-	_, ok := deliveryOf(reply)
-	return ok
-}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -247,7 +248,7 @@ func (r *recorder) count() int {
 
 func TestSaveSpec(t *testing.T) {
 	t.Parallel()
-	setup := func(t *testing.T) (*kvstore.Store, *recorder) {
+	setup := func(t *testing.T) (*jsstore.Store, *recorder) {
 		_, s := natstest.Start(t).Store(t)
 		rec := &recorder{}
 		s.SetAuditor(rec)
@@ -257,12 +258,12 @@ func TestSaveSpec(t *testing.T) {
 	t.Run("registering the same spec again writes nothing", func(t *testing.T) {
 		s, rec := setup(t)
 		spec := kvstore.Spec{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`)}
-		first, err := s.SaveSpec(ctx, "c", spec, kvstore.SaveOptions{})
+		first, err := s.SaveSpec(ctx, "c", spec, jsstore.SaveOptions{})
 		if err != nil || !first.Created || first.Unchanged {
 			t.Fatalf("first save: %+v, %v", first, err)
 		}
 		spec.Input = json.RawMessage(`{ "olderThanDays": 30 }`)
-		again, err := s.SaveSpec(ctx, "c", spec, kvstore.SaveOptions{})
+		again, err := s.SaveSpec(ctx, "c", spec, jsstore.SaveOptions{})
 		if err != nil || !again.Unchanged || again.Revision != first.Revision {
 			t.Fatalf("second save: %+v, %v; want unchanged at revision %d", again, err, first.Revision)
 		}
@@ -270,7 +271,7 @@ func TestSaveSpec(t *testing.T) {
 			t.Fatalf("%d audit entries, want 1", n)
 		}
 		spec.Description = "now described"
-		upd, err := s.SaveSpec(ctx, "c", spec, kvstore.SaveOptions{})
+		upd, err := s.SaveSpec(ctx, "c", spec, jsstore.SaveOptions{})
 		if err != nil || upd.Unchanged || upd.Created || upd.Revision <= first.Revision {
 			t.Fatalf("changed save: %+v, %v", upd, err)
 		}
@@ -284,40 +285,40 @@ func TestSaveSpec(t *testing.T) {
 		at := now.Add(-time.Hour).UTC()
 		spec := kvstore.Spec{Workflow: "w", At: &at}
 		var fe *kvstore.FieldError
-		if _, err := s.SaveSpec(ctx, "once", spec, kvstore.SaveOptions{Now: now}); !errors.As(err, &fe) || fe.Field != "at" {
+		if _, err := s.SaveSpec(ctx, "once", spec, jsstore.SaveOptions{Now: now}); !errors.As(err, &fe) || fe.Field != "at" {
 			t.Fatalf("a new one-shot in the past: %v, want a field error on at", err)
 		}
-		if _, err := s.SaveSpec(ctx, "once", spec, kvstore.SaveOptions{}); err != nil { // as it stood when it was registered
+		if _, err := s.SaveSpec(ctx, "once", spec, jsstore.SaveOptions{}); err != nil { // as it stood when it was registered
 			t.Fatal(err)
 		}
-		r, err := s.SaveSpec(ctx, "once", spec, kvstore.SaveOptions{Now: now})
+		r, err := s.SaveSpec(ctx, "once", spec, jsstore.SaveOptions{Now: now})
 		if err != nil || !r.Unchanged {
 			t.Fatalf("re-registering the fired one-shot: %+v, %v; want unchanged", r, err)
 		}
 		other := at.Add(time.Minute)
-		if _, err := s.SaveSpec(ctx, "once", kvstore.Spec{Workflow: "w", At: &other}, kvstore.SaveOptions{Now: now}); !errors.As(err, &fe) || fe.Field != "at" {
+		if _, err := s.SaveSpec(ctx, "once", kvstore.Spec{Workflow: "w", At: &other}, jsstore.SaveOptions{Now: now}); !errors.As(err, &fe) || fe.Field != "at" {
 			t.Fatalf("moving it to another past time: %v, want a field error on at", err)
 		}
 	})
 	t.Run("create, update and revisions", func(t *testing.T) {
 		s, _ := setup(t)
 		spec := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *"}
-		if _, err := s.SaveSpec(ctx, "a", spec, kvstore.SaveOptions{Update: true}); !errors.Is(err, kvstore.ErrNotFound) || kvstore.UserMessage(err) != `not found: schedule "a"` {
+		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Update: true}); !errors.Is(err, kvstore.ErrNotFound) || kvstore.UserMessage(err) != `not found: schedule "a"` {
 			t.Fatalf("update of nothing: %v", err)
 		}
-		r, err := s.SaveSpec(ctx, "a", spec, kvstore.SaveOptions{Create: true})
+		r, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Create: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.SaveSpec(ctx, "a", spec, kvstore.SaveOptions{Create: true}); !errors.Is(err, kvstore.ErrExists) {
+		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Create: true}); !errors.Is(err, kvstore.ErrExists) {
 			t.Fatalf("create of an existing id: %v", err)
 		}
 		spec.TZ = "Europe/Paris"
-		if _, err := s.SaveSpec(ctx, "a", spec, kvstore.SaveOptions{IfRevision: r.Revision + 5}); !errors.Is(err, kvstore.ErrConflict) ||
+		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{IfRevision: r.Revision + 5}); !errors.Is(err, kvstore.ErrConflict) ||
 			kvstore.UserMessage(err) != fmt.Sprintf(`conflict: schedule "a" is at revision %d, not %d; nothing was written`, r.Revision, r.Revision+5) {
 			t.Fatalf("stale revision: %v", err)
 		}
-		if _, err := s.SaveSpec(ctx, "a", spec, kvstore.SaveOptions{IfRevision: r.Revision}); err != nil {
+		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{IfRevision: r.Revision}); err != nil {
 			t.Fatal(err)
 		}
 	})
@@ -327,7 +328,7 @@ func TestStaticSchedules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, s := natstest.Start(t).Store(t)
-	set := kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
+	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
 		{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}},
 		{Spec: kvstore.Spec{Workflow: "cleanup", Every: "1h"}},
 	}}
@@ -357,7 +358,7 @@ func TestStaticSchedules(t *testing.T) {
 		}
 	})
 	t.Run("another source cannot take them", func(t *testing.T) {
-		other := kvstore.StaticSet{Source: "other.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}}}}
+		other := jsstore.StaticSet{Source: "other.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}}}}
 		_, err := s.ApplyStatic(ctx, other)
 		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(kvstore.UserMessage(err), `other.yaml: entry 1 (id "invoice")`) {
 			t.Fatalf("apply: %v", err)
@@ -370,7 +371,7 @@ func TestStaticSchedules(t *testing.T) {
 		}
 	})
 	t.Run("a bad entry writes nothing and names entry and field", func(t *testing.T) {
-		bad := kvstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
+		bad := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
 			{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 11 * * *"}},
 			{ID: "broken", Spec: kvstore.Spec{Workflow: "b", Cron: "0 9 * * *", Calendar: "nosuch"}},
 		}}
@@ -387,7 +388,7 @@ func TestStaticSchedules(t *testing.T) {
 		if _, err := s.PutSpec(ctx, "dynamic", kvstore.Spec{Workflow: "d", Cron: "0 9 * * *"}); err != nil {
 			t.Fatal(err)
 		}
-		smaller := kvstore.StaticSet{Source: "billing.yaml", Schedules: set.Schedules[:1]}
+		smaller := jsstore.StaticSet{Source: "billing.yaml", Schedules: set.Schedules[:1]}
 		res, err := s.ApplyStatic(ctx, smaller)
 		if err != nil || !reflect.DeepEqual(res.Removed, []string{derived}) {
 			t.Fatalf("%+v, %v", res, err)

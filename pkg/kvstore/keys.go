@@ -102,3 +102,9 @@ func ShardOf(id string, shards int) int {
 	h.Write([]byte(id))
 	return int(h.Sum32() % uint32(shards))
 }
+
+// ValidateCalendarName checks a calendar name (a KV key): the rules of
+// ValidateID.
+func ValidateCalendarName(name string) error {
+	return validateToken("calendar", name)
+}

@@ -207,7 +207,7 @@ func DecodeState(data []byte) (State, error) {
 // Encode returns the record's JSON, as AppendJSON writes it into a new
 // buffer.
 func (s State) Encode() ([]byte, error) {
-	return s.AppendJSON(make([]byte, 0, s.sizeHint()))
+	return s.appendJSON(make([]byte, 0, s.sizeHint()))
 }
 
 // TickStatus is the status of a slot in the ledger.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -73,7 +74,7 @@ func BenchmarkEncodeState(b *testing.B) {
 			var buf []byte
 			for b.Loop() {
 				var err error
-				if buf, err = bs.st.AppendJSON(buf[:0]); err != nil {
+				if buf, err = kvstore.AppendJSON(bs.st, buf[:0]); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -86,9 +87,9 @@ func BenchmarkEncodeState(b *testing.B) {
 func BenchmarkEncodeWindow(b *testing.B) {
 	at := time.Date(2026, 12, 1, 1, 5, 59, 819750, time.UTC)
 	for _, n := range []int{1, 100} {
-		w := kvstore.Window{Shard: 28, Seq: 3, Token: "9358a99ec31a", Owner: "s1", At: at, Expires: at.Add(30 * time.Second)}
+		w := jsstore.Window{Shard: 28, Seq: 3, Token: "9358a99ec31a", Owner: "s1", At: at, Expires: at.Add(30 * time.Second)}
 		for i := range n {
-			w.Slots = append(w.Slots, kvstore.WindowSlot{Schedule: "x" + strconv.Itoa(i), Slot: at.Truncate(time.Second)})
+			w.Slots = append(w.Slots, jsstore.WindowSlot{Schedule: "x" + strconv.Itoa(i), Slot: at.Truncate(time.Second)})
 		}
 		b.Run(strconv.Itoa(n)+"/json.Marshal", func(b *testing.B) {
 			b.ReportAllocs()

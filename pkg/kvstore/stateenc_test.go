@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -21,7 +22,7 @@ import (
 // against.
 type (
 	plainState  kvstore.State
-	plainWindow kvstore.Window
+	plainWindow jsstore.Window
 )
 
 // reference is what encoding/json writes for v with HTML escaping off, the
@@ -45,7 +46,7 @@ func checkState(t *testing.T, s kvstore.State) {
 	t.Helper()
 	want, marshal, wantErr := reference(plainState(s))
 	prefix := []byte("prefix")
-	got, err := s.AppendJSON(prefix)
+	got, err := kvstore.AppendJSON(s, prefix)
 	if wantErr != nil {
 		if err == nil {
 			t.Fatalf("encoding/json fails (%v), AppendJSON does not: %s", wantErr, got)
@@ -100,10 +101,10 @@ func checkState(t *testing.T, s kvstore.State) {
 }
 
 // checkWindow is checkState for a window record.
-func checkWindow(t *testing.T, w kvstore.Window) {
+func checkWindow(t *testing.T, w jsstore.Window) {
 	t.Helper()
 	want, marshal, wantErr := reference(plainWindow(w))
-	got, err := w.AppendJSON(nil)
+	got, err := w.Encode()
 	if wantErr != nil {
 		if err == nil || !errors.Is(err, kvstore.ErrInvalid) || len(got) != 0 {
 			t.Fatalf("encoding/json fails (%v); AppendJSON = %s, %v", wantErr, got, err)
@@ -123,7 +124,7 @@ func checkWindow(t *testing.T, w kvstore.Window) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatalf("decoded values differ:\nAppendJSON   %+v\njson.Marshal %+v", a, b)
 	}
-	if dec, err := kvstore.DecodeWindow(got); err != nil || !reflect.DeepEqual(plainWindow(dec), a) {
+	if dec, err := jsstore.DecodeWindow(got); err != nil || !reflect.DeepEqual(plainWindow(dec), a) {
 		t.Fatalf("DecodeWindow = %+v, %v", dec, err)
 	}
 }
@@ -282,7 +283,7 @@ func TestEncoderKnowsEveryField(t *testing.T) {
 		check func(*testing.T, reflect.Value)
 	}{
 		{reflect.TypeFor[kvstore.State](), func(t *testing.T, v reflect.Value) { checkState(t, v.Interface().(kvstore.State)) }},
-		{reflect.TypeFor[kvstore.Window](), func(t *testing.T, v reflect.Value) { checkWindow(t, v.Interface().(kvstore.Window)) }},
+		{reflect.TypeFor[jsstore.Window](), func(t *testing.T, v reflect.Value) { checkWindow(t, v.Interface().(jsstore.Window)) }},
 	} {
 		var ls []leaf
 		leaves(t, rec.typ, nil, rec.typ.Name(), &ls)
@@ -382,13 +383,13 @@ func TestStateEncodeTable(t *testing.T) {
 	for _, s := range stateTable() {
 		checkState(t, s)
 	}
-	for _, w := range []kvstore.Window{
+	for _, w := range []jsstore.Window{
 		{},
-		{Shard: 28, Seq: 3, Token: "9358a99ec31a", Owner: "s1", Slots: []kvstore.WindowSlot{}},
+		{Shard: 28, Seq: 3, Token: "9358a99ec31a", Owner: "s1", Slots: []jsstore.WindowSlot{}},
 		{Shard: -1, Seq: math.MaxUint64, Token: "<&>", Owner: "\xff\u2028", At: time.Now(), Expires: time.Now().Add(time.Second),
-			Slots: []kvstore.WindowSlot{{Schedule: "x3", Slot: time.Unix(1, 5).UTC()}, {Schedule: "a\"b", Reason: "moved"}}},
+			Slots: []jsstore.WindowSlot{{Schedule: "x3", Slot: time.Unix(1, 5).UTC()}, {Schedule: "a\"b", Reason: "moved"}}},
 		{At: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)},
-		{Slots: []kvstore.WindowSlot{{Slot: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}}},
+		{Slots: []jsstore.WindowSlot{{Slot: time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC)}}},
 	} {
 		checkWindow(t, w)
 	}
@@ -403,7 +404,7 @@ func TestStateEncodeProperty(t *testing.T) {
 		var s kvstore.State
 		fill(t, r, reflect.ValueOf(&s).Elem(), "State")
 		checkState(t, s)
-		var w kvstore.Window
+		var w jsstore.Window
 		fill(t, r, reflect.ValueOf(&w).Elem(), "Window")
 		checkWindow(t, w)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -32,7 +33,7 @@ func BenchmarkWorkerThroughput(b *testing.B) {
 	srv := natstest.Start(b)
 	_, js := srv.Connect(b)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		b.Fatal(err)
 	}
 	for _, run := range []struct {
@@ -190,10 +191,10 @@ func latenessRun(b *testing.B, maxWorkers int, slow bool) (p50, p99 float64, n i
 	srv := natstest.Start(b)
 	_, js := srv.Connect(b)
 	ctx := context.Background()
-	if err := kvstore.Setup(ctx, js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		b.Fatal(err)
 	}
-	store, err := kvstore.Open(ctx, js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -24,7 +25,7 @@ func TestCancelOtherEndToEnd(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
-	store, err := kvstore.Open(ctx, e.js, kvstore.Layout{})
+	store, err := jsstore.Open(ctx, e.js, kvstore.Layout{})
 	if err != nil {
 		t.Fatal(err)
 	}

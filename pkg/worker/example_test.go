@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -28,7 +29,7 @@ func exampleJetStream() (js jetstream.JetStream, stop func()) {
 	must(err)
 	js, err = jetstream.New(nc)
 	must(err)
-	must(kvstore.Setup(ctx, js, kvstore.SetupConfig{}))
+	must(jsstore.Setup(ctx, js, jsstore.SetupConfig{}))
 	return js, func() {
 		nc.Close()
 		srv.Shutdown()

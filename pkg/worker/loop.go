@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/internal/jsstore"
 )
 
 // fetchWait is how long one pull request waits for messages. A waiting
@@ -167,7 +167,7 @@ func (l *loop) fetch(r *run, n int) (int, error) {
 	// A byte limit as well as the count: fires carry inputs of up to
 	// 256 KiB, and a handler with hundreds of places would otherwise ask
 	// for more at once than the server holds for the connection.
-	limit := jetstream.FetchMaxBytes(kvstore.PullBytes(l.w.cfg.JetStream.Conn()))
+	limit := jetstream.FetchMaxBytes(jsstore.PullBytes(l.w.cfg.JetStream.Conn()))
 	wait := jetstream.FetchContext(ctx)
 	if l.poll > 0 {
 		// (The server's expiry, not a context's: what it sent before it

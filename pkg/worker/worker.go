@@ -33,6 +33,12 @@
 // natsconf --worker NAME --workflows a,b` prints such a permission block.
 // Such an account reads replies only under its own inbox prefix, so the
 // connection passed in needs nats.CustomInboxPrefix("_INBOX_<user>").
+//
+// Stability: the messages it consumes and the done reports, cancel
+// requests and acks it sends follow docs/protocol.md and change only
+// compatibly. The Go API (Config, New, Handle, HandleWakeup, Start,
+// Stop, the delivery types and the errors) keeps its signatures within a
+// major version; new Config fields and options may be added.
 package worker
 
 import (

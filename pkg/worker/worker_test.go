@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -46,7 +47,7 @@ func newEnv(t *testing.T) *env {
 func newEnvOn(t *testing.T, srv *natstest.Server) *env {
 	t.Helper()
 	nc, js := srv.Connect(t)
-	if err := kvstore.Setup(context.Background(), js, kvstore.SetupConfig{}); err != nil {
+	if err := jsstore.Setup(context.Background(), js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
 	e := &env{t: t, srv: srv, nc: nc, js: js, dones: make(chan doneMsg, 64), dead: make(chan *nats.Msg, 4)}

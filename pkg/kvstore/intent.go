@@ -1,0 +1,41 @@
+package kvstore
+
+import "errors"
+
+// The audit trail is written ahead of every change the store makes for a
+// user (docs/operations.md, "Audit trail: written ahead"): an intent entry
+// first, and only once it is appended the write, which carries the
+// intent's trail sequence in the header AuditSeqHeader. A trail that
+// cannot be appended refuses the change (ErrAuditUnavailable): nothing is
+// written.
+
+// AuditSeqHeader is the header of a key-value write made through an
+// audited store: the trail sequence of the write's intent entry (decimal).
+const AuditSeqHeader = "Sched-Audit-Seq"
+
+// ErrAuditUnavailable is returned when a change was refused because its
+// intent could not be appended to the audit trail (the trail's stream is
+// full, unreachable or refuses the append). Nothing was changed; retry
+// once the trail accepts appends again. The admin API's code is
+// audit_unavailable.
+var ErrAuditUnavailable = errors.New("kvstore: audit trail unavailable")
+
+// Intent is a change about to be made: what the audit trail records ahead
+// of it.
+type Intent struct {
+	// Action is what is done ("schedule.put", "schedule.pause", ...) and
+	// Target what it is done to (a schedule id, a calendar name, a timer
+	// key).
+	Action, Target string
+	// Detail is the change's content (the spec written, the pause, ...).
+	Detail any
+	// Bucket and Key name the key-value entry the change writes.
+	Bucket, Key string
+	// Expect is the revision the entry is expected at when the intent is
+	// written (0: not known, or the entry does not exist).
+	Expect uint64
+	// SHA256 is the hex SHA-256 of the value to be written, when it is
+	// known before the write ("" for a delete, or a value that depends on
+	// a re-read).
+	SHA256 string
+}
