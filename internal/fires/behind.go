@@ -50,7 +50,7 @@ type lagRef struct {
 // fire: a recurring schedule with a record this instance wrote in its
 // tenure (a settled window claim, not to be checked: see mayLag), while
 // every member checks such records.
-func (l *loop) mayLeaveBehind(j *job) bool {
+func (l *loop) mayLeaveBehind(j *slotJob) bool {
 	if l.e.cfg.StateInterval <= 0 || j.verify || j.planned || j.at != 0 || j.state == nil || !l.e.leases.fleetReads() {
 		return false
 	}
@@ -128,7 +128,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 	}
 	all = all || !l.e.leases.fleetReads()
 	for shard, q := range l.lagQ {
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			return
 		}
 		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] {
@@ -165,7 +165,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			}
 			l.index.Remove(en) // busy: out of the index until its result (schedule)
 			en.busy = true
-			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+			r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 			items = append(items, &windowItem{j: &j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
 		}
 		if len(items) == 0 && len(later) > 0 && len(q) == 0 {
@@ -181,7 +181,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		}
 		if len(items) > 0 {
 			l.win.recording[shard] = true
-			l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: items}})
+			l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: items})
 		}
 	}
 }
@@ -251,7 +251,7 @@ func (l *loop) behindSendable(shard int, now time.Time) bool {
 // finds their fires). Without that wait, records due at once (a member
 // that cannot be read, as while NATS is unreachable) were sent again as
 // soon as their job failed: a busy loop for as long as the outage.
-func (l *loop) behindUnwritten(rs []result, shard int, now time.Time) {
+func (l *loop) behindUnwritten(rs []slotResult, shard int, now time.Time) {
 	if l.stopping {
 		return
 	}

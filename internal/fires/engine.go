@@ -480,8 +480,9 @@ func unixNano(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// job is a snapshot of an entry handed to a worker.
-type job struct {
+// slotJob is a snapshot of an entry handed to a worker: one schedule's
+// next step (worker.slot).
+type slotJob struct {
 	id      string
 	written time.Time
 	target
@@ -509,12 +510,11 @@ type job struct {
 	// listed is the schedule's slot in an ended list (ended.go), if one
 	// names its one-shot time.
 	listed *endedRef
-	// window, when set, makes this a window job (the fields above are unused).
-	window *windowJob
 }
 
-// result is what a worker hands back.
-type result struct {
+// slotResult is what a worker hands back of a slotJob (and, for each of
+// its schedules, of a window job).
+type slotResult struct {
 	id       string
 	state    *kvstore.State // nil with stateRev > 0: deleted
 	stateRev uint64
@@ -545,12 +545,10 @@ type result struct {
 	// not record; stateRev is still the record's (behind.go).
 	lagged bool
 	err    error
-	// window is a window job's outcome (the fields above are unused).
-	window *windowResult
 }
 
 // settle records that this worker settled the claim with token.
-func (r *result) settle(token string) { r.settled, r.settledNow = token, true }
+func (r *slotResult) settle(token string) { r.settled, r.settledNow = token, true }
 
 // isDelete reports whether a watched entry is a delete or purge marker.
 func isDelete(e jetstream.KeyValueEntry) bool {

@@ -42,11 +42,10 @@ type loop struct {
 	// duplicates, by schedule, to take back at the next state write.
 	uncounted map[string]uint64
 	index     dueQueue
-	jobs      chan job
-	results   chan result
-	settles   <-chan settle // claims whose publish was acknowledged
-	busy      int
-	timer     *clock.Timer
+	// work is the worker pool: the jobs sent and the results taken back.
+	work    pool
+	settles <-chan settle // claims whose publish was acknowledged
+	timer   *clock.Timer
 	// fetches are schedules whose state record came during the load, due
 	// soon, before their spec: a fetcher reads the spec ahead of the watch
 	// and hands it back on fetched (see fetchSpec).
@@ -136,8 +135,7 @@ func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, do
 		lagRetry:  make(map[int]time.Time),
 		lagHeld:   make(map[int]bool),
 		handBack:  make(map[int]uint64),
-		jobs:      make(chan job, e.cfg.Workers),
-		results:   make(chan result, e.cfg.Workers),
+		work:      newPool(e.cfg.Workers),
 		fetches:   make(chan string, fetchQueue),
 		fetched:   make(chan jetstream.KeyValueEntry, fetchQueue),
 		lazyIn:    make(chan []lazySpec, 1),
@@ -164,18 +162,9 @@ const fetchHorizon = 10 * time.Second
 
 func (l *loop) run(ctx context.Context) {
 	var wg sync.WaitGroup
-	// Workers use their own context: on Stop they finish the slot they
-	// hold (bounded by its claim expiry) instead of abandoning it midway.
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
-	for range l.e.cfg.Workers {
-		wg.Go(func() {
-			w := worker{e: l.e}
-			for j := range l.jobs {
-				l.results <- w.process(workCtx, j)
-			}
-		})
-	}
+	l.work.start(workCtx, &wg, worker{e: l.e})
 	for range specFetchers {
 		wg.Go(func() { l.fetchSpecs(ctx) })
 	}
@@ -260,8 +249,10 @@ func (l *loop) run(ctx context.Context) {
 		case kv := <-l.fetched:
 			d := decodeSpec(kv)
 			l.onSpec(&d)
-		case r := <-l.results:
+		case r := <-l.work.slotDone:
 			l.onResult(r)
+		case wr := <-l.work.windowDone:
+			l.onWindowResult(wr)
 		case s := <-l.settles:
 			l.onSettle(s)
 		case d := <-l.dones:
@@ -296,13 +287,18 @@ func (l *loop) run(ctx context.Context) {
 			l.sendRecords(l.e.cfg.Clock.Now(), true)
 			l.sendBehind(l.e.cfg.Clock.Now(), true)
 		}
-		if l.busy == 0 {
+		if l.work.busy == 0 {
 			break
 		}
-		l.onResult(<-l.results)
+		select {
+		case r := <-l.work.slotDone:
+			l.onResult(r)
+		case wr := <-l.work.windowDone:
+			l.onWindowResult(wr)
+		}
 	}
 	l.releaseFlushes()
-	close(l.jobs)
+	l.work.close()
 	close(l.fetches)
 	close(l.lazyIn)
 	l.endScan()
@@ -665,12 +661,9 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	}
 }
 
-func (l *loop) onResult(r result) {
-	l.busy--
-	if r.window != nil {
-		l.onWindow(r.window)
-		return
-	}
+// onResult takes a slot job's result.
+func (l *loop) onResult(r slotResult) {
+	l.work.busy--
 	if en := l.entries[r.id]; en != nil {
 		en.noWindow = false // a per-slot step was taken
 	}
@@ -678,7 +671,7 @@ func (l *loop) onResult(r result) {
 }
 
 // applyResult takes a worker's outcome for one schedule.
-func (l *loop) applyResult(r result) {
+func (l *loop) applyResult(r slotResult) {
 	delete(l.win.unrecorded, r.id)
 	en := l.entries[r.id]
 	if en == nil {
@@ -880,7 +873,7 @@ func (l *loop) removeEntry(en *entry) {
 		return
 	}
 	en.busy, en.removed = true, true
-	l.send(job{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.written)})
+	l.work.sendSlot(slotJob{id: en.id, stateRev: en.stateRev, remove: true, removedAt: unixNano(en.written)})
 }
 
 // dispatch hands every due schedule to a worker, as long as one is free:
@@ -923,17 +916,17 @@ func (l *loop) dispatch() {
 			l.holdFor(id, shard)
 			continue
 		}
-		if l.busy >= l.e.cfg.WindowBusy && l.batchable(en, now) {
+		if l.work.busy >= l.e.cfg.WindowBusy && l.batchable(en, now) {
 			l.index.Remove(en)
 			l.queue(en, shard)
 			continue
 		}
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			break
 		}
 		l.index.Remove(en)
 		en.busy = true
-		l.send(l.snapshot(en, now))
+		l.work.sendSlot(l.snapshot(en, now))
 		delete(l.waiting, id)
 		delete(l.uncounted, id)
 	}
@@ -943,14 +936,9 @@ func (l *loop) dispatch() {
 	l.sweepLists(now)
 }
 
-func (l *loop) send(j job) {
-	l.busy++
-	l.jobs <- j // never blocks: busy <= Workers == cap(jobs)
-}
-
 func (l *loop) resetTimer() {
 	l.timer.Stop()
-	if l.busy >= l.e.cfg.Workers {
+	if l.work.full() {
 		return // a result or a watch event wakes the loop
 	}
 	_, due, ok := l.index.Peek()

@@ -85,11 +85,11 @@ type windowJob struct {
 	shard int
 	mark  windowMark
 	// items are the due schedules (windowFire).
-	items []job
+	items []slotJob
 	// win is the record to demote, known the loop's snapshots of its
 	// schedules, by id (windowDemote).
 	win   kvstore.Window
-	known map[string]job
+	known map[string]slotJob
 	gen   uint64 // the lease tenure a check is for
 	// records are the fired slots whose state records to write
 	// (windowRecord); lists: as an ended list (ended.go).
@@ -106,7 +106,7 @@ type windowResult struct {
 	gen   uint64
 	mark  windowMark
 	// results are the items' outcomes, as a per-slot job's would be.
-	results []result
+	results []slotResult
 	// declined are the items whose decision was not a plain claim: the
 	// loop sends them through the per-slot path.
 	declined []string
@@ -133,8 +133,8 @@ type windowResult struct {
 
 // windowItem is one slot of a window being fired.
 type windowItem struct {
-	j     *job // in its window job's items
-	r     result
+	j     *slotJob // in its window job's items
+	r     slotResult
 	st    kvstore.State
 	claim kvstore.Claim
 	ack   *jetstream.PubAck
@@ -150,8 +150,19 @@ type windowItem struct {
 	fired uint64
 }
 
-// window runs a window job.
+// window runs a window job. Each slot's result has progress as a
+// slot job's would (worker.slot).
 func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
+	wr := w.windowSteps(ctx, wj)
+	for i := range wr.results {
+		r := &wr.results[i]
+		r.progress = r.stateRev != 0 && r.err == nil
+	}
+	return wr
+}
+
+// windowSteps does what a window job's kind says.
+func (w worker) windowSteps(ctx context.Context, wj *windowJob) windowResult {
 	switch wj.kind {
 	case windowCheck:
 		return w.checkWindow(ctx, wj)
@@ -189,13 +200,13 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
 	name := win.Name()
 	win.Slots = make([]kvstore.WindowSlot, 0, len(wj.items))
-	out.results = make([]result, 0, len(wj.items))
+	out.results = make([]slotResult, 0, len(wj.items))
 	items := make([]*windowItem, 0, len(wj.items))
 	slab := make([]windowItem, 0, len(wj.items)) // one allocation for the window's items
 	lags := w.lookUpLags(ctx, wj.items)
 	for i := range wj.items {
 		j := &wj.items[i]
-		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+		r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 		if lags[i] || j.planned && j.stateRev > 0 {
 			// Behind the stream, or not looked up: the per-slot path
 			// writes the catch-up (or tries the lookup again). Or its
@@ -311,10 +322,10 @@ func plainClaim(d Decision) bool {
 }
 
 // unchanged are the items' results when nothing of theirs was written.
-func unchanged(items []*windowItem) []result {
-	out := make([]result, len(items))
+func unchanged(items []*windowItem) []slotResult {
+	out := make([]slotResult, len(items))
 	for i, it := range items {
-		out[i] = result{id: it.j.id, state: it.j.state, stateRev: it.j.stateRev, planned: it.j.planned, settled: it.j.settled, checked: it.j.checked}
+		out[i] = slotResult{id: it.j.id, state: it.j.state, stateRev: it.j.stateRev, planned: it.j.planned, settled: it.j.settled, checked: it.j.checked}
 	}
 	return out
 }
@@ -542,7 +553,7 @@ func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*kvstore.Ended
 // demote writes window win's claim on slot s into the schedule's state
 // record unless the record shows the slot already. known is the loop's
 // snapshot of the schedule (zero when it has none); a conflict re-reads.
-func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.WindowSlot, known job) error {
+func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.WindowSlot, known slotJob) error {
 	c := win.Claim(s)
 	if c.Slot.After(win.At.Add(windowSkew)) || c.Slot.IsZero() {
 		// A window claims due slots only: this record is forged or from a

@@ -123,7 +123,7 @@ func (l *loop) queue(en *entry, shard int) {
 // checks first.
 func (l *loop) sendWindows(now time.Time) {
 	for shard, queued := range l.win.pend {
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			return
 		}
 		if l.win.firing[shard] || l.win.checking[shard] {
@@ -144,7 +144,7 @@ func (l *loop) sendWindows(now time.Time) {
 			continue
 		}
 		l.win.firing[shard] = true
-		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
+		l.work.sendWindow(&windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items})
 	}
 	l.sendChecks(now)
 }
@@ -157,7 +157,7 @@ func (l *loop) sendWindows(now time.Time) {
 // queued windows come next, for the same reason.
 func (l *loop) sendChecks(now time.Time) {
 	for shard, gen := range l.win.want {
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			return
 		}
 		if l.win.checked[shard] == gen {
@@ -188,7 +188,7 @@ func (l *loop) sendChecks(now time.Time) {
 			continue
 		}
 		l.win.checking[shard] = true
-		l.send(job{window: &windowJob{kind: windowCheck, shard: shard, gen: gen}})
+		l.work.sendWindow(&windowJob{kind: windowCheck, shard: shard, gen: gen})
 	}
 }
 
@@ -202,7 +202,7 @@ func (l *loop) sendRecords(now time.Time, all bool) {
 	}
 	idle := all || !l.e.cfg.recordsOnLag && l.idle(now)
 	for shard, items := range l.win.deferred {
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			return
 		}
 		if l.win.recording[shard] || l.win.checking[shard] || !idle && now.Before(l.win.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
@@ -217,7 +217,7 @@ func (l *loop) sendRecords(now time.Time, all bool) {
 			l.win.deferred[shard] = items[n:]
 		}
 		l.win.recording[shard] = true
-		l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()}})
+		l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()})
 	}
 }
 
@@ -254,8 +254,8 @@ func (l *loop) nextRecord() time.Time {
 // windows.limit, and a record of at most maxWindowBytes) and returns
 // those left for later. A schedule no longer batchable goes back to the
 // due index.
-func (l *loop) windowItems(queued []*entry, now time.Time) (items []job, rest []*entry) {
-	items = make([]job, 0, min(len(queued), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
+func (l *loop) windowItems(queued []*entry, now time.Time) (items []slotJob, rest []*entry) {
+	items = make([]slotJob, 0, min(len(queued), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
 	size := 0
 	for i, en := range queued {
 		if len(items) >= l.win.limit || size >= maxWindowBytes {
@@ -299,8 +299,8 @@ func (l *loop) unqueue(shard int, owned bool) {
 }
 
 // snapshot is en's job.
-func (l *loop) snapshot(en *entry, now time.Time) job {
-	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+func (l *loop) snapshot(en *entry, now time.Time) slotJob {
+	j := slotJob{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now) || l.mayHaveFired(j, now)
 	j.lag = l.mayLeaveBehind(&j)
@@ -308,6 +308,12 @@ func (l *loop) snapshot(en *entry, now time.Time) job {
 		j.listed = &ref
 	}
 	return j
+}
+
+// onWindowResult takes a window job's result.
+func (l *loop) onWindowResult(wr windowResult) {
+	l.work.busy--
+	l.onWindow(&wr)
 }
 
 // onWindow takes a window job's outcome.
@@ -382,7 +388,7 @@ func (l *loop) onWindow(wr *windowResult) {
 		if wr.found != nil {
 			if demote := l.undemoted(*wr.found); len(demote.Slots) > 0 {
 				l.win.checking[wr.shard] = true
-				l.send(job{window: &windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: l.knownOf(demote)}})
+				l.work.sendWindow(&windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: l.knownOf(demote)})
 				return
 			}
 		}
@@ -452,8 +458,8 @@ func (l *loop) undemoted(win kvstore.Window) kvstore.Window {
 
 // knownOf are the loop's snapshots of win's schedules whose state it has
 // (stored or planned), by id.
-func (l *loop) knownOf(win kvstore.Window) map[string]job {
-	out := make(map[string]job, len(win.Slots))
+func (l *loop) knownOf(win kvstore.Window) map[string]slotJob {
+	out := make(map[string]slotJob, len(win.Slots))
 	now := l.e.cfg.Clock.Now()
 	for _, s := range win.Slots {
 		en := l.entries[s.Schedule]

@@ -85,16 +85,16 @@ func TestWaitingWindowWorkGoesBeforeDueSlots(t *testing.T) {
 			due := addDue(t, l, idOn(l, 1))
 			due.noWindow = true // a slot for a worker of its own
 			l.schedule(due)
-			l.busy = l.e.cfg.Workers - 1
+			l.work.busy = l.e.cfg.Workers - 1
 			l.dispatch()
-			var j job
+			var j *windowJob
 			select {
-			case j = <-l.jobs:
+			case j = <-l.work.windows:
 			default:
 				t.Fatal("dispatch sent nothing to the free worker")
 			}
-			if j.window == nil || j.window.shard != 0 || j.window.kind != tc.want {
-				t.Fatalf("the free worker got slot %q, window %+v: want shard 0's window of kind %d", j.id, j.window, tc.want)
+			if j.shard != 0 || j.kind != tc.want || len(l.work.slots) != 0 {
+				t.Fatalf("the free worker got window %+v (and %d slots): want shard 0's window of kind %d", j, len(l.work.slots), tc.want)
 			}
 			if _, ok := l.index.Due(due); !ok {
 				t.Fatal("the due slot left the index without a worker")
@@ -118,14 +118,14 @@ func TestRemovedScheduleLeavesItsWindowQueue(t *testing.T) {
 	again := addDue(t, l, "a")
 	l.queue(again, 0)
 	l.sendWindows(l.e.cfg.Clock.Now())
-	var j job
+	var j *windowJob
 	select {
-	case j = <-l.jobs:
+	case j = <-l.work.windows:
 	default:
 		t.Fatal("no window sent for the schedule made again")
 	}
-	if j.window == nil || j.window.kind != windowFire || len(j.window.items) != 1 {
-		t.Fatalf("job %+v: want a window of the one schedule", j.window)
+	if j.kind != windowFire || len(j.items) != 1 {
+		t.Fatalf("job %+v: want a window of the one schedule", j)
 	}
 	if old.busy || !again.busy {
 		t.Fatalf("busy: removed entry %v, new entry %v; want only the new one in the window", old.busy, again.busy)
@@ -144,16 +144,16 @@ func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
 	if en.queued || l.parked["a"] || len(l.win.held[0]) != 1 {
 		t.Fatalf("queued %v parked %v held %v: want held for the check", en.queued, l.parked["a"], l.win.held[0])
 	}
-	var j job
+	var j *windowJob
 	select {
-	case j = <-l.jobs:
+	case j = <-l.work.windows:
 	default:
 		t.Fatal("no job sent: the shard's check was asked for but not sent")
 	}
-	if j.window == nil || j.window.kind != windowCheck {
+	if j.kind != windowCheck {
 		t.Fatalf("job %+v: want the shard's check", j)
 	}
-	l.busy--
+	l.work.busy--
 	l.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
 	if _, ok := l.index.Due(l.entries["a"]); !ok {
 		t.Fatal("after the check the schedule is not in the due index")
@@ -170,8 +170,8 @@ func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
 // at start), or dropped the ended list just written.
 func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		flight func(l *loop) // marks shard 0's job in flight
+		name       string
+		flight     func(l *loop) // marks shard 0's job in flight
 		result *windowResult // its result
 	}{
 		{"fire", func(l *loop) { l.win.firing[0] = true }, &windowResult{kind: windowFire, shard: 0, mark: windowMark{rev: 7, seq: 1}}},
@@ -181,26 +181,26 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 			l, _ := windowLoopOf(1)
 			l.win.checked[0] = 1
 			tc.flight(l)
-			l.busy = 1
+			l.work.busy = 1
 			l.win.want[0] = 2 // the lease was taken anew meanwhile
 			l.win.retryAt[0] = l.e.cfg.Clock.Now().Add(-time.Second)
 			l.e.leases.held[0] = heldLease{renewed: l.e.cfg.Clock.Now(), gen: 2}
 			l.dispatch()
 			select {
-			case j := <-l.jobs:
-				t.Fatalf("sent %+v beside the shard's %s in flight", j.window, tc.name)
+			case j := <-l.work.windows:
+				t.Fatalf("sent %+v beside the shard's %s in flight", j, tc.name)
 			default:
 			}
 			if at := l.nextRetry(); !at.IsZero() {
 				t.Fatalf("the loop's timer is set for the waiting check at %v: it would spin until the %s's result", at, tc.name)
 			}
-			l.busy--
+			l.work.busy--
 			l.onWindow(tc.result)
 			l.dispatch()
 			select {
-			case j := <-l.jobs:
-				if j.window == nil || j.window.kind != windowCheck || j.window.shard != 0 || j.window.gen != 2 {
-					t.Fatalf("after the %s's result: sent %+v, want shard 0's check for tenure 2", tc.name, j.window)
+			case j := <-l.work.windows:
+				if j.kind != windowCheck || j.shard != 0 || j.gen != 2 {
+					t.Fatalf("after the %s's result: sent %+v, want shard 0's check for tenure 2", tc.name, j)
 				}
 			default:
 				t.Fatalf("after the %s's result no check was sent", tc.name)
@@ -213,14 +213,14 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 	t.Run("records wait for the check", func(t *testing.T) {
 		l, _ := windowLoopOf(1)
 		l.win.checking[0] = true
-		l.busy = 1
-		it := &windowItem{j: &job{id: idOn(l, 0)}}
+		l.work.busy = 1
+		it := &windowItem{j: &slotJob{id: idOn(l, 0)}}
 		l.win.deferred[0] = []*windowItem{it}
 		l.win.deferredAt[0] = l.e.cfg.Clock.Now()
 		l.sendRecords(l.e.cfg.Clock.Now(), true)
 		select {
-		case j := <-l.jobs:
-			t.Fatalf("sent %+v while the shard's check is in flight", j.window)
+		case j := <-l.work.windows:
+			t.Fatalf("sent %+v while the shard's check is in flight", j)
 		default:
 		}
 		if at := l.nextRecord(); !at.IsZero() {
@@ -247,17 +247,17 @@ func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
 	l.win.want[0] = 1 // as gate asks while the check runs
 	l.dispatch()
 	select {
-	case j := <-l.jobs:
-		t.Fatalf("sent %+v while the shard's check runs", j.window)
+	case j := <-l.work.windows:
+		t.Fatalf("sent %+v while the shard's check runs", j)
 	default:
 	}
-	l.busy--
+	l.work.busy--
 	l.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
 	l.dispatch()
 	wantJob(t, l, windowFire, "after the check's result")
 	select {
-	case j := <-l.jobs:
-		t.Fatalf("also sent %+v after the check's result", j.window)
+	case j := <-l.work.windows:
+		t.Fatalf("also sent %+v after the check's result", j)
 	default:
 	}
 	if gen, ok := l.win.want[0]; ok {
@@ -269,9 +269,9 @@ func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
 func wantJob(t *testing.T, l *loop, kind windowKind, when string) {
 	t.Helper()
 	select {
-	case j := <-l.jobs:
-		if j.window == nil || j.window.kind != kind {
-			t.Fatalf("%s: sent %+v, want a window job of kind %d", when, j.window, kind)
+	case j := <-l.work.windows:
+		if j.kind != kind {
+			t.Fatalf("%s: sent %+v, want a window job of kind %d", when, j, kind)
 		}
 	default:
 		t.Fatalf("%s: nothing sent, want a window job of kind %d", when, kind)
@@ -381,25 +381,25 @@ func TestMayLeaveBehind(t *testing.T) {
 	l.e.cfg.Instance, l.e.cfg.StateInterval = "me", time.Minute
 	l.e.leases.allRead.Store(true)
 	now := fake.Now()
-	ok := func() job {
-		return job{id: "a", state: &kvstore.State{Next: now, Owner: "me", Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Window: "0/1", Seq: 3}}}
+	ok := func() slotJob {
+		return slotJob{id: "a", state: &kvstore.State{Next: now, Owner: "me", Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Window: "0/1", Seq: 3}}}
 	}
 	cases := []struct {
 		name   string
-		change func(j *job)
+		change func(j *slotJob)
 		want   bool
 	}{
 		{"its own record", nil, true},
-		{"to be checked first", func(j *job) { j.verify = true }, false},
-		{"a plan", func(j *job) { j.planned = true }, false},
-		{"a one-shot", func(j *job) { j.at = now.UnixNano() }, false},
-		{"no state", func(j *job) { j.state = nil }, false},
-		{"another instance's", func(j *job) { j.state.Owner = "other" }, false},
-		{"a per-slot claim", func(j *job) { j.state.Claim.Window = "" }, false},
-		{"an unsettled claim", func(j *job) { j.state.Claim.Seq = 0 }, false},
-		{"an extra slot's claim", func(j *job) { j.state.Claim.SlotID = "a.trigger-1" }, false},
-		{"no interval", func(j *job) { l.e.cfg.StateInterval = 0 }, false},
-		{"a member that does not read them", func(j *job) { l.e.leases.allRead.Store(false) }, false},
+		{"to be checked first", func(j *slotJob) { j.verify = true }, false},
+		{"a plan", func(j *slotJob) { j.planned = true }, false},
+		{"a one-shot", func(j *slotJob) { j.at = now.UnixNano() }, false},
+		{"no state", func(j *slotJob) { j.state = nil }, false},
+		{"another instance's", func(j *slotJob) { j.state.Owner = "other" }, false},
+		{"a per-slot claim", func(j *slotJob) { j.state.Claim.Window = "" }, false},
+		{"an unsettled claim", func(j *slotJob) { j.state.Claim.Seq = 0 }, false},
+		{"an extra slot's claim", func(j *slotJob) { j.state.Claim.SlotID = "a.trigger-1" }, false},
+		{"no interval", func(j *slotJob) { l.e.cfg.StateInterval = 0 }, false},
+		{"a member that does not read them", func(j *slotJob) { l.e.leases.allRead.Store(false) }, false},
 	}
 	for _, tc := range cases {
 		l.e.cfg.StateInterval = time.Minute
@@ -430,17 +430,17 @@ func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
 	l.win.checked[0] = 1
 	l.sendBehind(now, false)
 	l.dispatch()
-	var jobs []job
-	for len(l.jobs) > 0 {
-		jobs = append(jobs, <-l.jobs)
+	var jobs []*windowJob
+	for len(l.work.windows) > 0 {
+		jobs = append(jobs, <-l.work.windows)
 	}
-	if len(jobs) != 1 || jobs[0].window == nil || jobs[0].window.kind != windowRecord {
+	if len(jobs) != 1 || jobs[0].kind != windowRecord {
 		t.Fatalf("dispatch sent %d jobs (%+v): want the record's write alone", len(jobs), jobs)
 	}
 	if _, ok := l.index.Due(en); ok || !en.busy {
 		t.Fatalf("busy %v, in the due index %v: want busy and out of the index while its record is written", en.busy, ok)
 	}
-	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0, results: []result{{id: "a", state: en.current(), stateRev: 8}}}})
+	l.onWindowResult(windowResult{kind: windowRecord, shard: 0, results: []slotResult{{id: "a", state: en.current(), stateRev: 8}}})
 	if _, ok := l.lag["a"]; ok || en.stateRev != 8 {
 		t.Errorf("after the write: behind %v, revision %d; want written at 8", ok, en.stateRev)
 	}
@@ -467,14 +467,14 @@ func TestRecordBehindOfABusyScheduleDoesNotSpinTheLoop(t *testing.T) {
 	}
 	en.busy = true // its next slot is with a worker
 	l.sendBehind(now, false)
-	if len(l.jobs) != 0 {
-		t.Fatalf("sent %+v for a schedule in a job", <-l.jobs)
+	if n := sent(l); n != 0 {
+		t.Fatalf("sent %d jobs for a schedule in a job", n)
 	}
 	if at := l.nextBehind(); !at.IsZero() {
 		t.Fatalf("the loop's timer is set for the record at %v while its schedule is in a job: the loop would spin until the job is done", at)
 	}
-	l.busy++ // the job's result: its fire left the record behind again
-	l.onResult(result{id: "a", state: en.current(), stateRev: en.stateRev, lagged: true})
+	l.work.busy++ // the job's result: its fire left the record behind again
+	l.onResult(slotResult{id: "a", state: en.current(), stateRev: en.stateRev, lagged: true})
 	if en.busy {
 		t.Fatal("the job's result left the schedule busy")
 	}
@@ -499,8 +499,8 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 		t.Fatalf("next record at %v, want %v", at, due)
 	}
 	l.sendBehind(now.Add(time.Second), false) // not due: nothing sent
-	if len(l.jobs) != 0 {
-		t.Fatalf("sent %+v before the record was due", <-l.jobs)
+	if n := sent(l); n != 0 {
+		t.Fatalf("sent %d jobs before the record was due", n)
 	}
 
 	// The shard's record job in flight: nothing of it is due until its
@@ -509,8 +509,8 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 	if at := l.nextBehind(); !at.IsZero() {
 		t.Fatalf("next record at %v while the shard's record job is out: want none", at)
 	}
-	l.busy++
-	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0}})
+	l.work.busy++
+	l.onWindowResult(windowResult{kind: windowRecord, shard: 0})
 	if at := l.nextBehind(); !at.Equal(due) {
 		t.Fatalf("after the record job's result the next record is at %v, want %v", at, due)
 	}
@@ -529,9 +529,9 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 func wantRecordJob(t *testing.T, l *loop, when string) {
 	t.Helper()
 	select {
-	case j := <-l.jobs:
-		if j.window == nil || j.window.kind != windowRecord || len(j.window.records) != 1 {
-			t.Fatalf("sent %+v %s: want one record's write", j.window, when)
+	case j := <-l.work.windows:
+		if j.kind != windowRecord || len(j.records) != 1 {
+			t.Fatalf("sent %+v %s: want one record's write", j, when)
 		}
 	default:
 		t.Fatalf("no record's write sent %s", when)
@@ -586,13 +586,13 @@ func TestRecordsBehindComeDuePerShard(t *testing.T) {
 	sent := func(at time.Time) []int {
 		l.sendBehind(at, false)
 		var shards []int
-		for len(l.jobs) > 0 {
-			j := <-l.jobs
-			l.busy--
-			if j.window == nil || j.window.kind != windowRecord {
+		for len(l.work.windows) > 0 {
+			j := <-l.work.windows
+			l.work.busy--
+			if j.kind != windowRecord {
 				t.Fatalf("sent %+v: want record writes only", j)
 			}
-			shards = append(shards, j.window.shard)
+			shards = append(shards, j.shard)
 		}
 		return shards
 	}
@@ -635,9 +635,9 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 	sent := func(at time.Time) []int {
 		l.sendBehind(at, false)
 		var shards []int
-		for len(l.jobs) > 0 {
-			j := <-l.jobs
-			shards = append(shards, j.window.shard)
+		for len(l.work.windows) > 0 {
+			j := <-l.work.windows
+			shards = append(shards, j.shard)
 		}
 		return shards
 	}
@@ -648,8 +648,8 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 		t.Errorf("next record due at %v with shard 0's out and shard 1 not owned: want none", next)
 	}
 	// Shard 0's job fails: its record is queued again, not sent at once.
-	l.onResult(result{window: &windowResult{kind: windowRecord, shard: 0, err: errors.New("nats: connection closed"),
-		results: []result{{id: ids[0], state: l.entries[ids[0]].current(), stateRev: 0}}}})
+	l.onWindowResult(windowResult{kind: windowRecord, shard: 0, err: errors.New("nats: connection closed"),
+		results: []slotResult{{id: ids[0], state: l.entries[ids[0]].current(), stateRev: 0}}})
 	if got := sent(now); len(got) != 0 {
 		t.Fatalf("right after the failure: sent shards %v", got)
 	}
@@ -663,3 +663,6 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 		t.Errorf("shard 1's record left behind was dropped: mark %v, queue %v", ok, l.lagQ[1])
 	}
 }
+
+// sent is how many jobs of either kind l has sent and no worker took.
+func sent(l *loop) int { return len(l.work.slots) + len(l.work.windows) }
