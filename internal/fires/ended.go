@@ -292,13 +292,13 @@ func (l *loop) sweepLists(now time.Time) {
 	convert := !l.listsAllowed()
 	// Lists are turned into records at once when that begins (a member
 	// that does not read them joined), and while a hand-back waits.
-	if now.Before(l.ended.sweepAt) && !(convert && (!l.ended.converting || len(l.flushing) > 0)) {
+	if now.Before(l.ended.sweepAt) && !(convert && (!l.ended.converting || len(l.hand.flushing) > 0)) {
 		return
 	}
 	l.ended.converting = convert
-	next := now.Add(cmp.Or(l.e.cfg.sweepEvery, endedSweep))
+	next := now.Add(cmp.Or(l.e.test.sweepEvery, endedSweep))
 	if convert {
-		next = now.Add(min(endedConvert, cmp.Or(l.e.cfg.sweepEvery, endedConvert)))
+		next = now.Add(min(endedConvert, cmp.Or(l.e.test.sweepEvery, endedConvert)))
 	}
 	for _, li := range l.ended.lists {
 		if l.work.full() {

@@ -58,6 +58,9 @@ type Engine struct {
 	tracer trace.Tracer
 	traced bool
 
+	// test are the hooks of tests (zero in production).
+	test testSignals
+
 	svc lifecycle.Service
 	// ready is closed by each run once its index is complete.
 	ready lifecycle.Ready
@@ -262,7 +265,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
 		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.eps}
 	e.settles = make(chan settle, settleQueue)
-	l.settles = e.settles
+	l.in.settles = e.settles
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped
@@ -274,9 +277,9 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 }
 
 // startSpecsWatch starts the specs' watch (once a test lets it:
-// Config.holdSpecsWatch).
+// testSignals.holdSpecsWatch).
 func (e *Engine) startSpecsWatch(ctx context.Context) (jetstream.KeyWatcher, error) {
-	if h := e.cfg.holdSpecsWatch; h != nil {
+	if h := e.test.holdSpecsWatch; h != nil {
 		select {
 		case <-h:
 		case <-ctx.Done():
