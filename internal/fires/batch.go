@@ -7,10 +7,16 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// windows is the loop's side of window claims: which shards' window
-// records were checked in the current lease tenure, the last record each
-// shard's windows were written over, and the due schedules waiting for
-// their shard's next window. Only the loop goroutine touches it.
+// batcher is the loop's fast path for herds: it batches due plain slots
+// of a shard into one window claim (docs/protocol.md, "Window claims") and
+// keeps what that needs: which shards' window records were checked in the
+// current lease tenure, the last record each shard's windows were written
+// over, the due schedules waiting for their shard's next window, and the
+// fired one-shots whose state records are deferred. The loop owns it and
+// calls it at a few points (take, first, ready, apply, wake, flush; see
+// below); only the loop goroutine touches it. A slot's eligibility is the
+// decider's (batchable, DecidePlain), so the fast path cannot drift from
+// the per-slot one.
 type batcher struct {
 	l        *loop          // the loop it runs on: it calls back into the index and the pool
 	checked  map[int]uint64 // shard -> lease generation whose record was checked
