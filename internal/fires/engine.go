@@ -22,6 +22,13 @@ import (
 // keeps the due index, and claims, publishes and records each due slot.
 // Any number of engines may share one set of buckets; the CAS on the state
 // revision decides who fires each slot.
+//
+// Ownership: cfg, log, store, tracer and traced are fixed at New; the
+// fields a run's setup writes (dupWindow, fireRetention, shards,
+// followups, inflight, pub, settles) are written before the run's
+// goroutines start and only read while it runs. leases, eps, interner,
+// svc and ready guard themselves; queries and flushes are channels into
+// the loop goroutine.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
