@@ -1,6 +1,7 @@
 package fires
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"time"
@@ -44,15 +45,15 @@ func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait boo
 		return time.Time{}, false, false
 	}
 	if en.stateRev == 0 {
-		return time.Time{}, false, !l.statesLoaded
+		return time.Time{}, false, !l.load.statesLoaded
 	}
 	if en.form != statePacked || en.written > en.packed.updated {
 		return time.Time{}, false, false
 	}
-	if en.calendar && !l.calsLoaded {
+	if en.calendar && !l.load.calsLoaded {
 		return time.Time{}, false, true
 	}
-	if en.calendar && l.calsWritten > en.packed.updated {
+	if en.calendar && l.cal.written > en.packed.updated {
 		return time.Time{}, false, false // a calendar may have changed while no instance ran: its plan is checked now
 	}
 	if en.packed.ended {
@@ -61,7 +62,7 @@ func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait boo
 	if en.packed.next == 0 {
 		return time.Time{}, false, false
 	}
-	at = unixNano(en.packed.next).Add(-l.e.cfg.compileLead)
+	at = unixNano(en.packed.next).Add(-cmp.Or(l.e.test.compileLead, DefaultCompileLead))
 	return at, at.After(now), false
 }
 
@@ -104,7 +105,7 @@ func (l *loop) compileLazy(en *entry) {
 func (l *loop) compileHeld(en *entry, spec *kvstore.Spec) {
 	if spec.Calendar == "" {
 		en.record = ""
-	} else if !l.calsLoaded {
+	} else if !l.load.calsLoaded {
 		en.compiled.Schedule = nil
 		return
 	}
@@ -118,7 +119,7 @@ func (l *loop) makeLazy(en *entry, raw []byte) {
 	en.clearPlan()
 	en.compiled, en.invalid, en.failures = sched{}, false, 0
 	if !en.lazy {
-		l.loadLazy = append(l.loadLazy, en.id)
+		l.load.loadLazy = append(l.load.loadLazy, en.id)
 	}
 	en.spec, en.record, en.lazy = nil, string(raw), true
 	l.schedule(en)
@@ -152,28 +153,28 @@ const lazyBatch = 512
 // made lazy (makeLazy), in the load's order: a walk of a million entries
 // here held the loop for ~0.6 s just as it began to fire.
 func (l *loop) behind() {
-	l.lazyIDs, l.loadLazy = l.loadLazy, nil
+	l.load.lazyIDs, l.load.loadLazy = l.load.loadLazy, nil
 }
 
 // nextLazy is the next batch of lazy entries to hand over (nil: none),
-// skipping those compiled meanwhile; it stays l.lazyNext until taken.
+// skipping those compiled meanwhile; it stays l.load.lazyNext until taken.
 func (l *loop) nextLazy() []lazySpec {
-	if len(l.lazyNext) > 0 || len(l.lazyIDs) == 0 {
-		return l.lazyNext
+	if len(l.load.lazyNext) > 0 || len(l.load.lazyIDs) == 0 {
+		return l.load.lazyNext
 	}
 	n := 0
-	for n < len(l.lazyIDs) && len(l.lazyNext) < lazyBatch {
-		id := l.lazyIDs[n]
+	for n < len(l.load.lazyIDs) && len(l.load.lazyNext) < lazyBatch {
+		id := l.load.lazyIDs[n]
 		n++
 		if en := l.entries[id]; en != nil && en.lazy {
-			l.lazyNext = append(l.lazyNext, lazySpec{id: id, rev: en.specRev, record: en.record})
+			l.load.lazyNext = append(l.load.lazyNext, lazySpec{id: id, rev: en.specRev, record: en.record})
 		}
 	}
-	l.lazyIDs = l.lazyIDs[n:]
-	if len(l.lazyIDs) == 0 {
-		l.lazyIDs = nil
+	l.load.lazyIDs = l.load.lazyIDs[n:]
+	if len(l.load.lazyIDs) == 0 {
+		l.load.lazyIDs = nil
 	}
-	return l.lazyNext
+	return l.load.lazyNext
 }
 
 // onLazy makes the specs compiled behind the loop their entries'

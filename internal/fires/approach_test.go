@@ -56,8 +56,8 @@ func TestCompiledOnApproach(t *testing.T) {
 	clk, f := clock.NewFake(slot.Add(-time.Minute))
 	release := make(chan struct{})
 	defer close(release)
-	cfg := fires.CompileOnApproach(fires.Config{Clock: clk, LeaseTTL: 2 * time.Hour}, 30*time.Second, release)
-	e := h.engine(cfg)
+	cfg, onApproach := fires.Config{Clock: clk, LeaseTTL: 2 * time.Hour}, fires.CompileOnApproach(30*time.Second, release)
+	e := h.engine(cfg, onApproach)
 	if got := uncompiled(t, e); got != n {
 		t.Fatalf("%d specs uncompiled at Ready, want all %d (each due beyond the lead)", got, n)
 	}
@@ -116,7 +116,7 @@ func TestCompilePassChecksForgedRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})
-	e := h.engine(fires.CompileOnApproach(fires.Config{}, fires.DefaultCompileLead, release))
+	e := h.engine(fires.Config{}, fires.CompileOnApproach(fires.DefaultCompileLead, release))
 	if got := uncompiled(t, e); got != 2 {
 		t.Fatalf("%d specs uncompiled at Ready, want 2: their records made them look far away", got)
 	}
@@ -165,7 +165,7 @@ func TestChangedSpecsAreCompiledAtLoad(t *testing.T) {
 	h.put("changed", kvstore.Spec{Workflow: "wf", Every: "1s"}) // after its record
 	release := make(chan struct{})
 	defer close(release)
-	e := h.engine(fires.CompileOnApproach(fires.Config{}, fires.DefaultCompileLead, release))
+	e := h.engine(fires.Config{}, fires.CompileOnApproach(fires.DefaultCompileLead, release))
 	if got := uncompiled(t, e); got != 1 {
 		t.Fatalf("%d specs uncompiled at Ready, want 1 (later)", got)
 	}
@@ -226,7 +226,7 @@ func TestCalendarSpecsCompiledOnApproach(t *testing.T) {
 	clk, f := clock.NewFake(slot.Add(-time.Minute))
 	release := make(chan struct{})
 	defer close(release)
-	e := h.engine(fires.CompileOnApproach(fires.Config{Clock: clk, LeaseTTL: 3 * time.Hour}, 30*time.Second, release))
+	e := h.engine(fires.Config{Clock: clk, LeaseTTL: 3 * time.Hour}, fires.CompileOnApproach(30*time.Second, release))
 	if got := uncompiled(t, e); got != 2 {
 		t.Fatalf("%d specs uncompiled at Ready, want 2 (cal0 and cal1; stale's calendar is newer than its record)", got)
 	}

@@ -50,13 +50,13 @@ type lagRef struct {
 // fire: a recurring schedule with a record this instance wrote in its
 // tenure (a settled window claim, not to be checked: see mayLag), while
 // every member checks such records.
-func (l *loop) mayLeaveBehind(j *job) bool {
+func (l *loop) mayLeaveBehind(j *slotJob) bool {
 	if l.e.cfg.StateInterval <= 0 || j.verify || j.planned || j.at != 0 || j.state == nil || !l.e.leases.fleetReads() {
 		return false
 	}
 	c := j.state.Claim
 	return c != nil && c.Window != "" && c.SlotID == "" && c.Settled() && j.state.Owner == l.e.cfg.Instance &&
-		(len(l.handBack) == 0 || !l.handingBack(l.shardOf(j.id)))
+		(len(l.hand.shards) == 0 || !l.handingBack(l.shardOf(j.id)))
 }
 
 // leaveBehind takes the items whose records may stay behind out of items
@@ -82,14 +82,14 @@ func (w worker) leaveBehind(items []*windowItem, out *windowResult) []*windowIte
 // record queued to be written once the interval has passed.
 func (l *loop) lagged(en *entry, st *kvstore.State, now time.Time) {
 	en.setState(st, l.e.cfg.Instance)
-	m, ok := l.lag[en.id]
+	m, ok := l.lag.marks[en.id]
 	if !ok {
 		m.since = now
 		shard := kvstore.ShardOf(en.id, l.e.shards)
-		l.lagQ[shard] = append(l.lagQ[shard], lagRef{id: en.id, since: now})
+		l.lag.queue[shard] = append(l.lag.queue[shard], lagRef{id: en.id, since: now})
 	}
 	m.fires++
-	l.lag[en.id] = m
+	l.lag.marks[en.id] = m
 }
 
 // mergeBehind is st, a state record someone else wrote while en's record
@@ -97,13 +97,13 @@ func (l *loop) lagged(en *entry, st *kvstore.State, now time.Time) {
 // claim on the last fire and the count, unless st shows that fire
 // already (then en's record is no longer behind).
 func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
-	m, ok := l.lag[en.id]
+	m, ok := l.lag.marks[en.id]
 	if !ok {
 		return
 	}
 	mine := en.current()
 	if mine == nil || mine.Claim == nil || shows(*st, *mine.Claim) {
-		delete(l.lag, en.id)
+		delete(l.lag.marks, en.id)
 		return
 	}
 	st.Next, st.Ended, st.NextReason, st.NextNominal, st.Plan = mine.Next, mine.Ended, mine.NextReason, mine.NextNominal, mine.Plan
@@ -122,21 +122,21 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 // show: mergeBehind); one whose last record job failed waits for
 // lagRetry.
 func (l *loop) sendBehind(now time.Time, all bool) {
-	clear(l.lagHeld) // this call's look only (nextBehind, in the same turn)
-	if len(l.lagQ) == 0 {
+	clear(l.lag.held) // this call's look only (nextBehind, in the same turn)
+	if len(l.lag.queue) == 0 {
 		return
 	}
 	all = all || !l.e.leases.fleetReads()
-	for shard, q := range l.lagQ {
-		if l.busy >= l.e.cfg.Workers {
+	for shard, q := range l.lag.queue {
+		if l.work.full() {
 			return
 		}
-		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] {
+		if len(q) == 0 || l.win.shardBusy(shard) {
 			continue
 		}
 		// The times first: this runs at every turn of the loop, for
 		// every shard with a queue, and a lease lookup reads the clock.
-		due := all || len(l.handBack) > 0 && l.handingBack(shard)
+		due := all || len(l.hand.shards) > 0 && l.handingBack(shard)
 		wait := l.behindDelay(shard)
 		if !due && now.Before(q[0].since.Add(wait)) || !l.behindSendable(shard, now) {
 			continue
@@ -149,7 +149,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 				break
 			}
 			q = q[1:]
-			m, ok := l.lag[ref.id]
+			m, ok := l.lag.marks[ref.id]
 			en := l.entries[ref.id]
 			if !ok || !m.since.Equal(ref.since) || en == nil {
 				continue // written meanwhile, or gone
@@ -160,28 +160,28 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			}
 			j := l.snapshot(en, now)
 			if j.state == nil || j.state.Claim == nil {
-				delete(l.lag, ref.id)
+				delete(l.lag.marks, ref.id)
 				continue
 			}
 			l.index.Remove(en) // busy: out of the index until its result (schedule)
 			en.busy = true
-			r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+			r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 			items = append(items, &windowItem{j: &j, r: r, st: *j.state, claim: *j.state.Claim, fired: m.fires})
 		}
 		if len(items) == 0 && len(later) > 0 && len(q) == 0 {
 			// Every record due is of a schedule in a job or on a window:
 			// that job's result wakes the loop, not the timer (which,
 			// set for these past times, spun the loop until then).
-			l.lagHeld[shard] = true
+			l.lag.held[shard] = true
 		}
 		if q = append(q, later...); len(q) == 0 {
-			delete(l.lagQ, shard)
+			delete(l.lag.queue, shard)
 		} else {
-			l.lagQ[shard] = q
+			l.lag.queue[shard] = q
 		}
 		if len(items) > 0 {
 			l.win.recording[shard] = true
-			l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: items}})
+			l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: items})
 		}
 	}
 }
@@ -191,15 +191,15 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 func (l *loop) nextBehind() time.Time {
 	var first time.Time
 	reads := l.e.leases.fleetReads()
-	for shard, q := range l.lagQ {
-		if len(q) == 0 || l.win.recording[shard] || l.win.checking[shard] || l.lagHeld[shard] {
+	for shard, q := range l.lag.queue {
+		if len(q) == 0 || l.win.shardBusy(shard) || l.lag.held[shard] {
 			continue
 		}
 		at := q[0].since.Add(l.behindDelay(shard))
-		if !reads || len(l.handBack) > 0 && l.handingBack(shard) {
+		if !reads || len(l.hand.shards) > 0 && l.handingBack(shard) {
 			at = q[0].since // due now (a member cannot read them, or the shard goes)
 		}
-		if retry := l.lagRetry[shard]; at.Before(retry) {
+		if retry := l.lag.retry[shard]; at.Before(retry) {
 			at = retry
 		}
 		// The lease is looked up only for a time that would be the
@@ -236,11 +236,11 @@ func (l *loop) behindSendable(shard int, now time.Time) bool {
 	if !l.e.leases.owns(shard) {
 		return false
 	}
-	if retry, ok := l.lagRetry[shard]; ok {
+	if retry, ok := l.lag.retry[shard]; ok {
 		if now.Before(retry) {
 			return false
 		}
-		delete(l.lagRetry, shard)
+		delete(l.lag.retry, shard)
 	}
 	return true
 }
@@ -251,22 +251,22 @@ func (l *loop) behindSendable(shard int, now time.Time) bool {
 // finds their fires). Without that wait, records due at once (a member
 // that cannot be read, as while NATS is unreachable) were sent again as
 // soon as their job failed: a busy loop for as long as the outage.
-func (l *loop) behindUnwritten(rs []result, shard int, now time.Time) {
+func (l *loop) behindUnwritten(rs []slotResult, shard int, now time.Time) {
 	if l.stopping {
 		return
 	}
 	requeued := false
 	for _, r := range rs {
-		m, ok := l.lag[r.id]
+		m, ok := l.lag.marks[r.id]
 		if !ok {
 			continue
 		}
 		m.since = now
-		l.lag[r.id] = m
-		l.lagQ[shard] = append(l.lagQ[shard], lagRef{id: r.id, since: now})
+		l.lag.marks[r.id] = m
+		l.lag.queue[shard] = append(l.lag.queue[shard], lagRef{id: r.id, since: now})
 		requeued = true
 	}
 	if requeued {
-		l.lagRetry[shard] = now.Add(windowRetry)
+		l.lag.retry[shard] = now.Add(windowRetry)
 	}
 }

@@ -19,12 +19,12 @@ import (
 
 // startLoading starts an engine without waiting for its index, on the
 // harness's store unless cfg names one (its own connection's, to crash).
-func (h *harness) startLoading(cfg fires.Config) *fires.Engine {
+func (h *harness) startLoading(cfg fires.Config, hooks ...fires.Hook) *fires.Engine {
 	h.t.Helper()
 	if cfg.Store == nil {
 		cfg.Store = h.store
 	}
-	e, err := fires.New(cfg)
+	e, err := fires.NewWith(cfg, hooks...)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -86,7 +86,7 @@ func TestDueWorkFiresBeforeTheIndexIsComplete(t *testing.T) {
 		h.put(fmt.Sprintf("later%02d", i), kvstore.Spec{Workflow: "wf", Every: "24h", Anchor: new(now.Add(12 * time.Hour))})
 	}
 	release := make(chan struct{})
-	e := h.startLoading(fires.HoldSpecs(fires.Config{}, 1, release))
+	e := h.startLoading(fires.Config{}, fires.HoldSpecs(1, release))
 
 	one := h.waitFires("oneshot", 10*time.Second, atLeast(1))
 	rec := h.waitFires("recurring", 10*time.Second, atLeast(1))
@@ -109,7 +109,7 @@ func TestDueWorkFiresBeforeTheSpecsWatchStarts(t *testing.T) {
 	hour := time.Now().UTC().Truncate(time.Hour)
 	h.dueRecurring("recurring", hour)
 	release := make(chan struct{})
-	e := h.startLoading(fires.HoldSpecsWatch(fires.Config{}, release))
+	e := h.startLoading(fires.Config{}, fires.HoldSpecsWatch(release))
 
 	rec := h.waitFires("recurring", 10*time.Second, atLeast(1))
 	if !rec[0].meta.ScheduledAt.Equal(hour) {
@@ -170,7 +170,7 @@ func TestSpecBeforeItsStateIsNotTakenForNew(t *testing.T) {
 	release := make(chan struct{})
 	// Leases of two hours: the hour the test jumps stays within their 90%
 	// guard (see fakeEngine).
-	e := h.startLoading(fires.HoldStates(fires.Config{Clock: clk, Observer: obs, LeaseTTL: 2 * time.Hour}, 1, release))
+	e := h.startLoading(fires.Config{Clock: clk, Observer: obs, LeaseTTL: 2 * time.Hour}, fires.HoldStates(1, release))
 
 	h.waitFires("a", 10*time.Second, atLeast(1)) // due, spec and state in: fires
 	releaseAndWaitReady(t, e, release)

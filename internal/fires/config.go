@@ -130,44 +130,7 @@ type Config struct {
 	// whose context goes into the fire's traceparent and tracestate
 	// headers. Default: none, and no tracing work on the fire path.
 	TracerProvider trace.TracerProvider
-
-	// hold holds the initial load back, for tests (see export_test.go).
-	hold *loadHold
-	// holdSpecsWatch, when set, holds the specs' watch back from starting
-	// until it is closed (tests).
-	holdSpecsWatch <-chan struct{}
-	// recordsOnLag writes deferred state records only once RecordLag has
-	// passed, never because the loop is idle: a test can then see a
-	// window's records still unwritten when the next window comes.
-	recordsOnLag bool
-	// sweepEvery is how often ended lists are swept (default endedSweep).
-	sweepEvery time.Duration
-	// compileLead is how long before its next slot a spec left
-	// uncompiled at the initial load is compiled at the latest (default
-	// DefaultCompileLead; see approach.go).
-	compileLead time.Duration
-	// holdLazy, when set, holds the compiles behind the loop (approach.go)
-	// back until it is closed: a test can then see a spec compiled on
-	// approach, not by that pass.
-	holdLazy <-chan struct{}
 }
-
-// loadHold makes the loop stop reading one watch after its after-th
-// initial record until release is closed: a test can then watch the engine
-// work with part of the index loaded, however fast the machine.
-type loadHold struct {
-	watch   holdWatch
-	after   int
-	release <-chan struct{}
-}
-
-// holdWatch names the watch a loadHold holds back.
-type holdWatch int
-
-const (
-	holdSpecs holdWatch = iota + 1
-	holdStates
-)
 
 func (c Config) withDefaults() Config {
 	c.Instance = cmp.Or(c.Instance, randomID())
@@ -179,7 +142,6 @@ func (c Config) withDefaults() Config {
 	c.WindowBusy = cmp.Or(c.WindowBusy, c.Workers/2)
 	c.RecordLag = cmp.Or(c.RecordLag, DefaultRecordLag)
 	c.LeaseTTL = cmp.Or(c.LeaseTTL, DefaultLeaseTTL)
-	c.compileLead = cmp.Or(c.compileLead, DefaultCompileLead)
 	if c.Observer == nil {
 		c.Observer = nopObserver{}
 	}

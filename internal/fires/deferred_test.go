@@ -144,8 +144,8 @@ func TestOneShotRecordsWrittenAtStop(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
 	steps := make(chan fires.Step, 1024)
-	cfg := fires.RecordsOnLag(fires.Config{Store: h.store, WindowBusy: -1, RecordLag: time.Hour, StepHook: stepsTo(steps)})
-	e, err := fires.New(cfg)
+	cfg := fires.Config{Store: h.store, WindowBusy: -1, RecordLag: time.Hour, StepHook: stepsTo(steps)}
+	e, err := fires.NewWith(cfg, fires.RecordsOnLag())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func (h *harness) crashBetweenWindows(cfg fires.Config, spec func(i int, s *kvst
 			close(crashed)
 		}
 	}
-	e := h.startLoading(fires.RecordsOnLag(cfg))
+	e := h.startLoading(cfg, fires.RecordsOnLag())
 	testwait.Done(h.t, 10*time.Second, "the crasher's index", e.Ready())
 	// A whole second ahead at least, so that each group is indexed
 	// before it falls due and goes out in one window.
@@ -315,7 +315,7 @@ func TestOneShotRecordsAfterOperatorActions(t *testing.T) {
 	h := setup(t)
 	ctx := context.Background()
 	steps := make(chan fires.Step, 1024)
-	e, err := fires.New(fires.RecordsOnLag(fires.Config{Store: h.store, WindowBusy: -1, RecordLag: time.Hour, StepHook: stepsTo(steps)}))
+	e, err := fires.NewWith(fires.Config{Store: h.store, WindowBusy: -1, RecordLag: time.Hour, StepHook: stepsTo(steps)}, fires.RecordsOnLag())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestOneShotActedOnWhileItsRecordWaits(t *testing.T) {
 	h := setup(t)
 	ctx := context.Background()
 	steps := make(chan fires.Step, 1024)
-	h.engine(fires.RecordsOnLag(fires.Config{WindowBusy: -1, RecordLag: 2 * time.Second, StepHook: stepsTo(steps)}))
+	h.engine(fires.Config{WindowBusy: -1, RecordLag: 2 * time.Second, StepHook: stepsTo(steps)}, fires.RecordsOnLag())
 	ids := h.oneShots("moved", 5, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
 	waitStep(t, 15*time.Second, steps, fires.StepWindowDeferred)
 	h.onceEach(ids)

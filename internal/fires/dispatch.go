@@ -71,7 +71,7 @@ func natsRetry(ctx context.Context) backoff.BackOffContext { return pipeline.Bac
 // without waiting for the stream's acknowledgement, the in-flight tracker
 // records the tick and tells the loop the claim is settled (settled is
 // true only when the pipeline had to publish at once and settled it).
-func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled bool, err error) {
+func (e *Engine) dispatch(ctx context.Context, j slotJob, c kvstore.Claim) (settled bool, err error) {
 	if c.Cancel != "" {
 		e.publishCancel(j, c)
 	}
@@ -107,7 +107,7 @@ func (e *Engine) dispatch(ctx context.Context, j job, c kvstore.Claim) (settled 
 // cancel_other): a core message on sched.cancel.<workflow>.<schedule id>,
 // the workflow first so that workers' permissions can be scoped to their
 // workflows. Workers that cannot cancel ignore it.
-func (e *Engine) publishCancel(j job, c kvstore.Claim) {
+func (e *Engine) publishCancel(j slotJob, c kvstore.Claim) {
 	data, _ := json.Marshal(kvstore.CancelRequest{Schedule: j.id, SlotID: c.Cancel, By: c.ID(j.id), At: c.At})
 	subj := e.store.Layout().CancelSubject(j.workflow, j.id)
 	if err := e.store.JetStream().Conn().Publish(subj, data); err != nil {
@@ -122,7 +122,7 @@ func (e *Engine) publishCancel(j job, c kvstore.Claim) {
 // on the workflow-only subject form while the old claim was live are searched
 // first: a scheduler from before the per-schedule subjects may have
 // published the slot and died before its ledger entry.
-func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Claim) error {
+func (e *Engine) dispatchTakeover(ctx context.Context, j slotJob, old, c kvstore.Claim) error {
 	slotID := old.ID(j.id)
 	if e.cfg.Clock.Now().Add(e.cfg.ClaimTTL).Sub(old.At) > e.dupWindow*9/10 {
 		found, err := e.findLegacyFire(ctx, j.workflow, slotID, old)
@@ -147,7 +147,7 @@ func (e *Engine) dispatchTakeover(ctx context.Context, j job, old, c kvstore.Cla
 
 // publish sends the fire message of claim c, retrying with backoff until
 // shortly before the claim expires.
-func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
+func (e *Engine) publish(ctx context.Context, j slotJob, c kvstore.Claim, reason string) (*jetstream.PubAck, error) {
 	msg, now, span := e.fireMsg(j, c, reason)
 	ack, err := e.pub.Publish(ctx, msg, c.ID(j.id), c)
 	endSpan(span, ack, err)
@@ -161,7 +161,7 @@ func (e *Engine) publish(ctx context.Context, j job, c kvstore.Claim, reason str
 // fireMsg is the fire message of claim c, dispatched now, and its dispatch
 // span (see dispatchSpan), which the caller ends with the publish's
 // outcome (endSpan).
-func (e *Engine) fireMsg(j job, c kvstore.Claim, reason string) (*nats.Msg, time.Time, trace.Span) {
+func (e *Engine) fireMsg(j slotJob, c kvstore.Claim, reason string) (*nats.Msg, time.Time, trace.Span) {
 	h := fireHeader{h: nats.Header{}, vals: make([]string, 0, fireHeaders)}
 	msg := &nats.Msg{Subject: e.store.Layout().FireSubject(j.workflow, j.id), Header: h.h, Data: j.input}
 	now := e.cfg.Clock.Now()
@@ -214,7 +214,7 @@ func (f *fireHeader) set(key, v string) {
 // published makes the observations of a fire the stream acknowledged
 // with ack: metrics, and the moved and fired events. A duplicate ack (the
 // stream had the slot already) is no fire: no fired event.
-func (e *Engine) published(j job, c kvstore.Claim, reason string, now time.Time, ack *jetstream.PubAck) {
+func (e *Engine) published(j slotJob, c kvstore.Claim, reason string, now time.Time, ack *jetstream.PubAck) {
 	if reason == "" {
 		reason = c.Reason
 	}
@@ -240,7 +240,7 @@ func notFiredStatus(reason string) kvstore.TickStatus {
 
 // replanned reports a state that could not have come from its spec (see
 // Decision.Implausible), now re-planned: a warning and an event.
-func (e *Engine) replanned(j job, d Decision, now time.Time) {
+func (e *Engine) replanned(j slotJob, d Decision, now time.Time) {
 	e.log.Warn("implausible state re-planned", "schedule", j.id, "reason", d.Implausible, "next", d.Next)
 	e.event(kvstore.Event{Kind: kvstore.EventReplanned, Schedule: j.id, Slot: d.Next, Reason: d.Implausible + "; re-planned, next slot " + stamp(d.Next),
 		Owner: e.cfg.Instance, At: now.UTC()})
@@ -272,7 +272,7 @@ func tickReason(c kvstore.Claim) string {
 // recordSkipped writes the ledger entry and event of every occurrence a
 // calendar passed over before the next slot. They are observations: a
 // failure is logged, not retried.
-func (e *Engine) recordSkipped(ctx context.Context, j job, step cronx.Step, now time.Time) {
+func (e *Engine) recordSkipped(ctx context.Context, j slotJob, step cronx.Step, now time.Time) {
 	for _, sk := range step.Skipped {
 		t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: sk.Nominal.UTC(), Status: kvstore.TickSkipped,
 			Reason: sk.Reason, Owner: e.cfg.Instance, At: now.UTC(), Through: utc(sk.Through)}
@@ -342,7 +342,7 @@ const maxMissedTicks = 1000
 // recordMissed writes a ledger entry per slot a decision did not fire (up
 // to maxMissedTicks, then one summary) and one event. They are
 // observations: a failure is logged, not retried.
-func (e *Engine) recordMissed(ctx context.Context, j job, d Decision, now time.Time) {
+func (e *Engine) recordMissed(ctx context.Context, j slotJob, d Decision, now time.Time) {
 	if d.Missed == 0 {
 		return
 	}

@@ -36,7 +36,7 @@ type doneReport struct {
 // (the spec's may have changed since the fire), or the report would end
 // the schedule's running slot (an overlap policy waits on it); a report
 // that only records an outcome costs no read.
-func (w worker) doneTick(ctx context.Context, j job, d doneReport, running bool) (kvstore.Tick, bool) {
+func (w worker) doneTick(ctx context.Context, j slotJob, d doneReport, running bool) (kvstore.Tick, bool) {
 	t, err := w.e.store.GetTick(ctx, d.SlotID)
 	switch {
 	case err == nil:
@@ -139,7 +139,7 @@ func (e *Engine) subscribeDones(ctx context.Context, dones chan<- doneReport) (*
 
 // applyDones records completion reports: the slot's ledger entry gets the
 // outcome, and a matching Running ends (the overlap policies go on).
-func (w worker) applyDones(ctx context.Context, j job, r *result) {
+func (w worker) applyDones(ctx context.Context, j slotJob, r *slotResult) {
 	for _, d := range j.dones {
 		running := r.state != nil && r.state.Running != nil && r.state.Running.SlotID == d.SlotID
 		t, ok := w.doneTick(ctx, j, d, running)

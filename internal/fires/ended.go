@@ -199,7 +199,7 @@ func endedState(st kvstore.State, ref endedRef, plan string, now time.Time, inst
 // the spec was written no later than the list, or its history shows no
 // remove since (an edit that kept its at). A history that does not reach
 // back that far counts as the same schedule.
-func (w worker) listedApplies(ctx context.Context, j job) (bool, error) {
+func (w worker) listedApplies(ctx context.Context, j slotJob) (bool, error) {
 	ref := j.listed
 	if ref == nil || ref.slot != j.at {
 		return false, nil
@@ -293,16 +293,16 @@ func (l *loop) sweepLists(now time.Time) {
 	convert := !l.listsAllowed()
 	// Lists are turned into records at once when that begins (a member
 	// that does not read them joined), and while a hand-back waits.
-	if now.Before(l.ended.sweepAt) && !(convert && (!l.ended.converting || len(l.flushing) > 0)) {
+	if now.Before(l.ended.sweepAt) && !(convert && (!l.ended.converting || len(l.hand.flushing) > 0)) {
 		return
 	}
 	l.ended.converting = convert
-	next := now.Add(cmp.Or(l.e.cfg.sweepEvery, endedSweep))
+	next := now.Add(cmp.Or(l.e.test.sweepEvery, endedSweep))
 	if convert {
-		next = now.Add(min(endedConvert, cmp.Or(l.e.cfg.sweepEvery, endedConvert)))
+		next = now.Add(min(endedConvert, cmp.Or(l.e.test.sweepEvery, endedConvert)))
 	}
 	for _, li := range l.ended.lists {
-		if l.busy >= l.e.cfg.Workers {
+		if l.work.full() {
 			next = now.Add(endedConvert)
 			break
 		}
@@ -318,16 +318,16 @@ func (l *loop) sweepLists(now time.Time) {
 			continue
 		case len(stand) == 0:
 			li.sweeping = true
-			l.send(job{window: &windowJob{kind: windowEnded, shard: li.shard, list: li}})
+			l.work.sendWindow(&windowJob{kind: windowEnded, shard: li.shard, list: li})
 		case convert:
 			li.sweeping = true
-			items := make([]job, 0, len(stand))
+			items := make([]slotJob, 0, len(stand))
 			for _, en := range stand {
 				en.busy = true
 				j := l.snapshot(en, now)
 				items = append(items, j)
 			}
-			l.send(job{window: &windowJob{kind: windowEnded, shard: li.shard, list: li, items: items}})
+			l.work.sendWindow(&windowJob{kind: windowEnded, shard: li.shard, list: li, items: items})
 			next = now.Add(endedConvert)
 		}
 	}
@@ -384,7 +384,7 @@ func (w worker) sweepEnded(ctx context.Context, wj *windowJob) windowResult {
 	out := windowResult{kind: windowEnded, shard: wj.shard, list: wj.list}
 	now := w.e.cfg.Clock.Now()
 	for _, j := range wj.items {
-		r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
+		r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
 		if out.err == nil && j.listed != nil {
 			st := endedState(kvstore.State{}, *j.listed, j.compiled.Plan, now, w.e.cfg.Instance)
 			if err := w.update(ctx, j, st, &r); err != nil && !errors.Is(err, kvstore.ErrConflict) {

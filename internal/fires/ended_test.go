@@ -170,7 +170,7 @@ func TestEndedListsTurnedIntoRecords(t *testing.T) {
 	}
 	h.purgeFires()
 	cfg.Instance, cfg.EndedLists = "off", false
-	h.engine(fires.SweepEvery(cfg, 100*time.Millisecond))
+	h.engine(cfg, fires.SweepEvery(100*time.Millisecond))
 	records := h.waitEnded(ids, 20*time.Second)
 	for _, id := range ids {
 		st, s := records[id], jsstore.EndedSlot{}
@@ -203,8 +203,7 @@ func TestEndedListsTurnedIntoRecords(t *testing.T) {
 func TestEndedListsSweptWhenNothingStands(t *testing.T) {
 	t.Parallel()
 	h := setup(t)
-	cfg := fires.SweepEvery(fires.Config{WindowBusy: -1, EndedLists: true}, 100*time.Millisecond)
-	h.engine(cfg)
+	h.engine(fires.Config{WindowBusy: -1, EndedLists: true}, fires.SweepEvery(100*time.Millisecond))
 	ids := h.oneShots("swept", 10, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
 	lists := h.waitListed(ids, 20*time.Second)
 	keep := h.oneShots("kept", 3, time.Now().Add(time.Second).Truncate(time.Millisecond), nil)
@@ -300,7 +299,7 @@ func TestForgedEndedListsIgnored(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h.engine(fires.SweepEvery(fires.Config{WindowBusy: -1, EndedLists: true}, 100*time.Millisecond))
+	h.engine(fires.Config{WindowBusy: -1, EndedLists: true}, fires.SweepEvery(100*time.Millisecond))
 	for _, id := range ids {
 		h.waitFires(id, 20*time.Second, atLeast(1))
 	}

@@ -23,6 +23,13 @@ import (
 // keeps the due index, and claims, publishes and records each due slot.
 // Any number of engines may share one set of buckets; the CAS on the state
 // revision decides who fires each slot.
+//
+// Ownership: cfg, log, store, tracer and traced are fixed at New; the
+// fields a run's setup writes (dupWindow, fireRetention, shards,
+// followups, inflight, pub, settles) are written before the run's
+// goroutines start and only read while it runs. leases, eps, interner,
+// svc and ready guard themselves; queries and flushes are channels into
+// the loop goroutine.
 type Engine struct {
 	cfg   Config
 	log   *slog.Logger
@@ -58,6 +65,9 @@ type Engine struct {
 	// records); both are fixed at New.
 	tracer trace.Tracer
 	traced bool
+
+	// test are the hooks of tests (zero in production).
+	test testSignals
 
 	svc lifecycle.Service
 	// ready is closed by each run once its index is complete.
@@ -263,7 +273,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		ClaimTTL: e.cfg.ClaimTTL, Inflight: e.inflight, Log: e.log, Republished: func() { e.step(StepRepublish) },
 		AttemptFailed: func(r natserr.Refusal) { e.cfg.Observer.PublishError(string(r)) }, Episodes: e.eps}
 	e.settles = make(chan settle, settleQueue)
-	l.settles = e.settles
+	l.in.settles = e.settles
 	return func() {
 		l.run(life)
 		e.inflight.Close()  // after the workers have stopped
@@ -275,9 +285,9 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 }
 
 // startSpecsWatch starts the specs' watch (once a test lets it:
-// Config.holdSpecsWatch).
+// testSignals.holdSpecsWatch).
 func (e *Engine) startSpecsWatch(ctx context.Context) (jetstream.KeyWatcher, error) {
-	if h := e.cfg.holdSpecsWatch; h != nil {
+	if h := e.test.holdSpecsWatch; h != nil {
 		select {
 		case <-h:
 		case <-ctx.Done():
@@ -481,8 +491,9 @@ func unixNano(ns int64) time.Time {
 	return time.Unix(0, ns).UTC()
 }
 
-// job is a snapshot of an entry handed to a worker.
-type job struct {
+// slotJob is a snapshot of an entry handed to a worker: one schedule's
+// next step (worker.slot).
+type slotJob struct {
 	id      string
 	written time.Time
 	target
@@ -510,12 +521,11 @@ type job struct {
 	// listed is the schedule's slot in an ended list (ended.go), if one
 	// names its one-shot time.
 	listed *endedRef
-	// window, when set, makes this a window job (the fields above are unused).
-	window *windowJob
 }
 
-// result is what a worker hands back.
-type result struct {
+// slotResult is what a worker hands back of a slotJob (and, for each of
+// its schedules, of a window job).
+type slotResult struct {
 	id       string
 	state    *kvstore.State // nil with stateRev > 0: deleted
 	stateRev uint64
@@ -546,12 +556,10 @@ type result struct {
 	// not record; stateRev is still the record's (behind.go).
 	lagged bool
 	err    error
-	// window is a window job's outcome (the fields above are unused).
-	window *windowResult
 }
 
 // settle records that this worker settled the claim with token.
-func (r *result) settle(token string) { r.settled, r.settledNow = token, true }
+func (r *slotResult) settle(token string) { r.settled, r.settledNow = token, true }
 
 // isDelete reports whether a watched entry is a delete or purge marker.
 func isDelete(e jetstream.KeyValueEntry) bool {

@@ -81,9 +81,9 @@ func (h *harness) subscribeFires() {
 	t.Cleanup(cc.Stop)
 }
 
-func (h *harness) engine(cfg fires.Config) *fires.Engine {
+func (h *harness) engine(cfg fires.Config, hooks ...fires.Hook) *fires.Engine {
 	h.t.Helper()
-	e := h.startLoading(cfg)
+	e := h.startLoading(cfg, hooks...)
 	testwait.Done(h.t, 10*time.Second, "the engine's index", e.Ready())
 	return e
 }

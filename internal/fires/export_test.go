@@ -2,43 +2,54 @@ package fires
 
 import "time"
 
-// HoldSpecs returns cfg with its initial load of specs held back after n
-// of them until release is closed (see loadHold).
-func HoldSpecs(cfg Config, n int, release <-chan struct{}) Config {
-	cfg.hold = &loadHold{watch: holdSpecs, after: n, release: release}
-	return cfg
+// Hook sets one of an engine's test signals (testSignals) before it
+// starts.
+type Hook func(*Engine)
+
+// NewWith is New with hooks set on the engine.
+func NewWith(cfg Config, hooks ...Hook) (*Engine, error) {
+	e, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range hooks {
+		h(e)
+	}
+	return e, nil
 }
 
-// HoldSpecsWatch returns cfg with the specs' watch held back from
-// starting until release is closed.
-func HoldSpecsWatch(cfg Config, release <-chan struct{}) Config {
-	cfg.holdSpecsWatch = release
-	return cfg
+// HoldSpecs holds the initial load of specs back after n of them until
+// release is closed (see loadHold).
+func HoldSpecs(n int, release <-chan struct{}) Hook {
+	return func(e *Engine) { e.test.hold = &loadHold{watch: holdSpecs, after: n, release: release} }
+}
+
+// HoldSpecsWatch holds the specs' watch back from starting until release
+// is closed.
+func HoldSpecsWatch(release <-chan struct{}) Hook {
+	return func(e *Engine) { e.test.holdSpecsWatch = release }
 }
 
 // HoldStates is HoldSpecs for the state records.
-func HoldStates(cfg Config, n int, release <-chan struct{}) Config {
-	cfg.hold = &loadHold{watch: holdStates, after: n, release: release}
-	return cfg
+func HoldStates(n int, release <-chan struct{}) Hook {
+	return func(e *Engine) { e.test.hold = &loadHold{watch: holdStates, after: n, release: release} }
 }
 
 // RecordsOnLag makes the engine write the deferred state records of
-// one-shots only once cfg.RecordLag has passed, not when it is idle.
-func RecordsOnLag(cfg Config) Config {
-	cfg.recordsOnLag = true
-	return cfg
+// one-shots only once its Config.RecordLag has passed, not when it is
+// idle.
+func RecordsOnLag() Hook {
+	return func(e *Engine) { e.test.recordsOnLag = true }
 }
 
 // SweepEvery makes the engine sweep its shards' ended lists every d.
-func SweepEvery(cfg Config, d time.Duration) Config {
-	cfg.sweepEvery = d
-	return cfg
+func SweepEvery(d time.Duration) Hook {
+	return func(e *Engine) { e.test.sweepEvery = d }
 }
 
-// CompileOnApproach returns cfg with the specs left uncompiled at the
-// initial load compiled lead before their next slot, and the compiles of
-// those left after it held back until release is closed (approach.go).
-func CompileOnApproach(cfg Config, lead time.Duration, release <-chan struct{}) Config {
-	cfg.compileLead, cfg.holdLazy = lead, release
-	return cfg
+// CompileOnApproach compiles the specs left uncompiled at the initial
+// load lead before their next slot, and holds the compiles of those left
+// after it back until release is closed (approach.go).
+func CompileOnApproach(lead time.Duration, release <-chan struct{}) Hook {
+	return func(e *Engine) { e.test.compileLead, e.test.holdLazy = lead, release }
 }

@@ -28,7 +28,7 @@ func headerNote(note string) string { return textcut.Cut(note, maxNoteHeader, "â
 // entry says failed and why, an event and a warning say so, and the claim
 // is settled, so the schedule moves on to its next slot instead of
 // retrying the same refusal for ever.
-func (e *Engine) failSlot(ctx context.Context, j job, c kvstore.Claim, cause error) error {
+func (e *Engine) failSlot(ctx context.Context, j slotJob, c kvstore.Claim, cause error) error {
 	now := e.cfg.Clock.Now().UTC()
 	reason := "not publishable: " + cause.Error()
 	t := kvstore.Tick{Schedule: j.id, Workflow: j.workflow, Slot: c.Slot, SlotID: c.SlotID, Status: kvstore.TickFailed,

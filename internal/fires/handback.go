@@ -77,21 +77,21 @@ func (e *Engine) flushBehind(ctx context.Context, shards []int) bool {
 func (l *loop) onFlush(fr flushReq) {
 	for _, shard := range fr.shards {
 		if gen, ok := l.e.leases.generation(shard); ok {
-			l.handBack[shard] = gen
+			l.hand.shards[shard] = gen
 		} // not owned: nothing of it is written any more
 	}
-	l.flushing = append(l.flushing, fr)
+	l.hand.flushing = append(l.hand.flushing, fr)
 }
 
 // handingBack reports whether shard is being handed back in the current
 // tenure (onFlush).
 func (l *loop) handingBack(shard int) bool {
-	gen, ok := l.handBack[shard]
+	gen, ok := l.hand.shards[shard]
 	if !ok {
 		return false
 	}
 	if cur, owned := l.e.leases.generation(shard); !owned || cur != gen {
-		delete(l.handBack, shard) // that tenure is over
+		delete(l.hand.shards, shard) // that tenure is over
 		return false
 	}
 	return true
@@ -100,16 +100,16 @@ func (l *loop) handingBack(shard int) bool {
 // checkFlushed tells the waiting hand-backs whose shards have no record
 // left behind, and no record job out, that they may go.
 func (l *loop) checkFlushed() {
-	keep := l.flushing[:0]
-	for _, fr := range l.flushing {
+	keep := l.hand.flushing[:0]
+	for _, fr := range l.hand.flushing {
 		if l.flushed(fr.shards) {
 			close(fr.done)
 		} else {
 			keep = append(keep, fr)
 		}
 	}
-	clear(l.flushing[len(keep):])
-	l.flushing = keep
+	clear(l.hand.flushing[len(keep):])
+	l.hand.flushing = keep
 }
 
 // flushed reports whether no schedule of shards that this instance still
@@ -122,8 +122,8 @@ func (l *loop) flushed(shards []int) bool {
 		if l.win.recording[shard] || l.listsStanding(shard) {
 			return false
 		}
-		for _, ref := range l.lagQ[shard] { // (it may hold references already written)
-			if m, ok := l.lag[ref.id]; ok && m.since.Equal(ref.since) {
+		for _, ref := range l.lag.queue[shard] { // (it may hold references already written)
+			if m, ok := l.lag.marks[ref.id]; ok && m.since.Equal(ref.since) {
 				return false
 			}
 		}
@@ -133,10 +133,10 @@ func (l *loop) flushed(shards []int) bool {
 
 // releaseFlushes lets every waiting hand-back go (the loop stops).
 func (l *loop) releaseFlushes() {
-	for _, fr := range l.flushing {
+	for _, fr := range l.hand.flushing {
 		close(fr.done)
 	}
-	l.flushing = nil
+	l.hand.flushing = nil
 }
 
 // shardOf is the shard of schedule id.

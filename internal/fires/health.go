@@ -32,40 +32,40 @@ type healthScan struct {
 
 // askHealth starts a walk for q, or queues q for the next one.
 func (l *loop) askHealth(q healthQuery) {
-	if l.scan != nil {
-		l.asked = append(l.asked, q)
+	if l.health.scan != nil {
+		l.health.asked = append(l.health.asked, q)
 		return
 	}
 	next, stop := iter.Pull2(maps.All(l.entries))
-	l.scan = &healthScan{next: next, stop: stop, turn: make(chan struct{}), now: l.e.cfg.Clock.Now(), tolerance: q.tolerance,
+	l.health.scan = &healthScan{next: next, stop: stop, turn: make(chan struct{}), now: l.e.cfg.Clock.Now(), tolerance: q.tolerance,
 		h: Health{Shards: l.e.shards}, replies: []chan Health{q.reply}}
-	close(l.scan.turn)
+	close(l.health.scan.turn)
 	// Those asked already with the same tolerance get this walk's answer.
-	rest := l.asked[:0]
-	for _, a := range l.asked {
+	rest := l.health.asked[:0]
+	for _, a := range l.health.asked {
 		if a.tolerance == q.tolerance {
-			l.scan.replies = append(l.scan.replies, a.reply)
+			l.health.scan.replies = append(l.health.scan.replies, a.reply)
 		} else {
 			rest = append(rest, a)
 		}
 	}
-	clear(l.asked[len(rest):])
-	l.asked = rest
+	clear(l.health.asked[len(rest):])
+	l.health.asked = rest
 }
 
 // scanning is ready while a walk is under way, so that the loop takes a
 // turn for its next slice even when nothing else happens.
 func (l *loop) scanning() <-chan struct{} {
-	if l.scan == nil {
+	if l.health.scan == nil {
 		return nil
 	}
-	return l.scan.turn
+	return l.health.scan.turn
 }
 
 // scanHealth looks at the walk's next slice of entries, and answers its
 // queries once it has seen them all.
 func (l *loop) scanHealth() {
-	sc := l.scan
+	sc := l.health.scan
 	for range healthChunk {
 		id, en, ok := sc.next()
 		if !ok {
@@ -73,9 +73,9 @@ func (l *loop) scanHealth() {
 				r <- sc.h // buffered: never blocks
 			}
 			l.endScan()
-			if len(l.asked) > 0 {
-				q := l.asked[0]
-				l.asked = l.asked[1:]
+			if len(l.health.asked) > 0 {
+				q := l.health.asked[0]
+				l.health.asked = l.health.asked[1:]
 				l.askHealth(q)
 			}
 			return
@@ -86,9 +86,9 @@ func (l *loop) scanHealth() {
 
 // endScan drops the walk under way, if any.
 func (l *loop) endScan() {
-	if l.scan != nil {
-		l.scan.stop()
-		l.scan = nil
+	if l.health.scan != nil {
+		l.health.scan.stop()
+		l.health.scan = nil
 	}
 }
 
@@ -101,7 +101,7 @@ func (l *loop) healthOf(h *Health, id string, en *entry, now time.Time, toleranc
 	}
 	invalid, stalled := en.invalid, en.failures >= stallAfter
 	var late time.Duration
-	if st := en.view(&l.scratch); st != nil && (en.compiled.Schedule != nil || en.lazy) && !l.win.unrecorded[id] && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
+	if st := en.view(&l.scratch); st != nil && (en.compiled.Schedule != nil || en.lazy) && !l.win.unrecordedFire(id) && !st.Ended && !st.Next.IsZero() && st.Paused == nil {
 		late = now.Sub(st.Next)
 	}
 	if !invalid && !stalled && late <= tolerance || !l.e.leases.owns(kvstore.ShardOf(id, l.e.shards)) {

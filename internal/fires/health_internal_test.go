@@ -65,7 +65,7 @@ func TestHealthIsWalkedInSlices(t *testing.T) {
 	q1 := healthQuery{tolerance: time.Minute, reply: make(chan Health, 1)}
 	l.askHealth(q1)
 	l.scanHealth()
-	if len(q1.reply) != 0 || l.scan == nil {
+	if len(q1.reply) != 0 || l.health.scan == nil {
 		t.Fatal("answered after one slice of three")
 	}
 	q2 := healthQuery{tolerance: 0, reply: make(chan Health, 1)}
@@ -75,13 +75,13 @@ func TestHealthIsWalkedInSlices(t *testing.T) {
 	l.askHealth(q3)
 	l.askHealth(q4)
 	turns := 1
-	for l.scan != nil {
+	for l.health.scan != nil {
 		l.scanHealth()
 		turns++
 	}
 	// q1's walk: 3 slices; q2's: 3; q3 and q4's together: 3.
-	if turns != 9 || len(l.asked) != 0 {
-		t.Fatalf("%d turns, %d queries left; want 9 turns and none", turns, len(l.asked))
+	if turns != 9 || len(l.health.asked) != 0 {
+		t.Fatalf("%d turns, %d queries left; want 9 turns and none", turns, len(l.health.asked))
 	}
 	sameHealth(t, "q1", <-q1.reply, wantMinute)
 	sameHealth(t, "q2", <-q2.reply, wantZero)
@@ -99,7 +99,7 @@ func TestHealthWalkSeesChanges(t *testing.T) {
 	l.askHealth(q)
 	l.scanHealth()
 	seen := make(map[string]bool) // reported from the first slice, before the removals
-	for _, o := range l.scan.h.Overdue {
+	for _, o := range l.health.scan.h.Overdue {
 		seen[o.ID] = true
 	}
 	for i := 0; i < 3*healthChunk; i += 3 { // every late one
@@ -108,7 +108,7 @@ func TestHealthWalkSeesChanges(t *testing.T) {
 	for i := range healthChunk {
 		l.entries[fmt.Sprintf("new%06d", i)] = &entry{id: "new"}
 	}
-	for turns := 0; l.scan != nil; turns++ {
+	for turns := 0; l.health.scan != nil; turns++ {
 		if turns > 10 {
 			t.Fatal("the walk does not end")
 		}
@@ -122,7 +122,7 @@ func TestHealthWalkSeesChanges(t *testing.T) {
 	l.askHealth(q)
 	l.scanHealth()
 	l.endScan()
-	if l.scan != nil {
+	if l.health.scan != nil {
 		t.Fatal("the walk is still under way after endScan")
 	}
 }

@@ -73,7 +73,7 @@ func (l *loop) mayLag(t target, st *kvstore.State, planned bool, shard int, now 
 // say. Such a plan is checked against the stream before it is decided
 // (plannedBehind). A schedule new since less than the window is not:
 // a slot it fired again would be a duplicate the stream drops.
-func (l *loop) mayHaveFired(j job, now time.Time) bool {
+func (l *loop) mayHaveFired(j slotJob, now time.Time) bool {
 	st := j.state
 	return j.planned && j.at == 0 && st != nil && !st.Ended && !st.Next.IsZero() &&
 		now.Sub(st.Next) >= l.e.replayLimit()
@@ -107,7 +107,7 @@ func (w worker) caughtUp(ctx context.Context, id string, c sched, st *kvstore.St
 
 // lookupFor is how job j's state is checked against the fire stream:
 // lagging for a record, plannedLagging for a plan.
-func (w worker) lookupFor(j job) func(context.Context, string, sched, *kvstore.State) (*kvstore.State, error) {
+func (w worker) lookupFor(j slotJob) func(context.Context, string, sched, *kvstore.State) (*kvstore.State, error) {
 	if j.planned {
 		return w.plannedLagging
 	}
@@ -244,8 +244,8 @@ func CaughtUp(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, st
 // few at a time, and reports the indexes of those that cannot go into
 // the window: behind the stream (the per-slot path writes the catch-up)
 // or not looked up (an error; the per-slot path tries again).
-func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
-	if !slices.ContainsFunc(items, func(j job) bool { return j.verify }) {
+func (w worker) lookUpLags(ctx context.Context, items []slotJob) map[int]bool {
+	if !slices.ContainsFunc(items, func(j slotJob) bool { return j.verify }) {
 		return nil // a running fleet's windows: nothing to look up, nothing allocated
 	}
 	var mu sync.Mutex
@@ -278,7 +278,7 @@ func (w worker) lookUpLags(ctx context.Context, items []job) map[int]bool {
 // recorded the slots between (missed, skipped), or the record passes them
 // over (forged, or restored from a backup with its next slot ahead). Such
 // a record is checked once, when it is decided (passesOver).
-func (w worker) mayPassOver(j job, in Input) bool {
+func (w worker) mayPassOver(j slotJob, in Input) bool {
 	st := in.State
 	if st == nil || j.planned || j.at != 0 || st.Plan != in.Plan || st.Ended || st.Next.IsZero() || st.Paused != nil {
 		return false
@@ -298,7 +298,7 @@ func (w worker) mayPassOver(j job, in Input) bool {
 // passesOver looks the slot after in's state's last claim up in the
 // ledger: "" when it has an entry (or the stream has fired past it),
 // else why the record passes it over.
-func (w worker) passesOver(ctx context.Context, j job, in Input) (string, error) {
+func (w worker) passesOver(ctx context.Context, j slotJob, in Input) (string, error) {
 	slot := afterClaim(in.Schedule, in.State)
 	_, err := w.e.store.GetTick(ctx, kvstore.SlotID(j.id, slot))
 	switch {

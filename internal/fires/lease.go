@@ -3,8 +3,6 @@ package fires
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"slices"
 	"strconv"
@@ -13,13 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
-	"github.com/jetsched/jetsched/internal/jsname"
-	"github.com/jetsched/jetsched/internal/natserr"
-	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/internal/skew"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -334,27 +328,6 @@ func (l *leases) moved(kv jetstream.KeyValueEntry, members map[string]bool) bool
 	return gone // a shard lease handed back; puts are renewals or takes
 }
 
-// renewLoop renews what is held and, once joined, the member key, every
-// third of the TTL (from the end of the last renewal) until ctx ends.
-func (l *leases) renewLoop(ctx context.Context) {
-	tick := l.clock.NewTimer(l.ttl / 3)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		rctx, cancel := context.WithTimeout(ctx, l.ttl/2)
-		l.renewAll(rctx)
-		if l.joined.Load() {
-			l.registerMember(rctx)
-		}
-		cancel()
-		tick.Reset(l.ttl / 3)
-	}
-}
-
 // round renews what is held, registers this member, and takes or gives
 // leases towards the fair share (once joined: see joinAt): the first
 // round of a start, and a join's.
@@ -477,122 +450,12 @@ func (l *leases) holds(shard int) bool {
 	return ok
 }
 
-// othersAlive reports whether another instance has a live member key: a
-// running fleet this one joins. On an error it says no (the instance then
-// takes its share at once, as on a fleet's first start). A member record
-// the survey would ignore is no fleet (leasejudge.go).
-func (l *leases) othersAlive(ctx context.Context) bool {
-	recs, floor, err := l.readRecords(ctx)
-	if err != nil {
-		return false
-	}
-	return len(judge(recs, l.instance, l.runID, l.shardCount(), l.server.Now(floor), l.ttl).members) > 1
-}
-
-// fleetReads reports whether, at the last lease round, every member of
-// the fleet announced that it checks state records against the fire
-// stream (capBehindStream): only then may this instance leave its records
-// behind. False until the first round.
-func (l *leases) fleetReads() bool { return l.allRead.Load() }
-
-// fleetLists reports whether, at the last lease round, every member of
-// the fleet announced that it reads ended lists (capEndedLists): only
-// then may this instance write them. False until the first round.
-func (l *leases) fleetLists() bool { return l.allLists.Load() }
-
-// survey reads the shard leases and member records and judges them by
-// the server's clock (leasejudge.go): the live members, the shards
-// leased, the shards whose record is ignored. The ignored records are
-// reported (warnIgnored).
-func (l *leases) survey(ctx context.Context) (surveyed, error) {
-	recs, floor, err := l.readRecords(ctx)
-	if err != nil {
-		return surveyed{}, err
-	}
-	l.writeMu.Lock()
-	own, acked := l.member, l.memberAcked
-	l.writeMu.Unlock()
-	for _, r := range recs {
-		if own != 0 && r.rev == own && r.key == "member."+l.instance {
-			l.server.Observe(r.created, acked)
-		}
-	}
-	sv := judge(recs, l.instance, l.runID, l.shardCount(), l.server.Now(floor), l.ttl)
-	l.warnIgnored(sv.ignored)
-	return sv, nil
-}
-
-// readRecords reads every shard lease and member record, with floor the
-// latest server time of their writes. It fails rather than return part
-// of them: a survey that missed members would take too many shards.
-func (l *leases) readRecords(ctx context.Context) (recs []leaseRecord, floor time.Time, err error) {
-	w, err := l.kv.WatchFiltered(ctx, []string{"shard.*", "member.*"}, jetstream.IgnoreDeletes())
-	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("read the leases: %w", err)
-	}
-	defer func() { _ = w.Stop() }()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, time.Time{}, fmt.Errorf("read the leases: %w", ctx.Err())
-		case e, ok := <-w.Updates():
-			switch {
-			case !ok:
-				return nil, time.Time{}, errors.New("read the leases: the watch ended")
-			case e == nil:
-				return recs, floor, nil // every record read
-			}
-			recs = append(recs, leaseRecord{key: e.Key(), rev: e.Revision(), created: e.Created(), value: e.Value()})
-			if e.Created().After(floor) {
-				floor = e.Created()
-			}
-		}
-	}
-}
-
 // ignoredWarnEvery is how often one ignored record is reported again
 // while it stays; maxWarned bounds the records remembered meanwhile.
 const (
 	ignoredWarnEvery = time.Minute
 	maxWarned        = 1024
 )
-
-// warnIgnored reports the ignored records not reported within
-// ignoredWarnEvery: a lease_ignored event each, one warning for them all.
-func (l *leases) warnIgnored(ignored []ignoredRecord) {
-	now := l.clock.Now()
-	for k, at := range l.warned {
-		if now.Sub(at) >= ignoredWarnEvery {
-			delete(l.warned, k)
-		}
-	}
-	if len(ignored) == 0 {
-		return
-	}
-	if l.warned == nil {
-		l.warned = map[string]time.Time{}
-	}
-	var keys, whys []string
-	for _, r := range ignored {
-		if _, seen := l.warned[r.key]; seen || len(l.warned) >= maxWarned {
-			continue
-		}
-		l.warned[r.key] = now
-		ev := kvstore.Event{Kind: kvstore.EventLeaseIgnored, Key: r.key, Reason: r.why, Holder: r.owner, Owner: l.instance, At: now.UTC()}
-		if r.shard >= 0 {
-			ev.Shard = &r.shard
-		}
-		if r.age > 0 {
-			ev.Silence = silenceString(r.age)
-		}
-		l.event(ev)
-		keys, whys = append(keys, r.key), append(whys, r.why)
-	}
-	if len(keys) > 0 {
-		l.log.Warn("records in the leases bucket ignored: not believable by the server's clock (forged, or written by hand without a TTL); their shards are taken, they count as no member",
-			"keys", keys, "why", whys, "ignored", len(ignored))
-	}
-}
 
 func (l *leases) value() []byte {
 	b, _ := json.Marshal(leaseValue{Owner: l.instance, Renewed: l.clock.Now().UTC(), TTL: l.ttl.String(), Run: l.runID, Caps: announced()})
@@ -624,164 +487,6 @@ func (l *leases) acquire(ctx context.Context, shard int, over uint64) {
 	l.notify()
 }
 
-// renewAll refreshes every held lease by CAS with a new TTL. A lease
-// whose revision moved on is dropped, with the reason read from its key
-// (whyLost): expired, or taken over by the instance whose value is there.
-// A lease renewed after a silence past the guard (owns was false, so the
-// loops parked its due schedules) is news for the loops, as a gained one
-// is, and its guard's closing and opening are reported (closeGuards,
-// guard_opened).
-//
-// The renewals go out together and their acknowledgements are awaited
-// after: one after the other, a round took a round trip per shard held,
-// and over a link with 400 ms of round trip an instance holding 22 shards
-// renewed each only every ~9 s, past the TTL, so the fleet kept taking its
-// leases from one another and fired nothing (integration/links,
-// latency-200ms). A renewal counts from when it was sent: the server's TTL
-// starts when it stores the write, before its acknowledgement comes back.
-func (l *leases) renewAll(ctx context.Context) {
-	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
-	// A round that comes late (a starved process) finds the guards it
-	// missed closed: they are reported before the renewals say more.
-	l.closeGuards()
-	type renewal struct {
-		shard int
-		was   heldLease
-		fut   jetstream.PubAckFuture
-		err   error
-	}
-	held := l.heldShards()
-	out := make([]renewal, 0, len(held))
-	sent := l.clock.Now()
-	for _, s := range held {
-		l.mu.Lock()
-		h, ok := l.held[s]
-		l.mu.Unlock()
-		if !ok {
-			continue
-		}
-		f, err := l.casTTLAsync(ctx, shardKey(s), h.rev)
-		out = append(out, renewal{shard: s, was: h, fut: f, err: err})
-	}
-	var reopened []guardChange
-	var conflicts []heldShard
-	for _, r := range out {
-		rev, err := pipelined.AwaitRevision(ctx, r.fut, r.err)
-		switch {
-		case err == nil:
-			l.mu.Lock()
-			if cur, ok := l.held[r.shard]; ok && cur.rev == r.was.rev {
-				// Not owned any more when the acknowledgement came (sent
-				// in time or not): the loops parked the shard's due
-				// schedules and must hear that it is owned again.
-				if silence := l.clock.Now().Sub(r.was.renewed); cur.closed || silence >= l.guardAt() {
-					reopened = append(reopened, guardChange{shard: r.shard, silence: silence, reported: cur.closed})
-				}
-				l.held[r.shard] = heldLease{rev: rev, renewed: sent, gen: r.was.gen, taken: r.was.taken}
-			}
-			l.mu.Unlock()
-		case errors.Is(err, jetstream.ErrKeyRevisionMismatch):
-			conflicts = append(conflicts, heldShard{shard: r.shard, lease: r.was})
-		default:
-			// NATS is away: keep trying; owns() turns false at 90% TTL.
-			l.log.Debug("lease renewal failed", "shard", r.shard, "err", err)
-			if l.failed != nil {
-				l.failed(r.shard, err)
-			}
-		}
-	}
-	if len(conflicts) > 0 {
-		reopened = append(reopened, l.lostAll(ctx, conflicts)...)
-	}
-	if len(reopened) > 0 {
-		l.openGuards(reopened)
-	}
-	// Renewals that failed, or whose acknowledgement came late, may have
-	// let more guards close meanwhile.
-	l.closeGuards()
-}
-
-// guardChange is a shard whose guard closed or opened after silence
-// without a successful renewal; reported: its closing was said already.
-type guardChange struct {
-	shard    int
-	silence  time.Duration
-	reported bool
-}
-
-// heldShard is a shard with the lease this instance held of it.
-type heldShard struct {
-	shard int
-	lease heldLease
-}
-
-// closeGuards reports the held leases whose guard has closed (no
-// renewal for guardAt) since the last look: a guard_closed event for
-// each, one warning, the gauge. A guard closes with the passage of time,
-// not at a write, so the lease loops look at every round (renewAll, run)
-// and the dispatch path (owns) only compares times, at no cost per fire.
-func (l *leases) closeGuards() {
-	var closed []guardChange
-	l.mu.Lock()
-	now := l.clock.Now()
-	for s, h := range l.held {
-		if silence := now.Sub(h.renewed); !h.closed && silence >= l.guardAt() {
-			h.closed = true
-			l.held[s] = h
-			closed = append(closed, guardChange{shard: s, silence: silence})
-		}
-	}
-	l.mu.Unlock()
-	if len(closed) == 0 {
-		return
-	}
-	slices.SortFunc(closed, func(a, b guardChange) int { return a.shard - b.shard })
-	for _, c := range closed {
-		l.guardEvent(kvstore.EventGuardClosed, c)
-	}
-	shards, longest := span(closed)
-	l.log.Warn("lease guard closed: no renewal for 90% of the TTL; not dispatching these shards until one succeeds (a starved process or NATS out of reach)",
-		"shards", shards, "silence", longest, "ttl", l.ttl)
-	l.report()
-}
-
-// openGuards reports the leases renewed after their guard closed, each
-// with the silence it ended (a guard_closed first for one whose closing
-// was not said yet: it closed while its renewal was on its way), and
-// wakes the loops, which parked the shards' due schedules meanwhile.
-func (l *leases) openGuards(opened []guardChange) {
-	for _, c := range opened {
-		if !c.reported {
-			l.guardEvent(kvstore.EventGuardClosed, c)
-		}
-		l.guardEvent(kvstore.EventGuardOpened, c)
-	}
-	shards, longest := span(opened)
-	l.log.Info("lease guard opened: renewals resumed after a silence; dispatching again",
-		"shards", shards, "silence", longest, "ttl", l.ttl)
-	l.notify()
-}
-
-// span is the shards of changes and the longest of their silences, for
-// a log line.
-func span(changes []guardChange) (shards []int, longest time.Duration) {
-	for _, c := range changes {
-		shards = append(shards, c.shard)
-		longest = max(longest, c.silence)
-	}
-	return shards, longest.Round(time.Millisecond)
-}
-
-// guardEvent raises an event of kind about c.
-func (l *leases) guardEvent(kind kvstore.EventKind, c guardChange) {
-	l.event(kvstore.Event{Kind: kind, Shard: &c.shard, Silence: silenceString(c.silence), Owner: l.instance, At: l.clock.Now().UTC()})
-}
-
-// silenceString is a silence as events carry it: a Go duration, to the
-// millisecond.
-func silenceString(d time.Duration) string { return d.Round(time.Millisecond).String() }
-
 // Why a lease was lost (lease_lost's Reason).
 const (
 	// lostExpired: the lease's key was gone when its renewal came:
@@ -794,166 +499,6 @@ const (
 	// read to say why.
 	lostConflict = "conflict"
 )
-
-// loss is why a renewal's CAS failed: the key's state (whyLost).
-type loss struct {
-	why    string // lostExpired, lostTakenOver, lostConflict; "" if the lease is still this process's
-	holder string // lostTakenOver: the owner of the value there
-	run    string // ... and its process (leaseValue.Run)
-	err    error  // lostConflict: why the key could not be read
-	// The key's revision and when it was written, when it holds this
-	// process's own value (a renewal whose acknowledgement was lost).
-	rev     uint64
-	renewed time.Time
-}
-
-// lostAll drops the leases whose renewal found another revision, each
-// with why (whyLost), and says so: a lease_lost event each, and a
-// warning per reason and holder, with the silence since their last
-// renewal. A lease whose key holds this process's own last write (a
-// renewal that timed out but was stored) is kept at that revision; if
-// that reopens its guard, it is returned.
-func (l *leases) lostAll(ctx context.Context, conflicts []heldShard) (reopened []guardChange) {
-	// Read the keys at once: they can be many (a starved process finds
-	// every lease it held expired), and each read is a round trip.
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), l.ttl/3)
-	defer cancel()
-	losses := make([]loss, len(conflicts))
-	var reads sync.WaitGroup
-	sem := make(chan struct{}, 16)
-	for i, c := range conflicts {
-		reads.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			losses[i] = l.whyLost(rctx, c.shard)
-		})
-	}
-	reads.Wait()
-
-	type group struct{ why, holder, run string }
-	groups := map[group][]int{}
-	var order []group
-	longest := map[group]time.Duration{}
-	errs := map[group]error{}
-	now := l.clock.Now()
-	for i, c := range conflicts {
-		ls := losses[i]
-		if ls.why == "" {
-			l.mu.Lock()
-			if cur, ok := l.held[c.shard]; ok && cur.rev == c.lease.rev {
-				if cur.closed && now.Sub(ls.renewed) < l.guardAt() {
-					reopened = append(reopened, guardChange{shard: c.shard, silence: now.Sub(c.lease.renewed), reported: true})
-					cur.closed = false
-				}
-				cur.rev, cur.renewed = ls.rev, ls.renewed
-				l.held[c.shard] = cur
-			}
-			l.mu.Unlock()
-			l.log.Debug("lease renewal conflicted with this process's own earlier renewal, stored though unacknowledged; kept", "shard", c.shard, "revision", ls.rev)
-			continue
-		}
-		silence := now.Sub(c.lease.renewed)
-		l.mu.Lock()
-		delete(l.held, c.shard)
-		l.mu.Unlock()
-		l.event(kvstore.Event{Kind: kvstore.EventLeaseLost, Shard: &c.shard, Reason: ls.why, Holder: ls.holder,
-			Silence: silenceString(silence), Owner: l.instance, At: now.UTC()})
-		g := group{ls.why, ls.holder, ls.run}
-		if _, ok := groups[g]; !ok {
-			order = append(order, g)
-		}
-		groups[g] = append(groups[g], c.shard)
-		longest[g] = max(longest[g], silence)
-		if ls.err != nil {
-			errs[g] = ls.err
-		}
-	}
-	for _, g := range order {
-		attrs := []any{"shards", groups[g], "why", g.why, "silence", longest[g].Round(time.Millisecond), "ttl", l.ttl}
-		switch g.why {
-		case lostExpired:
-			l.log.Warn("lease lost: its key expired (or was deleted) before a renewal reached the server", attrs...)
-		case lostTakenOver:
-			attrs = append(attrs, "holder", g.holder)
-			if g.holder == l.instance {
-				attrs = append(attrs, "holder_run", g.run, "run", l.runID) // another process under this name
-			}
-			l.log.Warn("lease lost: taken over", attrs...)
-		default:
-			l.log.Warn("lease lost: its renewal conflicted and the key could not be read", append(attrs, "err", errs[g])...)
-		}
-	}
-	if len(order) > 0 {
-		l.notify()
-	}
-	return reopened
-}
-
-// whyLost reads shard's key after its renewal's CAS failed: gone (the
-// server expired it, or it was deleted) is lostExpired, another
-// instance's value lostTakenOver, and this process's own value (a renewal
-// it sent was stored but its acknowledgement did not come) is no loss.
-func (l *leases) whyLost(ctx context.Context, shard int) loss {
-	e, err := l.kv.Get(ctx, shardKey(shard))
-	switch {
-	case errors.Is(err, jetstream.ErrKeyNotFound), errors.Is(err, jetstream.ErrKeyDeleted):
-		return loss{why: lostExpired}
-	case err != nil:
-		return loss{why: lostConflict, err: fmt.Errorf("read %s: %w", shardKey(shard), err)}
-	}
-	var v leaseValue
-	if err := json.Unmarshal(e.Value(), &v); err != nil {
-		return loss{why: lostTakenOver} // someone wrote something else there
-	}
-	if v.Owner == l.instance && v.Run == l.runID {
-		return loss{rev: e.Revision(), renewed: v.Renewed}
-	}
-	return loss{why: lostTakenOver, holder: v.Owner, run: v.Run}
-}
-
-// registerMember keeps member.<instance> alive.
-func (l *leases) registerMember(ctx context.Context) {
-	l.writeMu.Lock()
-	defer l.writeMu.Unlock()
-	key := "member." + l.instance
-	if l.member != 0 {
-		if rev, err := l.casTTL(ctx, key, l.member); err == nil {
-			l.member, l.memberAcked = rev, time.Now()
-			return
-		}
-	}
-	if rev, err := l.kv.Create(ctx, key, l.value(), jetstream.KeyTTL(l.ttl)); err == nil {
-		l.member, l.memberAcked = rev, time.Now()
-		return
-	}
-	// A previous incarnation's member key: overwrite it once it expires.
-}
-
-// casTTL writes key with a fresh TTL if it is still at revision rev. KV's
-// Update would clear the TTL, so this publishes to the key's subject with
-// the same expectations Update uses, plus Nats-TTL.
-func (l *leases) casTTL(ctx context.Context, key string, rev uint64) (uint64, error) {
-	msg := l.renewalMsg(key)
-	ack, err := l.js.PublishMsg(ctx, msg, jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
-	if err != nil {
-		if natserr.WrongLastSequence(err) {
-			return 0, fmt.Errorf("%w: %v", jetstream.ErrKeyRevisionMismatch, err)
-		}
-		return 0, err
-	}
-	return ack.Sequence, nil
-}
-
-// casTTLAsync sends casTTL's write without waiting for its
-// acknowledgement (see renewAll).
-func (l *leases) casTTLAsync(ctx context.Context, key string, rev uint64) (jetstream.PubAckFuture, error) {
-	return pipelined.Publish(ctx, l.js, l.renewalMsg(key), jetstream.WithExpectLastSequencePerSubject(rev), jetstream.WithMsgTTL(l.ttl))
-}
-
-// renewalMsg is the write of key's lease value to its subject.
-func (l *leases) renewalMsg(key string) *nats.Msg {
-	return &nats.Msg{Subject: jsname.KV(l.js, l.kv.Bucket(), key), Data: l.value(), Header: nats.Header{}}
-}
 
 // drop hands a lease back.
 func (l *leases) drop(ctx context.Context, shard int, why string) {

@@ -84,7 +84,7 @@ func (e *Engine) beyondEvidence(c kvstore.Claim, now time.Time) bool {
 // outcomeUnknown settles claim c, older than the fire stream's retention,
 // without publishing it again: a ledger entry (missed, with the reason),
 // a warning and a missed event say so.
-func (e *Engine) outcomeUnknown(ctx context.Context, j job, c kvstore.Claim, now time.Time) {
+func (e *Engine) outcomeUnknown(ctx context.Context, j slotJob, c kvstore.Claim, now time.Time) {
 	reason := fmt.Sprintf("outcome unknown: the claim of %s is older than the fire stream's retention (%s); not published again, so that it never fires twice",
 		c.At.UTC().Format(time.RFC3339), e.fireRetention)
 	e.log.Warn("claim older than the fire stream's retention settled without publishing", "schedule", j.id, "slot", c.ID(j.id), "claimed_at", c.At)

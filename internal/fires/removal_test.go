@@ -33,7 +33,7 @@ func TestRemovalSeenRecordFirstFiresNothing(t *testing.T) {
 	}
 	release := make(chan struct{})
 	steps := make(chan fires.Step, 4096)
-	e := h.startLoading(fires.HoldSpecs(fires.Config{StepHook: stepsTo(steps)}, 1, release))
+	e := h.startLoading(fires.Config{StepHook: stepsTo(steps)}, fires.HoldSpecs(1, release))
 	// The engine owns the schedule's shard and has decided its record: it
 	// planned the pause's record.
 	err := testwait.Until(20*time.Second, "the paused record planned by the engine", func() error {

@@ -19,23 +19,23 @@ import (
 // stood still for it.
 func (l *loop) sizeFor(kv jetstream.KeyValueEntry) {
 	n := int(min(kv.Delta(), maxSizeHint)) + 1
-	if n <= l.sized || l.scan != nil || l.resizing {
+	if n <= l.load.sized || l.health.scan != nil || l.load.resizing {
 		return // a health walk iterates the map, or a map is on its way: sized at a later value
 	}
-	l.sized = n
+	l.load.sized = n
 	if n <= len(l.entries)*2 {
 		return // grows as well by itself
 	}
-	l.resizing = true
-	l.sizing.Go(func() { l.resized <- make(map[string]*entry, n) }) // room for one: never blocks
+	l.load.resizing = true
+	l.load.sizing.Go(func() { l.load.resized <- make(map[string]*entry, n) }) // room for one: never blocks
 }
 
 // takeSized puts a map sizeFor made in place of the entries map, with
 // the entries in it. During a health walk (which iterates the entries map)
 // the map is left to grow by itself instead.
 func (l *loop) takeSized(m map[string]*entry) {
-	l.resizing = false
-	if l.scan != nil || l.sized <= len(l.entries) {
+	l.load.resizing = false
+	if l.health.scan != nil || l.load.sized <= len(l.entries) {
 		return
 	}
 	maps.Copy(m, l.entries)

@@ -44,25 +44,25 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 	var l loop
 	l.entries = map[string]*entry{}
 	l.newEntry("before")
-	l.scan = &healthScan{}
+	l.health.scan = &healthScan{}
 	l.sizeFor(take()) // a health walk holds the map: not now
-	if l.sized != 0 {
-		t.Fatalf("sized for %d during a health walk", l.sized)
+	if l.load.sized != 0 {
+		t.Fatalf("sized for %d during a health walk", l.load.sized)
 	}
-	l.scan = nil
-	l.resized = make(chan map[string]*entry, 1)
+	l.health.scan = nil
+	l.load.resized = make(chan map[string]*entry, 1)
 	l.sizeFor(take())
-	if l.sized != n-1 {
-		t.Fatalf("sized for %d, want %d (the watch's keys after the first)", l.sized, n-1)
+	if l.load.sized != n-1 {
+		t.Fatalf("sized for %d, want %d (the watch's keys after the first)", l.load.sized, n-1)
 	}
 	l.newEntry("meanwhile") // indexed while the map is made
 	var sized map[string]*entry
 	select {
-	case sized = <-l.resized:
+	case sized = <-l.load.resized:
 	case <-ctx.Done():
 		t.Fatal("the sized map never came")
 	}
-	l.sizing.Wait()
+	l.load.sizing.Wait()
 	l.takeSized(sized)
 	if l.entries["before"] == nil || l.entries["meanwhile"] == nil || len(l.entries) != 2 {
 		t.Fatalf("the entries before the sizing are not kept: %v", l.entries)
@@ -78,8 +78,8 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	l.sizeFor(got)
-	if l.sized != n-1 || fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) {
-		t.Fatalf("sized again (for %d) by a later value or a get", l.sized)
+	if l.load.sized != n-1 || fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) {
+		t.Fatalf("sized again (for %d) by a later value or a get", l.load.sized)
 	}
 	for kv := take(); kv != nil; kv = take() { // to the end of the initial values: the watch's callback must not be left blocked
 	}
@@ -89,27 +89,27 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 // iterates the entries map), and a watch's count that comes while a map is
 // on its way makes no second one: the map grows by itself.
 func TestSizedMapLeftDuringAHealthWalk(t *testing.T) {
-	l := loop{entries: map[string]*entry{}, resized: make(chan map[string]*entry, 1)}
+	l := loop{entries: map[string]*entry{}, load: loader{resized: make(chan map[string]*entry, 1)}}
 	l.newEntry("a")
 	l.sizeFor(counted(100))
 	l.sizeFor(counted(1000)) // a map is on its way
-	sized := <-l.resized
-	l.sizing.Wait()
-	if l.sized != 100 || len(l.resized) != 0 {
-		t.Fatalf("sized for %d with %d more maps made, want one map for 100", l.sized, len(l.resized))
+	sized := <-l.load.resized
+	l.load.sizing.Wait()
+	if l.load.sized != 100 || len(l.load.resized) != 0 {
+		t.Fatalf("sized for %d with %d more maps made, want one map for 100", l.load.sized, len(l.load.resized))
 	}
-	l.scan = &healthScan{}
+	l.health.scan = &healthScan{}
 	m := l.entries
 	l.takeSized(sized)
 	if fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) || l.entries["a"] == nil {
 		t.Fatal("a sized map replaced the entries map during a health walk")
 	}
-	l.scan = nil
+	l.health.scan = nil
 	l.sizeFor(counted(1000)) // the next count sizes it again
-	l.takeSized(<-l.resized)
-	l.sizing.Wait()
-	if l.sized != 1000 || l.entries["a"] == nil || len(l.entries) != 1 {
-		t.Fatalf("sized for %d with entries %v, want 1000 with a", l.sized, l.entries)
+	l.takeSized(<-l.load.resized)
+	l.load.sizing.Wait()
+	if l.load.sized != 1000 || l.entries["a"] == nil || len(l.entries) != 1 {
+		t.Fatalf("sized for %d with entries %v, want 1000 with a", l.load.sized, l.entries)
 	}
 }
 

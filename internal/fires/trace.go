@@ -20,7 +20,7 @@ import (
 // it links to the span that wrote the schedule's spec (j.trace). When the
 // engine does not trace it returns a span that records nothing and writes
 // no header, at no cost.
-func (e *Engine) dispatchSpan(j job, c kvstore.Claim, reason string, now time.Time, h nats.Header) trace.Span {
+func (e *Engine) dispatchSpan(j slotJob, c kvstore.Claim, reason string, now time.Time, h nats.Header) trace.Span {
 	if !e.traced {
 		return trace.SpanFromContext(context.Background()) // the no-op span: no allocation
 	}

@@ -16,7 +16,7 @@ import (
 
 // fireMsgFixture is an engine (not started) over a real server's store,
 // and a traced schedule's job and claim, for building fire messages.
-func fireMsgFixture(tb testing.TB, tp trace.TracerProvider) (*Engine, job, kvstore.Claim) {
+func fireMsgFixture(tb testing.TB, tp trace.TracerProvider) (*Engine, slotJob, kvstore.Claim) {
 	tb.Helper()
 	_, store := natstest.Start(tb).Store(tb)
 	e, err := New(Config{Store: store, Instance: "bench", TracerProvider: tp})
@@ -25,7 +25,7 @@ func fireMsgFixture(tb testing.TB, tp trace.TracerProvider) (*Engine, job, kvsto
 	}
 	put := &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	spec := kvstore.Spec{Workflow: "report", Input: []byte(`{"n":1}`), Trace: put}
-	j := job{id: "daily", target: targetOf(&spec, e.traced), compiled: sched{Location: time.UTC}}
+	j := slotJob{id: "daily", target: targetOf(&spec, e.traced), compiled: sched{Location: time.UTC}}
 	slot := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 	c := kvstore.Claim{Slot: slot, Token: "t", Owner: "bench", At: slot, Expires: slot.Add(30 * time.Second)}
 	return e, j, c

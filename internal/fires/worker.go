@@ -17,15 +17,9 @@ const maxSteps = 4
 // worker runs jobs: it decides, acts on NATS, and reports the new state.
 type worker struct{ e *Engine }
 
-func (w worker) process(ctx context.Context, j job) result {
-	if j.window != nil {
-		wr := w.window(ctx, j.window)
-		for i := range wr.results {
-			r := &wr.results[i]
-			r.progress = r.stateRev != 0 && r.err == nil
-		}
-		return result{window: &wr}
-	}
+// slot runs one slot's job: the per-slot protocol (docs/protocol.md, "Per
+// slot").
+func (w worker) slot(ctx context.Context, j slotJob) slotResult {
 	r := w.steps(ctx, j)
 	// Progress: a state written (a fire claimed, a misfire recorded, a
 	// re-plan) or a claim settled. Waiting and looking up do not count.
@@ -34,8 +28,8 @@ func (w worker) process(ctx context.Context, j job) result {
 }
 
 // steps decides and acts for one job, a few steps at most.
-func (w worker) steps(ctx context.Context, j job) result {
-	r := result{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked, uncounted: j.uncounted}
+func (w worker) steps(ctx context.Context, j slotJob) slotResult {
+	r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked, uncounted: j.uncounted}
 	if j.remove {
 		w.removeState(ctx, j)
 		r.removed = true
@@ -139,7 +133,7 @@ const StepSpecStale Step = "spec-stale"
 // December fired a slot 59.6 s late, 3 ms after its schedule was removed.
 // A record deleted by hand leaves the spec current, and the schedule is
 // planned anew as before.
-func (w worker) specCurrent(ctx context.Context, j job) (bool, error) {
+func (w worker) specCurrent(ctx context.Context, j slotJob) (bool, error) {
 	kv, err := w.e.store.SpecRecord(ctx, j.id)
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound):
@@ -153,7 +147,7 @@ func (w worker) specCurrent(ctx context.Context, j job) (bool, error) {
 // catchUp starts r's decision from the fire stream's last fire if r's
 // state record is behind it (see lagging); false, with r.err set, when
 // the stream could not be asked.
-func (w worker) catchUp(ctx context.Context, j job, r *result) bool {
+func (w worker) catchUp(ctx context.Context, j slotJob, r *slotResult) bool {
 	if r.state == nil || r.planned && j.at != 0 {
 		return true // a one-shot is looked up as it fires (endIfKnown)
 	}
@@ -192,7 +186,7 @@ func (w worker) specCreated(ctx context.Context, id string) time.Time {
 // that an id added again starts clean. A delete that loses its CAS re-reads
 // the record and deletes what it finds, unless it was written after the
 // spec was deleted (then it belongs to the schedule added again).
-func (w worker) removeState(ctx context.Context, j job) {
+func (w worker) removeState(ctx context.Context, j slotJob) {
 	rev := j.stateRev
 	for range maxControlAttempts {
 		err := w.e.store.DeleteState(ctx, j.id, rev)
@@ -220,7 +214,7 @@ func (w worker) removeState(ctx context.Context, j job) {
 // the ledger: it fired (or was recorded) before its record was written
 // (see deferRecords) or after it was lost, and must neither fire again
 // nor be recorded missed. ended reports that it did.
-func (w worker) endIfKnown(ctx context.Context, j job, slot, now time.Time, r *result) (ended bool, err error) {
+func (w worker) endIfKnown(ctx context.Context, j slotJob, slot, now time.Time, r *slotResult) (ended bool, err error) {
 	if !r.planned || j.at == 0 {
 		return false, nil
 	}
@@ -246,7 +240,7 @@ func (w worker) endIfKnown(ctx context.Context, j job, slot, now time.Time, r *r
 }
 
 // act carries out one decision and updates r.
-func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *result) error {
+func (w worker) act(ctx context.Context, j slotJob, d Decision, now time.Time, r *slotResult) error {
 	plan := j.compiled.Plan
 	switch d.Action {
 	case ActInit:
@@ -376,7 +370,7 @@ func (w worker) act(ctx context.Context, j job, d Decision, now time.Time, r *re
 }
 
 // next starts the state this instance writes next.
-func (w worker) next(r *result, now time.Time) kvstore.State {
+func (w worker) next(r *slotResult, now time.Time) kvstore.State {
 	st := *r.state
 	st.UpdatedAt, st.Owner = now.UTC(), w.e.cfg.Instance
 	return st
@@ -390,7 +384,7 @@ func (w worker) newClaim(slot, now time.Time) *kvstore.Claim {
 }
 
 // track records a claimed fire as running, for the overlap policies.
-func (w worker) track(st *kvstore.State, j job, c *kvstore.Claim) {
+func (w worker) track(st *kvstore.State, j slotJob, c *kvstore.Claim) {
 	if j.compiled.policy().Overlap == kvstore.OverlapAllow {
 		return
 	}
@@ -400,7 +394,7 @@ func (w worker) track(st *kvstore.State, j job, c *kvstore.Claim) {
 
 // claimAndDispatch writes the claim by CAS, runs after (observations of the
 // decision), then publishes and settles the slot.
-func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c *kvstore.Claim, r *result, after func()) error {
+func (w worker) claimAndDispatch(ctx context.Context, j slotJob, st kvstore.State, c *kvstore.Claim, r *slotResult, after func()) error {
 	st.Claim = c
 	w.e.step(StepBeforeClaim)
 	if err := w.update(ctx, j, st, r); err != nil {
@@ -425,7 +419,7 @@ func (w worker) claimAndDispatch(ctx context.Context, j job, st kvstore.State, c
 // checkClaim settles an expired claim that this instance does not know to
 // be settled: its slot is the schedule's last fire in the stream or has a
 // ledger entry, or the slot is taken over and re-published.
-func (w worker) checkClaim(ctx context.Context, j job, now time.Time, r *result) error {
+func (w worker) checkClaim(ctx context.Context, j slotJob, now time.Time, r *slotResult) error {
 	old := *r.state.Claim
 	known, err := w.e.slotKnown(ctx, j.id, old.ID(j.id))
 	switch {
@@ -479,7 +473,7 @@ func (w worker) guard(id string) error {
 // update writes st by CAS on the revision r holds, if the shard is still
 // owned (guard). The first write of a planned schedule creates its record
 // (at revision 0, or over the delete marker of an earlier one).
-func (w worker) update(ctx context.Context, j job, st kvstore.State, r *result) error {
+func (w worker) update(ctx context.Context, j slotJob, st kvstore.State, r *slotResult) error {
 	if err := w.guard(j.id); err != nil {
 		return err
 	}

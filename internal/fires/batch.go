@@ -8,11 +8,18 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// windows is the loop's side of window claims: which shards' window
-// records were checked in the current lease tenure, the last record each
-// shard's windows were written over, and the due schedules waiting for
-// their shard's next window. Only the loop goroutine touches it.
-type windows struct {
+// batcher is the loop's fast path for herds: it batches due plain slots
+// of a shard into one window claim (docs/protocol.md, "Window claims") and
+// keeps what that needs: which shards' window records were checked in the
+// current lease tenure, the last record each shard's windows were written
+// over, the due schedules waiting for their shard's next window, and the
+// fired one-shots whose state records are deferred. The loop owns it and
+// calls it at a few points (take, first, ready, apply, wake, flush; see
+// below); only the loop goroutine touches it. A slot's eligibility is the
+// decider's (batchable, DecidePlain), so the fast path cannot drift from
+// the per-slot one.
+type batcher struct {
+	l        *loop          // the loop it runs on: it calls back into the index and the pool
 	checked  map[int]uint64 // shard -> lease generation whose record was checked
 	want     map[int]uint64 // shards to check, with the generation
 	checking map[int]bool   // a check or demote job is out
@@ -40,8 +47,8 @@ type windows struct {
 	limit int
 }
 
-func newWindows(limit int) windows {
-	return windows{limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
+func newBatcher(l *loop, limit int) batcher {
+	return batcher{l: l, limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
 		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]*entry{}, held: map[int][]string{},
 		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
 }
@@ -49,7 +56,7 @@ func newWindows(limit int) windows {
 // writing reports whether a worker holds a window fire or a record job of
 // shard: until its result, the shard's window record and ended lists may
 // change under a check (sendChecks).
-func (w *windows) writing(shard int) bool { return w.firing[shard] || w.recording[shard] }
+func (w *batcher) writing(shard int) bool { return w.firing[shard] || w.recording[shard] }
 
 // windowRetry is how soon a failed check of a window record is tried again.
 const windowRetry = time.Second
@@ -57,44 +64,115 @@ const windowRetry = time.Second
 // gate reports whether schedules of shard may be dispatched: this
 // instance owns the shard and has checked its window record in the
 // current tenure. Otherwise the check is asked for.
-func (l *loop) gate(shard int) (owned, checked bool) {
+func (b *batcher) gate(shard int) (owned, checked bool) {
+	l := b.l
 	gen, ok := l.e.leases.generation(shard)
 	if !ok {
 		return false, false
 	}
-	if l.win.checked[shard] == gen {
+	if b.checked[shard] == gen {
 		return true, true
 	}
-	l.win.want[shard] = gen
+	b.want[shard] = gen
 	return true, false
 }
 
-// batchable reports whether en's due slot may go into a window: a plain
-// regular slot (no operator request, pause, overlap tracking, catch-up or
-// unsettled claim) that is on time. The worker's decision has the last
-// word (plainClaim); a slot it declines goes through the per-slot path.
-func (l *loop) batchable(en *entry, now time.Time) bool {
-	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || en.compiled.policy().Overlap != kvstore.OverlapAllow ||
-		len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
+// The loop calls the batcher at these points only (docs/protocol.md,
+// "Window claims"): take (a due slot), first and ready (hand out what is
+// ready, as workers are free), apply (a window job's result), wake (when
+// the loop's timer must look again), flush (at stop), and, for the
+// shards, gate and holdFor (nothing of a shard is dispatched before its
+// window record was checked in the tenure) and leasesChanged.
+
+// take queues en's due slot on its shard's next window when the workers
+// are busy enough (Config.WindowBusy) and the slot is batchable; it
+// reports whether it did (the loop then leaves it to the window).
+func (b *batcher) take(en *entry, shard int, now time.Time) bool {
+	if b.l.work.busy < b.l.e.cfg.WindowBusy || !b.batchable(en, now) {
 		return false
 	}
-	st := en.view(&l.scratch)
-	if st == nil || st.Plan != en.compiled.Plan || st.Ended || st.Next.IsZero() || st.Next.After(now) ||
-		len(st.Triggers) > 0 || st.Backfill != nil || st.Paused != nil || st.SkipNext > 0 || st.Running != nil {
+	b.queue(en, shard)
+	return true
+}
+
+// first hands out what waits already, before any due slot: the window
+// checks that hold whole shards back, then the windows of slots queued
+// earlier. Sent only after the due slots, they found no free worker while
+// due slots kept every worker busy (a fleet restarted on a starved box),
+// and waited for ever (sendChecks).
+func (b *batcher) first(now time.Time) {
+	b.sendChecks(now)
+	b.sendWindows(now)
+}
+
+// ready hands out, after the due slots, the windows and checks ready and
+// the deferred state records due, as workers are free.
+func (b *batcher) ready(now time.Time) {
+	b.sendWindows(now)
+	b.sendRecords(now, false)
+}
+
+// wake is when the loop must look again for the batcher's sake: a failed
+// check's retry, or a deferred record that must be written however busy
+// the loop is (zero: never).
+func (b *batcher) wake() time.Time {
+	retry, rec := b.nextRetry(), b.nextRecord()
+	if retry.IsZero() || !rec.IsZero() && rec.Before(retry) {
+		return rec
+	}
+	return retry
+}
+
+// flush hands out every deferred state record, at stop, unless writing
+// them failed (a crash leaves them to the next decision, which finds the
+// fires); it reports whether records may still be written.
+func (b *batcher) flush(now time.Time) bool {
+	if b.recordFailed {
 		return false
 	}
-	if c := st.Claim; c != nil && c.Token != en.settled && !c.Settled() {
+	b.sendRecords(now, true)
+	return true
+}
+
+// leasesChanged sends the schedules held for a shard's check back through
+// dispatch (a lease that changed meanwhile needs its own check), except
+// those whose check is out.
+func (b *batcher) leasesChanged() {
+	for shard := range b.held {
+		if !b.checking[shard] {
+			b.releaseHeld(shard)
+		}
+	}
+}
+
+// recorded: schedule id's state record is no longer deferred.
+func (b *batcher) recorded(id string) { delete(b.unrecorded, id) }
+
+// unrecordedFire reports whether schedule id fired in a window whose
+// state record is still deferred (not overdue: health).
+func (b *batcher) unrecordedFire(id string) bool { return b.unrecorded[id] }
+
+// shardBusy reports whether a check or a record job of shard is out.
+func (b *batcher) shardBusy(shard int) bool { return b.recording[shard] || b.checking[shard] }
+
+// batchable reports whether en's due slot may go into a window: its
+// decision is plain (DecidePlain: one regular slot, on time, nothing
+// else), and nothing the loop keeps of it needs the per-slot path (a
+// window declined it, its steps failed, completion reports or uncounted
+// fires wait to be written, or its slot must be looked up in the ledger
+// or the spec's history first). The worker's decision has the last word
+// (fireWindow); a slot it declines goes through the per-slot path.
+func (b *batcher) batchable(en *entry, now time.Time) bool {
+	l := b.l
+	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
 		return false
 	}
-	threshold := en.compiled.policy().MisfireThreshold
-	if threshold <= 0 {
-		threshold = l.e.cfg.MisfireThreshold
-	}
-	late := now.Sub(st.Next)
-	if late > threshold {
+	in := l.e.entryInput(en, now, &l.scratch)
+	d, ok := DecidePlain(in)
+	if !ok {
 		return false
 	}
-	if written := unixNano(en.written); !written.IsZero() && st.Next.Before(written.Add(-threshold)) {
+	if !in.Written.IsZero() && d.Slot.Before(in.Written.Add(-in.threshold())) {
 		return false // may predate the schedule: the per-slot path asks the spec's history
 	}
 	// A one-shot without a record whose record was deleted (a marker was
@@ -105,6 +183,7 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 	if en.hasRecord() {
 		return true
 	}
+	late := now.Sub(d.Slot)
 	if en.target.at == 0 {
 		return late < l.e.replayLimit()
 	}
@@ -112,9 +191,9 @@ func (l *loop) batchable(en *entry, now time.Time) bool {
 }
 
 // queue puts a due, batchable en on its shard's next window.
-func (l *loop) queue(en *entry, shard int) {
+func (b *batcher) queue(en *entry, shard int) {
 	en.queued = true
-	l.win.pend[shard] = append(l.win.pend[shard], en)
+	b.pend[shard] = append(b.pend[shard], en)
 }
 
 // sendWindows hands out the shards' next windows, then the window checks
@@ -122,32 +201,33 @@ func (l *loop) queue(en *entry, shard int) {
 // be checked first), as long as workers are free. When they are not, a
 // worker's result brings the loop back to dispatch, which sends the
 // checks first.
-func (l *loop) sendWindows(now time.Time) {
-	for shard, queued := range l.win.pend {
-		if l.busy >= l.e.cfg.Workers {
+func (b *batcher) sendWindows(now time.Time) {
+	l := b.l
+	for shard, queued := range b.pend {
+		if l.work.full() {
 			return
 		}
-		if l.win.firing[shard] || l.win.checking[shard] {
+		if b.firing[shard] || b.checking[shard] {
 			continue // the job's result brings the loop back here
 		}
-		owned, checked := l.gate(shard)
+		owned, checked := b.gate(shard)
 		if !owned || !checked {
-			l.unqueue(shard, owned)
+			b.unqueue(shard, owned)
 			continue
 		}
-		items, rest := l.windowItems(queued, now)
+		items, rest := b.windowItems(queued, now)
 		if len(rest) == 0 {
-			delete(l.win.pend, shard)
+			delete(b.pend, shard)
 		} else {
-			l.win.pend[shard] = rest
+			b.pend[shard] = rest
 		}
 		if len(items) == 0 {
 			continue
 		}
-		l.win.firing[shard] = true
-		l.send(job{window: &windowJob{kind: windowFire, shard: shard, mark: l.win.mark[shard], items: items}})
+		b.firing[shard] = true
+		l.work.sendWindow(&windowJob{kind: windowFire, shard: shard, mark: b.mark[shard], items: items})
 	}
-	l.sendChecks(now)
+	b.sendChecks(now)
 }
 
 // sendChecks hands out the window checks asked for, as long as workers
@@ -156,21 +236,22 @@ func (l *loop) sendWindows(now time.Time) {
 // restarted on a starved box), checks sent only after them never found a
 // free worker, and their shards' schedules waited, held, for ever. The
 // queued windows come next, for the same reason.
-func (l *loop) sendChecks(now time.Time) {
-	for shard, gen := range l.win.want {
-		if l.busy >= l.e.cfg.Workers {
+func (b *batcher) sendChecks(now time.Time) {
+	l := b.l
+	for shard, gen := range b.want {
+		if l.work.full() {
 			return
 		}
-		if l.win.checked[shard] == gen {
+		if b.checked[shard] == gen {
 			// Asked for again while the tenure's check ran (gate asks
 			// until the result is in): done. Sent again, that check ran
 			// beside the windows its result let go, and its read from
 			// before their writes set the window mark back: the next
 			// window's claim conflicted with the instance's own record.
-			delete(l.win.want, shard)
+			delete(b.want, shard)
 			continue
 		}
-		if l.win.checking[shard] || l.win.writing(shard) || now.Before(l.win.retryAt[shard]) {
+		if b.checking[shard] || b.writing(shard) || now.Before(b.retryAt[shard]) {
 			// A check beside the shard's own window job in flight read
 			// the window record or the ended lists from before that
 			// job's write: its result then set the shard's window mark
@@ -179,17 +260,17 @@ func (l *loop) sendChecks(now time.Time) {
 			// result brings the loop back here.
 			continue
 		}
-		delete(l.win.want, shard)
+		delete(b.want, shard)
 		if g, ok := l.e.leases.generation(shard); !ok || g != gen {
 			// Not owned now, or owned anew: the schedules waiting for
 			// this check go back through dispatch, which parks them or
 			// asks for the new tenure's check. Never left waiting.
-			l.releaseHeld(shard)
+			b.releaseHeld(shard)
 			l.e.step(StepWindowCheckDeferred)
 			continue
 		}
-		l.win.checking[shard] = true
-		l.send(job{window: &windowJob{kind: windowCheck, shard: shard, gen: gen}})
+		b.checking[shard] = true
+		l.work.sendWindow(&windowJob{kind: windowCheck, shard: shard, gen: gen})
 	}
 }
 
@@ -197,38 +278,40 @@ func (l *loop) sendChecks(now time.Time) {
 // a window's worth per shard at a time, when no due schedule waits for a
 // worker, or once the oldest of a shard has waited Config.RecordLag; all
 // of them when all is set (a stop).
-func (l *loop) sendRecords(now time.Time, all bool) {
-	if len(l.win.deferred) == 0 {
+func (b *batcher) sendRecords(now time.Time, all bool) {
+	l := b.l
+	if len(b.deferred) == 0 {
 		return
 	}
-	idle := all || !l.e.cfg.recordsOnLag && l.idle(now)
-	for shard, items := range l.win.deferred {
-		if l.busy >= l.e.cfg.Workers {
+	idle := all || !l.e.test.recordsOnLag && b.idle(now)
+	for shard, items := range b.deferred {
+		if l.work.full() {
 			return
 		}
-		if l.win.recording[shard] || l.win.checking[shard] || !idle && now.Before(l.win.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
+		if b.recording[shard] || b.checking[shard] || !idle && now.Before(b.deferredAt[shard].Add(l.e.cfg.RecordLag)) {
 			continue
 		}
-		n := min(len(items), max(l.win.limit, 1))
+		n := min(len(items), max(b.limit, 1))
 		batch := items[:n:n]
 		if n == len(items) {
-			delete(l.win.deferred, shard)
-			delete(l.win.deferredAt, shard)
+			delete(b.deferred, shard)
+			delete(b.deferredAt, shard)
 		} else {
-			l.win.deferred[shard] = items[n:]
+			b.deferred[shard] = items[n:]
 		}
-		l.win.recording[shard] = true
-		l.send(job{window: &windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()}})
+		b.recording[shard] = true
+		l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()})
 	}
 }
 
 // idle reports whether no fire waits: nothing due in the index, no
 // schedule waiting for its window, and no window being fired.
-func (l *loop) idle(now time.Time) bool {
-	if _, due, ok := l.index.Peek(); ok && !due.After(now) || len(l.win.pend) > 0 {
+func (b *batcher) idle(now time.Time) bool {
+	l := b.l
+	if _, due, ok := l.index.Peek(); ok && !due.After(now) || len(b.pend) > 0 {
 		return false
 	}
-	for _, firing := range l.win.firing {
+	for _, firing := range b.firing {
 		if firing {
 			return false
 		}
@@ -238,10 +321,11 @@ func (l *loop) idle(now time.Time) bool {
 
 // nextRecord is when the oldest deferred state record must be written
 // however busy the loop is (zero: none waits).
-func (l *loop) nextRecord() time.Time {
+func (b *batcher) nextRecord() time.Time {
+	l := b.l
 	var first time.Time
-	for shard, at := range l.win.deferredAt {
-		if l.win.recording[shard] || l.win.checking[shard] {
+	for shard, at := range b.deferredAt {
+		if b.recording[shard] || b.checking[shard] {
 			continue // the job's result wakes the loop
 		}
 		if at = at.Add(l.e.cfg.RecordLag); first.IsZero() || at.Before(first) {
@@ -255,11 +339,12 @@ func (l *loop) nextRecord() time.Time {
 // windows.limit, and a record of at most maxWindowBytes) and returns
 // those left for later. A schedule no longer batchable goes back to the
 // due index.
-func (l *loop) windowItems(queued []*entry, now time.Time) (items []job, rest []*entry) {
-	items = make([]job, 0, min(len(queued), l.win.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
+func (b *batcher) windowItems(queued []*entry, now time.Time) (items []slotJob, rest []*entry) {
+	l := b.l
+	items = make([]slotJob, 0, min(len(queued), b.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
 	size := 0
 	for i, en := range queued {
-		if len(items) >= l.win.limit || size >= maxWindowBytes {
+		if len(items) >= b.limit || size >= maxWindowBytes {
 			return items, queued[i:]
 		}
 		if !en.queued {
@@ -269,7 +354,7 @@ func (l *loop) windowItems(queued []*entry, now time.Time) (items []job, rest []
 		if en.busy || !l.known(en) {
 			continue
 		}
-		if !l.batchable(en, now) {
+		if !b.batchable(en, now) {
 			l.schedule(en)
 			continue
 		}
@@ -284,24 +369,25 @@ func (l *loop) windowItems(queued []*entry, now time.Time) (items []job, rest []
 // when the shard is no longer owned (a lease change unparks them), held
 // for the shard's check when it is owned but to be checked first (the
 // check releases them).
-func (l *loop) unqueue(shard int, owned bool) {
-	for _, en := range l.win.pend[shard] {
+func (b *batcher) unqueue(shard int, owned bool) {
+	l := b.l
+	for _, en := range b.pend[shard] {
 		if !en.queued {
 			continue
 		}
 		en.queued = false
 		if owned {
-			l.holdFor(en.id, shard)
+			b.holdFor(en.id, shard)
 		} else {
 			l.parked[en.id] = true
 		}
 	}
-	delete(l.win.pend, shard)
+	delete(b.pend, shard)
 }
 
 // snapshot is en's job.
-func (l *loop) snapshot(en *entry, now time.Time) job {
-	j := job{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
+func (l *loop) snapshot(en *entry, now time.Time) slotJob {
+	j := slotJob{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now) || l.mayHaveFired(j, now)
 	j.lag = l.mayLeaveBehind(&j)
@@ -311,19 +397,27 @@ func (l *loop) snapshot(en *entry, now time.Time) job {
 	return j
 }
 
+// apply takes a window job's result.
+func (b *batcher) apply(wr windowResult) {
+	l := b.l
+	l.work.busy--
+	b.onWindow(&wr)
+}
+
 // onWindow takes a window job's outcome.
-func (l *loop) onWindow(wr *windowResult) {
+func (b *batcher) onWindow(wr *windowResult) {
+	l := b.l
 	now := l.e.cfg.Clock.Now()
 	switch wr.kind {
 	case windowFire:
-		l.win.firing[wr.shard] = false
+		b.firing[wr.shard] = false
 		if wr.mark.rev > 0 {
-			l.win.mark[wr.shard] = wr.mark
+			b.mark[wr.shard] = wr.mark
 		}
 		switch {
 		case wr.tooLarge:
-			l.win.limit = max(1, l.win.limit/2)
-			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", l.win.limit, "err", wr.err)
+			b.limit = max(1, b.limit/2)
+			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", b.limit, "err", wr.err)
 		case errors.Is(wr.err, errNotOwned):
 			l.e.log.Debug("window stopped at the lease guard", "shard", wr.shard, "err", wr.err)
 			l.e.step(StepGuardClosed)
@@ -331,7 +425,7 @@ func (l *loop) onWindow(wr *windowResult) {
 			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
 		}
 		if wr.recheck {
-			delete(l.win.checked, wr.shard)
+			delete(b.checked, wr.shard)
 		}
 		for _, id := range wr.declined {
 			if en := l.entries[id]; en != nil {
@@ -342,18 +436,18 @@ func (l *loop) onWindow(wr *windowResult) {
 			l.applyResult(wr.results[i])
 		}
 		if len(wr.deferred) > 0 {
-			if len(l.win.deferred[wr.shard]) == 0 {
-				l.win.deferredAt[wr.shard] = now
+			if len(b.deferred[wr.shard]) == 0 {
+				b.deferredAt[wr.shard] = now
 			}
-			l.win.deferred[wr.shard] = append(l.win.deferred[wr.shard], wr.deferred...)
+			b.deferred[wr.shard] = append(b.deferred[wr.shard], wr.deferred...)
 			for _, it := range wr.deferred {
-				l.win.unrecorded[it.j.id] = true // fired: not overdue (health)
+				b.unrecorded[it.j.id] = true // fired: not overdue (health)
 			}
 		}
 	case windowEnded:
 		l.onEnded(wr)
 	case windowRecord:
-		l.win.recording[wr.shard], l.win.recordFailed = false, false
+		b.recording[wr.shard], b.recordFailed = false, false
 		if wr.wrote != nil {
 			l.addList(*wr.wrote)
 		}
@@ -366,59 +460,61 @@ func (l *loop) onWindow(wr *windowResult) {
 			// again from what they had: their fires are found (see
 			// deferRecords).
 			l.e.log.Warn("deferred state records not all written; their schedules are decided again", "shard", wr.shard, "err", wr.err)
-			l.win.recordFailed = true
+			b.recordFailed = true
 		}
 		for i := range wr.results {
 			l.applyResult(wr.results[i])
 		}
 		l.behindUnwritten(wr.results, wr.shard, now)
 	case windowCheck:
-		l.win.checking[wr.shard] = false
+		b.checking[wr.shard] = false
 		if wr.err != nil {
-			l.windowCheckFailed(wr, now)
+			b.windowCheckFailed(wr, now)
 			return
 		}
-		l.win.mark[wr.shard] = wr.mark
+		b.mark[wr.shard] = wr.mark
 		l.loadLists(wr.shard, wr.lists)
 		if wr.found != nil {
-			if demote := l.undemoted(*wr.found); len(demote.Slots) > 0 {
-				l.win.checking[wr.shard] = true
-				l.send(job{window: &windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: l.knownOf(demote)}})
+			if demote := b.undemoted(*wr.found); len(demote.Slots) > 0 {
+				b.checking[wr.shard] = true
+				l.work.sendWindow(&windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: b.knownOf(demote)})
 				return
 			}
 		}
-		l.windowChecked(wr)
+		b.windowChecked(wr)
 	case windowDemote:
-		l.win.checking[wr.shard] = false
+		b.checking[wr.shard] = false
 		if wr.err != nil {
-			l.windowCheckFailed(wr, now)
+			b.windowCheckFailed(wr, now)
 			return
 		}
-		l.windowChecked(wr)
+		b.windowChecked(wr)
 	}
 }
 
 // windowCheckFailed retries a shard's check after windowRetry.
-func (l *loop) windowCheckFailed(wr *windowResult, now time.Time) {
+func (b *batcher) windowCheckFailed(wr *windowResult, now time.Time) {
+	l := b.l
 	l.e.log.Warn("window record check failed; its shard waits and the check is retried", "shard", wr.shard, "retry_in", windowRetry, "err", wr.err)
 	l.e.step(StepWindowCheckFailed)
-	l.win.want[wr.shard] = wr.gen
-	l.win.retryAt[wr.shard] = now.Add(windowRetry)
+	b.want[wr.shard] = wr.gen
+	b.retryAt[wr.shard] = now.Add(windowRetry)
 }
 
 // windowChecked lets the shard's schedules be dispatched again.
-func (l *loop) windowChecked(wr *windowResult) {
-	l.win.checked[wr.shard] = wr.gen
-	delete(l.win.retryAt, wr.shard)
-	l.releaseHeld(wr.shard)
+func (b *batcher) windowChecked(wr *windowResult) {
+	b.checked[wr.shard] = wr.gen
+	delete(b.retryAt, wr.shard)
+	b.releaseHeld(wr.shard)
 }
 
 // releaseHeld sends the schedules held for shard's check back to the due
 // index (dispatch then parks them, or holds them for the current tenure's
 // check).
-func (l *loop) releaseHeld(shard int) {
-	held := l.win.held[shard]
-	delete(l.win.held, shard)
+func (b *batcher) releaseHeld(shard int) {
+	l := b.l
+	held := b.held[shard]
+	delete(b.held, shard)
 	for _, id := range held {
 		if en := l.entries[id]; en != nil {
 			l.schedule(en)
@@ -428,13 +524,14 @@ func (l *loop) releaseHeld(shard int) {
 
 // hold keeps a due schedule of a shard whose window record is not checked
 // yet until it is (windowChecked).
-func (l *loop) holdFor(id string, shard int) {
-	l.win.held[shard] = append(l.win.held[shard], id)
+func (b *batcher) holdFor(id string, shard int) {
+	b.held[shard] = append(b.held[shard], id)
 }
 
 // undemoted is win with only the slots whose state, as this instance
 // knows it, does not show them (the worker reads again on a conflict).
-func (l *loop) undemoted(win jsstore.Window) jsstore.Window {
+func (b *batcher) undemoted(win jsstore.Window) jsstore.Window {
+	l := b.l
 	out := win
 	out.Slots = nil
 	for _, s := range win.Slots {
@@ -453,8 +550,9 @@ func (l *loop) undemoted(win jsstore.Window) jsstore.Window {
 
 // knownOf are the loop's snapshots of win's schedules whose state it has
 // (stored or planned), by id.
-func (l *loop) knownOf(win jsstore.Window) map[string]job {
-	out := make(map[string]job, len(win.Slots))
+func (b *batcher) knownOf(win jsstore.Window) map[string]slotJob {
+	l := b.l
+	out := make(map[string]slotJob, len(win.Slots))
 	now := l.e.cfg.Clock.Now()
 	for _, s := range win.Slots {
 		en := l.entries[s.Schedule]
@@ -470,13 +568,13 @@ func (l *loop) knownOf(win jsstore.Window) map[string]job {
 
 // nextRetry is the earliest time a failed window check is retried (zero:
 // none).
-func (l *loop) nextRetry() time.Time {
+func (b *batcher) nextRetry() time.Time {
 	var first time.Time
-	for shard, at := range l.win.retryAt {
-		if l.win.checking[shard] || l.win.writing(shard) {
+	for shard, at := range b.retryAt {
+		if b.checking[shard] || b.writing(shard) {
 			continue // the job's result wakes the loop (sendChecks)
 		}
-		if _, want := l.win.want[shard]; want && (first.IsZero() || at.Before(first)) {
+		if _, want := b.want[shard]; want && (first.IsZero() || at.Before(first)) {
 			first = at
 		}
 	}
