@@ -93,7 +93,7 @@ type Config struct {
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
 	// MaxBackfillSlots caps the slots one backfill request may replay.
-	// Default fires.DefaultMaxBackfillSlots.
+	// Default control.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 	// Console serves the web console on Console.Listen ("": off) over the
 	// daemon's own NATS connection; its Conn, JetStream, Layout, Logger and

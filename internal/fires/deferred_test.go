@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -376,7 +377,7 @@ func TestOneShotActedOnWhileItsRecordWaits(t *testing.T) {
 			t.Logf("%s's record was written before the operator acted (%+v, err %v): tested on a written record", id, st, err)
 		}
 	}
-	if _, err := (fires.Control{Store: h.store}).Trigger(ctx, triggered, "again"); err != nil {
+	if _, err := (control.Control{Store: h.store}).Trigger(ctx, triggered, "again"); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)

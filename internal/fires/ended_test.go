@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -258,7 +259,7 @@ func TestEndedListOneShotTriggered(t *testing.T) {
 	h.onceEach(ids)
 	waitPastDuplicates(t, h.of(ids[0])[0].meta.ScheduledAt, dupWindow)
 	h.purgeFires()
-	slot, err := fires.Control{Store: h.store}.Trigger(context.Background(), ids[0], "again")
+	slot, err := control.Control{Store: h.store}.Trigger(context.Background(), ids[0], "again")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,3 +59,8 @@ func StoredState(ctx context.Context, store *kvstore.Store, e kvstore.SpecEntry,
 	}
 	return kvstore.State{}, false, err
 }
+
+// maxControlAttempts bounds the compare-and-swap retries of a removed
+// schedule's state delete (worker.removeState), as internal/control bounds
+// an operator's write.
+const maxControlAttempts = 20

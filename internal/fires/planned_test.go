@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -41,7 +42,7 @@ func TestPlannedInMemoryUntilTheFirstFire(t *testing.T) {
 		t.Fatalf("planned state %+v planned=%v (%v); want next %v", st, planned, err, want)
 	}
 
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	if _, err := c.Pause(ctx, "later", "freeze", time.Time{}); err != nil {
 		t.Fatalf("pause before the first fire: %v", err)
 	}

@@ -69,7 +69,7 @@ type Config struct {
 	// Timeout bounds each request. Default 30s.
 	Timeout time.Duration
 	// MaxBackfillSlots caps the slots one backfill request may replay.
-	// Default fires.DefaultMaxBackfillSlots.
+	// Default control.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 	// TracerProvider, when it records (not nil, not otel's noop), runs
 	// each request in a server span named after its verb

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -19,7 +19,7 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 type handlers struct {
 	store   *kvstore.Store
 	cat     *catalog
-	control fires.Control
+	control control.Control
 	timers  wakeup.Client
 	// replyBudget bounds the bytes of a listing's items, well under the
 	// connection's max payload.
@@ -32,7 +32,7 @@ func newHandlers(store *kvstore.Store, cat *catalog, nc *nats.Conn, maxBackfill 
 		budget = min(budget, mp/2)
 	}
 	return handlers{store: store, cat: cat, replyBudget: budget,
-		control: fires.Control{Store: store, MaxBackfillSlots: maxBackfill},
+		control: control.Control{Store: store, MaxBackfillSlots: maxBackfill},
 		timers:  wakeup.Client{Store: store}}
 }
 

@@ -13,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipelined"
@@ -179,7 +179,7 @@ func TestListPastOneMegabyte(t *testing.T) {
 	if pg.Total != 0 || len(pg.Items) != 0 {
 		t.Fatalf("unknown workflow: %+v", pg)
 	}
-	if _, err := (fires.Control{Store: a.store}).Pause(context.Background(), "s00042", "audit", time.Time{}); err != nil {
+	if _, err := (control.Control{Store: a.store}).Pause(context.Background(), "s00042", "audit", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	a.bulk(1, func(int) string { return "s00043" }, func(int) kvstore.Spec { return kvstore.Spec{Workflow: "odd", Every: "soon"} })

@@ -17,7 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -329,7 +329,7 @@ func (c *Client) Get(ctx context.Context, key string) (ScheduleInfo, error) {
 	return newScheduleInfo(admin.Info(ctx, c.store, e, nil)), nil
 }
 
-func (c *Client) control() fires.Control { return fires.Control{Store: c.store} }
+func (c *Client) control() control.Control { return control.Control{Store: c.store} }
 
 // Pause stops the schedule's regular fires until Resume (or until, if not
 // zero).
