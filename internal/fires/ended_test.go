@@ -10,8 +10,8 @@ import (
 
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -126,7 +126,7 @@ func TestEndedListsStandForOneShotRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := admin.Info(context.Background(), h.store, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
+	if v := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).Info(context.Background(), nil, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
 		t.Errorf("%s: schedule get says state %+v, last status %q, want it ended and dispatched", ids[0], v.State, v.LastStatus)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -577,8 +578,8 @@ func (w worker) demote(ctx context.Context, win kvstore.Window, s kvstore.Window
 		// a claim written now would take the schedule back to this slot
 		// and pass over the fires after it. The schedule's own decision,
 		// without a record, starts from the stream's last fire
-		// (plannedBehind).
-		f, found, err := lastRegularFire(ctx, w.e.store, s.Schedule)
+		// (readmodel.PlannedBehind).
+		f, found, err := readmodel.LastRegularFire(ctx, w.e.store, s.Schedule)
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,13 @@
 // Package client is the Go client of jetsched: services declare their
 // schedules in code and register them at every start, on every instance;
 // operators pause, resume, trigger and backfill them; workflows set and
-// cancel timers. It talks to the JetStream buckets directly, with the same
-// validation and compare-and-swap as the scheduler CLI; listings (List,
-// Schedules) ask the admin API of a running scheduler, which keeps the
-// sorted catalogue that makes a page cheap at a million schedules.
+// cancel timers. It writes to the JetStream buckets directly, with the same
+// validation and compare-and-swap as the scheduler CLI; reads of a
+// schedule's state (Get, List, Schedules) ask the admin API of a running
+// scheduler, which shows every schedule as the schedulers see it (one
+// read model: its plan, its record caught up with the fire stream, the
+// ended lists) and keeps the sorted catalogue that makes a page cheap at
+// a million schedules.
 package client
 
 import (
@@ -320,13 +323,15 @@ func (c *Client) Unschedule(ctx context.Context, key string, opts ...Option) err
 	return c.store.DeleteSpecAt(ctx, key, o.ifRevision)
 }
 
-// Get returns one schedule.
+// Get returns one schedule, as the admin API of a running scheduler shows
+// it (sched.api.schedule.get, so it needs the NATS rights on sched.api.>).
+// ErrNotFound when there is none.
 func (c *Client) Get(ctx context.Context, key string) (ScheduleInfo, error) {
-	e, err := c.store.GetSpec(ctx, key)
-	if err != nil {
+	var v admin.ScheduleInfo
+	if err := c.call(ctx, "schedule.get", admin.IDRequest{ID: key}, &v); err != nil {
 		return ScheduleInfo{}, err
 	}
-	return newScheduleInfo(admin.Info(ctx, c.store, e, nil)), nil
+	return newScheduleInfo(v), nil
 }
 
 func (c *Client) control() control.Control { return control.Control{Store: c.store} }

@@ -1,4 +1,4 @@
-package admin_test
+package adminapi_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -34,7 +35,7 @@ func newAPI(t *testing.T) *api {
 	t.Helper()
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, MaxBackfillSlots: 100})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, MaxBackfillSlots: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestListingsWaitForLoadAfter(t *testing.T) {
 		}
 	}
 	after := make(chan struct{})
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, LoadAfter: after})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, LoadAfter: after})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,44 +1,18 @@
-package admin
+package adminapi
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
-// Requests of the wakeup verbs.
-type (
-	// WakeupRequest registers a timer (wakeup.Request's wire form).
-	WakeupRequest struct {
-		Run       string          `json:"run"`
-		Step      string          `json:"step"`
-		Workflow  string          `json:"workflow"`
-		When      string          `json:"when,omitempty"`
-		WhenExpr  string          `json:"when_expr,omitempty"`
-		At        time.Time       `json:"at,omitzero"`
-		Zone      string          `json:"zone,omitempty"`
-		Calendar  string          `json:"calendar,omitempty"`
-		Payload   json.RawMessage `json:"payload,omitempty"`
-		Condition string          `json:"condition,omitempty"`
-		// ConditionKey "BUCKET/KEY" is checked by the scheduler at fire
-		// time: unless it holds Condition, the timer is dropped as stale.
-		ConditionKey string `json:"condition_key,omitempty"`
-		ExpireAfter  string `json:"expire_after,omitempty"`
-	}
-	// WakeupCancelRequest cancels a timer, or every timer of a run.
-	WakeupCancelRequest struct {
-		Run  string `json:"run"`
-		Step string `json:"step,omitempty"`
-	}
-)
-
 func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[WakeupRequest](body)
+	r, err := decode[admin.WakeupRequest](body)
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +33,7 @@ func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
 }
 
 func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[WakeupCancelRequest](body)
+	r, err := decode[admin.WakeupCancelRequest](body)
 	if err != nil {
 		return nil, err
 	}
