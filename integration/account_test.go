@@ -10,10 +10,11 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/faulttest"
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -184,7 +185,7 @@ func accountOf(ctx context.Context, store *jsstore.Store, id string, to time.Tim
 	}
 	owed := account.OwedFrom(e.Spec.At, e.Written)
 	in := account.Input{ID: id, Recurrence: account.RecurrenceOf(c.Schedule), Owed: owed, From: owed, To: to, Now: time.Now(),
-		State: admin.Info(ctx, store, e, nil).State, Ledger: ledger}
+		State: (readmodel.Model{Store: store, Planner: fires.Planner{}}).Info(ctx, nil, e, nil).State, Ledger: ledger}
 	var bad []string
 	sum := account.Account(in, func(en account.Entry) {
 		switch {

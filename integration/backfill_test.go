@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -96,7 +97,7 @@ func TestBackfillPacedAcrossSchedulers(t *testing.T) {
 	const n, rate = 30, 20.0
 	to := time.Now().Add(-time.Hour).Truncate(time.Second)
 	testwait.Eventually(t, 10*time.Second, "the backfill of bf accepted", func() bool {
-		_, err := (fires.Control{Store: store}).Backfill(ctx, "bf", to.Add(-(n-1)*time.Second), to, rate, "")
+		_, err := (control.Control{Store: store}).Backfill(ctx, "bf", to.Add(-(n-1)*time.Second), to, rate, "")
 		return err == nil
 	})
 	testwait.Eventually(t, 10*time.Second, "ten backfilled fires", func() bool { return count() >= 10 })

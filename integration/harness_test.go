@@ -27,9 +27,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/faulttest"
-	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -671,7 +671,7 @@ func waitOneShotsEnded(t *testing.T, store *jsstore.Store, ids []string, timeout
 			if errors.Is(err, kvstore.ErrNotFound) {
 				// An ended list may stand for its record (--ended-lists).
 				if spec, serr := store.GetSpec(context.Background(), id); serr == nil {
-					st, _ = fires.ListedState(context.Background(), store, store.NewEndedReader(), spec, "")
+					st, _ = readmodel.ListedState(context.Background(), store, store.NewEndedReader(), spec, "")
 					err = nil
 				}
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -175,9 +176,9 @@ func TestFaultChangeDuringWindow(t *testing.T) {
 		}
 	}
 	acted := time.Now()
-	control := fires.Control{Store: store, Clock: clock.Clock{}}
+	ctl := control.Control{Store: store, Clock: clock.Clock{}}
 	for _, id := range paused {
-		if _, err := control.Pause(ctx, id, "paused mid-window", time.Time{}); err != nil {
+		if _, err := ctl.Pause(ctx, id, "paused mid-window", time.Time{}); err != nil {
 			t.Fatalf("pause %s: %v", id, err)
 		}
 	}

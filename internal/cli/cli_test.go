@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -49,7 +50,7 @@ func newEnvWith(t *testing.T, base *server.Options) *env {
 		t.Fatal(err)
 	}
 	// The CLI talks to the admin API, which every scheduler serves.
-	api, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, ConditionBuckets: cliConditionBuckets})
+	api, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, ConditionBuckets: cliConditionBuckets})
 	if err != nil {
 		t.Fatal(err)
 	}

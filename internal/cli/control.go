@@ -9,7 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -107,8 +107,8 @@ func (a *app) scheduleSkip() *cobra.Command {
 		Short: "Skip the next COUNT regular slots (default 1)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if n < 1 || n > fires.MaxSkip {
-				return invalidf("--count %d: must be 1 to %d", n, fires.MaxSkip)
+			if n < 1 || n > control.MaxSkip {
+				return invalidf("--count %d: must be 1 to %d", n, control.MaxSkip)
 			}
 			return a.control(cmd.Context(), args[0], "schedule.skip", admin.SkipRequest{ID: args[0], Count: &n}, func(out json.RawMessage) string {
 				var st kvstore.State

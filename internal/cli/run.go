@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/console"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/fires"
@@ -115,7 +116,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.gcHeadroom, "gc-headroom", memlimit.DefaultHeadroomFlag, "the most the Go heap may grow past the live heap between collections (GOGC is lowered for a large heap, never below 25): keeps a million schedules from taking three times their memory; off: GOGC alone. Not with a GOGC environment variable")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
-	fl.IntVar(&f.backfill, "max-backfill-slots", fires.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
+	fl.IntVar(&f.backfill, "max-backfill-slots", control.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
 	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
 	_ = fl.MarkHidden("clock-offset")
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")

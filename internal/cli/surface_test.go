@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/bench"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -47,7 +48,7 @@ func newAuditEnv(t *testing.T) auditEnv {
 	}
 	key := "0123456789abcdef0123456789abcdef"
 	store.SetAuditor(audit.New(js, []byte(key), "test"))
-	api, err := admin.Start(ctx, admin.Config{Conn: js.Conn(), Store: store})
+	api, err := adminapi.Start(ctx, adminapi.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

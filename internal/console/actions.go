@@ -99,6 +99,7 @@ func (s *Server) scheduleAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		s.log.WarnContext(ctx, "console: action failed", "schedule", id, "action", action, "actor", actor, "err", err)
 		s.renderSchedule(w, r, id, action+": "+err.Error(), statusOf(err))
 		return
 	}
@@ -107,6 +108,7 @@ func (s *Server) scheduleAction(w http.ResponseWriter, r *http.Request) {
 
 // refuse answers an action the user may not take.
 func (s *Server) refuse(w http.ResponseWriter, r *http.Request, id string, err error) {
+	s.log.InfoContext(r.Context(), "console: action refused", "schedule", id, "path", r.URL.Path, "err", err)
 	if id == "" || kvstore.ValidateID(id) != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return

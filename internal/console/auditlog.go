@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
 
@@ -55,7 +56,7 @@ type auditFollower struct {
 	actors  map[string]string // interned actor strings
 	state   string            // "" following; else why not
 
-	runner
+	readmodel.Runner
 }
 
 func newAuditFollower(js jetstream.JetStream, window int, log *slog.Logger) *auditFollower {
@@ -64,7 +65,7 @@ func newAuditFollower(js jetstream.JetStream, window int, log *slog.Logger) *aud
 }
 
 func (a *auditFollower) start(ctx context.Context) {
-	a.run(ctx, 10*rewatchDelay, a.follow, func(err error) {
+	a.Run(ctx, 10*rewatchDelay, a.follow, func(err error) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
 		a.state = "the audit trail is not readable: " + err.Error()

@@ -46,7 +46,7 @@ func TestAuditFollowerReadsLargeEntries(t *testing.T) {
 	nc, sjs := natstest.Dial(t, natstest.SlowLink(t, srv.URL(), 8<<10)) // 8 KiB per millisecond at most
 	a := newAuditFollower(sjs, 1000, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	a.start(ctx)
-	defer a.stop()
+	defer a.Stop()
 	testwait.Eventually(t, time.Minute, "the console to have read every entry", func() bool {
 		c, _ := a.changes("schedule", fmt.Sprintf("s%02d", n-1))
 		return c.Spec != nil

@@ -265,8 +265,8 @@ func (s *Server) Stop(ctx context.Context) error {
 	if serr := <-s.served; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = cmp.Or(err, serr)
 	}
-	s.index.stop()
-	s.fires.stop()
-	s.audit.stop()
+	s.index.Stop()
+	s.fires.Stop()
+	s.audit.Stop()
 	return err
 }

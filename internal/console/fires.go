@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/metrics"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -36,7 +37,7 @@ type fireFollower struct {
 	slots [slotsPerWindow]latencySlot
 	err   string // why the stream cannot be read ("" when it can)
 
-	runner
+	readmodel.Runner
 }
 
 // latencySlot holds the fires dispatched in one slot of the window.
@@ -57,7 +58,7 @@ func newFireFollower(js jetstream.JetStream, layout kvstore.Layout, window time.
 }
 
 func (f *fireFollower) start(ctx context.Context) {
-	f.run(ctx, 10*rewatchDelay, f.follow, func(err error) {
+	f.Run(ctx, 10*rewatchDelay, f.follow, func(err error) {
 		f.mu.Lock()
 		f.err = err.Error()
 		f.mu.Unlock()

@@ -15,16 +15,8 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-)
-
-// Row flags.
-const (
-	rowInvalid uint8 = 1 << iota // the spec does not decode or validate
-	rowState                     // a state record exists
-	rowPaused                    // the state record says paused
-	rowEnded                     // the state record says ended
 )
 
 // row is one schedule in the index: what the list filters and sorts on.
@@ -37,7 +29,7 @@ type row struct {
 	next     int64 // unix nanoseconds of the next slot; 0 when none
 	at       int64 // a one-shot's time (unix nanoseconds); 0 for others
 	listed   int64 // the latest slot an ended list names for it; 0 when none
-	flags    uint8
+	flags    readmodel.Flags
 }
 
 // endedByList reports whether an ended list stands for the row's ended
@@ -45,7 +37,7 @@ type row struct {
 // one-shot's time (docs/protocol.md, "Ended lists"; a spec moved to
 // another time is planned anew).
 func (r *row) endedByList() bool {
-	return r.flags&rowState == 0 && r.listed != 0 && r.listed == r.at
+	return r.flags&readmodel.FlagState == 0 && r.listed != 0 && r.listed == r.at
 }
 
 // nextAt is the row's next slot (unix nanoseconds), 0 when none.
@@ -58,17 +50,11 @@ func (r *row) nextAt() int64 {
 
 // state is the row's listing state, as the admin API names it.
 func (r *row) state() string {
-	switch {
-	case r.flags&rowInvalid != 0:
-		return admin.StateInvalid
-	case r.flags&rowEnded != 0, r.endedByList():
-		return admin.StateEnded
-	case r.flags&rowPaused != 0:
-		return admin.StatePaused
-	case r.flags&rowState == 0:
-		return admin.StatePlanned
+	f := r.flags
+	if r.listed != 0 && r.listed == r.at {
+		f |= readmodel.FlagListed // stands for the record while it has none (Flags.State)
 	}
-	return admin.StateActive
+	return f.State()
 }
 
 // sortKey orders rows by next fire, those without one last.
@@ -82,7 +68,7 @@ func (r *row) sortKey() int64 {
 // stateBits is what a state record contributes to a row.
 type stateBits struct {
 	next  int64
-	flags uint8
+	flags readmodel.Flags
 }
 
 // lease is a shard lease or an instance's membership in sched_leases.
@@ -116,6 +102,7 @@ func topicSchedule(id string) string { return "schedule:" + id }
 // each (docs/console.md has the measurement).
 type index struct {
 	store  *jsstore.Store
+	model  readmodel.Model
 	shards int
 	log    *slog.Logger
 	notify func(topic string)
@@ -129,18 +116,18 @@ type index struct {
 	loaded  bool
 	ready   chan struct{}
 
-	runner
+	readmodel.Runner
 }
 
 func newIndex(store *jsstore.Store, shards int, log *slog.Logger, notify func(string)) *index {
-	return &index{store: store, shards: shards, log: log, notify: notify, ready: make(chan struct{}),
+	return &index{store: store, model: readmodel.Model{Store: store, Planner: fires.Planner{}}, shards: shards, log: log, notify: notify, ready: make(chan struct{}),
 		rows: map[string]*row{}, orphans: map[string]stateBits{}, strs: map[string]string{},
 		shardOf: map[int]lease{}, members: map[string]lease{}}
 }
 
 // start follows the buckets until stop.
 func (ix *index) start(ctx context.Context) {
-	ix.run(ctx, rewatchDelay, ix.follow, func(err error) {
+	ix.Run(ctx, rewatchDelay, ix.follow, func(err error) {
 		ix.log.Warn("console: lost a watch of the buckets; reloading", "err", err)
 	})
 }
@@ -301,24 +288,19 @@ func (ix *index) applyState(e jetstream.KeyValueEntry) {
 	id := e.Key()
 	var bits stateBits
 	if !deleted(e) {
-		bits.flags = rowState
+		bits.flags = readmodel.FlagState
 		if st, err := kvstore.DecodeState(e.Value()); err == nil {
 			if !st.Ended && !st.Next.IsZero() {
 				bits.next = st.Next.UnixNano()
 			}
-			if st.Paused != nil {
-				bits.flags |= rowPaused
-			}
-			if st.Ended {
-				bits.flags |= rowEnded
-			}
+			bits.flags = readmodel.StateFlags(&st)
 		}
 	}
 	ix.mu.Lock()
 	r := ix.rows[id]
 	switch {
 	case r != nil:
-		r.flags = r.flags&rowInvalid | bits.flags
+		r.flags = r.flags&readmodel.FlagInvalid | bits.flags
 		if bits.flags != 0 {
 			r.next = bits.next
 		}
@@ -371,11 +353,11 @@ func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live 
 	if spec.At != nil {
 		r.at = spec.At.UnixNano()
 	}
-	r.flags &^= rowInvalid
+	r.flags &^= readmodel.FlagInvalid
 	if err != nil {
-		r.flags |= rowInvalid
+		r.flags |= readmodel.FlagInvalid
 	}
-	needsPlan := err == nil && r.flags&rowState == 0
+	needsPlan := err == nil && r.flags&readmodel.FlagState == 0
 	ix.mu.Unlock()
 	if needsPlan {
 		ix.planOne(ctx, id, spec, e.Created())
@@ -418,16 +400,17 @@ func (ix *index) applyList(e jetstream.KeyValueEntry) {
 }
 
 // planOne sets the next fire of a schedule without a state record to the
-// plan a scheduler keeps for it (fires.Planned, the engine's own code).
+// plan a scheduler keeps for it (the read model's planner: the engine's
+// own code).
 func (ix *index) planOne(ctx context.Context, id string, spec kvstore.Spec, written time.Time) {
-	st, err := fires.Planned(id, spec, written, time.Now(), ix.store.CalendarSource(ctx))
+	st, err := ix.model.Planner.Planned(id, spec, written, time.Now(), ix.store.CalendarSource(ctx))
 	var next int64
 	if err == nil && !st.Ended && !st.Next.IsZero() {
 		next = st.Next.UnixNano()
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if r := ix.rows[id]; r != nil && r.flags&rowState == 0 {
+	if r := ix.rows[id]; r != nil && r.flags&readmodel.FlagState == 0 {
 		r.next = next
 	}
 }

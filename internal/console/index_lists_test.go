@@ -45,7 +45,7 @@ func TestListedOneShotsAreEnded(t *testing.T) {
 	list("early", "t1") // before the console loads
 	ix := newIndex(store, shards, slog.New(slog.DiscardHandler), func(string) {})
 	ix.start(ctx)
-	defer ix.stop()
+	defer ix.Stop()
 	testwait.Done(t, 10*time.Second, "the console's index", ix.ready)
 	list("live", "t2") // while it runs
 

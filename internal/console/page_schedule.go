@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -89,9 +90,9 @@ func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errM
 		return
 	}
 	v := d.Info
-	d.Row = scheduleRow{listRow: listRow{ID: id, Workflow: v.Spec.Workflow, State: v.StateName()}, Info: &d.Info, Owner: s.index.owner(id)}
+	d.Row = scheduleRow{listRow: listRow{ID: id, Workflow: v.Spec.Workflow, State: readmodel.StateOf(v)}, Info: &d.Info, Owner: s.index.owner(id)}
 	d.Row.fill(v.Spec)
-	d.State = v.StateName()
+	d.State = readmodel.StateOf(v)
 	if len(v.Spec.Input) > 0 {
 		d.Input = string(v.Spec.Input)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/admin"
 )
 
@@ -191,7 +192,7 @@ func (ix *index) overdue(now time.Time, tolerance time.Duration, limit int) ([]o
 	n := 0
 	ix.mu.RLock()
 	for _, r := range ix.rows {
-		if r.nextAt() == 0 || r.flags&(rowInvalid|rowPaused|rowEnded) != 0 {
+		if r.nextAt() == 0 || r.flags&(readmodel.FlagInvalid|readmodel.FlagPaused|readmodel.FlagEnded) != 0 {
 			continue
 		}
 		next := time.Unix(0, r.nextAt())

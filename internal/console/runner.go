@@ -2,53 +2,12 @@ package console
 
 import (
 	"context"
-	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
 )
-
-// runner owns the goroutine of a follower (the index's watches, the fire
-// and audit streams): it runs follow until stop, and after a failure
-// reports it and opens it again retry later.
-type runner struct {
-	cancel context.CancelFunc
-	done   chan struct{}
-}
-
-func (r *runner) run(ctx context.Context, retry time.Duration, follow func(context.Context) error, failed func(error)) {
-	ctx, r.cancel = context.WithCancel(ctx)
-	r.done = make(chan struct{})
-	go func() {
-		defer close(r.done)
-		t := time.NewTimer(0)
-		defer t.Stop()
-		for {
-			err := follow(ctx)
-			if ctx.Err() != nil {
-				return
-			}
-			failed(err)
-			t.Reset(retry)
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
-	}()
-}
-
-// stop ends the follower and waits for it. Stop before run is a no-op.
-func (r *runner) stop() {
-	if r.cancel == nil {
-		return
-	}
-	r.cancel()
-	<-r.done
-}
 
 // eachBatch is how many messages eachMsg pulls at a time at most
 // (nats.go's default).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -50,7 +51,7 @@ func TestScale(t *testing.T) {
 	t0 := time.Now()
 	writeSpecs(t, js, n)
 	t.Logf("%d schedules written in %s", n, time.Since(t0).Round(time.Millisecond))
-	api, err := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
+	api, err := adminapi.Start(ctx, adminapi.Config{Conn: nc, Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/fires"
@@ -30,7 +31,6 @@ import (
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/internal/undelivered"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
 
@@ -63,7 +63,7 @@ type Config struct {
 	// TimerWorkers is the wakeup engine's concurrency (timers.Config.Workers).
 	TimerWorkers int
 	// ConditionBuckets are the KV buckets timers' condition keys may name
-	// (timers.Config.ConditionBuckets and admin.Config.ConditionBuckets).
+	// (timers.Config.ConditionBuckets and adminapi.Config.ConditionBuckets).
 	// Default: none.
 	ConditionBuckets []string
 	// Logger receives everything. Default: discard.
@@ -93,7 +93,7 @@ type Config struct {
 	// jetsched_schedule_overdue_seconds reports it. Default 1m.
 	DeadManTolerance time.Duration
 	// MaxBackfillSlots caps the slots one backfill request may replay.
-	// Default fires.DefaultMaxBackfillSlots.
+	// Default control.DefaultMaxBackfillSlots.
 	MaxBackfillSlots int
 	// Console serves the web console on Console.Listen ("": off) over the
 	// daemon's own NATS connection; its Conn, JetStream, Layout, Logger and
@@ -130,7 +130,7 @@ type Daemon struct {
 	engine  *fires.Engine
 	timers  *timers.Engine
 	audit   *auditor.Auditor
-	api     *admin.Service
+	api     *adminapi.Service
 	http    *metrics.Server
 	console *console.Server
 	skew    *skew.Watcher
@@ -262,7 +262,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if err := d.skew.Start(ctx); err != nil {
 		return err
 	}
-	if d.api, err = admin.Start(ctx, admin.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets}); err != nil {
+	if d.api, err = adminapi.Start(ctx, adminapi.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -171,7 +172,7 @@ func TestChangedSpecsAreCompiledAtLoad(t *testing.T) {
 	}
 	h.waitFires("changed", 10*time.Second, atLeast(2))
 	h.waitFires("triggered", 10*time.Second, atLeast(1))
-	if _, err := (fires.Control{Store: h.store}).Trigger(ctx, "later", "operator, after Ready"); err != nil {
+	if _, err := (control.Control{Store: h.store}).Trigger(ctx, "later", "operator, after Ready"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFires("later", 10*time.Second, atLeast(1))

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testlog"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -123,7 +124,7 @@ func TestOwnerDiesWithRecordsBehind(t *testing.T) {
 		}
 		fs := h.of(id)
 		last := fs[len(fs)-1].meta.ScheduledAt
-		up := fires.CaughtUp(ctx, h.store, spec, st, time.Now())
+		up := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).CaughtUp(ctx, spec, st, time.Now())
 		if up.Fires != uint64(len(fs)) || up.Claim == nil || !up.Claim.Slot.Equal(last) || !up.Next.Equal(last.Add(time.Second)) {
 			t.Errorf("%s caught up: fires %d, claim %+v, next %v; the stream holds %d fires, the last at %v", id, up.Fires, up.Claim, up.Next, len(fs), last)
 		}

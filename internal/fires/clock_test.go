@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -104,7 +105,7 @@ func TestFakeClockPauseUntil(t *testing.T) {
 	f, start := fakeEngine(t, h, fires.Config{})
 	h.put("p", kvstore.Spec{Workflow: "wf", Every: "1m", Align: kvstore.AlignEpoch})
 	until := start.Add(5*time.Minute + 30*time.Second)
-	c := fires.Control{Store: h.store, Clock: f.Clock()}
+	c := control.Control{Store: h.store, Clock: f.Clock()}
 	if _, err := c.Pause(context.Background(), "p", "maintenance", until); err != nil {
 		t.Fatal(err)
 	}

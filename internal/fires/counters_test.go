@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -22,7 +23,7 @@ func TestFiresCountsWhatTheStreamAccepted(t *testing.T) {
 	// A slot far enough ahead not to fire during the test; aligned to the
 	// epoch, so that the backfill's whole hours are slots.
 	h.put("bf", kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch})
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	to := time.Now().Add(-time.Hour).Truncate(time.Hour)
 	from := to.Add(-5 * time.Hour)
 	for range 2 {

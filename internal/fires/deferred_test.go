@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -166,7 +167,7 @@ func TestOneShotRecordsWrittenAtStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := admin.Info(context.Background(), h.store, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
+	if v := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).Info(context.Background(), nil, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
 		t.Errorf("%s: schedule get says state %+v, last status %q, want it ended and dispatched", ids[0], v.State, v.LastStatus)
 	}
 	if err := e.Stop(context.Background()); err != nil {
@@ -377,7 +378,7 @@ func TestOneShotActedOnWhileItsRecordWaits(t *testing.T) {
 			t.Logf("%s's record was written before the operator acted (%+v, err %v): tested on a written record", id, st, err)
 		}
 	}
-	if _, err := (fires.Control{Store: h.store}).Trigger(ctx, triggered, "again"); err != nil {
+	if _, err := (control.Control{Store: h.store}).Trigger(ctx, triggered, "again"); err != nil {
 		t.Fatal(err)
 	}
 	later := time.Now().Add(3 * time.Second).Truncate(time.Millisecond)

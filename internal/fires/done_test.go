@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -144,7 +145,7 @@ func TestCompletionOfExtraSlots(t *testing.T) {
 	h.engine(fires.Config{})
 	ctx := context.Background()
 	h.put("ex", kvstore.Spec{Workflow: "wf", Every: "1h"})
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	if _, err := c.Trigger(ctx, "ex", "by hand"); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +231,7 @@ func TestCompletionWhileItsScheduleIsBusy(t *testing.T) {
 	}})
 	ctx := context.Background()
 	h.put("busy", kvstore.Spec{Workflow: "wf", Every: "1h"})
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	for range 2 {
 		if _, err := c.Trigger(ctx, "busy", ""); err != nil {
 			t.Fatal(err)

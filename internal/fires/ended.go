@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -183,16 +184,10 @@ func (l *loop) planEnded(en *entry) bool {
 }
 
 // endedState is the state record ref stands for, over st (a record an
-// operator created, or a plan): the recurrence ended, the list's claim
-// on the slot, settled by the fire's sequence.
+// operator created, or a plan): readmodel.EndedState of its slot.
 func endedState(st kvstore.State, ref endedRef, plan string, now time.Time, instance string) kvstore.State {
-	listed := jsstore.EndedSlot{Slot: unixNano(ref.slot), Seq: ref.seq, Window: ref.window}.
-		State(plan, jsstore.Ended{Owner: ref.list.owner, At: unixNano(ref.list.at)})
-	st.Plan, st.Next, st.Ended, st.NextReason, st.NextNominal = plan, time.Time{}, true, "", time.Time{}
-	st.Fires = max(st.Fires, listed.Fires)
-	st.Claim = listed.Claim
-	st.UpdatedAt, st.Owner = now.UTC(), instance
-	return st
+	return readmodel.EndedState(st, jsstore.EndedSlot{Slot: unixNano(ref.slot), Seq: ref.seq, Window: ref.window},
+		jsstore.Ended{Owner: ref.list.owner, At: unixNano(ref.list.at)}, plan, now, instance)
 }
 
 // listedApplies reports whether j's ended list stands for j's schedule:
@@ -204,46 +199,7 @@ func (w worker) listedApplies(ctx context.Context, j slotJob) (bool, error) {
 	if ref == nil || ref.slot != j.at {
 		return false, nil
 	}
-	return sameOneShot(ctx, w.e.store, j.id, j.written, unixNano(ref.list.at))
-}
-
-// sameOneShot reports whether the spec of id, written at written, is
-// still the one-shot an ended list written at listAt stands for: written
-// no later than the list, or, if written since, not removed and added
-// again since (its history; one that does not reach back that far counts
-// as the same).
-func sameOneShot(ctx context.Context, store *jsstore.Store, id string, written, listAt time.Time) (bool, error) {
-	if !written.After(listAt) {
-		return true, nil
-	}
-	created, known, err := store.SpecCreated(ctx, id)
-	switch {
-	case errors.Is(err, kvstore.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	return !known || !created.After(listAt), nil
-}
-
-// ListedState is the ended state record an ended list stands for, for
-// readers that are not the shard's owner (schedule get): spec entry e
-// is a one-shot without a record, listed with its time, and the same
-// one-shot as the list's (listedApplies). plan is its compiled plan;
-// lists reads the ended lists (one reader for all the schedules of a
-// reply).
-func ListedState(ctx context.Context, store *jsstore.Store, lists *jsstore.EndedReader, e jsstore.SpecEntry, plan string) (kvstore.State, bool) {
-	if e.Spec.At == nil {
-		return kvstore.State{}, false
-	}
-	s, l, ok, err := lists.SlotOf(ctx, e.ID)
-	if err != nil || !ok || !s.Slot.Equal(*e.Spec.At) {
-		return kvstore.State{}, false
-	}
-	if same, err := sameOneShot(ctx, store, e.ID, e.Written, l.At); err != nil || !same {
-		return kvstore.State{}, false
-	}
-	return s.State(plan, l), true
+	return readmodel.SameOneShot(ctx, w.e.store, j.id, j.written, unixNano(ref.list.at))
 }
 
 // listWindow writes items (a window's one-shots, fired and acknowledged)

@@ -8,10 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -126,7 +127,7 @@ func TestEndedListsStandForOneShotRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := admin.Info(context.Background(), h.store, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
+	if v := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).Info(context.Background(), nil, spec, nil); v.State == nil || !v.State.Ended || v.LastStatus != string(kvstore.TickDispatched) {
 		t.Errorf("%s: schedule get says state %+v, last status %q, want it ended and dispatched", ids[0], v.State, v.LastStatus)
 	}
 }
@@ -258,7 +259,7 @@ func TestEndedListOneShotTriggered(t *testing.T) {
 	h.onceEach(ids)
 	waitPastDuplicates(t, h.of(ids[0])[0].meta.ScheduledAt, dupWindow)
 	h.purgeFires()
-	slot, err := fires.Control{Store: h.store}.Trigger(context.Background(), ids[0], "again")
+	slot, err := control.Control{Store: h.store}.Trigger(context.Background(), ids[0], "again")
 	if err != nil {
 		t.Fatal(err)
 	}

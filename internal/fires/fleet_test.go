@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -153,7 +154,7 @@ func TestOperatorControls(t *testing.T) {
 	h := setup(t)
 	h.engine(fires.Config{})
 	ctx := context.Background()
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	h.put("op", kvstore.Spec{Workflow: "wf", Every: "1s"})
 	h.waitFires("op", 10*time.Second, atLeast(1))
 

@@ -5,14 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
-	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -114,130 +113,16 @@ func (w worker) lookupFor(j slotJob) func(context.Context, string, sched, *kvsto
 	return w.lagging
 }
 
-// behindStream returns st, the state record of schedule id compiled as c,
-// caught up with the schedule's last fire in the stream if that is a
-// regular slot at or after st.Next (with n, the slots in between counted
-// as fires), nil if the record is not behind the stream.
-func behindStream(ctx context.Context, store *jsstore.Store, id string, c sched, st *kvstore.State) (caught *kvstore.State, n uint64, err error) {
-	f, err := store.LastFired(ctx, id)
-	switch {
-	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return nil, 0, nil // nothing in the stream says otherwise
-	case err != nil:
-		return nil, 0, err
-	}
-	if f.SlotID != kvstore.SlotID(id, f.Slot) {
-		// An operator's extra slot, written with its record: the record
-		// shows every regular fire before it.
-		return nil, 0, nil
-	}
-	caught, n = caughtUpWith(id, c, st, f)
-	return caught, n, nil
+// behindStream is readmodel.BehindStream for st, the state record of
+// schedule id compiled as c.
+func behindStream(ctx context.Context, store *jsstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
+	return readmodel.BehindStream(ctx, store, id, c.Schedule, c.Plan, st)
 }
 
-// caughtUpWith is behindStream's answer once f, the schedule's last
-// regular fire, is known.
-func caughtUpWith(id string, c sched, st *kvstore.State, f jsstore.Fired) (*kvstore.State, uint64) {
-	if f.Slot.Before(st.Next) || c.Schedule == nil || st.Plan != c.Plan {
-		// A slot before the record's next one, or a plan the slot did not
-		// come from (the re-plan moves on from now).
-		return nil, 0
-	}
-	if cl := st.Claim; cl != nil && cl.SlotID == "" && !cl.Slot.Before(f.Slot) {
-		// The record's claim is that fire (or a later slot): the record
-		// counts it already, and only its next slot has not moved past
-		// it yet (a window record's check wrote the catch-up: demote).
-		// Decide moves past the claim; counting the slots again would
-		// count them twice.
-		return nil, 0
-	}
-	up := *st
-	var n uint64
-	for s, nom := st.Next, st.NextNominal; !s.IsZero() && !s.After(f.Slot) && n < maxMissedCount; n++ {
-		step := cronx.ExplainAfter(c.Schedule, s, nom)
-		s, nom = step.At, step.Nominal
-	}
-	up.Fires += n
-	at := f.At.UTC()
-	up.Claim = &kvstore.Claim{Slot: f.Slot.UTC(), Token: "stream-" + strconv.FormatUint(f.Seq, 10), Owner: f.Instance,
-		At: at, Expires: at, Seq: f.Seq, Window: kvstore.ClaimFromStream}
-	return &up, n
-}
-
-// plannedBehind is behindStream for a recurring schedule without a state
-// record, planned from its spec's write (Decide's firstAfter): such a
-// schedule has fired nothing unless its record was deleted by hand, and
-// then the stream holds its fires. Its last regular fire is read: the last
-// fire when that is a regular slot, else (an operator's trigger or
-// backfill came last) the stream's fires of the schedule are read back to
-// the last regular one. Nil when none is at or after the plan's next slot:
-// the slots from the plan on are owed, and follow the misfire policy.
+// plannedBehind is readmodel.PlannedBehind for st, the plan of schedule
+// id compiled as c, which has no state record.
 func plannedBehind(ctx context.Context, store *jsstore.Store, id string, c sched, st *kvstore.State) (*kvstore.State, uint64, error) {
-	f, found, err := lastRegularFire(ctx, store, id)
-	if err != nil || !found {
-		return nil, 0, err // never fired, or only extra slots: every regular slot is owed
-	}
-	caught, n := caughtUpWith(id, c, st, f)
-	return caught, n, nil
-}
-
-// lastRegularFire is schedule id's last regular fire in the stream (not an
-// operator's trigger or backfill): the last fire when that is a regular
-// slot, else the stream's fires of the schedule read back to the last
-// regular one. found is false when the stream holds none (within its
-// retention).
-func lastRegularFire(ctx context.Context, store *jsstore.Store, id string) (f jsstore.Fired, found bool, err error) {
-	f, err = store.LastFired(ctx, id)
-	switch {
-	case errors.Is(err, kvstore.ErrNotFound), errors.Is(err, jetstream.ErrStreamNotFound):
-		return jsstore.Fired{}, false, nil
-	case err != nil:
-		return jsstore.Fired{}, false, err
-	}
-	if f.SlotID == kvstore.SlotID(id, f.Slot) {
-		return f, true, nil
-	}
-	err = store.FiresOf(ctx, id, func(g jsstore.Fired) bool {
-		if g.SlotID == kvstore.SlotID(id, g.Slot) {
-			f, found = g, true
-		}
-		return true
-	})
-	return f, found, err
-}
-
-// CaughtUp is st, the state record of stored spec e, as a scheduler sees
-// it once it has read the fire stream (see above): a recurring schedule's
-// record behind its fires (left behind, Config.StateInterval, or put
-// back) shows the stream's last fire as its claim, the fires in between
-// counted, and the slot after it as next; one that took that fire as its
-// claim already shows the slot after it as next. Any other record, and any
-// that cannot be checked, is returned as it is. For readers of the bucket
-// (the admin API's schedule.get).
-func CaughtUp(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, st kvstore.State, now time.Time) kvstore.State {
-	c := st.Claim
-	if e.Spec.At != nil || c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() || st.Ended || st.Next.IsZero() || st.Next.After(now) {
-		return st
-	}
-	compiled, err := e.Spec.Compile(e.ID, store.CalendarSource(ctx))
-	if err != nil {
-		return st
-	}
-	sc := schedOf(compiled, nil)
-	caught, _, err := behindStream(ctx, store, e.ID, sc, &st)
-	switch {
-	case err != nil:
-		return st
-	case caught == nil && st.Next.After(c.Slot):
-		return st
-	case caught == nil:
-		caught = &st // caught up already, its next slot not moved past its claim yet
-	}
-	d := Decide(Input{Now: now, Plan: sc.Plan, Policy: sc.policy(), Schedule: sc.Schedule, State: caught, MisfireThreshold: DefaultMisfireThreshold})
-	if d.Action == ActReplan {
-		setNext(caught, d)
-	}
-	return *caught
+	return readmodel.PlannedBehind(ctx, store, id, c.Schedule, c.Plan, st)
 }
 
 // lookUpLags runs lagging for each item of a window that asks for it, a

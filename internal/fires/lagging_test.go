@@ -10,6 +10,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -186,7 +187,7 @@ func TestRecordCaughtUpOnceIsNotCaughtUpAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	st, _ := h.record("once")
-	if up := fires.CaughtUp(ctx, h.store, spec, st, time.Now()); up.Fires != uint64(len(fs)) || !up.Next.After(last.meta.ScheduledAt) {
+	if up := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).CaughtUp(ctx, spec, st, time.Now()); up.Fires != uint64(len(fs)) || !up.Next.After(last.meta.ScheduledAt) {
 		t.Errorf("a reader is shown fires %d, next %v; the stream holds %d fires, the last at %v", up.Fires, up.Next, len(fs), last.meta.ScheduledAt)
 	}
 	cfg.Instance = "s2"

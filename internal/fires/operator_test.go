@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -118,7 +119,7 @@ func (o *operator) step(ctx context.Context) {
 		m = &modelled{}
 		o.model[id] = m
 	}
-	c := fires.Control{Store: o.h.store}
+	c := control.Control{Store: o.h.store}
 	now := time.Now()
 	actions := []struct {
 		name   string

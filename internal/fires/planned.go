@@ -1,11 +1,8 @@
 package fires
 
 import (
-	"context"
-	"errors"
 	"time"
 
-	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -47,16 +44,27 @@ func plannedState(plan string, d Decision, now time.Time) *kvstore.State {
 	return st
 }
 
-// StoredState reads the state record of a stored spec, or, when it has none
-// yet, the plan a scheduler keeps for it (planned is then true). A spec
-// that has neither (it does not compile) gives kvstore.ErrNotFound.
-func StoredState(ctx context.Context, store *jsstore.Store, e jsstore.SpecEntry, now time.Time) (st kvstore.State, planned bool, err error) {
-	st, _, err = store.GetState(ctx, e.ID)
-	if !errors.Is(err, kvstore.ErrNotFound) {
-		return st, false, err
-	}
-	if st, perr := Planned(e.ID, e.Spec, e.Written, now, store.CalendarSource(ctx)); perr == nil {
-		return st, true, nil
-	}
-	return kvstore.State{}, false, err
+// Planner is the engine's decision as a reader of the buckets needs it
+// (readmodel.Planner): the plan of a schedule without a state record, and
+// the re-plan of a record caught up with the stream.
+type Planner struct{}
+
+// Planned is the package's Planned.
+func (Planner) Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.CalendarSource) (kvstore.State, error) {
+	return Planned(id, spec, written, now, src)
 }
+
+// Replan moves st past its claim as Decide at now does for a recurring
+// schedule compiled as c, when its decision is to re-plan.
+func (Planner) Replan(c kvstore.Compiled, st *kvstore.State, now time.Time) {
+	sc := schedOf(c, nil)
+	d := Decide(Input{Now: now, Plan: sc.Plan, Policy: sc.policy(), Schedule: sc.Schedule, State: st, MisfireThreshold: DefaultMisfireThreshold})
+	if d.Action == ActReplan {
+		setNext(st, d)
+	}
+}
+
+// maxControlAttempts bounds the compare-and-swap retries of a removed
+// schedule's state delete (worker.removeState), as internal/control bounds
+// an operator's write.
+const maxControlAttempts = 20

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -35,13 +37,13 @@ func TestPlannedInMemoryUntilTheFirstFire(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, planned, err := fires.StoredState(ctx, h.store, e, time.Now())
+	st, planned, err := (readmodel.Model{Store: h.store, Planner: fires.Planner{}}).StoredState(ctx, e, time.Now())
 	want := time.Date(time.Now().UTC().Year()+1, 1, 1, 0, 0, 0, 0, time.UTC)
 	if err != nil || !planned || !st.Next.Equal(want) {
 		t.Fatalf("planned state %+v planned=%v (%v); want next %v", st, planned, err, want)
 	}
 
-	c := fires.Control{Store: h.store}
+	c := control.Control{Store: h.store}
 	if _, err := c.Pause(ctx, "later", "freeze", time.Time{}); err != nil {
 		t.Fatalf("pause before the first fire: %v", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -28,7 +29,7 @@ func TestRemovalSeenRecordFirstFiresNothing(t *testing.T) {
 	h.put("gone", spec)  // first: the held spec watch delivers it
 	h.put("stays", spec) // second: held back until the release
 	// Paused, so that nothing of it fires before the removal.
-	if _, err := (fires.Control{Store: h.store}).Pause(ctx, "gone", "", time.Time{}); err != nil {
+	if _, err := (control.Control{Store: h.store}).Pause(ctx, "gone", "", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	release := make(chan struct{})

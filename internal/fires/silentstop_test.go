@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -45,7 +46,7 @@ func TestRemoveDuringBackfillThenAddAgain(t *testing.T) {
 	h.waitFires("h1", 10*time.Second, atLeast(1))
 	// A long backfill (the ran from 1900; one request is now
 	// bounded, so this one is 50,000 slots under a raised bound).
-	c := fires.Control{Store: h.store, MaxBackfillSlots: 100_000}
+	c := control.Control{Store: h.store, MaxBackfillSlots: 100_000}
 	to := time.Now().Add(-time.Hour).Truncate(time.Second)
 	from := to.Add(-50_000 * time.Second)
 	if _, err := c.Backfill(ctx, "h1", from, to, 10000, ""); err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -86,7 +87,7 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		// and pass over the fires after it. The schedule's own decision,
 		// without a record, starts from the stream's last fire
 		// (plannedBehind).
-		f, found, err := lastRegularFire(ctx, w.e.store, s.Schedule)
+		f, found, err := readmodel.LastRegularFire(ctx, w.e.store, s.Schedule)
 		if err != nil {
 			return err
 		}

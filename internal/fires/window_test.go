@@ -13,6 +13,7 @@ import (
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats-server/v2/server"
@@ -187,7 +188,7 @@ func TestWindowTooLargeForTheServer(t *testing.T) {
 				if serr != nil {
 					return serr
 				}
-				st, _ = fires.ListedState(ctx, store, store.NewEndedReader(), spec, "")
+				st, _ = readmodel.ListedState(ctx, store, store.NewEndedReader(), spec, "")
 				err = nil
 			}
 			if err != nil {

@@ -13,12 +13,12 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/tracing"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/worker"
@@ -48,7 +48,7 @@ func newStack(t *testing.T, tp trace.TracerProvider) *stack {
 	// As scheduler run does: with tracing on, the API's spec writes keep
 	// the caller's trace context.
 	store.RecordSpecTraces(tracing.Enabled(tp))
-	api, err := admin.Start(ctx, admin.Config{Conn: s.nc, Store: store, TracerProvider: tp})
+	api, err := adminapi.Start(ctx, adminapi.Config{Conn: s.nc, Store: store, TracerProvider: tp})
 	if err != nil {
 		t.Fatal(err)
 	}

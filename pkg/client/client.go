@@ -1,16 +1,13 @@
 // Package client is the Go client of jetsched: services declare their
 // schedules in code and register them at every start, on every instance;
 // operators pause, resume, trigger and backfill them; workflows set and
-// cancel timers. It talks to the JetStream buckets directly, with the same
-// validation and compare-and-swap as the scheduler CLI; listings (List,
-// Schedules) ask the admin API of a running scheduler, which keeps the
-// sorted catalogue that makes a page cheap at a million schedules.
-//
-// Stability: what it writes (spec records in sched_specs, timer records,
-// the admin API requests it sends) follows docs/records.md and
-// docs/protocol.md. The Go API (New, the options, Client's methods and
-// the types they return) keeps its signatures within a major version;
-// new options and new fields may be added.
+// cancel timers. It writes to the JetStream buckets directly, with the same
+// validation and compare-and-swap as the scheduler CLI; reads of a
+// schedule's state (Get, List, Schedules) ask the admin API of a running
+// scheduler, which shows every schedule as the schedulers see it (one
+// read model: its plan, its record caught up with the fire stream, the
+// ended lists) and keeps the sorted catalogue that makes a page cheap at
+// a million schedules.
 package client
 
 import (
@@ -23,7 +20,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -328,16 +325,18 @@ func (c *Client) Unschedule(ctx context.Context, key string, opts ...Option) err
 	return c.store.DeleteSpecAt(ctx, key, o.ifRevision)
 }
 
-// Get returns one schedule.
+// Get returns one schedule, as the admin API of a running scheduler shows
+// it (sched.api.schedule.get, so it needs the NATS rights on sched.api.>).
+// ErrNotFound when there is none.
 func (c *Client) Get(ctx context.Context, key string) (ScheduleInfo, error) {
-	e, err := c.store.GetSpec(ctx, key)
-	if err != nil {
+	var v admin.ScheduleInfo
+	if err := c.call(ctx, "schedule.get", admin.IDRequest{ID: key}, &v); err != nil {
 		return ScheduleInfo{}, err
 	}
-	return newScheduleInfo(admin.Info(ctx, c.store, e, nil)), nil
+	return newScheduleInfo(v), nil
 }
 
-func (c *Client) control() fires.Control { return fires.Control{Store: c.store} }
+func (c *Client) control() control.Control { return control.Control{Store: c.store} }
 
 // Pause stops the schedule's regular fires until Resume (or until, if not
 // zero).

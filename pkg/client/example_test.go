@@ -10,12 +10,12 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/timers"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/client"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -51,7 +51,7 @@ func exampleIn(layout kvstore.Layout, cfg natsembed.Config, opts ...client.Clien
 	we, err := timers.New(timers.Config{Store: store, Owner: fe, Instance: "example"})
 	must(err)
 	must(we.Start(ctx))
-	api, err := admin.Start(ctx, admin.Config{Conn: nc, Store: store})
+	api, err := adminapi.Start(ctx, adminapi.Config{Conn: nc, Store: store})
 	must(err)
 	c, err = client.New(ctx, js, append([]client.ClientOption{client.WithLayout(layout)}, opts...)...)
 	must(err)

@@ -115,7 +115,7 @@ func (c *Client) call(ctx context.Context, verb string, req, resp any) error {
 	msg, err := c.nc.RequestMsgWithContext(ctx, m)
 	if err != nil {
 		if errors.Is(err, nats.ErrNoResponders) {
-			return fmt.Errorf("client: no scheduler answers on %s (listings need a running `scheduler run`): %w", subject, err)
+			return fmt.Errorf("client: no scheduler answers on %s (reads need a running `scheduler run`): %w", subject, err)
 		}
 		return fmt.Errorf("client: %s: %w", verb, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -99,7 +100,7 @@ func newScheduleInfo(v admin.ScheduleInfo) ScheduleInfo {
 		HolidayRoll: HolidayRoll(s.HolidayRoll), Static: s.Static,
 		Misfire: cmp.Or(s.Misfire, kvstore.MisfireSkip),
 		Overlap: cmp.Or(s.Overlap, kvstore.OverlapAllow),
-		State:   ScheduleState(v.StateName()), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
+		State:   ScheduleState(readmodel.StateOf(v)), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
 	}
 	if len(s.CalendarInline) > 0 {
 		info.Calendar = "inline"

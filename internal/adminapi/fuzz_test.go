@@ -1,4 +1,4 @@
-package admin
+package adminapi
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 // apiSeeds are the documented requests of every verb (docs/api.md), the
@@ -54,7 +55,7 @@ func FuzzAPI(f *testing.F) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	cat := newCatalog(store, log)
 	cat.start(context.Background())
-	f.Cleanup(cat.stop)
+	f.Cleanup(cat.Stop)
 	h := newHandlers(store, cat, js.Conn(), 100)
 	table := h.table()
 	verbs := slices.Sorted(func(yield func(string) bool) {
@@ -76,7 +77,7 @@ func FuzzAPI(f *testing.F) {
 		defer cancel()
 		out, err := table[name](ctx, body)
 		if err != nil {
-			if e := toError(err); e.Code == CodeInternal || e.Code == "" || e.Message == "" {
+			if e := toError(err); e.Code == admin.CodeInternal || e.Code == "" || e.Message == "" {
 				t.Fatalf("%s %q: %q %q: %v", name, body, e.Code, e.Message, err)
 			}
 			return

@@ -1,4 +1,4 @@
-package admin_test
+package adminapi_test
 
 import (
 	"encoding/json"

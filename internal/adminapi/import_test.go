@@ -1,4 +1,4 @@
-package admin_test
+package adminapi_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -28,7 +29,7 @@ func newAuditedAPI(t *testing.T) (*api, []byte) {
 		t.Fatal(err)
 	}
 	store.SetAuditor(audit.New(js, key, "scheduler:test"))
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package admin_test
+package adminapi_test
 
 import (
 	"context"
@@ -13,7 +13,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jetsched/jetsched/internal/fires"
+	"github.com/jetsched/jetsched/internal/adminapi"
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -35,7 +36,7 @@ func newAPI(t *testing.T) *api {
 	t.Helper()
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, MaxBackfillSlots: 100})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, MaxBackfillSlots: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestListPastOneMegabyte(t *testing.T) {
 	if pg.Total != 0 || len(pg.Items) != 0 {
 		t.Fatalf("unknown workflow: %+v", pg)
 	}
-	if _, err := (fires.Control{Store: a.store}).Pause(context.Background(), "s00042", "audit", time.Time{}); err != nil {
+	if _, err := (control.Control{Store: a.store}).Pause(context.Background(), "s00042", "audit", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	a.bulk(1, func(int) string { return "s00043" }, func(int) kvstore.Spec { return kvstore.Spec{Workflow: "odd", Every: "soon"} })
@@ -348,7 +349,7 @@ func TestListingsWaitForLoadAfter(t *testing.T) {
 		}
 	}
 	after := make(chan struct{})
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, LoadAfter: after})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, LoadAfter: after})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,17 @@
-package fires
+// Package control carries out an operator's actions on a schedule
+// (pause, resume, skip, trigger, backfill) by compare-and-swap on its
+// state record. It is not the engine: running schedulers pick the change
+// up from their watch of the state bucket. The admin API, the console,
+// the CLI and pkg/client use it.
+package control
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/cenkalti/backoff/v4"
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -53,7 +60,8 @@ func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore
 			c.Store.Abandon(ctx, err, mark)
 		}
 	}()
-	for attempt := range maxControlAttempts {
+	retry := retryBackoff()
+	for range maxControlAttempts {
 		st, rev, err := c.Store.GetState(ctx, id)
 		// No record yet (schedulers create it with the first fire): the
 		// action creates one with an empty plan, which the owning
@@ -89,10 +97,19 @@ func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore
 		select {
 		case <-ctx.Done():
 			return kvstore.State{}, ctx.Err()
-		case <-c.Clock.After(retryDelay(attempt + 1)):
+		case <-c.Clock.After(retry.NextBackOff()):
 		}
 	}
-	return kvstore.State{}, fmt.Errorf("fire: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)
+	return kvstore.State{}, fmt.Errorf("control: state of %s kept changing; gave up after %d attempts", id, maxControlAttempts)
+}
+
+// retryBackoff is the pause before each retry of a write that met a
+// conflict: exponential from 50 ms to 5 s, with jitter, as the engine's
+// retries of a schedule.
+func retryBackoff() *backoff.ExponentialBackOff {
+	return backoff.NewExponentialBackOff(backoff.WithInitialInterval(50*time.Millisecond),
+		backoff.WithMaxInterval(5*time.Second), backoff.WithMultiplier(2),
+		backoff.WithRandomizationFactor(0.5), backoff.WithMaxElapsedTime(0))
 }
 
 // Pause stops the schedule's regular slots (triggers and backfills still

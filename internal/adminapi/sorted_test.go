@@ -1,4 +1,4 @@
-package admin
+package adminapi
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/jetsched/jetsched/internal/readmodel"
 )
 
 // TestSortedIndexMatchesAMap drives a sortedIndex and a map with the same
@@ -15,7 +17,7 @@ func TestSortedIndexMatchesAMap(t *testing.T) {
 	seed := rand.Uint64()
 	rng := rand.New(rand.NewPCG(seed, 0))
 	var x sortedIndex
-	ref := map[string]uint8{}
+	ref := map[string]readmodel.Flags{}
 	key := func() string { return fmt.Sprintf("k%d", rng.IntN(5000)) }
 	for step := range 40_000 {
 		k := key()
@@ -26,7 +28,7 @@ func TestSortedIndexMatchesAMap(t *testing.T) {
 			}
 			delete(ref, k)
 		} else {
-			f := uint8(rng.IntN(16))
+			f := readmodel.Flags(rng.IntN(16))
 			x.put(row{key: k, flags: f})
 			ref[k] = f
 		}

@@ -1,19 +1,21 @@
-package admin
+package adminapi
 
 import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/jetsched/jetsched/internal/readmodel"
 )
 
 // row is one record in a sortedIndex: its key and what listings filter
 // on, kept small because the index holds one per schedule (or timer).
 type row struct {
 	key    string
-	listed int64  // the slot an ended list names for the schedule (unix nanoseconds); 0 when none
-	group  uint32 // the interned workflow (interner)
-	list   uint32 // the ended list that names the schedule (catalog.listKey)
-	flags  uint8  // schedule flags (flagInvalid, ...)
+	listed int64           // the slot an ended list names for the schedule (unix nanoseconds); 0 when none
+	group  uint32          // the interned workflow (interner)
+	list   uint32          // the ended list that names the schedule (catalog.listKey)
+	flags  readmodel.Flags // a schedule's (readmodel.FlagInvalid, ...)
 }
 
 // blockMax is the most rows one block of a sortedIndex holds; a fuller

@@ -1,4 +1,4 @@
-package admin
+package adminapi
 
 import (
 	"bytes"
@@ -9,9 +9,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/internal/wakeups"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -19,8 +22,9 @@ func bytesReader(b []byte) io.Reader { return bytes.NewReader(b) }
 
 type handlers struct {
 	store   *jsstore.Store
+	model   readmodel.Model
 	cat     *catalog
-	control fires.Control
+	control control.Control
 	timers  wakeups.Client
 	// replyBudget bounds the bytes of a listing's items, well under the
 	// connection's max payload.
@@ -32,70 +36,12 @@ func newHandlers(store *jsstore.Store, cat *catalog, nc *nats.Conn, maxBackfill 
 	if mp := int(nc.MaxPayload()); mp > 0 {
 		budget = min(budget, mp/2)
 	}
-	return handlers{store: store, cat: cat, replyBudget: budget,
-		control: fires.Control{Store: store, MaxBackfillSlots: maxBackfill},
+	return handlers{store: store, model: readmodel.Model{Store: store, Planner: fires.Planner{}}, cat: cat, replyBudget: budget,
+		control: control.Control{Store: store, MaxBackfillSlots: maxBackfill},
 		timers:  wakeups.Client{Store: store}}
 }
 
 type endpoint func(ctx context.Context, body []byte) (any, error)
-
-// Requests.
-type (
-	// IDRequest names a schedule.
-	IDRequest struct {
-		ID string `json:"id"`
-	}
-	// PutRequest carries a schedule for schedule.create and
-	// schedule.update. create refuses an id that exists (code conflict)
-	// unless Upsert is set; update refuses an id that does not exist
-	// (not_found) and, with IfRevision, a spec no longer at that revision
-	// (conflict).
-	// Without an id, the id is the spec's content hash
-	// (kvstore.DefaultKey), which the response gives.
-	PutRequest struct {
-		ID         string          `json:"id,omitempty"`
-		Spec       json.RawMessage `json:"spec"`
-		Upsert     bool            `json:"upsert,omitempty"`
-		IfRevision uint64          `json:"if_revision,omitempty"`
-	}
-	// DeleteRequest removes a schedule; with IfRevision only if its spec
-	// is still at that revision.
-	DeleteRequest struct {
-		ID         string `json:"id"`
-		IfRevision uint64 `json:"if_revision,omitempty"`
-	}
-	// PauseRequest pauses a schedule.
-	PauseRequest struct {
-		ID    string    `json:"id"`
-		Note  string    `json:"note,omitempty"`
-		Until time.Time `json:"until,omitzero"`
-	}
-	// TriggerRequest fires a schedule once now.
-	TriggerRequest struct {
-		ID   string `json:"id"`
-		Note string `json:"note,omitempty"`
-	}
-	// SkipRequest skips the next Count slots (default 1).
-	SkipRequest struct {
-		ID    string `json:"id"`
-		Count *int   `json:"count,omitempty"`
-	}
-	// BackfillRequest replays a past range.
-	BackfillRequest struct {
-		ID   string    `json:"id"`
-		From time.Time `json:"from"`
-		To   time.Time `json:"to"`
-		Rate float64   `json:"rate,omitempty"`
-		Note string    `json:"note,omitempty"`
-	}
-	// CalendarRequest names a calendar; Calendar carries its JSON form for
-	// calendar.put, Force removes one in use for calendar.delete.
-	CalendarRequest struct {
-		Name     string          `json:"name"`
-		Calendar json.RawMessage `json:"calendar,omitempty"`
-		Force    bool            `json:"force,omitempty"`
-	}
-)
 
 func (h handlers) table() map[string]endpoint {
 	return map[string]endpoint{
@@ -133,18 +79,6 @@ func decodeID[T any](body []byte, id func(T) string) (T, error) {
 	return r, kvstore.ValidateID(id(r))
 }
 
-// PutResponse answers schedule.create and schedule.update: the id (the
-// one derived from the spec's content when the request gave none), the
-// spec's revision, and what was done. Unchanged: the stored spec is the
-// same (kvstore.SameSpec), nothing was written and no audit entry
-// recorded; Revision is then the stored one.
-type PutResponse struct {
-	ID        string `json:"id"`
-	Revision  uint64 `json:"revision"`
-	Created   bool   `json:"created"`
-	Unchanged bool   `json:"unchanged"`
-}
-
 func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) {
 	r, spec, err := decodePut(body)
 	if err != nil {
@@ -170,19 +104,19 @@ func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) 
 // save writes a spec as a put through the API: a dynamic write (a static
 // schedule is refused), and a one-shot in the past refused unless it is
 // the one stored.
-func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o jsstore.SaveOptions) (PutResponse, error) {
+func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o jsstore.SaveOptions) (admin.PutResponse, error) {
 	o.Now = time.Now()
 	res, err := h.store.SaveSpec(ctx, id, spec, o)
 	if err != nil {
-		return PutResponse{}, err
+		return admin.PutResponse{}, err
 	}
-	return PutResponse{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged}, nil
+	return admin.PutResponse{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged}, nil
 }
 
 // decodePut decodes a put request. Without an id (in the request or in
 // the spec), the id is derived from the spec's content (kvstore.DefaultKey).
-func decodePut(body []byte) (PutRequest, kvstore.Spec, error) {
-	r, err := decode[PutRequest](body)
+func decodePut(body []byte) (admin.PutRequest, kvstore.Spec, error) {
+	r, err := decode[admin.PutRequest](body)
 	if err != nil {
 		return r, kvstore.Spec{}, err
 	}
@@ -214,7 +148,7 @@ func decodeSpec(id string, raw json.RawMessage) (string, kvstore.Spec, error) {
 }
 
 func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -227,16 +161,16 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 
 // infoOf is info of one schedule, its ended list looked up where the
 // catalogue last saw one name it.
-func (h handlers) infoOf(ctx context.Context, e jsstore.SpecEntry, decodeErr error) ScheduleInfo {
+func (h handlers) infoOf(ctx context.Context, e jsstore.SpecEntry, decodeErr error) admin.ScheduleInfo {
 	lists := h.store.NewEndedReader()
 	if key := h.cat.listOf(e.ID); key != "" {
 		lists.Hint(e.ID, key)
 	}
-	return info(ctx, h.store, lists, e, decodeErr)
+	return h.model.Info(ctx, lists, e, decodeErr)
 }
 
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r DeleteRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.DeleteRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +181,7 @@ func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) 
 }
 
 func (h handlers) schedulePause(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r PauseRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.PauseRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +202,7 @@ func untilGiven(body []byte) bool {
 }
 
 func (h handlers) scheduleResume(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -276,7 +210,7 @@ func (h handlers) scheduleResume(ctx context.Context, body []byte) (any, error) 
 }
 
 func (h handlers) scheduleTrigger(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r TriggerRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.TriggerRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +222,7 @@ func (h handlers) scheduleTrigger(ctx context.Context, body []byte) (any, error)
 }
 
 func (h handlers) scheduleSkip(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r SkipRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.SkipRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +234,7 @@ func (h handlers) scheduleSkip(ctx context.Context, body []byte) (any, error) {
 }
 
 func (h handlers) scheduleBackfill(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r BackfillRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.BackfillRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +245,7 @@ func (h handlers) scheduleBackfill(ctx context.Context, body []byte) (any, error
 }
 
 func (h handlers) scheduleBackfillCancel(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeID(body, func(r IDRequest) string { return r.ID })
+	r, err := decodeID(body, func(r admin.IDRequest) string { return r.ID })
 	if err != nil {
 		return nil, err
 	}
@@ -323,7 +257,7 @@ func (h handlers) scheduleBackfillCancel(ctx context.Context, body []byte) (any,
 }
 
 func (h handlers) calendarPut(ctx context.Context, body []byte) (any, error) {
-	r, err := decode[CalendarRequest](body)
+	r, err := decode[admin.CalendarRequest](body)
 	if err != nil {
 		return nil, err
 	}
@@ -358,8 +292,8 @@ func (h handlers) calendarDelete(ctx context.Context, body []byte) (any, error) 
 }
 
 // decodeCalendar decodes a request that names a stored calendar.
-func decodeCalendar(body []byte) (CalendarRequest, error) {
-	r, err := decode[CalendarRequest](body)
+func decodeCalendar(body []byte) (admin.CalendarRequest, error) {
+	r, err := decode[admin.CalendarRequest](body)
 	if err != nil {
 		return r, err
 	}

@@ -1,6 +1,7 @@
-package admin
+package adminapi
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"time"
@@ -71,14 +72,14 @@ func requesterOf(req micro.Request, own string) audit.Requester {
 }
 
 // logActors says once, at start, what the audit trail's actor will be.
-func logActors(log *slog.Logger, own string) {
+func logActors(ctx context.Context, log *slog.Logger, own string) {
 	if log == nil {
 		return
 	}
 	switch own {
 	case "", globalAccount:
-		log.Info("admin API: the server vouches for no requester (no accounts, or $SYS.REQ.USER.INFO not allowed): audit entries record actor \"unauthenticated\" and the caller's Sched-Actor as claimed_actor", "account", own)
+		log.InfoContext(ctx, "admin API: the server vouches for no requester (no accounts, or $SYS.REQ.USER.INFO not allowed): audit entries record actor \"unauthenticated\" and the caller's Sched-Actor as claimed_actor", "account", own)
 	default:
-		log.Info("admin API: requests through a service import are recorded with the user and account the server reports", "account", own)
+		log.InfoContext(ctx, "admin API: requests through a service import are recorded with the user and account the server reports", "account", own)
 	}
 }

@@ -1,4 +1,4 @@
-package admin
+package adminapi
 
 import (
 	"context"
@@ -13,47 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/readmodel"
+	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-// Schedule flags in a catalogue row.
-const (
-	flagInvalid uint8 = 1 << iota // the spec does not decode or validate
-	flagState                     // a state record exists
-	flagPaused                    // the state record says paused
-	flagEnded                     // the state record says ended
-	flagListed                    // an ended list names its one-shot's time (it has no record of its own)
-)
-
-// The states a schedule listing filters on. Every schedule is in exactly
-// one: invalid (its spec does not decode or validate), ended (its record
-// says so, or, without a record, an ended list names it), paused, planned
-// (valid, no state record yet: it has not fired), or active.
-const (
-	StateActive  = "active"
-	StatePaused  = "paused"
-	StateEnded   = "ended"
-	StateInvalid = "invalid"
-	StatePlanned = "planned"
-)
-
-// States lists the state filter's values.
-var States = []string{StateActive, StatePaused, StateEnded, StateInvalid, StatePlanned}
-
-// stateOf is the state of a schedule row.
-func stateOf(flags uint8) string {
-	switch {
-	case flags&flagInvalid != 0:
-		return StateInvalid
-	case flags&flagEnded != 0, flags&(flagState|flagListed) == flagListed:
-		return StateEnded
-	case flags&flagPaused != 0:
-		return StatePaused
-	case flags&flagState == 0:
-		return StatePlanned
-	}
-	return StateActive
-}
 
 // The catalogue's watches.
 const (
@@ -113,8 +76,7 @@ type catalog struct {
 	ready   chan struct{} // closed once every watch delivered its backlog
 	waiters []waiter
 
-	cancel context.CancelFunc
-	done   chan struct{}
+	readmodel.Runner
 }
 
 // waiter is a listing waiting for watch w to apply revision rev.
@@ -128,54 +90,34 @@ func newCatalog(store *jsstore.Store, log *slog.Logger) *catalog {
 	return &catalog{store: store, log: log, orphans: map[string]orphan{}, listNum: map[string]uint32{}, ready: make(chan struct{})}
 }
 
-// start runs the watches until stop.
+// start runs the watches until stop, which is Runner.Stop.
 func (c *catalog) start(ctx context.Context) {
-	ctx, c.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	c.done = make(chan struct{})
-	go c.run(ctx)
+	c.Run(context.WithoutCancel(ctx), rewatchDelay, c.follow, func(err error) {
+		c.log.WarnContext(ctx, "admin: listing catalogue lost its watch; reloading", "err", err)
+	})
 }
 
-// stop ends the watches and waits for them. Stop before start is a no-op.
-func (c *catalog) stop() {
-	if c.cancel == nil {
-		return
-	}
-	c.cancel()
-	<-c.done
-}
-
-func (c *catalog) run(ctx context.Context) {
-	defer close(c.done)
+// begin waits until the load may begin (after), and notes that it did.
+func (c *catalog) begin(ctx context.Context) error {
 	if c.after != nil {
 		select {
 		case <-c.after:
 		case <-ctx.Done():
-			return
+			return ctx.Err()
 		}
 	}
 	c.mu.Lock()
 	c.begun = true
 	c.mu.Unlock()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		err := c.follow(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		c.log.Warn("admin: listing catalogue lost its watch; reloading", "err", err)
-		t.Reset(rewatchDelay)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	return nil
 }
 
 // follow loads the catalogue and keeps it current until a watch fails or
 // ctx ends.
 func (c *catalog) follow(ctx context.Context) error {
+	if err := c.begin(ctx); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var floor [watches]uint64
@@ -271,12 +213,12 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 	switch w {
 	case watchSpecs:
 		var group string
-		var invalid uint8
+		var invalid readmodel.Flags
 		var at int64
 		if !del {
 			spec, err := kvstore.DecodeSpec(e.Value())
 			if err != nil || c.check.invalid(key, spec) {
-				invalid = flagInvalid
+				invalid = readmodel.FlagInvalid
 			}
 			group = spec.Workflow
 			if spec.At != nil {
@@ -286,9 +228,9 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 		c.mu.Lock()
 		c.applySpec(key, del, group, invalid, at)
 	case watchState:
-		var flags uint8
+		var flags readmodel.Flags
 		if !del {
-			flags = stateFlags(e.Value())
+			flags = readmodel.RecordFlags(e.Value())
 		}
 		c.mu.Lock()
 		c.applyState(key, del, flags)
@@ -332,22 +274,22 @@ func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
 // time (unix nanoseconds; 0 for others): a list stands for the one-shot
 // only while it names that time (a spec moved to another time is planned
 // anew). Called with mu held.
-func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8, at int64) {
+func (c *catalog) applySpec(id string, del bool, workflow string, invalid readmodel.Flags, at int64) {
 	if del {
 		c.schedules.remove(id)
 		return
 	}
 	r := row{key: id, group: c.workflows.id(workflow)}
 	if old, ok := c.schedules.get(id); ok {
-		r.flags, r.list, r.listed = old.flags&^flagInvalid, old.list, old.listed
+		r.flags, r.list, r.listed = old.flags&^readmodel.FlagInvalid, old.list, old.listed
 	} else if o, ok := c.orphans[id]; ok {
 		r.flags, r.list, r.listed = o.flags, o.list, o.listed
 		delete(c.orphans, id)
 	}
 	if r.listed != 0 {
-		r.flags &^= flagListed
+		r.flags &^= readmodel.FlagListed
 		if at == r.listed {
-			r.flags |= flagListed
+			r.flags |= readmodel.FlagListed
 		}
 	}
 	r.flags |= invalid
@@ -356,15 +298,14 @@ func (c *catalog) applySpec(id string, del bool, workflow string, invalid uint8,
 
 // applyState sets or clears a schedule's state flags. Called with mu
 // held.
-func (c *catalog) applyState(id string, del bool, flags uint8) {
-	const stateBits = flagState | flagPaused | flagEnded
+func (c *catalog) applyState(id string, del bool, flags readmodel.Flags) {
 	r, ok := c.schedules.get(id)
 	switch {
 	case ok:
-		r.flags = r.flags&^stateBits | flags
+		r.flags = r.flags&^readmodel.RecordBits | flags
 	default:
 		o := c.orphans[id]
-		o.flags = o.flags&^stateBits | flags
+		o.flags = o.flags&^readmodel.RecordBits | flags
 		if o == (orphan{}) {
 			delete(c.orphans, id)
 		} else {
@@ -377,7 +318,7 @@ func (c *catalog) applyState(id string, del bool, flags uint8) {
 type orphan struct {
 	listed int64
 	list   uint32
-	flags  uint8
+	flags  readmodel.Flags
 }
 
 // applyListed marks a schedule that ended list number list names at slot
@@ -387,12 +328,12 @@ type orphan struct {
 // says otherwise (applySpec). Called with mu held.
 func (c *catalog) applyListed(id string, list uint32, slot int64) {
 	if r, ok := c.schedules.get(id); ok {
-		r.flags |= flagListed
+		r.flags |= readmodel.FlagListed
 		r.list, r.listed = list, slot
 		return
 	}
 	o := c.orphans[id]
-	o.flags |= flagListed
+	o.flags |= readmodel.FlagListed
 	o.list, o.listed = list, slot
 	c.orphans[id] = o
 }
@@ -436,25 +377,6 @@ func (c *catalog) listKey(n uint32) string {
 		return ""
 	}
 	return c.lists[n-1]
-}
-
-// stateFlags reads what a listing needs from a state record.
-func stateFlags(value []byte) uint8 {
-	var st struct {
-		Paused *json.RawMessage `json:"paused"`
-		Ended  bool             `json:"ended"`
-	}
-	flags := flagState
-	if json.Unmarshal(value, &st) != nil {
-		return flags
-	}
-	if st.Paused != nil {
-		flags |= flagPaused
-	}
-	if st.Ended {
-		flags |= flagEnded
-	}
-	return flags
 }
 
 // wake releases the waiters whose revision has been applied. Called with
@@ -575,7 +497,7 @@ func (c *catalog) find(timers bool, q query) page {
 		}
 	}
 	match := func(r *row) bool {
-		return (q.workflow == "" || r.group == group) && (q.state == "" || stateOf(r.flags) == q.state)
+		return (q.workflow == "" || r.group == group) && (q.state == "" || r.flags.State() == q.state)
 	}
 	var p page
 	if q.prefix == "" && q.workflow == "" && q.state == "" {
@@ -622,37 +544,22 @@ func (c *catalog) addToPage(p *page, r *row) {
 	}
 }
 
-// Summary counts the schedules by state, and the timers.
-type Summary struct {
-	Schedules int `json:"schedules"`
-	Active    int `json:"active"`
-	Paused    int `json:"paused"`
-	Ended     int `json:"ended"`
-	Invalid   int `json:"invalid"`
-	Planned   int `json:"planned"`
-	Timers    int `json:"timers"`
-	// Shards is the number of shards; Instances how many each scheduler
-	// instance holds the lease of.
-	Shards    int            `json:"shards"`
-	Instances map[string]int `json:"instances,omitempty"`
-}
-
 // summary counts the catalogue's schedules by state.
-func (c *catalog) summary() Summary {
+func (c *catalog) summary() admin.Summary {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	s := Summary{Schedules: c.schedules.Len(), Timers: c.timers.Len()}
+	s := admin.Summary{Schedules: c.schedules.Len(), Timers: c.timers.Len()}
 	c.schedules.ascend("", "", func(r *row) bool {
-		switch stateOf(r.flags) {
-		case StateActive:
+		switch r.flags.State() {
+		case admin.StateActive:
 			s.Active++
-		case StatePaused:
+		case admin.StatePaused:
 			s.Paused++
-		case StateEnded:
+		case admin.StateEnded:
 			s.Ended++
-		case StateInvalid:
+		case admin.StateInvalid:
 			s.Invalid++
-		case StatePlanned:
+		case admin.StatePlanned:
 			s.Planned++
 		}
 		return true

@@ -1,4 +1,4 @@
-package admin_test
+package adminapi_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -22,7 +23,7 @@ func newAPIReading(t *testing.T, buckets ...string) *api {
 	t.Helper()
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
-	svc, err := admin.Start(context.Background(), admin.Config{Conn: js.Conn(), Store: store, ConditionBuckets: buckets})
+	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store, ConditionBuckets: buckets})
 	if err != nil {
 		t.Fatal(err)
 	}

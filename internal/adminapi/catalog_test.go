@@ -1,7 +1,10 @@
-package admin
+package adminapi
 
 import (
 	"testing"
+
+	"github.com/jetsched/jetsched/internal/readmodel"
+	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 // The catalogue remembers which ended list last named each schedule, in
@@ -28,20 +31,20 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 		c.applyListed("a", l1, at)
 		l2 := c.addList("ended.2.t2")
 		c.applyListed("b", l2, at)
-		c.applyState("b", false, flagState)
+		c.applyState("b", false, readmodel.FlagState)
 		c.applyState("b", true, 0)
 		c.applySpec("b", false, "wf", 0, at)
 		c.applySpec("c", false, "wf", 0, at)
-		c.applySpec("a", false, "wf", flagInvalid, at) // an edit keeps the list
+		c.applySpec("a", false, "wf", readmodel.FlagInvalid, at) // an edit keeps the list
 	})
 	got := pageLists(query{})
 	if len(got) != 2 || got["a"] != "ended.1.t1" || got["b"] != "ended.2.t2" {
 		t.Fatalf("page lists %v, want a in ended.1.t1 and b in ended.2.t2", got)
 	}
-	if s := stateOf(c.schedules.blocks[0][1].flags); s != StateEnded {
+	if s := c.schedules.blocks[0][1].flags.State(); s != admin.StateEnded {
 		t.Errorf("b, listed, its record deleted: %s, want ended", s)
 	}
-	if got := pageLists(query{state: StateEnded}); len(got) != 1 || got["b"] != "ended.2.t2" {
+	if got := pageLists(query{state: admin.StateEnded}); len(got) != 1 || got["b"] != "ended.2.t2" {
 		t.Errorf("ended page lists %v, want b's", got)
 	}
 	if c.listOf("a") != "ended.1.t1" || c.listOf("c") != "" || c.listOf("nope") != "" {
@@ -52,10 +55,10 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	for _, tc := range []struct {
 		at   int64
 		want string
-	}{{at + 1e9, StatePlanned}, {at, StateEnded}} {
+	}{{at + 1e9, admin.StatePlanned}, {at, admin.StateEnded}} {
 		lock(func() { c.applySpec("b", false, "wf", 0, tc.at) })
-		if got := c.find(false, query{state: StateEnded, limit: 10}).total; stateOf(c.schedules.blocks[0][1].flags) != tc.want || got != btoi(tc.want == StateEnded) {
-			t.Errorf("b at %d: %s (%d ended), want %s", tc.at, stateOf(c.schedules.blocks[0][1].flags), got, tc.want)
+		if got := c.find(false, query{state: admin.StateEnded, limit: 10}).total; c.schedules.blocks[0][1].flags.State() != tc.want || got != btoi(tc.want == admin.StateEnded) {
+			t.Errorf("b at %d: %s (%d ended), want %s", tc.at, c.schedules.blocks[0][1].flags.State(), got, tc.want)
 		}
 	}
 	lock(func() {

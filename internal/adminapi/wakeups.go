@@ -1,0 +1,55 @@
+package adminapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/pkg/kvstore"
+	"github.com/jetsched/jetsched/pkg/wakeup"
+)
+
+func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[admin.WakeupRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	req := wakeup.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
+		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey}
+	if r.ExpireAfter != "" {
+		d, err := time.ParseDuration(r.ExpireAfter)
+		if err != nil {
+			return nil, &kvstore.FieldError{Field: "expire_after", Value: r.ExpireAfter, Reason: "want a duration"}
+		}
+		req.ExpireAfter = d
+	}
+	e, err := h.timers.Register(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"key": e.Key, "revision": e.Revision, "timer": e.Timer}, nil
+}
+
+func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[admin.WakeupCancelRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	if r.Step == "" {
+		n, err := h.timers.CancelRun(ctx, r.Run)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"run": r.Run, "cancelled": n}, nil
+	}
+	out, err := h.timers.Cancel(ctx, r.Run, r.Step)
+	if errors.Is(err, kvstore.ErrNotFound) {
+		return nil, kvstore.NotFound("timer", r.Run+"/"+r.Step)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)
+	}
+	return map[string]any{"run": r.Run, "step": r.Step, "outcome": out}, nil
+}
