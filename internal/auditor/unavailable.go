@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -20,7 +21,7 @@ func (a *Auditor) AppendFailed(f audit.Failure) {
 	a.cfg.Observer.AuditAppendFailure()
 	reason := f.Action + " " + f.Target
 	if f.Err != nil {
-		reason += ": " + kvstore.UserMessage(f.Err)
+		reason += ": " + usererr.Message(f.Err)
 	}
 	ev, _ := json.Marshal(kvstore.Event{Kind: kvstore.EventAuditUnavailable, Schedule: a.trail.Stream, Reason: reason,
 		Owner: a.cfg.Instance, At: time.Now().UTC()})

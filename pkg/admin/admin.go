@@ -28,6 +28,7 @@ import (
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -254,7 +255,7 @@ func respondError(req micro.Request, e Error, log *slog.Logger, verb string, err
 // toError classifies an error for the wire. The message is
 // kvstore.UserMessage's: what a user reads, without package prefixes.
 func toError(err error) Error {
-	msg := kvstore.UserMessage(err)
+	msg := usererr.Message(err)
 	var fe *kvstore.FieldError
 	switch {
 	case errors.Is(err, kvstore.ErrAuditUnavailable):
