@@ -15,6 +15,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/bench"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -38,7 +39,7 @@ func newAuditEnv(t *testing.T) auditEnv {
 	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
@@ -46,7 +47,7 @@ func newAuditEnv(t *testing.T) auditEnv {
 		t.Fatal(err)
 	}
 	key := "0123456789abcdef0123456789abcdef"
-	store.SetAuditor(audit.New(js, []byte(key), "test"))
+	store.SetAuditor(auditlog.New(js, []byte(key), "test"))
 	api, err := admin.Start(ctx, admin.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// Auditor writes the audit trail ahead of the store's changes (audit.Log
+// Auditor writes the audit trail ahead of the store's changes (auditlog.Log
 // is one). Intend is called before a change is applied; when it fails the
 // change is not applied. Abandon is called, best effort, when a change
 // whose intent was appended was then not applied.
@@ -27,7 +27,7 @@ type Auditor interface {
 }
 
 // BatchAuditor is an Auditor that appends many intents in one go, in
-// order (audit.Log is one): SaveSpecs uses it when the store's auditor has
+// order (auditlog.Log is one): SaveSpecs uses it when the store's auditor has
 // it, else Intend per write.
 type BatchAuditor interface {
 	// IntendAll appends one intent per element of ins and returns their

@@ -25,11 +25,11 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/internal/usererr"
-	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -159,7 +159,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 				defer span.End()
 				call = tracedEndpoint(fn, span)
 			}
-			ctx = audit.WithRequester(ctx, requesterOf(req, own))
+			ctx = auditlog.WithRequester(ctx, requesterOf(req, own))
 			out, err := call(ctx, req.Data())
 			if err != nil {
 				respondError(req, toError(err), log, name, err)
