@@ -4,16 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
+
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -96,7 +98,7 @@ func TestLeastPrivilege(t *testing.T) {
 
 	sched := connectAs(t, url, "scheduler", "scheduler-secret")
 	sjs, _ := jetstream.New(sched.nc)
-	if err := audit.Setup(ctx, sjs, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, sjs, audit.Trail{}, 1); err != nil {
 		t.Fatalf("the scheduler may create and update SCHED_AUDIT, yet: %v", err)
 	}
 	forged, _ := json.Marshal(kvstore.DoneReport{SlotID: paySlot, Outcome: kvstore.OutcomeFailed, Error: "forged", Worker: "billing"})

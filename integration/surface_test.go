@@ -3,7 +3,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"github.com/jetsched/jetsched/internal/daemon/daemontest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,10 +13,13 @@ import (
 
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
+	"github.com/jetsched/jetsched/internal/daemon/daemontest"
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/testwait"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -154,7 +156,7 @@ func TestStaticScheduleFile(t *testing.T) {
 }
 
 func kvstoreNotFound(err error) bool {
-	return err != nil && strings.Contains(kvstore.UserMessage(err), "not found: schedule")
+	return err != nil && strings.Contains(usererr.Message(err), "not found: schedule")
 }
 
 // TestFiredEvents: run --events default,fired publishes a fired event for
@@ -177,7 +179,7 @@ func TestFiredEvents(t *testing.T) {
 }
 
 func testFiredEvents(t *testing.T, windowBusy int) {
-	events, err := kvstore.ParseEventSet("default,fired")
+	events, err := eventfilter.Parse("default,fired")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/client"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // grace is how long an action may take to reach every scheduler (a KV
@@ -182,7 +182,7 @@ func (b backfillReq) backfillSlots() []string {
 	c := b.s.timeline[0].cad
 	var out []string
 	for ms := c.after(b.from.UnixMilli() - 1); ms <= b.to.UnixMilli(); ms += c.step.Milliseconds() {
-		out = append(out, kvstore.ExtraSlotID(b.s.id, "backfill", time.UnixMilli(ms)))
+		out = append(out, slotid.Extra(b.s.id, "backfill", time.UnixMilli(ms)))
 	}
 	return out
 }

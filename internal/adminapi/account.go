@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -129,7 +130,7 @@ func (h handlers) accountInput(ctx context.Context, id string, now time.Time, re
 	}
 	compiled, err := e.Spec.Compile(id, h.store.CalendarSource(ctx))
 	if err != nil {
-		return in, kvstore.UserMessage(err), nil
+		return in, usererr.Message(err), nil
 	}
 	in = account.Input{ID: id, Recurrence: account.RecurrenceOf(compiled.Schedule), Owed: e.Written.Add(-time.Nanosecond), Now: now, State: v.State}
 	if e.Spec.At != nil {

@@ -27,11 +27,12 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
-	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -134,7 +135,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 				defer span.End()
 				call = tracedEndpoint(fn, span)
 			}
-			ctx = audit.WithRequester(ctx, requesterOf(req, own))
+			ctx = auditlog.WithRequester(ctx, requesterOf(req, own))
 			out, err := call(ctx, req.Data())
 			if err != nil {
 				respondError(ctx, req, toError(err), log, name, err)
@@ -231,7 +232,7 @@ func respondError(ctx context.Context, req micro.Request, e admin.Error, log *sl
 // toError classifies an error for the wire. The message is
 // kvstore.UserMessage's: what a user reads, without package prefixes.
 func toError(err error) admin.Error {
-	msg := kvstore.UserMessage(err)
+	msg := usererr.Message(err)
 	var fe *kvstore.FieldError
 	switch {
 	case errors.Is(err, kvstore.ErrAuditUnavailable):

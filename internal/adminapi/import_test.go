@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/adminapi"
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/admin"
@@ -25,10 +26,10 @@ func newAuditedAPI(t *testing.T) (*api, []byte) {
 	srv := natstest.Start(t)
 	js, store := srv.Store(t)
 	key := []byte("import-test-key-0123456789")
-	if err := audit.Setup(context.Background(), js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(context.Background(), js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	store.SetAuditor(audit.New(js, key, "scheduler:test"))
+	store.SetAuditor(auditlog.New(js, key, "scheduler:test"))
 	svc, err := adminapi.Start(context.Background(), adminapi.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +190,7 @@ func TestImportRefusedWithoutTrail(t *testing.T) {
 	a, key := newAuditedAPI(t)
 	ctx := context.Background()
 	// One entry, so that the trail can be full.
-	if err := audit.New(a.js, key, "test").Record(ctx, "test.start", "trail", nil); err != nil {
+	if err := auditlog.New(a.js, key, "test").Record(ctx, "test.start", "trail", nil); err != nil {
 		t.Fatal(err)
 	}
 	setMax := func(full bool) {

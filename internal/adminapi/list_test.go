@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -316,7 +317,7 @@ func TestOtherListings(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := a.store.PutTick(ctx, kvstore.Tick{Schedule: "h", Slot: base.Add(150 * time.Second), SlotID: kvstore.ExtraSlotID("h", "trigger", base.Add(150*time.Second)), Status: kvstore.TickDispatched}); err != nil {
+	if err := a.store.PutTick(ctx, kvstore.Tick{Schedule: "h", Slot: base.Add(150 * time.Second), SlotID: slotid.Extra("h", "trigger", base.Add(150*time.Second)), Status: kvstore.TickDispatched}); err != nil {
 		t.Fatal(err)
 	}
 	var hist admin.Page[admin.HistoryItem]

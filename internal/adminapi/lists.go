@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -276,7 +277,7 @@ func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
 		if err != nil {
 			// Listed, not left out: a record nobody can see is one
 			// nobody removes.
-			it.Invalid = kvstore.UserMessage(err)
+			it.Invalid = usererr.Message(err)
 		}
 		if len(it.Payload) > maxListedBytes {
 			it.Payload, it.Omitted = nil, []string{"payload"}

@@ -9,7 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/micro"
 
-	"github.com/jetsched/jetsched/pkg/audit"
+	"github.com/jetsched/jetsched/internal/auditlog"
 )
 
 // Headers of a request that name its sender.
@@ -53,9 +53,9 @@ func ownAccount(nc *nats.Conn) string {
 // scheduler's own account carries no such header (or one its sender
 // wrote), and a server without accounts vouches for no one: those are
 // "unauthenticated". The Sched-Actor header is kept as claimed.
-func requesterOf(req micro.Request, own string) audit.Requester {
+func requesterOf(req micro.Request, own string) auditlog.Requester {
 	h := req.Headers()
-	r := audit.Requester{Claimed: h.Get(HeaderActor)}
+	r := auditlog.Requester{Claimed: h.Get(HeaderActor)}
 	raw := h.Get(HeaderRequestInfo)
 	if raw == "" || own == "" || own == globalAccount {
 		return r

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -46,7 +47,7 @@ func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {
 	}
 	out, err := h.timers.Cancel(ctx, r.Run, r.Step)
 	if errors.Is(err, kvstore.ErrNotFound) {
-		return nil, kvstore.NotFound("timer", r.Run+"/"+r.Step)
+		return nil, usererr.NotFound("timer", r.Run+"/"+r.Step)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)

@@ -25,6 +25,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -53,7 +54,7 @@ type Config struct {
 	Store *jsstore.Store
 	// Log writes the trail (its key signs; its trail is the one watched).
 	// Required.
-	Log *audit.Log
+	Log *auditlog.Log
 	// Key is the trail's key, to check anchored heads and earlier entries.
 	// Required.
 	Key []byte

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -40,7 +41,7 @@ type bundle struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	store *jsstore.Store
-	log   *audit.Log
+	log   *auditlog.Log
 	a     *auditor.Auditor
 	seen  *counter
 }
@@ -65,10 +66,10 @@ func setupOn(t testing.TB, url string, dupWindow time.Duration) *bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	b := &bundle{nc: nc, js: js, store: store, log: audit.New(js, key, "scheduler:t1"), seen: &counter{}}
+	b := &bundle{nc: nc, js: js, store: store, log: auditlog.New(js, key, "scheduler:t1"), seen: &counter{}}
 	// Grace: an API write's trail entry is appended after the write (three
 	// round trips); under a loaded CI run with -race, 100 ms let the entry
 	// come after its change was judged external (TestExternalChanges
@@ -400,7 +401,7 @@ func TestConfigRefused(t *testing.T) {
 	t.Parallel()
 	srv := natstest.Start(t)
 	_, store := srv.Store(t)
-	log := audit.New(store.JetStream(), key, "scheduler:t")
+	log := auditlog.New(store.JetStream(), key, "scheduler:t")
 	ok := auditor.Config{Store: store, Log: log, Key: key, Instance: "t"}
 	for _, c := range []struct {
 		want string

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -32,7 +33,7 @@ func (s *scenario) setupAudit(ctx context.Context) error {
 	_, _ = rand.Read(key)
 	p := s.layout.Prefix
 	a := &benchAudit{key: key, trail: audit.Trail{Stream: strings.ToUpper(p) + "_AUDIT", Subject: p + ".audit", HeadBucket: p + "_audit_head"}}
-	if err := audit.Setup(ctx, s.r.js, a.trail, 1); err != nil {
+	if err := auditlog.Setup(ctx, s.r.js, a.trail, 1); err != nil {
 		return err
 	}
 	s.audit = a
@@ -50,7 +51,7 @@ func (s *scenario) closeAudit(ctx context.Context) {
 // startAuditor gives an instance the audit duties of `scheduler run
 // --audit-key-file`, on the scenario's trail.
 func (s *scenario) startAuditor(ctx context.Context, name string, store *jsstore.Store) (*auditor.Auditor, error) {
-	log := audit.New(store.JetStream(), s.audit.key, "scheduler:"+name).WithTrail(s.audit.trail)
+	log := auditlog.New(store.JetStream(), s.audit.key, "scheduler:"+name).WithTrail(s.audit.trail)
 	a, err := auditor.New(auditor.Config{Store: store, Log: log, Key: s.audit.key, Instance: name,
 		Round: benchAuditRound, Settle: benchAuditSettle, Logger: s.r.cfg.Logger})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -168,7 +169,7 @@ func (a *app) calendarRemove() *cobra.Command {
 			if err := a.call(cmd.Context(), "calendar.delete", admin.CalendarRequest{Name: name, Force: force}, nil); err != nil {
 				if errors.Is(err, jsstore.ErrInUse) {
 					return &kvstore.UserError{Kind: jsstore.ErrInUse, Err: err,
-						Msg: kvstore.UserMessage(err) + " (--force removes it anyway; those schedules then stop with an invalid event)"}
+						Msg: usererr.Message(err) + " (--force removes it anyway; those schedules then stop with an invalid event)"}
 				}
 				return err
 			}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -187,7 +188,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 // (the admin API's), with the flag of a bad spec field named first
 // ("--cron: invalid cron ...").
 func describe(err error) string {
-	msg := kvstore.UserMessage(err)
+	msg := usererr.Message(err)
 	var ue *kvstore.UserError
 	if errors.As(err, &ue) {
 		return msg // it says where, e.g. the entry of a --schedules file

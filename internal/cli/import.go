@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -54,7 +55,7 @@ and one whose stored spec is the same is not written. A progress line
 					err = spec.Validate(it.ID)
 				}
 				if err != nil {
-					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, kvstore.UserMessage(err))}
+					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, usererr.Message(err))}
 				}
 			}
 			nc, err := a.connectAPI()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -200,8 +201,8 @@ func TestHistoryOfExtraSlots(t *testing.T) {
 	e := newEnv(t)
 	js := e.store.JetStream()
 	base := time.UnixMilli(1_800_000_000_000).UTC() // 2027-01-15T08:00:00Z
-	trigger := kvstore.ExtraSlotID("z", "trigger", base.Add(1500*time.Millisecond))
-	backfill := kvstore.ExtraSlotID("z", "backfill", base.Add(-time.Hour))
+	trigger := slotid.Extra("z", "trigger", base.Add(1500*time.Millisecond))
+	backfill := slotid.Extra("z", "backfill", base.Add(-time.Hour))
 	natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", SlotID: trigger, At: base.Add(1500 * time.Millisecond),
 		Reason: kvstore.ReasonTrigger, Instance: "i1"})
 	natstest.PutZeroSlotTick(t, js, "z", trigger)

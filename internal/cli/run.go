@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/labelcap"
@@ -28,6 +29,7 @@ import (
 	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/timers"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -120,7 +122,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
 	_ = fl.MarkHidden("clock-offset")
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")
-	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+kvstore.EventSet(nil).String()+",fired")
+	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+eventfilter.Set(nil).String()+",fired")
 }
 
 // maxStopTimeout bounds --stop-timeout: a stop longer than an hour is a
@@ -195,9 +197,9 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 			return daemon.Config{}, invalidf("--pprof on --metrics-listen %s: a loopback address only (127.0.0.1, ::1, localhost), unless --pprof-allow-remote is given: whoever reaches it can profile the process", f.metrics)
 		}
 	}
-	events, err := kvstore.ParseEventSet(f.events)
+	events, err := eventfilter.Parse(f.events)
 	if err != nil {
-		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", kvstore.UserMessage(err))}
+		return daemon.Config{}, usageError{fmt.Errorf("--events: %s", usererr.Message(err))}
 	}
 	for _, path := range f.schedules {
 		if err := regfile.Check(path); err != nil {

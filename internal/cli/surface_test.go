@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/adminapi"
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/bench"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -39,7 +40,7 @@ func newAuditEnv(t *testing.T) auditEnv {
 	if err := jsstore.Setup(ctx, js, jsstore.SetupConfig{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
@@ -47,7 +48,7 @@ func newAuditEnv(t *testing.T) auditEnv {
 		t.Fatal(err)
 	}
 	key := "0123456789abcdef0123456789abcdef"
-	store.SetAuditor(audit.New(js, []byte(key), "test"))
+	store.SetAuditor(auditlog.New(js, []byte(key), "test"))
 	api, err := adminapi.Start(ctx, adminapi.Config{Conn: js.Conn(), Store: store})
 	if err != nil {
 		t.Fatal(err)

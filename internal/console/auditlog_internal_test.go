@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/audit"
@@ -28,10 +29,10 @@ func TestAuditFollowerReadsLargeEntries(t *testing.T) {
 	srv := natstest.StartTight(t)
 	ctx := context.Background()
 	_, js := srv.Connect(t)
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	trail := audit.New(js, []byte("console-internal-test-key-0123456789"), "scheduler:t")
+	trail := auditlog.New(js, []byte("console-internal-test-key-0123456789"), "scheduler:t")
 	const n = 64
 	detail, err := json.Marshal(map[string]string{"input": strings.Repeat("x", kvstore.MaxInputBytes-32)})
 	if err != nil {

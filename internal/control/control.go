@@ -15,6 +15,8 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/slotid"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -171,7 +173,7 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 		return "", err
 	}
 	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
-	trace := kvstore.TraceContextOf(ctx) // the triggered fire's dispatch span is its child
+	trace := jsstore.TraceContextOf(ctx) // the triggered fire's dispatch span is its child
 	var slot string
 	_, err := c.update(ctx, id, "schedule.trigger", func(st *kvstore.State) (any, error) {
 		if len(st.Triggers) >= 100 {
@@ -184,7 +186,7 @@ func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
 			}
 		}
 		st.Triggers = append(st.Triggers, kvstore.Trigger{At: at, Note: note, Trace: trace})
-		slot = kvstore.ExtraSlotID(id, "trigger", at)
+		slot = slotid.Extra(id, "trigger", at)
 		return map[string]string{"slot_id": slot, "note": note}, nil
 	})
 	if err != nil {
@@ -271,7 +273,7 @@ func (c Control) CancelBackfill(ctx context.Context, id string) (kvstore.Backfil
 	var was kvstore.Backfill
 	_, err := c.update(ctx, id, "schedule.backfill.cancel", func(st *kvstore.State) (any, error) {
 		if st.Backfill == nil {
-			return nil, kvstore.NotFound("backfill in progress for schedule", id)
+			return nil, usererr.NotFound("backfill in progress for schedule", id)
 		}
 		was, st.Backfill = *st.Backfill, nil
 		return map[string]int{"done": was.Done, "total": was.Total}, nil

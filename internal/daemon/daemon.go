@@ -20,6 +20,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/adminapi"
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/auditor"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/fires"
@@ -190,7 +191,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	if cfg.AuditKey != nil {
 		// Only an audited scheduler needs the trail's stream.
-		if err := audit.Setup(ctx, d.js, audit.Trail{}, cfg.Setup.Replicas); err != nil {
+		if err := auditlog.Setup(ctx, d.js, audit.Trail{}, cfg.Setup.Replicas); err != nil {
 			return err
 		}
 	}
@@ -302,7 +303,7 @@ func (d *Daemon) applyStatic(ctx context.Context, sets []jsstore.StaticSet) erro
 // startAudit starts the audit duties and makes the store record every
 // mutation.
 func (d *Daemon) startAudit(ctx context.Context, cfg Config, m *metrics.Metrics) error {
-	trail := audit.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance())
+	trail := auditlog.New(d.js, cfg.AuditKey, "scheduler:"+d.engine.Instance())
 	ac := cfg.Audit
 	ac.Store, ac.Log, ac.Key, ac.Instance = d.store, trail, cfg.AuditKey, d.engine.Instance()
 	ac.Logger = cmp.Or(ac.Logger, d.log)

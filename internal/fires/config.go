@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -124,7 +125,7 @@ type Config struct {
 	// Default (nil): every kind but fired, which the fire stream records
 	// already; a fired event is published once the stream has acknowledged
 	// the fire, with its sequence.
-	Events kvstore.EventSet
+	Events eventfilter.Set
 	// TracerProvider, when it records (not nil, not otel's noop), gives
 	// every dispatched fire a span "dispatch <workflow>" (docs/tracing.md)
 	// whose context goes into the fire's traceparent and tracestate

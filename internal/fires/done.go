@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -56,7 +57,7 @@ func (w worker) doneTick(ctx context.Context, j slotJob, d doneReport, running b
 	if t.Slot.IsZero() {
 		// The slot's time is in its id, a trigger's or a backfill's
 		// ("<id>.<kind>-<ms>") as well as a regular slot's.
-		if _, kind, slot, perr := kvstore.ParseAnySlotID(d.SlotID); perr == nil {
+		if _, kind, slot, perr := slotid.ParseAny(d.SlotID); perr == nil {
 			t.Slot = slot
 			if kind == "" && kvstore.SlotID(j.id, slot) == d.SlotID {
 				t.SlotID = ""

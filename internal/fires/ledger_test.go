@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -57,7 +58,7 @@ func TestBackfillSlotNotLastFire(t *testing.T) {
 	h.put("bf", spec)
 	now := time.Now().UTC()
 	old := now.Truncate(time.Hour).Add(-5 * time.Hour)
-	slotID := kvstore.ExtraSlotID("bf", "backfill", old)
+	slotID := slotid.Extra("bf", "backfill", old)
 	natstest.PublishFire(t, h.js, natstest.Fire{Schedule: "bf", Workflow: "wf", SlotID: slotID, At: old, Reason: kvstore.ReasonBackfill}) // the first run
 	natstest.PublishFire(t, h.js, natstest.Fire{Schedule: "bf", Workflow: "wf", At: now.Truncate(time.Hour)})                             // a regular fire since
 	// The second run's claim on the same slot, whose owner died.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -342,7 +343,7 @@ func (w worker) act(ctx context.Context, j slotJob, d Decision, now time.Time, r
 		t := st.Triggers[0]
 		st.Triggers = append([]kvstore.Trigger(nil), st.Triggers[1:]...)
 		c := w.newClaim(t.At, now)
-		c.Reason, c.Note, c.SlotID, c.Trace = kvstore.ReasonTrigger, t.Note, kvstore.ExtraSlotID(j.id, "trigger", t.At), t.Trace
+		c.Reason, c.Note, c.SlotID, c.Trace = kvstore.ReasonTrigger, t.Note, slotid.Extra(j.id, "trigger", t.At), t.Trace
 		st.Fires++
 		w.track(&st, j, c)
 		return w.claimAndDispatch(ctx, j, st, c, r, nil)
@@ -362,7 +363,7 @@ func (w worker) act(ctx context.Context, j slotJob, d Decision, now time.Time, r
 		b.NotBefore = now.Add(time.Duration(float64(time.Second) / b.Rate)).UTC()
 		st.Backfill = &b
 		c := w.newClaim(d.Slot, now)
-		c.Reason, c.Note, c.SlotID = kvstore.ReasonBackfill, b.Note, kvstore.ExtraSlotID(j.id, "backfill", d.Slot)
+		c.Reason, c.Note, c.SlotID = kvstore.ReasonBackfill, b.Note, slotid.Extra(j.id, "backfill", d.Slot)
 		st.Fires++
 		return w.claimAndDispatch(ctx, j, st, c, r, nil)
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/slotid"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -81,7 +83,7 @@ func (s *Store) LastFired(ctx context.Context, id string) (Fired, error) {
 	m, err := stream.GetLastMsgForSubject(ctx, s.layout.ScheduleFires(id))
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
-		return Fired{}, kvstore.NotFound("fire of schedule", id)
+		return Fired{}, usererr.NotFound("fire of schedule", id)
 	case err != nil:
 		return Fired{}, fmt.Errorf("kvstore: last fire of %q in %s: %w", id, s.layout.FiresStream, err)
 	}
@@ -224,7 +226,7 @@ func (s *Store) SlotEntry(ctx context.Context, slotID string) (kvstore.Tick, err
 	case err != nil:
 		return kvstore.Tick{}, err
 	case fired == nil && terr != nil:
-		return kvstore.Tick{}, kvstore.NotFound("slot", slotID)
+		return kvstore.Tick{}, usererr.NotFound("slot", slotID)
 	case fired == nil:
 		return t, nil
 	case terr != nil:
@@ -259,12 +261,12 @@ func (s *Store) TickRetention(ctx context.Context) (time.Duration, error) {
 
 // Ledger is the ledger of schedule id: its sched_ticks entries merged
 // with its fires in the stream (see SlotEntry), keyed by slot id. An
-// entry without a slot time has the one its key names (Tick.WithSlotOf).
+// entry without a slot time has the one its key names (slotid.TickWithSlotOf).
 func (s *Store) Ledger(ctx context.Context, id string) (map[string]kvstore.Tick, error) {
 	out := map[string]kvstore.Tick{}
 	err := s.readAll(ctx, s.ticks, id+".*", func(e jetstream.KeyValueEntry) {
 		if t, err := kvstore.DecodeTick(e.Value()); err == nil {
-			out[e.Key()] = t.WithSlotOf(e.Key())
+			out[e.Key()] = slotid.TickWithSlotOf(t, e.Key())
 		}
 	})
 	if err != nil {

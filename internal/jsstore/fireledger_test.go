@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -34,7 +35,7 @@ func TestLedgerFromTheStream(t *testing.T) {
 		t.Fatalf("LastFired before any fire: %v", err)
 	}
 	s1 := publish("sched.fire.wf.a", "a", kvstore.SlotID("a", base), base, "")
-	trigger := kvstore.ExtraSlotID("a", "trigger", base.Add(1500*time.Millisecond))
+	trigger := slotid.Extra("a", "trigger", base.Add(1500*time.Millisecond))
 	s2 := publish("sched.fire.wf.a", "a", trigger, base.Add(1500*time.Millisecond), kvstore.ReasonTrigger)
 	publish("sched.fire.wf.ab", "ab", kvstore.SlotID("ab", base), base, "")                                             // another schedule
 	publish("sched.fire.wf", "a", kvstore.SlotID("a", base.Add(time.Hour)), base.Add(time.Hour), "")                    // the workflow-only form
@@ -96,8 +97,8 @@ func TestLedgerEntryWithoutASlotTime(t *testing.T) {
 	js, s := natstest.Start(t).Store(t)
 	ctx := context.Background()
 	base := time.UnixMilli(1_800_000_000_000).UTC()
-	trigger := kvstore.ExtraSlotID("z", "trigger", base.Add(1500*time.Millisecond))
-	backfill := kvstore.ExtraSlotID("z", "backfill", base.Add(-time.Hour)) // its fire aged out of the stream
+	trigger := slotid.Extra("z", "trigger", base.Add(1500*time.Millisecond))
+	backfill := slotid.Extra("z", "backfill", base.Add(-time.Hour)) // its fire aged out of the stream
 	seq := natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", SlotID: trigger, At: base.Add(1500 * time.Millisecond),
 		Reason: kvstore.ReasonTrigger, Instance: "i1"})
 	natstest.PublishFire(t, js, natstest.Fire{Schedule: "z", Workflow: "wf", At: base, Instance: "i1"})

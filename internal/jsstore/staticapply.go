@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -64,7 +65,7 @@ func (set StaticSet) entryError(i int, id string, err error) error {
 	if errors.Is(err, kvstore.ErrStatic) {
 		kind = kvstore.ErrStatic
 	}
-	return &kvstore.UserError{Kind: kind, Err: err, Msg: fmt.Sprintf("%s: entry %d (id %q): %s", set.Source, i+1, id, kvstore.UserMessage(err))}
+	return &kvstore.UserError{Kind: kind, Err: err, Msg: fmt.Sprintf("%s: entry %d (id %q): %s", set.Source, i+1, id, usererr.Message(err))}
 }
 
 // ApplyStatic makes the static schedules of set.Source what set declares.

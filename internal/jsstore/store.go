@@ -21,6 +21,8 @@ import (
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/internal/slotid"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -349,11 +351,11 @@ type specPlan struct {
 // the stored one (see prepareSpec) with calendars from cals.
 func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals kvstore.CalendarSource) (specPlan, error) {
 	if spec.Trace == nil && s.specTraces.Load() {
-		spec.Trace = kvstore.TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
+		spec.Trace = TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
 	}
 	if cur == nil {
 		if o.Update || o.IfRevision != 0 {
-			return specPlan{}, kvstore.NotFound("schedule", id)
+			return specPlan{}, usererr.NotFound("schedule", id)
 		}
 		written, data, err := s.prepareSpec(id, spec, nil, o, cals)
 		return specPlan{written: written, data: data}, err
@@ -648,7 +650,7 @@ func (s *Store) PutTick(ctx context.Context, t kvstore.Tick) error {
 
 // GetTick reads a slot's ledger entry; ErrNotFound when there is none.
 // An entry without a slot time has the one its slot id names (see
-// Tick.WithSlotOf).
+// slotid.TickWithSlotOf).
 func (s *Store) GetTick(ctx context.Context, slotID string) (kvstore.Tick, error) {
 	e, err := get(ctx, s.ticks, "slot", slotID)
 	if err != nil {
@@ -658,7 +660,7 @@ func (s *Store) GetTick(ctx context.Context, slotID string) (kvstore.Tick, error
 	if err != nil {
 		return kvstore.Tick{}, err
 	}
-	return t.WithSlotOf(slotID), nil
+	return slotid.TickWithSlotOf(t, slotID), nil
 }
 
 // History returns the ledger of schedule id (see Ledger), oldest slot
@@ -681,7 +683,7 @@ func get(ctx context.Context, kv jetstream.KeyValue, kind, key string) (jetstrea
 	e, err := kv.Get(ctx, key)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
-			return nil, kvstore.NotFound(kind, key)
+			return nil, usererr.NotFound(kind, key)
 		}
 		return nil, err
 	}
@@ -742,7 +744,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 	hist, err := s.specs.History(ctx, id)
 	if err != nil {
 		if errors.Is(err, jetstream.ErrKeyNotFound) {
-			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, kvstore.NotFound("schedule", id))
+			return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, usererr.NotFound("schedule", id))
 		}
 		return time.Time{}, false, fmt.Errorf("kvstore: history of spec %q: %w", id, err)
 	}
@@ -753,7 +755,7 @@ func (s *Store) SpecCreated(ctx context.Context, id string) (created time.Time, 
 		}
 	}
 	if first >= len(hist) {
-		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, kvstore.NotFound("schedule", id))
+		return time.Time{}, false, fmt.Errorf("kvstore: spec %q: %w", id, usererr.NotFound("schedule", id))
 	}
 	st, err := s.specs.Status(ctx)
 	if err != nil {

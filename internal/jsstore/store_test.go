@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -196,15 +197,15 @@ func TestSlotID(t *testing.T) {
 		}
 	}
 	// Any slot id: a regular slot's, a trigger's, a backfill's.
-	for _, c := range []struct{ id, kind string }{{id, ""}, {kvstore.ExtraSlotID("billing-daily", "trigger", at), "trigger"},
-		{kvstore.ExtraSlotID("billing-daily", "backfill", at), "backfill"}} {
-		sched, kind, slot, err := kvstore.ParseAnySlotID(c.id)
+	for _, c := range []struct{ id, kind string }{{id, ""}, {slotid.Extra("billing-daily", "trigger", at), "trigger"},
+		{slotid.Extra("billing-daily", "backfill", at), "backfill"}} {
+		sched, kind, slot, err := slotid.ParseAny(c.id)
 		if err != nil || sched != "billing-daily" || kind != c.kind || !slot.Equal(at) {
 			t.Errorf("ParseAnySlotID(%q) = %q, %q, %v, %v", c.id, sched, kind, slot, err)
 		}
 	}
 	for _, bad := range []string{"", "nodot", ".123", "a.b", "a.trigger-", "a.-trigger-1", "a.Trigger-1", "a.trigger-1x"} {
-		if _, _, _, err := kvstore.ParseAnySlotID(bad); err == nil {
+		if _, _, _, err := slotid.ParseAny(bad); err == nil {
 			t.Errorf("ParseAnySlotID(%q) accepted", bad)
 		}
 	}

@@ -10,10 +10,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/natserr"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// Auditor writes the audit trail ahead of the store's changes (audit.Log
+// Auditor writes the audit trail ahead of the store's changes (auditlog.Log
 // is one). Intend is called before a change is applied; when it fails the
 // change is not applied. Abandon is called, best effort, when a change
 // whose intent was appended was then not applied.
@@ -26,7 +27,7 @@ type Auditor interface {
 }
 
 // BatchAuditor is an Auditor that appends many intents in one go, in
-// order (audit.Log is one): SaveSpecs uses it when the store's auditor has
+// order (auditlog.Log is one): SaveSpecs uses it when the store's auditor has
 // it, else Intend per write.
 type BatchAuditor interface {
 	// IntendAll appends one intent per element of ins and returns their
@@ -68,7 +69,7 @@ func (s *Store) Intend(ctx context.Context, in kvstore.Intent) (AuditMark, error
 func auditUnavailable(action, target string, err error) error {
 	return &kvstore.UserError{Kind: kvstore.ErrAuditUnavailable, Err: err, Msg: fmt.Sprintf(
 		"audit_unavailable: the audit trail could not be written, so %s %s was not done (nothing changed): %s",
-		action, target, kvstore.UserMessage(err))}
+		action, target, usererr.Message(err))}
 }
 
 // Abandon records, best effort, that the change of mark was not made
@@ -89,7 +90,7 @@ func (s *Store) Abandon(ctx context.Context, cause error, marks ...AuditMark) {
 	}
 	reason := "not applied"
 	if cause != nil {
-		reason = kvstore.UserMessage(cause)
+		reason = usererr.Message(cause)
 	}
 	_ = s.auditor.Abandon(context.WithoutCancel(ctx), seqs, reason)
 }

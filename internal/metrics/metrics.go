@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/labelcap"
 	"github.com/jetsched/jetsched/internal/natserr"
@@ -100,7 +101,7 @@ var timerEvents = []kvstore.EventKind{kvstore.EventInvalid, kvstore.EventFailed,
 func (m *Metrics) zero() {
 	m.claims.WithLabelValues("won")
 	m.claims.WithLabelValues("conflict")
-	for _, k := range kvstore.SchedulerEvents() {
+	for _, k := range eventfilter.SchedulerEvents() {
 		if k != kvstore.EventWakeupExpired && k != kvstore.EventStale {
 			m.events.WithLabelValues("schedules", string(k))
 		}

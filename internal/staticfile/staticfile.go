@@ -25,6 +25,7 @@ import (
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/strictjson"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -87,7 +88,7 @@ func Parse(path string, data []byte) (jsstore.StaticSet, error) {
 	resolved, err := set.Resolve()
 	if err != nil {
 		// Resolve's message starts with the source: name the file instead.
-		msg := strings.TrimPrefix(kvstore.UserMessage(err), set.Source+": ")
+		msg := strings.TrimPrefix(usererr.Message(err), set.Source+": ")
 		return set, &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + msg}
 	}
 	return resolved, nil
@@ -174,9 +175,9 @@ func LoadAll(paths []string) ([]jsstore.StaticSet, error) {
 }
 
 func fileError(path string, err error) error {
-	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + kvstore.UserMessage(err)}
+	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + usererr.Message(err)}
 }
 
 func entryError(path string, i int, err error) error {
-	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: fmt.Sprintf("--schedules %s: entry %d: %s", path, i+1, kvstore.UserMessage(err))}
+	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: fmt.Sprintf("--schedules %s: entry %d: %s", path, i+1, usererr.Message(err))}
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/jetsched/jetsched/internal/staticfile"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -97,7 +98,7 @@ func TestParseRefusesBadFiles(t *testing.T) {
 			if !errors.Is(err, kvstore.ErrInvalid) {
 				t.Fatalf("err %v, want ErrInvalid", err)
 			}
-			msg := kvstore.UserMessage(err)
+			msg := usererr.Message(err)
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {
 					t.Errorf("message %q does not say %q", msg, w)
@@ -128,13 +129,13 @@ func TestLoadAll(t *testing.T) {
 	if err != nil || len(sets) != 2 {
 		t.Fatalf("%v, %v", sets, err)
 	}
-	if _, err := staticfile.LoadAll([]string{a, c}); err == nil || !strings.Contains(kvstore.UserMessage(err), `schedule "x" is declared in `+a) {
+	if _, err := staticfile.LoadAll([]string{a, c}); err == nil || !strings.Contains(usererr.Message(err), `schedule "x" is declared in `+a) {
 		t.Fatalf("an id in two files: %v", err)
 	}
-	if _, err := staticfile.LoadAll([]string{a, d}); err == nil || !strings.Contains(kvstore.UserMessage(err), `source "a.yaml"`) {
+	if _, err := staticfile.LoadAll([]string{a, d}); err == nil || !strings.Contains(usererr.Message(err), `source "a.yaml"`) {
 		t.Fatalf("a source in two files: %v", err)
 	}
-	if _, err := staticfile.LoadAll([]string{filepath.Join(dir, "missing.yaml")}); !errors.Is(err, kvstore.ErrInvalid) || !strings.Contains(kvstore.UserMessage(err), "missing.yaml") {
+	if _, err := staticfile.LoadAll([]string{filepath.Join(dir, "missing.yaml")}); !errors.Is(err, kvstore.ErrInvalid) || !strings.Contains(usererr.Message(err), "missing.yaml") {
 		t.Fatalf("a missing file: %v", err)
 	}
 }
@@ -164,7 +165,7 @@ func TestLoadRefusesSpecialAndHugeFiles(t *testing.T) {
 		if !errors.Is(err, kvstore.ErrInvalid) {
 			t.Fatalf("Load(%s): %v, want ErrInvalid", c.path, err)
 		}
-		if msg := kvstore.UserMessage(err); !strings.Contains(msg, c.path) || !strings.Contains(msg, c.reason) {
+		if msg := usererr.Message(err); !strings.Contains(msg, c.path) || !strings.Contains(msg, c.reason) {
 			t.Errorf("Load(%s): %q, want it to name the file and %q", c.path, msg, c.reason)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
@@ -58,7 +59,7 @@ type Config struct {
 	Workers int
 	// Events chooses the observer events published, by kind, as
 	// fires.Config.Events does. Default (nil): every kind but fired.
-	Events kvstore.EventSet
+	Events eventfilter.Set
 	// StepHook, when set, is called at the engine's decisions
 	// (StepRepublish); tests wait for them. It must not block.
 	StepHook func(Step)

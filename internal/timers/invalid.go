@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -24,7 +25,7 @@ func (e *Engine) checkBucket(t kvstore.Timer) error {
 	if t.ConditionKey == "" {
 		return nil
 	}
-	return kvstore.CheckConditionBucket(t.ConditionKey, e.cfg.ConditionBuckets)
+	return jsstore.CheckConditionBucket(t.ConditionKey, e.cfg.ConditionBuckets)
 }
 
 // invalid records a timer record that failed validation (cause): never
@@ -37,7 +38,7 @@ func (e *Engine) checkBucket(t kvstore.Timer) error {
 func (e *Engine) invalid(ctx context.Context, ent kvstore.TimerEntry, cause error) tresult {
 	r := tresult{key: ent.Key}
 	t, now := ent.Timer, e.cfg.Clock.Now().UTC()
-	field, reason := kvstore.InvalidRecordReason(cause)
+	field, reason := invalidRecordReason(cause)
 	slot := t.Due.UTC()
 	if slot.IsZero() {
 		slot = time.UnixMilli(0).UTC()

@@ -29,6 +29,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -53,7 +54,7 @@ type Config struct {
 	Instance string
 	// Events chooses whether undeliverable events are published (nil:
 	// they are).
-	Events kvstore.EventSet
+	Events eventfilter.Set
 	// Observer, when set, is called for every undeliverable message, with
 	// "fires" or "wakeups" and the consumer's name: the metric. It must
 	// not block.

@@ -226,7 +226,7 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 		return field("condition", "", "a condition key needs the value it must hold (condition)")
 	}
 	if c.ConditionBuckets != nil {
-		if err := kvstore.CheckConditionBucket(r.ConditionKey, c.ConditionBuckets); err != nil {
+		if err := jsstore.CheckConditionBucket(r.ConditionKey, c.ConditionBuckets); err != nil {
 			return err // before the lookup: whether another's bucket exists is not told
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
@@ -23,12 +24,12 @@ func TestChainVerifiesAndSurvivesConcurrentWriters(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
 	for w := range 3 {
-		l := audit.New(js, key, fmt.Sprintf("writer-%d", w))
+		l := auditlog.New(js, key, fmt.Sprintf("writer-%d", w))
 		wg.Go(func() {
 			for i := range 70 {
 				if err := l.Record(ctx, "schedule.put", fmt.Sprintf("s%d", i), map[string]int{"i": i}); err != nil {
@@ -67,10 +68,10 @@ func TestForgedEntryIsDetected(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	l := audit.New(js, key, "cli:alice")
+	l := auditlog.New(js, key, "cli:alice")
 	for i := range 5 {
 		if err := l.Record(ctx, "schedule.pause", fmt.Sprintf("s%d", i), nil); err != nil {
 			t.Fatal(err)
@@ -96,7 +97,7 @@ func TestDeletedEntryIsDetected(t *testing.T) {
 	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: audit.Stream, Subjects: []string{audit.Subject + ".>"}}); err != nil {
 		t.Fatal(err)
 	}
-	l := audit.New(js, key, "api")
+	l := auditlog.New(js, key, "api")
 	for i := range 6 {
 		if err := l.Record(ctx, "calendar.put", fmt.Sprintf("c%d", i), nil); err != nil {
 			t.Fatal(err)

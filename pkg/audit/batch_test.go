@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -20,12 +21,12 @@ func TestIntendAllAmidOtherWriters(t *testing.T) {
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
 	const runs, perRun, singles = 4, 300, 60
 	var wg sync.WaitGroup
-	batch := audit.New(js, key, "importer")
+	batch := auditlog.New(js, key, "importer")
 	wg.Go(func() {
 		for r := range runs {
 			ins := make([]kvstore.Intent, perRun)
@@ -40,7 +41,7 @@ func TestIntendAllAmidOtherWriters(t *testing.T) {
 		}
 	})
 	for w := range 2 {
-		l := audit.New(js, key, fmt.Sprintf("writer-%d", w))
+		l := auditlog.New(js, key, fmt.Sprintf("writer-%d", w))
 		wg.Go(func() {
 			for i := range singles / 2 {
 				if err := l.Record(ctx, "schedule.pause", fmt.Sprintf("w%d-%d", w, i), nil); err != nil {

@@ -13,9 +13,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
-
-	"github.com/jetsched/jetsched/internal/jsname"
-	"github.com/jetsched/jetsched/internal/natserr"
 )
 
 // Head is the trail's head at a checkpoint: the checkpoint's sequence and
@@ -46,6 +43,12 @@ func (h Head) sign(key []byte) string {
 	return hex.EncodeToString(m.Sum(nil))
 }
 
+// Sign returns h signed with key (Sig set), as a writer anchors it.
+func (h Head) Sign(key []byte) Head {
+	h.Sig = h.sign(key)
+	return h
+}
+
 // SignedBy reports whether h's signature is right for key.
 func (h Head) SignedBy(key []byte) bool { return hmac.Equal([]byte(h.Sig), []byte(h.sign(key))) }
 
@@ -60,28 +63,6 @@ func ParseHead(s string) (Head, error) {
 		return Head{}, fmt.Errorf("audit: head %q: the MAC must be 64 hex digits", s)
 	}
 	return Head{Seq: seq, MAC: macText}, nil
-}
-
-// anchorHistory is how many anchored heads the head bucket keeps per
-// trail.
-const anchorHistory = 64
-
-// setupHead creates the head bucket's stream: a key-value bucket with
-// history that refuses deletes, purges and roll-ups, so that no one with
-// write rights on its keys can erase an anchored head. An existing bucket
-// is left as it is (the scheduler's account may create it, not update it).
-func setupHead(ctx context.Context, js jetstream.JetStream, t Trail, replicas int) error {
-	name := "KV_" + t.HeadBucket
-	_, err := js.CreateStream(ctx, jetstream.StreamConfig{
-		Name: name, Description: "jetsched audit trail heads (anchors of " + t.Stream + ")",
-		Subjects: []string{"$KV." + t.HeadBucket + ".>"}, MaxMsgsPerSubject: anchorHistory,
-		Storage: jetstream.FileStorage, Replicas: max(replicas, 1), Discard: jetstream.DiscardNew,
-		DenyDelete: true, DenyPurge: true, AllowRollup: false,
-	})
-	if err != nil && !errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
-		return fmt.Errorf("audit: create head bucket %s: %w", t.HeadBucket, err)
-	}
-	return nil
 }
 
 // RollbackError says the trail does not extend a head it had: it was
@@ -127,7 +108,7 @@ func Extends(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo
 	case info.State.FirstSeq > 1:
 		return fail("entries 1 to %d are gone (the stream starts at %d: its limits were lowered or it was purged)", info.State.FirstSeq-1, info.State.FirstSeq)
 	}
-	e, err := entryAt(ctx, s, h.Seq)
+	e, err := ReadEntry(ctx, s, h.Seq)
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
 		return fail("entry %d is gone", h.Seq)
 	}
@@ -138,88 +119,6 @@ func Extends(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo
 		return fail("entry %d has MAC %s: it was replaced", h.Seq, e.MAC)
 	}
 	return nil
-}
-
-// Checkpoint appends a checkpoint covering the trail's last entry and
-// anchors its head in the head bucket. It returns the anchored head; a
-// trail that does not extend the head anchored before is reported (the
-// Log's rollback handler) and not anchored, and Checkpoint returns the
-// *RollbackError.
-func (l *Log) Checkpoint(ctx context.Context) (Head, error) {
-	stream, err := l.js.Stream(ctx, l.trail.Stream)
-	if err != nil {
-		return Head{}, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
-	}
-	info, err := stream.Info(ctx)
-	if err != nil {
-		return Head{}, fmt.Errorf("audit: stream info: %w", err)
-	}
-	seq, info, err := l.append(ctx, Entry{Kind: KindCheckpoint, Action: "checkpoint", Covers: info.State.LastSeq})
-	if err != nil {
-		return Head{}, err
-	}
-	e, err := entryAt(ctx, stream, seq)
-	if err != nil {
-		return Head{}, err
-	}
-	h := Head{Stream: l.trail.Stream, Created: info.Created.UTC(), Seq: seq, MAC: e.MAC, At: time.Now().UTC(), By: l.by}
-	h.Sig = h.sign(l.key)
-	if err := l.anchor(ctx, stream, h); err != nil {
-		if errors.Is(err, ErrRollback) {
-			l.rollback(err)
-		}
-		return Head{}, err
-	}
-	return h, nil
-}
-
-// anchor writes h to the head bucket if the trail extends the newest
-// head anchored there (read from the key's history, so that a delete
-// marker cannot hide it), by compare-and-swap on the key's last sequence.
-func (l *Log) anchor(ctx context.Context, stream jetstream.Stream, h Head) error {
-	hs, err := l.js.Stream(ctx, "KV_"+l.trail.HeadBucket)
-	if err != nil {
-		return fmt.Errorf("audit: head bucket %s: %w", l.trail.HeadBucket, err)
-	}
-	// The key's subject in the stream, and the one a write to it is
-	// published on (behind the context's domain or API prefix).
-	subject := "$KV." + l.trail.HeadBucket + "." + h.Stream
-	put := jsname.KV(l.js, l.trail.HeadBucket, h.Stream)
-	data, _ := json.Marshal(h)
-	for range 20 {
-		anchors, err := ReadAnchors(ctx, l.js, l.key, l.trail)
-		if err != nil {
-			return err
-		}
-		if old, ok := anchors.Last(); ok {
-			if old.Seq >= h.Seq && old.Created.Equal(h.Created) {
-				return nil // a newer head is anchored already
-			}
-			info, err := stream.Info(ctx)
-			if err != nil {
-				return fmt.Errorf("audit: stream info: %w", err)
-			}
-			if err := Extends(ctx, stream, info, old); err != nil {
-				return err
-			}
-		}
-		var last uint64
-		m, err := hs.GetLastMsgForSubject(ctx, subject)
-		switch {
-		case err == nil:
-			last = m.Sequence
-		case !errors.Is(err, jetstream.ErrMsgNotFound):
-			return fmt.Errorf("audit: read anchored head: %w", err)
-		}
-		_, err = l.js.Publish(ctx, put, data, jetstream.WithExpectLastSequencePerSubject(last))
-		if err == nil {
-			return nil
-		}
-		if !natserr.WrongLastSequence(err) {
-			return fmt.Errorf("audit: anchor head %s: %w", h, err)
-		}
-	}
-	return fmt.Errorf("audit: anchor head %s: the anchor kept changing; gave up", h)
 }
 
 // decodeAnchor decodes an anchored head and checks its signature.

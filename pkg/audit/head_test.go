@@ -10,21 +10,22 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/audit"
 )
 
 // trailOf records n actions on a fresh default trail and anchors a
 // checkpoint after them.
-func trailOf(t *testing.T, n int) (jetstream.JetStream, *audit.Log, audit.Head) {
+func trailOf(t *testing.T, n int) (jetstream.JetStream, *auditlog.Log, audit.Head) {
 	t.Helper()
 	srv := natstest.Start(t)
 	_, js := srv.Connect(t)
 	ctx := context.Background()
-	if err := audit.Setup(ctx, js, audit.Trail{}, 1); err != nil {
+	if err := auditlog.Setup(ctx, js, audit.Trail{}, 1); err != nil {
 		t.Fatal(err)
 	}
-	l := audit.New(js, key, "scheduler:a")
+	l := auditlog.New(js, key, "scheduler:a")
 	for i := range n {
 		if err := l.Record(ctx, "schedule.put", fmt.Sprintf("s%d", i), nil); err != nil {
 			t.Fatal(err)

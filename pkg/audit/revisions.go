@@ -128,7 +128,7 @@ func checkRevision(ctx context.Context, trail jetstream.Stream, key []byte, buck
 		return &r
 	}
 	r.Intent = seq
-	e, err := entryAt(ctx, trail, seq)
+	e, err := ReadEntry(ctx, trail, seq)
 	switch {
 	case errors.Is(err, jetstream.ErrMsgNotFound):
 		r.Reason = "no such entry in the trail"

@@ -122,7 +122,7 @@ func Verify(ctx context.Context, js jetstream.JetStream, key []byte, o VerifyOpt
 // one.
 func checkHeads(ctx context.Context, js jetstream.JetStream, s jetstream.Stream, info *jetstream.StreamInfo, key []byte, t Trail, expect *Head, r *Report) error {
 	if info.State.Msgs > 0 {
-		last, err := entryAt(ctx, s, info.State.LastSeq)
+		last, err := ReadEntry(ctx, s, info.State.LastSeq)
 		if err != nil && !errors.Is(err, jetstream.ErrMsgNotFound) {
 			return err
 		}
@@ -192,7 +192,7 @@ func walk(ctx context.Context, s jetstream.Stream, info *jetstream.StreamInfo, k
 	r.From = start
 	prevMAC := ""
 	if start > info.State.FirstSeq {
-		e, err := entryAt(ctx, s, start-1)
+		e, err := ReadEntry(ctx, s, start-1)
 		if err != nil {
 			r.Broken, r.BrokenSeq = fmt.Sprintf("entry %d (before the starting point) is missing: deleted", start-1), start-1
 			return nil

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/client"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // A service declares its static schedules in code: the set owns them.
@@ -30,7 +30,7 @@ func ExampleClient_Static() {
 
 	_, err = c.Schedule(ctx, "invoice", nil, client.Cron("0 10 1 * *"), client.WithKey("monthly-invoice"))
 	fmt.Println(errors.Is(err, client.ErrStatic))
-	fmt.Println(kvstore.UserMessage(err))
+	fmt.Println(usererr.Message(err))
 	fmt.Println(c.Pause(ctx, "monthly-invoice", "quarter close", time.Time{}))
 
 	res, _ = c.Static(ctx, "billing-service", invoice) // the reminder left the code

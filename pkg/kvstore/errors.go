@@ -3,7 +3,6 @@ package kvstore
 import (
 	"errors"
 	"fmt"
-	"regexp"
 )
 
 var (
@@ -47,55 +46,9 @@ func (e *UserError) Unwrap() []error {
 	return []error{e.Kind}
 }
 
-func (e *UserError) userMessage() string { return e.Msg }
-
-// userFacing is an error written for users (*FieldError, *UserError).
-type userFacing interface {
-	error
-	userMessage() string
-}
-
-// NotFound is the error for a record that does not exist: kind is what
-// the user calls it ("schedule", "calendar", "timer", "slot"), name its
-// id. Its text is `not found: schedule "x"`; it matches ErrNotFound.
-func NotFound(kind, name string) error {
-	return &UserError{Kind: ErrNotFound, Msg: fmt.Sprintf("not found: %s %q", kind, name)}
-}
-
 // userErrorf makes a *UserError of kind with a formatted message.
 func userErrorf(kind error, format string, args ...any) error {
 	return &UserError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
-}
-
-// UserMessage renders err for users: the admin API's error messages and
-// the CLI's are this text. It is the one place that decides what a user
-// reads: the outermost *FieldError or *UserError in err's chain says it
-// (a *FieldError names the field and says why), and anything else (a NATS failure, say) keeps its detail
-// but loses the package prefixes of internal wrapping ("kvstore: ",
-// "fire: ", ...).
-func UserMessage(err error) string {
-	if err == nil {
-		return ""
-	}
-	var u userFacing
-	if errors.As(err, &u) { // the outermost one: it has the most context
-		return stripPrefixes(u.userMessage())
-	}
-	return stripPrefixes(err.Error())
-}
-
-// packagePrefix matches the prefix a jetsched package puts on its errors,
-// at the start of a message or of a wrapped one.
-var packagePrefix = regexp.MustCompile(`(^|: )(kvstore|admin|fire|wakeup|cronx|calendar|audit|client|worker|strictjson|daemon): `)
-
-func stripPrefixes(s string) string {
-	for {
-		t := packagePrefix.ReplaceAllString(s, "$1")
-		if t == s {
-			return s
-		}
-		s = t
-	}
 }
 
 // FieldError reports a record field that fails validation. Field uses the
@@ -121,8 +74,6 @@ func (e *FieldError) Error() string {
 	}
 	return msg
 }
-
-func (e *FieldError) userMessage() string { return e.Error() }
 
 // Unwrap lets errors.Is match ErrInvalid and errors.As reach the cause.
 func (e *FieldError) Unwrap() []error {

@@ -3,52 +3,14 @@ package kvstore_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-func TestParseEventSet(t *testing.T) {
-	t.Parallel()
-	def := kvstore.EventSet(nil)
-	if def.Has(kvstore.EventFired) || !def.Has(kvstore.EventMissed) || !def.Has(kvstore.EventLeaseLost) {
-		t.Fatalf("the default set: %s", def)
-	}
-	for _, tc := range []struct {
-		list string
-		has  []kvstore.EventKind
-		not  []kvstore.EventKind
-	}{
-		{"default", []kvstore.EventKind{kvstore.EventMissed, kvstore.EventInvalid}, []kvstore.EventKind{kvstore.EventFired}},
-		{"default,fired", []kvstore.EventKind{kvstore.EventMissed, kvstore.EventFired}, nil},
-		{"all", kvstore.SchedulerEvents(), nil},
-		{"fired, missed", []kvstore.EventKind{kvstore.EventFired, kvstore.EventMissed}, []kvstore.EventKind{kvstore.EventInvalid, kvstore.EventLeaseGained}},
-		{"none", nil, kvstore.SchedulerEvents()},
-	} {
-		set, err := kvstore.ParseEventSet(tc.list)
-		if err != nil {
-			t.Fatalf("%q: %v", tc.list, err)
-		}
-		for _, k := range tc.has {
-			if !set.Has(k) {
-				t.Errorf("%q: no %s", tc.list, k)
-			}
-		}
-		for _, k := range tc.not {
-			if set.Has(k) {
-				t.Errorf("%q: has %s", tc.list, k)
-			}
-		}
-	}
-	var fe *kvstore.FieldError
-	if _, err := kvstore.ParseEventSet("default,fird"); !errors.As(err, &fe) || fe.Field != "events" || fe.Value != "fird" {
-		t.Fatalf("a typo: %v", err)
-	}
-}
 
 // TestEventDocs: docs/fire-messages.md gives the JSON of every kind a
 // scheduler publishes, and each example is exactly what kvstore.Event
@@ -83,7 +45,7 @@ func TestEventDocs(t *testing.T) {
 		}
 		seen[ev.Kind] = true
 	}
-	for _, k := range kvstore.SchedulerEvents() {
+	for _, k := range eventfilter.SchedulerEvents() {
 		if !seen[k] {
 			t.Errorf("docs/fire-messages.md has no JSON example of %s", k)
 		}

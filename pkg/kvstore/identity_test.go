@@ -15,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -303,7 +304,7 @@ func TestSaveSpec(t *testing.T) {
 	t.Run("create, update and revisions", func(t *testing.T) {
 		s, _ := setup(t)
 		spec := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *"}
-		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Update: true}); !errors.Is(err, kvstore.ErrNotFound) || kvstore.UserMessage(err) != `not found: schedule "a"` {
+		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Update: true}); !errors.Is(err, kvstore.ErrNotFound) || usererr.Message(err) != `not found: schedule "a"` {
 			t.Fatalf("update of nothing: %v", err)
 		}
 		r, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{Create: true})
@@ -315,7 +316,7 @@ func TestSaveSpec(t *testing.T) {
 		}
 		spec.TZ = "Europe/Paris"
 		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{IfRevision: r.Revision + 5}); !errors.Is(err, kvstore.ErrConflict) ||
-			kvstore.UserMessage(err) != fmt.Sprintf(`conflict: schedule "a" is at revision %d, not %d; nothing was written`, r.Revision, r.Revision+5) {
+			usererr.Message(err) != fmt.Sprintf(`conflict: schedule "a" is at revision %d, not %d; nothing was written`, r.Revision, r.Revision+5) {
 			t.Fatalf("stale revision: %v", err)
 		}
 		if _, err := s.SaveSpec(ctx, "a", spec, jsstore.SaveOptions{IfRevision: r.Revision}); err != nil {
@@ -346,7 +347,7 @@ func TestStaticSchedules(t *testing.T) {
 	}
 	t.Run("dynamic writes and removals are refused, naming the file", func(t *testing.T) {
 		_, err := s.PutSpec(ctx, "invoice", kvstore.Spec{Workflow: "invoice", Cron: "0 10 * * *"})
-		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(kvstore.UserMessage(err), "billing.yaml") {
+		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(usererr.Message(err), "billing.yaml") {
 			t.Fatalf("put: %v", err)
 		}
 		if err := s.DeleteSpec(ctx, "invoice"); !errors.Is(err, kvstore.ErrStatic) {
@@ -360,7 +361,7 @@ func TestStaticSchedules(t *testing.T) {
 	t.Run("another source cannot take them", func(t *testing.T) {
 		other := jsstore.StaticSet{Source: "other.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}}}}
 		_, err := s.ApplyStatic(ctx, other)
-		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(kvstore.UserMessage(err), `other.yaml: entry 1 (id "invoice")`) {
+		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(usererr.Message(err), `other.yaml: entry 1 (id "invoice")`) {
 			t.Fatalf("apply: %v", err)
 		}
 	})
@@ -377,7 +378,7 @@ func TestStaticSchedules(t *testing.T) {
 		}}
 		_, err := s.ApplyStatic(ctx, bad)
 		var fe *kvstore.FieldError
-		if !errors.As(err, &fe) || fe.Field != "calendar" || !strings.Contains(kvstore.UserMessage(err), `billing.yaml: entry 2 (id "broken")`) {
+		if !errors.As(err, &fe) || fe.Field != "calendar" || !strings.Contains(usererr.Message(err), `billing.yaml: entry 2 (id "broken")`) {
 			t.Fatalf("apply: %v", err)
 		}
 		if e, _ := s.GetSpec(ctx, "invoice"); e.Spec.Cron != "0 9 * * *" {

@@ -51,15 +51,9 @@ func SlotID(id string, slot time.Time) string {
 	return id + "." + strconv.FormatInt(slot.UnixMilli(), 10)
 }
 
-// ExtraSlotID names a slot outside the recurrence: "<schedule
-// id>.<kind>-<unix ms>", e.g. "report.trigger-1796112000000".
-func ExtraSlotID(id, kind string, at time.Time) string {
-	return id + "." + kind + "-" + strconv.FormatInt(at.UnixMilli(), 10)
-}
-
 // ParseSlotID splits a slot id of the recurrence, "<schedule id>.<unix
-// ms>", into schedule id and scheduled time. An extra slot's id (see
-// ExtraSlotID) is refused: ParseAnySlotID reads both.
+// ms>", into schedule id and scheduled time. An extra slot's id (a
+// trigger's or a backfill's, "<schedule id>.<kind>-<unix ms>") is refused.
 func ParseSlotID(s string) (id string, slot time.Time, err error) {
 	i := strings.LastIndexByte(s, '.')
 	if i <= 0 {
@@ -70,30 +64,6 @@ func ParseSlotID(s string) (id string, slot time.Time, err error) {
 		return "", time.Time{}, fmt.Errorf("%w: slot id %q: %v", ErrInvalid, s, err)
 	}
 	return s[:i], time.UnixMilli(ms).UTC(), nil
-}
-
-// ParseAnySlotID splits any slot id a scheduler writes: a slot of the
-// recurrence, "<schedule id>.<unix ms>" (kind ""), or an extra slot,
-// "<schedule id>.<kind>-<unix ms>" (kind "trigger" or "backfill", see
-// ExtraSlotID), whose milliseconds are its scheduled time too: a
-// trigger's time, a backfill's replayed slot.
-func ParseAnySlotID(s string) (id, kind string, slot time.Time, err error) {
-	i := strings.LastIndexByte(s, '.')
-	if i <= 0 {
-		return "", "", time.Time{}, fmt.Errorf("%w: slot id %q: want <id>.<unix ms> or <id>.<kind>-<unix ms>", ErrInvalid, s)
-	}
-	last := s[i+1:]
-	if k := strings.IndexByte(last, '-'); k > 0 {
-		kind, last = last[:k], last[k+1:]
-		if strings.TrimLeft(kind, "abcdefghijklmnopqrstuvwxyz") != "" {
-			return "", "", time.Time{}, fmt.Errorf("%w: slot id %q: kind %q is not lower-case letters", ErrInvalid, s, kind)
-		}
-	}
-	ms, err := strconv.ParseInt(last, 10, 64)
-	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("%w: slot id %q: %w", ErrInvalid, s, err)
-	}
-	return s[:i], kind, time.UnixMilli(ms).UTC(), nil
 }
 
 // ShardOf maps a schedule id to its shard.

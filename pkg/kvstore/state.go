@@ -274,19 +274,6 @@ func (t Tick) Key() string {
 	return SlotID(t.Schedule, t.Slot)
 }
 
-// WithSlotOf is t with the scheduled time its key names (see
-// ParseAnySlotID) when it has none: schedulers before the fix of issue 51
-// wrote a worker's outcome on a trigger's or a backfill's slot with the
-// zero time ("0001-01-01T00:00:00Z"), which readers must not show.
-func (t Tick) WithSlotOf(key string) Tick {
-	if t.Slot.IsZero() {
-		if _, _, slot, err := ParseAnySlotID(key); err == nil {
-			t.Slot = slot
-		}
-	}
-	return t
-}
-
 // DecodeTick parses a sched_ticks value.
 func DecodeTick(data []byte) (Tick, error) {
 	var t Tick

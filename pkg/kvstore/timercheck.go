@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,8 +17,8 @@ import (
 // expires_at (not before due), rearms, payload (CheckJSON), the text that
 // becomes headers (condition, when, zone, calendar, when_expr: CheckText),
 // and condition_key (its form, and a condition to compare with). Which
-// buckets a condition key may name is the scheduler's configuration:
-// CheckConditionBucket.
+// buckets a condition key may name is the scheduler's configuration
+// (scheduler run --condition-buckets), which the scheduler checks.
 func ValidateTimer(key string, t Timer) error {
 	for _, id := range [...]struct{ field, v string }{{"run", t.Run}, {"step", t.Step}} {
 		if err := ValidateTimerID(id.field, id.v); err != nil {
@@ -70,27 +69,6 @@ func ValidateTimer(key string, t Timer) error {
 	return nil
 }
 
-// CheckConditionBucket refuses a condition key (already of a valid form)
-// whose bucket is not one of allowed, the buckets the scheduler was
-// configured to read (scheduler run --condition-buckets): a timer must not
-// make the scheduler read another tenant's bucket or its own. The error is
-// a *FieldError naming condition_key.
-func CheckConditionBucket(conditionKey string, allowed []string) error {
-	bucket, _, err := ParseConditionKey(conditionKey)
-	if err != nil {
-		return &FieldError{Field: "condition_key", Value: conditionKey, Err: err}
-	}
-	if slices.Contains(allowed, bucket) {
-		return nil
-	}
-	which := "it reads none"
-	if len(allowed) > 0 {
-		which = "it reads " + strings.Join(allowed, ", ")
-	}
-	return fieldErr("condition_key", conditionKey,
-		fmt.Sprintf("bucket %q is not a condition bucket of this scheduler (%s; scheduler run --condition-buckets names them)", bucket, which))
-}
-
 // ValidateConditionBuckets checks the configured condition buckets: KV
 // bucket names, each given once, none of them the scheduler's own (a name
 // starting "sched_", or the layout's prefix and '_', as sched_wakeups and
@@ -108,18 +86,4 @@ func ValidateConditionBuckets(names []string, l Layout) error {
 		}
 	}
 	return nil
-}
-
-// InvalidRecordReason is the reason a record that fails validation is
-// recorded with (ledger entry and event): "invalid record: <field>:
-// <why>", the field from err when it is a *FieldError ("record"
-// otherwise).
-func InvalidRecordReason(err error) (field, reason string) {
-	field, why := "record", err.Error()
-	if fe := (*FieldError)(nil); errors.As(err, &fe) {
-		field = fe.Field
-		why = strings.TrimPrefix(strings.TrimPrefix(why, "invalid "+fe.Field), ": ")
-		why = strings.TrimPrefix(why, " ")
-	}
-	return field, "invalid record: " + field + ": " + why
 }

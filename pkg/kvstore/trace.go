@@ -1,8 +1,6 @@
 package kvstore
 
 import (
-	"context"
-
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jetsched/jetsched/internal/tracing"
@@ -20,17 +18,6 @@ type TraceContext struct {
 	TraceParent string `json:"traceparent"`
 	// TraceState is the W3C tracestate, when the span had one.
 	TraceState string `json:"tracestate,omitempty"`
-}
-
-// TraceContextOf returns the trace context of ctx's span, or nil when ctx
-// carries no valid span context.
-func TraceContextOf(ctx context.Context) *TraceContext {
-	sc := trace.SpanContextFromContext(ctx)
-	if !sc.IsValid() {
-		return nil
-	}
-	tp, ts := tracing.Format(sc)
-	return &TraceContext{TraceParent: tp, TraceState: ts}
 }
 
 // SpanContext returns the remote span context t holds; ok is false for a

@@ -42,7 +42,7 @@ const (
 )
 
 // Auditor writes the audit trail ahead of a client's changes
-// (*audit.Log is one): Intend before a change, Abandon, best effort, when
+// (the scheduler's audit log is one): Intend before a change, Abandon, best effort, when
 // a change whose intent was appended was then not made.
 type Auditor interface {
 	Intend(ctx context.Context, in kvstore.Intent) (uint64, error)

@@ -1,4 +1,4 @@
-package audit
+package auditlog
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/pipelined"
+	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -46,18 +47,18 @@ func (l *Log) intendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, er
 	if len(ins) == 0 {
 		return nil, nil
 	}
-	entries := make([]Entry, len(ins))
+	entries := make([]audit.Entry, len(ins))
 	for i, in := range ins {
 		e, err := l.actionEntry(ctx, in)
 		if err != nil {
 			return nil, err
 		}
-		e.Phase = PhaseIntent
+		e.Phase = audit.PhaseIntent
 		entries[i] = e
 	}
 	stream, err := l.js.Stream(ctx, l.trail.Stream)
 	if err != nil {
-		return nil, fmt.Errorf("audit: stream %s: %w", l.trail.Stream, err)
+		return nil, fmt.Errorf("auditlog: stream %s: %w", l.trail.Stream, err)
 	}
 	var seqs []uint64
 	checkpoint := false
@@ -71,11 +72,11 @@ func (l *Log) intendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, er
 		case !errors.Is(err, errTrailMoved):
 			return seqs, err
 		case attempt == appendRetries:
-			return seqs, fmt.Errorf("audit: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
+			return seqs, fmt.Errorf("auditlog: append: the trail kept moving; gave up after %d attempts", appendRetries+1)
 		default:
 			select {
 			case <-ctx.Done():
-				return seqs, fmt.Errorf("audit: append: %w", ctx.Err())
+				return seqs, fmt.Errorf("auditlog: append: %w", ctx.Err())
 			case <-time.After(wait.NextBackOff()):
 			}
 		}
@@ -93,12 +94,12 @@ func (l *Log) intendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, er
 // appended (their sequences), whether one landed on a multiple of
 // Interval, and errTrailMoved when another writer's entry made the rest
 // fail.
-func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries []Entry) ([]uint64, bool, error) {
+func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries []audit.Entry) ([]uint64, bool, error) {
 	info, prev, err := lastEntry(ctx, stream)
 	if err != nil {
 		return nil, false, err
 	}
-	subject := l.trail.Subject + "." + KindAction
+	subject := l.trail.Subject + "." + audit.KindAction
 	last := info.State.LastSeq
 	futures := make([]jetstream.PubAckFuture, 0, len(entries))
 	var sendErr error
@@ -106,7 +107,7 @@ func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries 
 		e := entries[i]
 		e.At, e.Prev = time.Now().UTC(), prev
 		e.By = l.by
-		e.MAC = mac(l.key, e)
+		e = e.Sign(l.key)
 		data, _ := json.Marshal(e)
 		seq := last + uint64(i)
 		m := nats.NewMsg(subject)
@@ -118,7 +119,7 @@ func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries 
 		}
 		f, err := pipelined.Publish(ctx, l.js, m)
 		if err != nil {
-			sendErr = fmt.Errorf("audit: append: %w", err)
+			sendErr = fmt.Errorf("auditlog: append: %w", err)
 			break
 		}
 		futures = append(futures, f)
@@ -139,14 +140,14 @@ func (l *Log) sendChained(ctx context.Context, stream jetstream.Stream, entries 
 				ackErr = err
 			}
 		case <-ctx.Done():
-			return appended, crossed, fmt.Errorf("audit: append: %w", ctx.Err())
+			return appended, crossed, fmt.Errorf("auditlog: append: %w", ctx.Err())
 		}
 	}
 	switch {
 	case ackErr != nil && (natserr.WrongLastSequence(ackErr) || isLastMsgIDMismatch(ackErr)):
 		return appended, crossed, errTrailMoved
 	case ackErr != nil:
-		return appended, crossed, fmt.Errorf("audit: append: %w", ackErr)
+		return appended, crossed, fmt.Errorf("auditlog: append: %w", ackErr)
 	}
 	return appended, crossed, sendErr
 }
