@@ -1,7 +1,6 @@
 package fires
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -33,13 +32,13 @@ type batcher struct {
 	held map[int][]string // due schedules waiting for the shard's check
 	// deferred are fired one-shots whose state records are still to be
 	// written, by shard, since deferredAt (the oldest); recording: a
-	// windowRecord job of the shard is with a worker.
+	// recordJob of the shard is with a worker.
 	deferred   map[int][]*windowItem
 	deferredAt map[int]time.Time
 	recording  map[int]bool
 	// unrecorded are the schedules of deferred (busy until written).
 	unrecorded map[string]bool
-	// recordFailed: the last windowRecord job failed; a stop then
+	// recordFailed: the last recordJob failed; a stop then
 	// writes no more of them (the next decisions find the fires).
 	recordFailed bool
 	// limit is the most slots of a window: Config.WindowSlots, halved
@@ -225,7 +224,7 @@ func (b *batcher) sendWindows(now time.Time) {
 			continue
 		}
 		b.firing[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowFire, shard: shard, mark: b.mark[shard], items: items})
+		l.work.sendWindow(&fireJob{shard: shard, mark: b.mark[shard], items: items})
 	}
 	b.sendChecks(now)
 }
@@ -270,7 +269,7 @@ func (b *batcher) sendChecks(now time.Time) {
 			continue
 		}
 		b.checking[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowCheck, shard: shard, gen: gen})
+		l.work.sendWindow(&checkJob{shard: shard, gen: gen})
 	}
 }
 
@@ -300,7 +299,7 @@ func (b *batcher) sendRecords(now time.Time, all bool) {
 			b.deferred[shard] = items[n:]
 		}
 		b.recording[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()})
+		l.work.sendWindow(&recordJob{shard: shard, records: batch, lists: l.listsAllowed()})
 	}
 }
 
@@ -395,117 +394,6 @@ func (l *loop) snapshot(en *entry, now time.Time) slotJob {
 		j.listed = &ref
 	}
 	return j
-}
-
-// apply takes a window job's result.
-func (b *batcher) apply(wr windowResult) {
-	l := b.l
-	l.work.busy--
-	b.onWindow(&wr)
-}
-
-// onWindow takes a window job's outcome.
-func (b *batcher) onWindow(wr *windowResult) {
-	l := b.l
-	now := l.e.cfg.Clock.Now()
-	switch wr.kind {
-	case windowFire:
-		b.firing[wr.shard] = false
-		if wr.mark.rev > 0 {
-			b.mark[wr.shard] = wr.mark
-		}
-		switch {
-		case wr.tooLarge:
-			b.limit = max(1, b.limit/2)
-			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", b.limit, "err", wr.err)
-		case errors.Is(wr.err, errNotOwned):
-			l.e.log.Debug("window stopped at the lease guard", "shard", wr.shard, "err", wr.err)
-			l.e.step(StepGuardClosed)
-		case wr.err != nil:
-			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
-		}
-		if wr.recheck {
-			delete(b.checked, wr.shard)
-		}
-		for _, id := range wr.declined {
-			if en := l.entries[id]; en != nil {
-				en.noWindow = true
-			}
-		}
-		for i := range wr.results {
-			l.applyResult(wr.results[i])
-		}
-		if len(wr.deferred) > 0 {
-			if len(b.deferred[wr.shard]) == 0 {
-				b.deferredAt[wr.shard] = now
-			}
-			b.deferred[wr.shard] = append(b.deferred[wr.shard], wr.deferred...)
-			for _, it := range wr.deferred {
-				b.unrecorded[it.j.id] = true // fired: not overdue (health)
-			}
-		}
-	case windowEnded:
-		l.onEnded(wr)
-	case windowRecord:
-		b.recording[wr.shard], b.recordFailed = false, false
-		if wr.wrote != nil {
-			l.addList(*wr.wrote)
-		}
-		switch {
-		case errors.Is(wr.err, errNotOwned):
-			l.e.log.Debug("deferred state records stopped at the lease guard", "shard", wr.shard, "err", wr.err)
-			l.e.step(StepGuardClosed)
-		case wr.err != nil:
-			// The schedules whose record was not written are decided
-			// again from what they had: their fires are found (see
-			// deferRecords).
-			l.e.log.Warn("deferred state records not all written; their schedules are decided again", "shard", wr.shard, "err", wr.err)
-			b.recordFailed = true
-		}
-		for i := range wr.results {
-			l.applyResult(wr.results[i])
-		}
-		l.behindUnwritten(wr.results, wr.shard, now)
-	case windowCheck:
-		b.checking[wr.shard] = false
-		if wr.err != nil {
-			b.windowCheckFailed(wr, now)
-			return
-		}
-		b.mark[wr.shard] = wr.mark
-		l.loadLists(wr.shard, wr.lists)
-		if wr.found != nil {
-			if demote := b.undemoted(*wr.found); len(demote.Slots) > 0 {
-				b.checking[wr.shard] = true
-				l.work.sendWindow(&windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: b.knownOf(demote)})
-				return
-			}
-		}
-		b.windowChecked(wr)
-	case windowDemote:
-		b.checking[wr.shard] = false
-		if wr.err != nil {
-			b.windowCheckFailed(wr, now)
-			return
-		}
-		b.windowChecked(wr)
-	}
-}
-
-// windowCheckFailed retries a shard's check after windowRetry.
-func (b *batcher) windowCheckFailed(wr *windowResult, now time.Time) {
-	l := b.l
-	l.e.log.Warn("window record check failed; its shard waits and the check is retried", "shard", wr.shard, "retry_in", windowRetry, "err", wr.err)
-	l.e.step(StepWindowCheckFailed)
-	b.want[wr.shard] = wr.gen
-	b.retryAt[wr.shard] = now.Add(windowRetry)
-}
-
-// windowChecked lets the shard's schedules be dispatched again.
-func (b *batcher) windowChecked(wr *windowResult) {
-	b.checked[wr.shard] = wr.gen
-	delete(b.retryAt, wr.shard)
-	b.releaseHeld(wr.shard)
 }
 
 // releaseHeld sends the schedules held for shard's check back to the due

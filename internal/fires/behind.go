@@ -62,7 +62,7 @@ func (l *loop) mayLeaveBehind(j *slotJob) bool {
 // leaveBehind takes the items whose records may stay behind out of items
 // (their fire published and acknowledged, not a duplicate) and hands
 // their advanced state back unrecorded.
-func (w worker) leaveBehind(items []*windowItem, out *windowResult) []*windowItem {
+func (w worker) leaveBehind(items []*windowItem, out *fireResult) []*windowItem {
 	rest := items[:0:0]
 	for _, it := range items {
 		if !it.j.lag || it.ack == nil || it.ack.Duplicate || it.claim.Seq == 0 {
@@ -181,7 +181,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 		}
 		if len(items) > 0 {
 			l.win.recording[shard] = true
-			l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: items})
+			l.work.sendWindow(&recordJob{shard: shard, records: items})
 		}
 	}
 }

@@ -125,17 +125,17 @@ func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
 	l.win.checked[0] = 1
 	l.sendBehind(now, false)
 	l.dispatch()
-	var jobs []*windowJob
+	var jobs []windowJob
 	for len(l.work.windows) > 0 {
 		jobs = append(jobs, <-l.work.windows)
 	}
-	if len(jobs) != 1 || jobs[0].kind != windowRecord {
+	if _, ok := jobs[0].(*recordJob); len(jobs) != 1 || !ok {
 		t.Fatalf("dispatch sent %d jobs (%+v): want the record's write alone", len(jobs), jobs)
 	}
 	if _, ok := l.index.Due(en); ok || !en.busy {
 		t.Fatalf("busy %v, in the due index %v: want busy and out of the index while its record is written", en.busy, ok)
 	}
-	l.win.apply(windowResult{kind: windowRecord, shard: 0, results: []slotResult{{id: "a", state: en.current(), stateRev: 8}}})
+	l.win.apply(&recordResult{shard: 0, results: []slotResult{{id: "a", state: en.current(), stateRev: 8}}})
 	if _, ok := l.lag.marks["a"]; ok || en.stateRev != 8 {
 		t.Errorf("after the write: behind %v, revision %d; want written at 8", ok, en.stateRev)
 	}
@@ -205,7 +205,7 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 		t.Fatalf("next record at %v while the shard's record job is out: want none", at)
 	}
 	l.work.busy++
-	l.win.apply(windowResult{kind: windowRecord, shard: 0})
+	l.win.apply(&recordResult{shard: 0})
 	if at := l.nextBehind(); !at.Equal(due) {
 		t.Fatalf("after the record job's result the next record is at %v, want %v", at, due)
 	}
@@ -223,13 +223,8 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 // (when says when it should have).
 func wantRecordJob(t *testing.T, l *loop, when string) {
 	t.Helper()
-	select {
-	case j := <-l.work.windows:
-		if j.kind != windowRecord || len(j.records) != 1 {
-			t.Fatalf("sent %+v %s: want one record's write", j, when)
-		}
-	default:
-		t.Fatalf("no record's write sent %s", when)
+	if j := takeJob[*recordJob](t, l, when); len(j.records) != 1 {
+		t.Fatalf("sent %+v %s: want one record's write", j, when)
 	}
 }
 
@@ -282,11 +277,8 @@ func TestRecordsBehindComeDuePerShard(t *testing.T) {
 		l.sendBehind(at, false)
 		var shards []int
 		for len(l.work.windows) > 0 {
-			j := <-l.work.windows
+			j := takeJob[*recordJob](t, l, "a record write")
 			l.work.busy--
-			if j.kind != windowRecord {
-				t.Fatalf("sent %+v: want record writes only", j)
-			}
 			shards = append(shards, j.shard)
 		}
 		return shards
@@ -331,7 +323,7 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 		l.sendBehind(at, false)
 		var shards []int
 		for len(l.work.windows) > 0 {
-			j := <-l.work.windows
+			j := takeJob[*recordJob](t, l, "a record write")
 			shards = append(shards, j.shard)
 		}
 		return shards
@@ -343,7 +335,7 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 		t.Errorf("next record due at %v with shard 0's out and shard 1 not owned: want none", next)
 	}
 	// Shard 0's job fails: its record is queued again, not sent at once.
-	l.win.apply(windowResult{kind: windowRecord, shard: 0, err: errors.New("nats: connection closed"),
+	l.win.apply(&recordResult{shard: 0, err: errors.New("nats: connection closed"),
 		results: []slotResult{{id: ids[0], state: l.entries[ids[0]].current(), stateRev: 0}}})
 	if got := sent(now); len(got) != 0 {
 		t.Fatalf("right after the failure: sent shards %v", got)
