@@ -445,7 +445,7 @@ func (b *batcher) knownOf(win jsstore.Window) map[string]slotJob {
 	for _, s := range win.Slots {
 		en := l.entries[s.Schedule]
 		if en != nil && en.lazy {
-			l.compileLazy(en) // a recent claim of it is checked now
+			l.load.compileLazy(en) // a recent claim of it is checked now
 		}
 		if en != nil && l.known(en) && !en.busy {
 			out[s.Schedule] = l.snapshot(en, now)

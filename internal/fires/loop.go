@@ -135,9 +135,9 @@ func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, do
 		lag:       lagState{marks: make(map[string]lagMark), queue: make(map[int][]lagRef), retry: make(map[int]time.Time), held: make(map[int]bool)},
 		hand:      handBacks{shards: make(map[int]uint64)},
 		work:      newPool(e.cfg.Workers),
-		load:      newLoader(),
 		ended:     newEndedIndex(),
 	}
+	l.load = newLoader(l)
 	l.win = newBatcher(l, e.cfg.WindowSlots)
 	return l
 }
@@ -147,7 +147,7 @@ func (l *loop) run(ctx context.Context) {
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
 	l.work.start(workCtx, &wg, worker{e: l.e})
-	l.load.start(ctx, &wg, l.e, l.in.specs)
+	l.load.start(ctx, &wg, l.in.specs)
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 	decoded := (<-chan []decodedSpec)(l.load.decoder.out)
@@ -158,19 +158,15 @@ func (l *loop) run(ctx context.Context) {
 		return true
 	}
 	for ctx.Err() == nil {
-		var lazySend chan<- []lazySpec
-		next := l.nextLazy()
-		if len(next) > 0 {
-			lazySend = l.load.lazyIn
-		}
+		lazySend, next := l.load.lazyOffer()
 		select {
 		case <-ctx.Done():
 		case lazySend <- next:
-			l.load.lazyNext = nil
+			l.load.lazyTaken()
 		case r := <-l.load.lazyOut:
-			l.onLazy(r)
+			l.load.onLazy(r)
 		case m := <-l.load.resized:
-			l.takeSized(m)
+			l.load.takeSized(m)
 		case b, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
@@ -264,7 +260,7 @@ func (l *loop) known(en *entry) bool {
 // once it is known (see known).
 func (l *loop) schedule(en *entry) {
 	if en.lazy {
-		l.approach(en)
+		l.load.approach(en)
 		return
 	}
 	if !l.known(en) || en.busy || en.queued {
@@ -345,12 +341,12 @@ func (l *loop) dispatch() {
 		id := en.id
 		if en.lazy {
 			l.index.Remove(en)
-			l.compileLazy(en) // on approach: scheduled as any other now
+			l.load.compileLazy(en) // on approach: scheduled as any other now
 			continue
 		}
 		if !l.known(en) || en.queued {
 			l.index.Remove(en)
-			continue // scheduled again once known (statesComplete); a queued one is on its window
+			continue // scheduled again once known (statesIn); a queued one is on its window
 		}
 		shard := kvstore.ShardOf(id, l.e.shards)
 		if owned, checked := l.win.gate(shard); !owned {

@@ -142,7 +142,7 @@ func (l *loop) onDone(d doneReport) {
 	}
 	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
 	if en.lazy {
-		l.compileLazy(en) // its report is recorded from the compiled schedule
+		l.load.compileLazy(en) // its report is recorded from the compiled schedule
 	}
 	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en, l.e.cfg.Clock.Now())
@@ -152,7 +152,7 @@ func (l *loop) onDone(d doneReport) {
 // lookAgain makes sure en is looked at within d.
 func (l *loop) lookAgain(en *entry, d time.Duration) {
 	if en.lazy {
-		l.compileLazy(en)
+		l.load.compileLazy(en)
 	}
 	if en.busy || en.compiled.Schedule == nil {
 		return
