@@ -11,10 +11,11 @@ import (
 // of a shard into one window claim (docs/protocol.md, "Window claims") and
 // keeps what that needs: which shards' window records were checked in the
 // current lease tenure, the last record each shard's windows were written
-// over, the due schedules waiting for their shard's next window, and the
-// fired one-shots whose state records are deferred. The loop owns it and
-// calls it at a few points (take, first, ready, apply, wake, flush; see
-// below); only the loop goroutine touches it. A slot's eligibility is the
+// over, the due schedules waiting for their shard's next window, the
+// fired one-shots whose state records are deferred, and the records
+// windows left behind their fires (behind.go). The loop owns it and calls
+// it at a few points (take, first, ready, apply, wake, flush; see below);
+// only the loop goroutine touches it. A slot's eligibility is the
 // decider's (batchable, DecidePlain), so the fast path cannot drift from
 // the per-slot one.
 type batcher struct {
@@ -44,12 +45,16 @@ type batcher struct {
 	// limit is the most slots of a window: Config.WindowSlots, halved
 	// each time the server refuses a window record for its size.
 	limit int
+	// lag are the state records windows left behind their fires
+	// (behind.go).
+	lag lagState
 }
 
 func newBatcher(l *loop, limit int) batcher {
 	return batcher{l: l, limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
 		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]*entry{}, held: map[int][]string{},
-		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
+		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{},
+		lag: newLagState()}
 }
 
 // writing reports whether a worker holds a window fire or a record job of
@@ -81,7 +86,10 @@ func (b *batcher) gate(shard int) (owned, checked bool) {
 // ready, as workers are free), apply (a window job's result), wake (when
 // the loop's timer must look again), flush (at stop), and, for the
 // shards, gate and holdFor (nothing of a shard is dispatched before its
-// window record was checked in the tenure) and leasesChanged.
+// window record was checked in the tenure) and leasesChanged. Of a
+// schedule it is told recorded and, for the records left behind,
+// lagged, notBehind and mergeBehind; it is asked unrecordedFire and
+// mayLeaveBehind, and of a shard behindFlushed (handback.go).
 
 // take queues en's due slot on its shard's next window when the workers
 // are busy enough (Config.WindowBusy) and the slot is batchable; it
@@ -104,33 +112,37 @@ func (b *batcher) first(now time.Time) {
 	b.sendWindows(now)
 }
 
-// ready hands out, after the due slots, the windows and checks ready and
-// the deferred state records due, as workers are free.
+// ready hands out, after the due slots, the windows and checks ready,
+// the deferred state records due and the records left behind due
+// (behind.go), as workers are free.
 func (b *batcher) ready(now time.Time) {
 	b.sendWindows(now)
 	b.sendRecords(now, false)
+	b.sendBehind(now, false)
 }
 
 // wake is when the loop must look again for the batcher's sake: a failed
-// check's retry, or a deferred record that must be written however busy
-// the loop is (zero: never).
+// check's retry, a deferred record that must be written however busy
+// the loop is, or a record left behind that is due (zero: never).
 func (b *batcher) wake() time.Time {
-	retry, rec := b.nextRetry(), b.nextRecord()
-	if retry.IsZero() || !rec.IsZero() && rec.Before(retry) {
-		return rec
+	var first time.Time
+	for _, at := range [...]time.Time{b.nextRetry(), b.nextRecord(), b.nextBehind()} {
+		if !at.IsZero() && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
 	}
-	return retry
+	return first
 }
 
-// flush hands out every deferred state record, at stop, unless writing
-// them failed (a crash leaves them to the next decision, which finds the
-// fires); it reports whether records may still be written.
-func (b *batcher) flush(now time.Time) bool {
+// flush hands out every deferred state record and every record left
+// behind, at stop, unless writing them failed (a crash leaves them to the
+// next decision, which finds the fires).
+func (b *batcher) flush(now time.Time) {
 	if b.recordFailed {
-		return false
+		return
 	}
 	b.sendRecords(now, true)
-	return true
+	b.sendBehind(now, true)
 }
 
 // leasesChanged sends the schedules held for a shard's check back through
@@ -389,7 +401,7 @@ func (l *loop) snapshot(en *entry, now time.Time) slotJob {
 	j := slotJob{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now) || l.mayHaveFired(j, now)
-	j.lag = l.mayLeaveBehind(&j)
+	j.lag = l.win.mayLeaveBehind(&j)
 	if ref, ok := l.listed(en); ok {
 		j.listed = &ref
 	}

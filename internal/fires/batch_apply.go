@@ -98,7 +98,7 @@ func (b *batcher) onRecord(wr *recordResult, now time.Time) {
 	for i := range wr.results {
 		l.applyResult(wr.results[i])
 	}
-	l.behindUnwritten(wr.results, wr.shard, now)
+	b.behindUnwritten(wr.results, wr.shard, now)
 }
 
 // onCheck takes a shard's check: its window mark and ended lists, and

@@ -284,10 +284,10 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	}
 	en.stateRev = kv.Revision()
 	if isDelete(kv) {
-		delete(l.lag.marks, en.id)
+		l.win.notBehind(en.id)
 		en.setState(nil, l.e.cfg.Instance)
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
-		l.mergeBehind(en, &st)
+		l.win.mergeBehind(en, &st)
 		en.setState(&st, l.e.cfg.Instance)
 	} else {
 		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)

@@ -34,15 +34,15 @@ func (l *loop) applyResult(r slotResult) {
 	case r.listed:
 		l.planEnded(en)
 	case r.lagged:
-		l.lagged(en, r.state, l.e.cfg.Clock.Now())
+		l.win.lagged(en, r.state, l.e.cfg.Clock.Now())
 	case r.removed || r.absent:
-		delete(l.lag.marks, r.id)
+		l.win.notBehind(r.id)
 		// The record is gone (deleted by the remove job, or found deleted
 		// by the worker). Its delete marker, watched, is newer than
 		// stateRev, so it is applied when it comes (or below, if it came).
 		en.setState(nil, l.e.cfg.Instance)
 	case r.stateRev > en.stateRev:
-		delete(l.lag.marks, r.id) // written from the state in memory: not behind
+		l.win.notBehind(r.id) // written from the state in memory: not behind
 		en.stateRev = r.stateRev
 		en.setState(r.state, l.e.cfg.Instance)
 	}
