@@ -40,17 +40,18 @@ const DefaultCompileLead = 30 * time.Second
 // the state records still load, or that names a calendar while the
 // calendars still load: it is neither compiled nor indexed until the
 // record, or the end of the records or calendars, comes.
-func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait bool) {
+func (ld *loader) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait bool) {
+	l := ld.l
 	if en.busy || en.pending != nil {
 		return time.Time{}, false, false
 	}
 	if en.stateRev == 0 {
-		return time.Time{}, false, !l.load.statesLoaded
+		return time.Time{}, false, !ld.statesLoaded
 	}
 	if en.form != statePacked || en.written > en.packed.updated {
 		return time.Time{}, false, false
 	}
-	if en.calendar && !l.load.calsLoaded {
+	if en.calendar && !ld.calsLoaded {
 		return time.Time{}, false, true
 	}
 	if en.calendar && l.cal.written > en.packed.updated {
@@ -68,13 +69,14 @@ func (l *loop) lazyUntil(en *entry, now time.Time) (at time.Time, keep, wait boo
 
 // approach schedules a lazy entry: in the due index at the time it must
 // be compiled by, or compiled now (and scheduled as any other).
-func (l *loop) approach(en *entry) {
-	at, keep, wait := l.lazyUntil(en, l.e.cfg.Clock.Now())
+func (ld *loader) approach(en *entry) {
+	l := ld.l
+	at, keep, wait := ld.lazyUntil(en, l.e.cfg.Clock.Now())
 	switch {
 	case wait:
 		l.index.Remove(en)
 	case !keep:
-		l.compileLazy(en)
+		ld.compileLazy(en)
 	case at.IsZero():
 		l.index.Remove(en)
 	default:
@@ -87,7 +89,8 @@ func (l *loop) approach(en *entry) {
 var errLazyRecord = errors.New("the spec record kept for compiling it later does not decode")
 
 // compileLazy compiles a lazy entry now, and schedules it.
-func (l *loop) compileLazy(en *entry) {
+func (ld *loader) compileLazy(en *entry) {
+	l := ld.l
 	spec := en.heldSpec()
 	en.lazy = false
 	if spec == nil {
@@ -95,17 +98,18 @@ func (l *loop) compileLazy(en *entry) {
 		l.compiled(en, kvstore.Compiled{}, errLazyRecord)
 		return
 	}
-	l.compileHeld(en, spec)
+	ld.compileHeld(en, spec)
 }
 
 // compileHeld compiles a lazy entry's spec, decoded, on the loop: the
 // loop holds the calendars. Its record is kept if it names a calendar (a
 // change of the calendar compiles it again). Until every calendar is
-// known, one naming a calendar waits (calendarsLoaded compiles it).
-func (l *loop) compileHeld(en *entry, spec *kvstore.Spec) {
+// known, one naming a calendar waits (calendarsIn compiles it).
+func (ld *loader) compileHeld(en *entry, spec *kvstore.Spec) {
+	l := ld.l
 	if spec.Calendar == "" {
 		en.record = ""
-	} else if !l.load.calsLoaded {
+	} else if !ld.calsLoaded {
 		en.compiled.Schedule = nil
 		return
 	}
@@ -115,11 +119,12 @@ func (l *loop) compileHeld(en *entry, spec *kvstore.Spec) {
 
 // makeLazy keeps a decoded spec record (raw) as en's spec, to be compiled
 // on approach.
-func (l *loop) makeLazy(en *entry, raw []byte) {
+func (ld *loader) makeLazy(en *entry, raw []byte) {
+	l := ld.l
 	en.clearPlan()
 	en.compiled, en.invalid, en.failures = sched{}, false, 0
 	if !en.lazy {
-		l.load.loadLazy = append(l.load.loadLazy, en.id)
+		ld.loadLazy = append(ld.loadLazy, en.id)
 	}
 	en.spec, en.record, en.lazy = nil, string(raw), true
 	l.schedule(en)
@@ -147,39 +152,55 @@ type lazyCompiled struct {
 // million of them take minutes.
 const lazyBatch = 512
 
-// behind hands the entries made lazy during the load to the compiler
+// ready hands the entries made lazy during the load to the compiler
 // behind the loop, once the index is complete: those compiled or removed
 // since are skipped as they come up (nextLazy). Collected as they were
 // made lazy (makeLazy), in the load's order: a walk of a million entries
 // here held the loop for ~0.6 s just as it began to fire.
-func (l *loop) behind() {
-	l.load.lazyIDs, l.load.loadLazy = l.load.loadLazy, nil
+func (ld *loader) ready() {
+	ld.lazyIDs, ld.loadLazy = ld.loadLazy, nil
 }
 
+// lazyOffer is the next batch of lazy entries for the compiler and the
+// channel to hand it over on (nil, nil: nothing to hand over), for the
+// loop's select; lazyTaken says the compiler took it.
+func (ld *loader) lazyOffer() (chan<- []lazySpec, []lazySpec) {
+	next := ld.nextLazy()
+	if len(next) == 0 {
+		return nil, nil
+	}
+	return ld.lazyIn, next
+}
+
+// lazyTaken: the compiler took the batch lazyOffer offered.
+func (ld *loader) lazyTaken() { ld.lazyNext = nil }
+
 // nextLazy is the next batch of lazy entries to hand over (nil: none),
-// skipping those compiled meanwhile; it stays l.load.lazyNext until taken.
-func (l *loop) nextLazy() []lazySpec {
-	if len(l.load.lazyNext) > 0 || len(l.load.lazyIDs) == 0 {
-		return l.load.lazyNext
+// skipping those compiled meanwhile; it stays lazyNext until taken.
+func (ld *loader) nextLazy() []lazySpec {
+	l := ld.l
+	if len(ld.lazyNext) > 0 || len(ld.lazyIDs) == 0 {
+		return ld.lazyNext
 	}
 	n := 0
-	for n < len(l.load.lazyIDs) && len(l.load.lazyNext) < lazyBatch {
-		id := l.load.lazyIDs[n]
+	for n < len(ld.lazyIDs) && len(ld.lazyNext) < lazyBatch {
+		id := ld.lazyIDs[n]
 		n++
 		if en := l.entries[id]; en != nil && en.lazy {
-			l.load.lazyNext = append(l.load.lazyNext, lazySpec{id: id, rev: en.specRev, record: en.record})
+			ld.lazyNext = append(ld.lazyNext, lazySpec{id: id, rev: en.specRev, record: en.record})
 		}
 	}
-	l.load.lazyIDs = l.load.lazyIDs[n:]
-	if len(l.load.lazyIDs) == 0 {
-		l.load.lazyIDs = nil
+	ld.lazyIDs = ld.lazyIDs[n:]
+	if len(ld.lazyIDs) == 0 {
+		ld.lazyIDs = nil
 	}
-	return l.load.lazyNext
+	return ld.lazyNext
 }
 
 // onLazy makes the specs compiled behind the loop their entries'
 // schedules, unless an entry was compiled, changed or removed meanwhile.
-func (l *loop) onLazy(rs []lazyCompiled) {
+func (ld *loader) onLazy(rs []lazyCompiled) {
+	l := ld.l
 	for _, r := range rs {
 		en := l.entries[r.id]
 		if en == nil || !en.lazy || en.specRev != r.rev {
@@ -187,7 +208,7 @@ func (l *loop) onLazy(rs []lazyCompiled) {
 		}
 		en.lazy = false
 		if r.spec != nil {
-			l.compileHeld(en, r.spec)
+			ld.compileHeld(en, r.spec)
 			continue
 		}
 		en.record = ""

@@ -1,7 +1,6 @@
 package fires
 
 import (
-	"errors"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -12,10 +11,11 @@ import (
 // of a shard into one window claim (docs/protocol.md, "Window claims") and
 // keeps what that needs: which shards' window records were checked in the
 // current lease tenure, the last record each shard's windows were written
-// over, the due schedules waiting for their shard's next window, and the
-// fired one-shots whose state records are deferred. The loop owns it and
-// calls it at a few points (take, first, ready, apply, wake, flush; see
-// below); only the loop goroutine touches it. A slot's eligibility is the
+// over, the due schedules waiting for their shard's next window, the
+// fired one-shots whose state records are deferred, and the records
+// windows left behind their fires (behind.go). The loop owns it and calls
+// it at a few points (take, first, ready, apply, wake, flush; see below);
+// only the loop goroutine touches it. A slot's eligibility is the
 // decider's (batchable, DecidePlain), so the fast path cannot drift from
 // the per-slot one.
 type batcher struct {
@@ -33,24 +33,28 @@ type batcher struct {
 	held map[int][]string // due schedules waiting for the shard's check
 	// deferred are fired one-shots whose state records are still to be
 	// written, by shard, since deferredAt (the oldest); recording: a
-	// windowRecord job of the shard is with a worker.
+	// recordJob of the shard is with a worker.
 	deferred   map[int][]*windowItem
 	deferredAt map[int]time.Time
 	recording  map[int]bool
 	// unrecorded are the schedules of deferred (busy until written).
 	unrecorded map[string]bool
-	// recordFailed: the last windowRecord job failed; a stop then
+	// recordFailed: the last recordJob failed; a stop then
 	// writes no more of them (the next decisions find the fires).
 	recordFailed bool
 	// limit is the most slots of a window: Config.WindowSlots, halved
 	// each time the server refuses a window record for its size.
 	limit int
+	// lag are the state records windows left behind their fires
+	// (behind.go).
+	lag lagState
 }
 
 func newBatcher(l *loop, limit int) batcher {
 	return batcher{l: l, limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
 		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]*entry{}, held: map[int][]string{},
-		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{}}
+		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{},
+		lag: newLagState()}
 }
 
 // writing reports whether a worker holds a window fire or a record job of
@@ -82,7 +86,10 @@ func (b *batcher) gate(shard int) (owned, checked bool) {
 // ready, as workers are free), apply (a window job's result), wake (when
 // the loop's timer must look again), flush (at stop), and, for the
 // shards, gate and holdFor (nothing of a shard is dispatched before its
-// window record was checked in the tenure) and leasesChanged.
+// window record was checked in the tenure) and leasesChanged. Of a
+// schedule it is told recorded and, for the records left behind,
+// lagged, notBehind and mergeBehind; it is asked unrecordedFire and
+// mayLeaveBehind, and of a shard behindFlushed (handback.go).
 
 // take queues en's due slot on its shard's next window when the workers
 // are busy enough (Config.WindowBusy) and the slot is batchable; it
@@ -105,33 +112,37 @@ func (b *batcher) first(now time.Time) {
 	b.sendWindows(now)
 }
 
-// ready hands out, after the due slots, the windows and checks ready and
-// the deferred state records due, as workers are free.
+// ready hands out, after the due slots, the windows and checks ready,
+// the deferred state records due and the records left behind due
+// (behind.go), as workers are free.
 func (b *batcher) ready(now time.Time) {
 	b.sendWindows(now)
 	b.sendRecords(now, false)
+	b.sendBehind(now, false)
 }
 
 // wake is when the loop must look again for the batcher's sake: a failed
-// check's retry, or a deferred record that must be written however busy
-// the loop is (zero: never).
+// check's retry, a deferred record that must be written however busy
+// the loop is, or a record left behind that is due (zero: never).
 func (b *batcher) wake() time.Time {
-	retry, rec := b.nextRetry(), b.nextRecord()
-	if retry.IsZero() || !rec.IsZero() && rec.Before(retry) {
-		return rec
+	var first time.Time
+	for _, at := range [...]time.Time{b.nextRetry(), b.nextRecord(), b.nextBehind()} {
+		if !at.IsZero() && (first.IsZero() || at.Before(first)) {
+			first = at
+		}
 	}
-	return retry
+	return first
 }
 
-// flush hands out every deferred state record, at stop, unless writing
-// them failed (a crash leaves them to the next decision, which finds the
-// fires); it reports whether records may still be written.
-func (b *batcher) flush(now time.Time) bool {
+// flush hands out every deferred state record and every record left
+// behind, at stop, unless writing them failed (a crash leaves them to the
+// next decision, which finds the fires).
+func (b *batcher) flush(now time.Time) {
 	if b.recordFailed {
-		return false
+		return
 	}
 	b.sendRecords(now, true)
-	return true
+	b.sendBehind(now, true)
 }
 
 // leasesChanged sends the schedules held for a shard's check back through
@@ -225,7 +236,7 @@ func (b *batcher) sendWindows(now time.Time) {
 			continue
 		}
 		b.firing[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowFire, shard: shard, mark: b.mark[shard], items: items})
+		l.work.sendWindow(&fireJob{shard: shard, mark: b.mark[shard], items: items})
 	}
 	b.sendChecks(now)
 }
@@ -270,7 +281,7 @@ func (b *batcher) sendChecks(now time.Time) {
 			continue
 		}
 		b.checking[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowCheck, shard: shard, gen: gen})
+		l.work.sendWindow(&checkJob{shard: shard, gen: gen})
 	}
 }
 
@@ -300,7 +311,7 @@ func (b *batcher) sendRecords(now time.Time, all bool) {
 			b.deferred[shard] = items[n:]
 		}
 		b.recording[shard] = true
-		l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: batch, lists: l.listsAllowed()})
+		l.work.sendWindow(&recordJob{shard: shard, records: batch, lists: l.listsAllowed()})
 	}
 }
 
@@ -390,122 +401,11 @@ func (l *loop) snapshot(en *entry, now time.Time) slotJob {
 	j := slotJob{id: en.id, written: unixNano(en.written), target: en.target, compiled: en.compiled, state: en.current(), stateRev: en.stateRev,
 		planned: !en.hasRecord(), specRev: en.specRev, settled: en.settled, checked: en.checked, dones: l.waiting[en.id], uncounted: l.uncounted[en.id]}
 	j.verify = l.mayLag(j.target, j.state, j.planned, kvstore.ShardOf(en.id, l.e.shards), now) || l.mayHaveFired(j, now)
-	j.lag = l.mayLeaveBehind(&j)
+	j.lag = l.win.mayLeaveBehind(&j)
 	if ref, ok := l.listed(en); ok {
 		j.listed = &ref
 	}
 	return j
-}
-
-// apply takes a window job's result.
-func (b *batcher) apply(wr windowResult) {
-	l := b.l
-	l.work.busy--
-	b.onWindow(&wr)
-}
-
-// onWindow takes a window job's outcome.
-func (b *batcher) onWindow(wr *windowResult) {
-	l := b.l
-	now := l.e.cfg.Clock.Now()
-	switch wr.kind {
-	case windowFire:
-		b.firing[wr.shard] = false
-		if wr.mark.rev > 0 {
-			b.mark[wr.shard] = wr.mark
-		}
-		switch {
-		case wr.tooLarge:
-			b.limit = max(1, b.limit/2)
-			l.e.log.Warn("window record refused for its size; its slots go per slot and windows are made smaller", "shard", wr.shard, "window_slots", b.limit, "err", wr.err)
-		case errors.Is(wr.err, errNotOwned):
-			l.e.log.Debug("window stopped at the lease guard", "shard", wr.shard, "err", wr.err)
-			l.e.step(StepGuardClosed)
-		case wr.err != nil:
-			l.e.log.Warn("window claim did not finish; its shard's window record is checked again", "shard", wr.shard, "err", wr.err)
-		}
-		if wr.recheck {
-			delete(b.checked, wr.shard)
-		}
-		for _, id := range wr.declined {
-			if en := l.entries[id]; en != nil {
-				en.noWindow = true
-			}
-		}
-		for i := range wr.results {
-			l.applyResult(wr.results[i])
-		}
-		if len(wr.deferred) > 0 {
-			if len(b.deferred[wr.shard]) == 0 {
-				b.deferredAt[wr.shard] = now
-			}
-			b.deferred[wr.shard] = append(b.deferred[wr.shard], wr.deferred...)
-			for _, it := range wr.deferred {
-				b.unrecorded[it.j.id] = true // fired: not overdue (health)
-			}
-		}
-	case windowEnded:
-		l.onEnded(wr)
-	case windowRecord:
-		b.recording[wr.shard], b.recordFailed = false, false
-		if wr.wrote != nil {
-			l.addList(*wr.wrote)
-		}
-		switch {
-		case errors.Is(wr.err, errNotOwned):
-			l.e.log.Debug("deferred state records stopped at the lease guard", "shard", wr.shard, "err", wr.err)
-			l.e.step(StepGuardClosed)
-		case wr.err != nil:
-			// The schedules whose record was not written are decided
-			// again from what they had: their fires are found (see
-			// deferRecords).
-			l.e.log.Warn("deferred state records not all written; their schedules are decided again", "shard", wr.shard, "err", wr.err)
-			b.recordFailed = true
-		}
-		for i := range wr.results {
-			l.applyResult(wr.results[i])
-		}
-		l.behindUnwritten(wr.results, wr.shard, now)
-	case windowCheck:
-		b.checking[wr.shard] = false
-		if wr.err != nil {
-			b.windowCheckFailed(wr, now)
-			return
-		}
-		b.mark[wr.shard] = wr.mark
-		l.loadLists(wr.shard, wr.lists)
-		if wr.found != nil {
-			if demote := b.undemoted(*wr.found); len(demote.Slots) > 0 {
-				b.checking[wr.shard] = true
-				l.work.sendWindow(&windowJob{kind: windowDemote, shard: wr.shard, gen: wr.gen, win: demote, known: b.knownOf(demote)})
-				return
-			}
-		}
-		b.windowChecked(wr)
-	case windowDemote:
-		b.checking[wr.shard] = false
-		if wr.err != nil {
-			b.windowCheckFailed(wr, now)
-			return
-		}
-		b.windowChecked(wr)
-	}
-}
-
-// windowCheckFailed retries a shard's check after windowRetry.
-func (b *batcher) windowCheckFailed(wr *windowResult, now time.Time) {
-	l := b.l
-	l.e.log.Warn("window record check failed; its shard waits and the check is retried", "shard", wr.shard, "retry_in", windowRetry, "err", wr.err)
-	l.e.step(StepWindowCheckFailed)
-	b.want[wr.shard] = wr.gen
-	b.retryAt[wr.shard] = now.Add(windowRetry)
-}
-
-// windowChecked lets the shard's schedules be dispatched again.
-func (b *batcher) windowChecked(wr *windowResult) {
-	b.checked[wr.shard] = wr.gen
-	delete(b.retryAt, wr.shard)
-	b.releaseHeld(wr.shard)
 }
 
 // releaseHeld sends the schedules held for shard's check back to the due
@@ -557,7 +457,7 @@ func (b *batcher) knownOf(win jsstore.Window) map[string]slotJob {
 	for _, s := range win.Slots {
 		en := l.entries[s.Schedule]
 		if en != nil && en.lazy {
-			l.compileLazy(en) // a recent claim of it is checked now
+			l.load.compileLazy(en) // a recent claim of it is checked now
 		}
 		if en != nil && l.known(en) && !en.busy {
 			out[s.Schedule] = l.snapshot(en, now)

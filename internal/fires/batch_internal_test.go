@@ -68,13 +68,21 @@ func TestWaitingWindowWorkGoesBeforeDueSlots(t *testing.T) {
 		name string
 		// setup leaves shard 0's work waiting; the due slot is on shard 1.
 		setup func(l *loop)
-		want  windowKind
+		// want is shard 0's job the free worker must get, named wants.
+		want  func(j windowJob) bool
+		wants string
 	}{
-		{"a wanted check", func(l *loop) { l.win.want[0] = 1 }, windowCheck},
+		{"a wanted check", func(l *loop) { l.win.want[0] = 1 }, func(j windowJob) bool {
+			c, ok := j.(*checkJob)
+			return ok && c.shard == 0
+		}, "check"},
 		{"a queued window", func(l *loop) {
 			l.win.checked[0] = 1
 			l.win.queue(addDue(t, l, idOn(l, 0)), 0)
-		}, windowFire},
+		}, func(j windowJob) bool {
+			f, ok := j.(*fireJob)
+			return ok && f.shard == 0
+		}, "window fire"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,14 +94,14 @@ func TestWaitingWindowWorkGoesBeforeDueSlots(t *testing.T) {
 			l.schedule(due)
 			l.work.busy = l.e.cfg.Workers - 1
 			l.dispatch()
-			var j *windowJob
+			var j windowJob
 			select {
 			case j = <-l.work.windows:
 			default:
 				t.Fatal("dispatch sent nothing to the free worker")
 			}
-			if j.shard != 0 || j.kind != tc.want || len(l.work.slots) != 0 {
-				t.Fatalf("the free worker got window %+v (and %d slots): want shard 0's window of kind %d", j, len(l.work.slots), tc.want)
+			if !tc.want(j) || len(l.work.slots) != 0 {
+				t.Fatalf("the free worker got %T %+v (and %d slots): want shard 0's %s", j, j, len(l.work.slots), tc.wants)
 			}
 			if _, ok := l.index.Due(due); !ok {
 				t.Fatal("the due slot left the index without a worker")
@@ -117,13 +125,8 @@ func TestRemovedScheduleLeavesItsWindowQueue(t *testing.T) {
 	again := addDue(t, l, "a")
 	l.win.queue(again, 0)
 	l.win.sendWindows(l.e.cfg.Clock.Now())
-	var j *windowJob
-	select {
-	case j = <-l.work.windows:
-	default:
-		t.Fatal("no window sent for the schedule made again")
-	}
-	if j.kind != windowFire || len(j.items) != 1 {
+	j := takeJob[*fireJob](t, l, "for the schedule made again")
+	if len(j.items) != 1 {
 		t.Fatalf("job %+v: want a window of the one schedule", j)
 	}
 	if old.busy || !again.busy {
@@ -143,17 +146,9 @@ func TestQueuedScheduleHeldForTheRecheck(t *testing.T) {
 	if en.queued || l.parked["a"] || len(l.win.held[0]) != 1 {
 		t.Fatalf("queued %v parked %v held %v: want held for the check", en.queued, l.parked["a"], l.win.held[0])
 	}
-	var j *windowJob
-	select {
-	case j = <-l.work.windows:
-	default:
-		t.Fatal("no job sent: the shard's check was asked for but not sent")
-	}
-	if j.kind != windowCheck {
-		t.Fatalf("job %+v: want the shard's check", j)
-	}
+	takeJob[*checkJob](t, l, "once the shard's check was asked for")
 	l.work.busy--
-	l.win.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
+	l.win.onWindow(&checkResult{shard: 0, gen: 1})
 	if _, ok := l.index.Due(l.entries["a"]); !ok {
 		t.Fatal("after the check the schedule is not in the due index")
 	}
@@ -171,10 +166,10 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		flight func(l *loop) // marks shard 0's job in flight
-		result *windowResult // its result
+		result windowResult  // its result
 	}{
-		{"fire", func(l *loop) { l.win.firing[0] = true }, &windowResult{kind: windowFire, shard: 0, mark: windowMark{rev: 7, seq: 1}}},
-		{"record", func(l *loop) { l.win.recording[0] = true }, &windowResult{kind: windowRecord, shard: 0}},
+		{"fire", func(l *loop) { l.win.firing[0] = true }, &fireResult{shard: 0, mark: windowMark{rev: 7, seq: 1}}},
+		{"record", func(l *loop) { l.win.recording[0] = true }, &recordResult{shard: 0}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			l, _ := windowLoopOf(1)
@@ -196,13 +191,8 @@ func TestCheckAndWindowJobsOfAShardDoNotOverlap(t *testing.T) {
 			l.work.busy--
 			l.win.onWindow(tc.result)
 			l.dispatch()
-			select {
-			case j := <-l.work.windows:
-				if j.kind != windowCheck || j.shard != 0 || j.gen != 2 {
-					t.Fatalf("after the %s's result: sent %+v, want shard 0's check for tenure 2", tc.name, j)
-				}
-			default:
-				t.Fatalf("after the %s's result no check was sent", tc.name)
+			if j := takeJob[*checkJob](t, l, "after the "+tc.name+"'s result"); j.shard != 0 || j.gen != 2 {
+				t.Fatalf("after the %s's result: sent %+v, want shard 0's check for tenure 2", tc.name, j)
 			}
 			if tc.name == "fire" && l.win.mark[0].rev != 7 {
 				t.Fatalf("window mark %+v: want the fire's revision 7", l.win.mark[0])
@@ -241,7 +231,7 @@ func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
 	l, _ := windowLoopOf(1)
 	l.win.want[0] = 1
 	l.dispatch()
-	wantJob(t, l, windowCheck, "at the start")
+	takeJob[*checkJob](t, l, "at the start")
 	l.win.queue(addDue(t, l, idOn(l, 0)), 0)
 	l.win.want[0] = 1 // as gate asks while the check runs
 	l.dispatch()
@@ -251,9 +241,9 @@ func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
 	default:
 	}
 	l.work.busy--
-	l.win.onWindow(&windowResult{kind: windowCheck, shard: 0, gen: 1})
+	l.win.onWindow(&checkResult{shard: 0, gen: 1})
 	l.dispatch()
-	wantJob(t, l, windowFire, "after the check's result")
+	takeJob[*fireJob](t, l, "after the check's result")
 	select {
 	case j := <-l.work.windows:
 		t.Fatalf("also sent %+v after the check's result", j)
@@ -264,17 +254,22 @@ func TestCheckAskedForAgainWhileItRunsIsNotSentTwice(t *testing.T) {
 	}
 }
 
-// wantJob takes the loop's next job, which must be a window job of kind.
-func wantJob(t *testing.T, l *loop, kind windowKind, when string) {
+// takeJob takes the loop's next window job, which must be a J (when says
+// when it should have been sent).
+func takeJob[J windowJob](t *testing.T, l *loop, when string) J {
 	t.Helper()
+	var want J
 	select {
 	case j := <-l.work.windows:
-		if j.kind != kind {
-			t.Fatalf("%s: sent %+v, want a window job of kind %d", when, j, kind)
+		got, ok := j.(J)
+		if !ok {
+			t.Fatalf("%s: sent %T %+v, want a %T", when, j, j, want)
 		}
+		return got
 	default:
-		t.Fatalf("%s: nothing sent, want a window job of kind %d", when, kind)
+		t.Fatalf("%s: nothing sent, want a %T", when, want)
 	}
+	return want
 }
 
 // A check that comes due for a shard no longer owned releases what it

@@ -32,6 +32,42 @@ import (
 // (10,000 schedules every second: a p99 lateness of 33-113 ms and a
 // maximum of 240-390 ms, against 9 and 44 ms with every fire recorded).
 
+// lagState are the schedules whose state records a window left behind
+// their fires (marks), and their records to write (queue), by shard,
+// oldest first. A shard whose last record job failed sends none before
+// retry (behindUnwritten); held: a shard whose due records are all of
+// schedules in a job or on a window, at the batcher's last look
+// (sendBehind), which the timer does not wait for (nextBehind). The
+// batcher keeps it; only the loop goroutine touches it.
+type lagState struct {
+	marks map[string]lagMark
+	queue map[int][]lagRef
+	retry map[int]time.Time
+	held  map[int]bool
+}
+
+func newLagState() lagState {
+	return lagState{marks: make(map[string]lagMark), queue: make(map[int][]lagRef), retry: make(map[int]time.Time), held: make(map[int]bool)}
+}
+
+// notBehind: schedule id's record was written (or deleted) from what
+// the loop knows, so it is no longer behind its fires.
+func (b *batcher) notBehind(id string) { delete(b.lag.marks, id) }
+
+// behindFlushed reports whether no record of shard is behind its fires
+// or being written (a hand-back waits for that).
+func (b *batcher) behindFlushed(shard int) bool {
+	if b.recording[shard] {
+		return false
+	}
+	for _, ref := range b.lag.queue[shard] { // (it may hold references already written)
+		if m, ok := b.lag.marks[ref.id]; ok && m.since.Equal(ref.since) {
+			return false
+		}
+	}
+	return true
+}
+
 // lagMark is a schedule whose record is behind its fires: since its
 // first unrecorded fire, fires of them.
 type lagMark struct {
@@ -50,7 +86,8 @@ type lagRef struct {
 // fire: a recurring schedule with a record this instance wrote in its
 // tenure (a settled window claim, not to be checked: see mayLag), while
 // every member checks such records.
-func (l *loop) mayLeaveBehind(j *slotJob) bool {
+func (b *batcher) mayLeaveBehind(j *slotJob) bool {
+	l := b.l
 	if l.e.cfg.StateInterval <= 0 || j.verify || j.planned || j.at != 0 || j.state == nil || !l.e.leases.fleetReads() {
 		return false
 	}
@@ -62,7 +99,7 @@ func (l *loop) mayLeaveBehind(j *slotJob) bool {
 // leaveBehind takes the items whose records may stay behind out of items
 // (their fire published and acknowledged, not a duplicate) and hands
 // their advanced state back unrecorded.
-func (w worker) leaveBehind(items []*windowItem, out *windowResult) []*windowItem {
+func (w worker) leaveBehind(items []*windowItem, out *fireResult) []*windowItem {
 	rest := items[:0:0]
 	for _, it := range items {
 		if !it.j.lag || it.ack == nil || it.ack.Duplicate || it.claim.Seq == 0 {
@@ -80,30 +117,31 @@ func (w worker) leaveBehind(items []*windowItem, out *windowResult) []*windowIte
 
 // lagged takes en's state left behind by a window: kept in memory, its
 // record queued to be written once the interval has passed.
-func (l *loop) lagged(en *entry, st *kvstore.State, now time.Time) {
+func (b *batcher) lagged(en *entry, st *kvstore.State, now time.Time) {
+	l := b.l
 	en.setState(st, l.e.cfg.Instance)
-	m, ok := l.lag.marks[en.id]
+	m, ok := b.lag.marks[en.id]
 	if !ok {
 		m.since = now
 		shard := kvstore.ShardOf(en.id, l.e.shards)
-		l.lag.queue[shard] = append(l.lag.queue[shard], lagRef{id: en.id, since: now})
+		b.lag.queue[shard] = append(b.lag.queue[shard], lagRef{id: en.id, since: now})
 	}
 	m.fires++
-	l.lag.marks[en.id] = m
+	b.lag.marks[en.id] = m
 }
 
 // mergeBehind is st, a state record someone else wrote while en's record
 // was behind its fires, with those fires merged in: the next slot, the
 // claim on the last fire and the count, unless st shows that fire
 // already (then en's record is no longer behind).
-func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
-	m, ok := l.lag.marks[en.id]
+func (b *batcher) mergeBehind(en *entry, st *kvstore.State) {
+	m, ok := b.lag.marks[en.id]
 	if !ok {
 		return
 	}
 	mine := en.current()
 	if mine == nil || mine.Claim == nil || shows(*st, *mine.Claim) {
-		delete(l.lag.marks, en.id)
+		delete(b.lag.marks, en.id)
 		return
 	}
 	st.Next, st.Ended, st.NextReason, st.NextNominal, st.Plan = mine.Next, mine.Ended, mine.NextReason, mine.NextNominal, mine.Plan
@@ -121,35 +159,36 @@ func (l *loop) mergeBehind(en *entry, st *kvstore.State) {
 // again (its new owner's record, once applied, ends the marks its fires
 // show: mergeBehind); one whose last record job failed waits for
 // lagRetry.
-func (l *loop) sendBehind(now time.Time, all bool) {
-	clear(l.lag.held) // this call's look only (nextBehind, in the same turn)
-	if len(l.lag.queue) == 0 {
+func (b *batcher) sendBehind(now time.Time, all bool) {
+	l := b.l
+	clear(b.lag.held) // this call's look only (nextBehind, in the same turn)
+	if len(b.lag.queue) == 0 {
 		return
 	}
 	all = all || !l.e.leases.fleetReads()
-	for shard, q := range l.lag.queue {
+	for shard, q := range b.lag.queue {
 		if l.work.full() {
 			return
 		}
-		if len(q) == 0 || l.win.shardBusy(shard) {
+		if len(q) == 0 || b.shardBusy(shard) {
 			continue
 		}
 		// The times first: this runs at every turn of the loop, for
 		// every shard with a queue, and a lease lookup reads the clock.
 		due := all || len(l.hand.shards) > 0 && l.handingBack(shard)
-		wait := l.behindDelay(shard)
-		if !due && now.Before(q[0].since.Add(wait)) || !l.behindSendable(shard, now) {
+		wait := b.behindDelay(shard)
+		if !due && now.Before(q[0].since.Add(wait)) || !b.behindSendable(shard, now) {
 			continue
 		}
 		var items []*windowItem
 		var later []lagRef
-		for len(q) > 0 && len(items) < max(l.win.limit, 1) {
+		for len(q) > 0 && len(items) < max(b.limit, 1) {
 			ref := q[0]
 			if !due && now.Before(ref.since.Add(wait)) {
 				break
 			}
 			q = q[1:]
-			m, ok := l.lag.marks[ref.id]
+			m, ok := b.lag.marks[ref.id]
 			en := l.entries[ref.id]
 			if !ok || !m.since.Equal(ref.since) || en == nil {
 				continue // written meanwhile, or gone
@@ -160,7 +199,7 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			}
 			j := l.snapshot(en, now)
 			if j.state == nil || j.state.Claim == nil {
-				delete(l.lag.marks, ref.id)
+				delete(b.lag.marks, ref.id)
 				continue
 			}
 			l.index.Remove(en) // busy: out of the index until its result (schedule)
@@ -172,34 +211,35 @@ func (l *loop) sendBehind(now time.Time, all bool) {
 			// Every record due is of a schedule in a job or on a window:
 			// that job's result wakes the loop, not the timer (which,
 			// set for these past times, spun the loop until then).
-			l.lag.held[shard] = true
+			b.lag.held[shard] = true
 		}
 		if q = append(q, later...); len(q) == 0 {
-			delete(l.lag.queue, shard)
+			delete(b.lag.queue, shard)
 		} else {
-			l.lag.queue[shard] = q
+			b.lag.queue[shard] = q
 		}
 		if len(items) > 0 {
-			l.win.recording[shard] = true
-			l.work.sendWindow(&windowJob{kind: windowRecord, shard: shard, records: items})
+			b.recording[shard] = true
+			l.work.sendWindow(&recordJob{shard: shard, records: items})
 		}
 	}
 }
 
 // nextBehind is when the next record left behind is to be written (zero:
 // none).
-func (l *loop) nextBehind() time.Time {
+func (b *batcher) nextBehind() time.Time {
+	l := b.l
 	var first time.Time
 	reads := l.e.leases.fleetReads()
-	for shard, q := range l.lag.queue {
-		if len(q) == 0 || l.win.shardBusy(shard) || l.lag.held[shard] {
+	for shard, q := range b.lag.queue {
+		if len(q) == 0 || b.shardBusy(shard) || b.lag.held[shard] {
 			continue
 		}
-		at := q[0].since.Add(l.behindDelay(shard))
+		at := q[0].since.Add(b.behindDelay(shard))
 		if !reads || len(l.hand.shards) > 0 && l.handingBack(shard) {
 			at = q[0].since // due now (a member cannot read them, or the shard goes)
 		}
-		if retry := l.lag.retry[shard]; at.Before(retry) {
+		if retry := b.lag.retry[shard]; at.Before(retry) {
 			at = retry
 		}
 		// The lease is looked up only for a time that would be the
@@ -218,7 +258,8 @@ func (l *loop) nextBehind() time.Time {
 // shards' records come due at different instants. The queue of a shard
 // stays in the order of its fires, each record waiting as long as the
 // others of its shard.
-func (l *loop) behindDelay(shard int) time.Duration {
+func (b *batcher) behindDelay(shard int) time.Duration {
+	l := b.l
 	return behindDelay(l.e.cfg.StateInterval, shard, l.e.shards)
 }
 
@@ -232,15 +273,16 @@ func behindDelay(interval time.Duration, shard, shards int) time.Duration {
 
 // behindSendable reports whether shard's records left behind may be
 // sent now: the shard is this instance's and not waiting for lagRetry.
-func (l *loop) behindSendable(shard int, now time.Time) bool {
+func (b *batcher) behindSendable(shard int, now time.Time) bool {
+	l := b.l
 	if !l.e.leases.owns(shard) {
 		return false
 	}
-	if retry, ok := l.lag.retry[shard]; ok {
+	if retry, ok := b.lag.retry[shard]; ok {
 		if now.Before(retry) {
 			return false
 		}
-		delete(l.lag.retry, shard)
+		delete(b.lag.retry, shard)
 	}
 	return true
 }
@@ -251,22 +293,23 @@ func (l *loop) behindSendable(shard int, now time.Time) bool {
 // finds their fires). Without that wait, records due at once (a member
 // that cannot be read, as while NATS is unreachable) were sent again as
 // soon as their job failed: a busy loop for as long as the outage.
-func (l *loop) behindUnwritten(rs []slotResult, shard int, now time.Time) {
+func (b *batcher) behindUnwritten(rs []slotResult, shard int, now time.Time) {
+	l := b.l
 	if l.stopping {
 		return
 	}
 	requeued := false
 	for _, r := range rs {
-		m, ok := l.lag.marks[r.id]
+		m, ok := b.lag.marks[r.id]
 		if !ok {
 			continue
 		}
 		m.since = now
-		l.lag.marks[r.id] = m
-		l.lag.queue[shard] = append(l.lag.queue[shard], lagRef{id: r.id, since: now})
+		b.lag.marks[r.id] = m
+		b.lag.queue[shard] = append(b.lag.queue[shard], lagRef{id: r.id, since: now})
 		requeued = true
 	}
 	if requeued {
-		l.lag.retry[shard] = now.Add(windowRetry)
+		b.lag.retry[shard] = now.Add(windowRetry)
 	}
 }

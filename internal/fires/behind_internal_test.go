@@ -103,7 +103,7 @@ func TestMayLeaveBehind(t *testing.T) {
 		if tc.change != nil {
 			tc.change(&j)
 		}
-		if got := l.mayLeaveBehind(&j); got != tc.want {
+		if got := l.win.mayLeaveBehind(&j); got != tc.want {
 			t.Errorf("%s: mayLeaveBehind = %v, want %v", tc.name, got, tc.want)
 		}
 	}
@@ -119,24 +119,24 @@ func TestRecordBehindJobHoldsItsSchedule(t *testing.T) {
 	en.setState(&kvstore.State{Next: now, Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
 		Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
 	en.stateRev = 7
-	l.lagged(en, en.current(), now.Add(-2*time.Second))
+	l.win.lagged(en, en.current(), now.Add(-2*time.Second))
 	l.index.Set(en, now) // due again as its record is to be written
 	en.noWindow = true   // for a worker of its own: dispatch's per-slot path
 	l.win.checked[0] = 1
-	l.sendBehind(now, false)
+	l.win.sendBehind(now, false)
 	l.dispatch()
-	var jobs []*windowJob
+	var jobs []windowJob
 	for len(l.work.windows) > 0 {
 		jobs = append(jobs, <-l.work.windows)
 	}
-	if len(jobs) != 1 || jobs[0].kind != windowRecord {
+	if _, ok := jobs[0].(*recordJob); len(jobs) != 1 || !ok {
 		t.Fatalf("dispatch sent %d jobs (%+v): want the record's write alone", len(jobs), jobs)
 	}
 	if _, ok := l.index.Due(en); ok || !en.busy {
 		t.Fatalf("busy %v, in the due index %v: want busy and out of the index while its record is written", en.busy, ok)
 	}
-	l.win.apply(windowResult{kind: windowRecord, shard: 0, results: []slotResult{{id: "a", state: en.current(), stateRev: 8}}})
-	if _, ok := l.lag.marks["a"]; ok || en.stateRev != 8 {
+	l.win.apply(&recordResult{shard: 0, results: []slotResult{{id: "a", state: en.current(), stateRev: 8}}})
+	if _, ok := l.win.lag.marks["a"]; ok || en.stateRev != 8 {
 		t.Errorf("after the write: behind %v, revision %d; want written at 8", ok, en.stateRev)
 	}
 	if _, ok := l.index.Due(en); !ok {
@@ -156,16 +156,16 @@ func TestRecordBehindOfABusyScheduleDoesNotSpinTheLoop(t *testing.T) {
 	en.setState(&kvstore.State{Next: now, Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
 		Claim: &kvstore.Claim{Slot: now.Add(-time.Second), Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
 	en.stateRev = 7
-	l.lagged(en, en.current(), now.Add(-2*time.Second)) // due: its wait has passed
-	if at := l.nextBehind(); at.IsZero() || at.After(now) {
+	l.win.lagged(en, en.current(), now.Add(-2*time.Second)) // due: its wait has passed
+	if at := l.win.nextBehind(); at.IsZero() || at.After(now) {
 		t.Fatalf("next record at %v: want due by %v", at, now)
 	}
 	en.busy = true // its next slot is with a worker
-	l.sendBehind(now, false)
+	l.win.sendBehind(now, false)
 	if n := sent(l); n != 0 {
 		t.Fatalf("sent %d jobs for a schedule in a job", n)
 	}
-	if at := l.nextBehind(); !at.IsZero() {
+	if at := l.win.nextBehind(); !at.IsZero() {
 		t.Fatalf("the loop's timer is set for the record at %v while its schedule is in a job: the loop would spin until the job is done", at)
 	}
 	l.work.busy++ // the job's result: its fire left the record behind again
@@ -173,7 +173,7 @@ func TestRecordBehindOfABusyScheduleDoesNotSpinTheLoop(t *testing.T) {
 	if en.busy {
 		t.Fatal("the job's result left the schedule busy")
 	}
-	l.sendBehind(now, false)
+	l.win.sendBehind(now, false)
 	wantRecordJob(t, l, "once its schedule was free")
 }
 
@@ -188,12 +188,12 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 	en.setState(&kvstore.State{Next: now.Add(time.Second), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
 		Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
 	en.stateRev = 7
-	l.lagged(en, en.current(), now)
+	l.win.lagged(en, en.current(), now)
 	due := now.Add(10 * time.Second) // shard 0 waits the whole interval
-	if at := l.nextBehind(); !at.Equal(due) {
+	if at := l.win.nextBehind(); !at.Equal(due) {
 		t.Fatalf("next record at %v, want %v", at, due)
 	}
-	l.sendBehind(now.Add(time.Second), false) // not due: nothing sent
+	l.win.sendBehind(now.Add(time.Second), false) // not due: nothing sent
 	if n := sent(l); n != 0 {
 		t.Fatalf("sent %d jobs before the record was due", n)
 	}
@@ -201,21 +201,21 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 	// The shard's record job in flight: nothing of it is due until its
 	// result, which brings the record back.
 	l.win.recording[0] = true
-	if at := l.nextBehind(); !at.IsZero() {
+	if at := l.win.nextBehind(); !at.IsZero() {
 		t.Fatalf("next record at %v while the shard's record job is out: want none", at)
 	}
 	l.work.busy++
-	l.win.apply(windowResult{kind: windowRecord, shard: 0})
-	if at := l.nextBehind(); !at.Equal(due) {
+	l.win.apply(&recordResult{shard: 0})
+	if at := l.win.nextBehind(); !at.Equal(due) {
 		t.Fatalf("after the record job's result the next record is at %v, want %v", at, due)
 	}
 
 	// A hand-back makes the shard's records due at once.
 	l.onFlush(flushReq{shards: []int{0}, done: make(chan struct{})})
-	if at := l.nextBehind(); at.After(now) {
+	if at := l.win.nextBehind(); at.After(now) {
 		t.Fatalf("after a hand-back the next record is at %v, want due by %v", at, now)
 	}
-	l.sendBehind(now, false)
+	l.win.sendBehind(now, false)
 	wantRecordJob(t, l, "for the handed-back shard")
 }
 
@@ -223,13 +223,8 @@ func TestNextRecordBehindFollowsWhatChangesIt(t *testing.T) {
 // (when says when it should have).
 func wantRecordJob(t *testing.T, l *loop, when string) {
 	t.Helper()
-	select {
-	case j := <-l.work.windows:
-		if j.kind != windowRecord || len(j.records) != 1 {
-			t.Fatalf("sent %+v %s: want one record's write", j, when)
-		}
-	default:
-		t.Fatalf("no record's write sent %s", when)
+	if j := takeJob[*recordJob](t, l, when); len(j.records) != 1 {
+		t.Fatalf("sent %+v %s: want one record's write", j, when)
 	}
 }
 
@@ -276,23 +271,20 @@ func TestRecordsBehindComeDuePerShard(t *testing.T) {
 		en := addDue(t, l, id)
 		en.setState(&kvstore.State{Next: now.Add(time.Hour), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
 			Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
-		l.lagged(en, en.current(), now)
+		l.win.lagged(en, en.current(), now)
 	}
 	sent := func(at time.Time) []int {
-		l.sendBehind(at, false)
+		l.win.sendBehind(at, false)
 		var shards []int
 		for len(l.work.windows) > 0 {
-			j := <-l.work.windows
+			j := takeJob[*recordJob](t, l, "a record write")
 			l.work.busy--
-			if j.kind != windowRecord {
-				t.Fatalf("sent %+v: want record writes only", j)
-			}
 			shards = append(shards, j.shard)
 		}
 		return shards
 	}
 	early, late := behindDelay(10*time.Second, 63, 64), behindDelay(10*time.Second, 0, 64)
-	if got := l.nextBehind(); !got.Equal(now.Add(early)) {
+	if got := l.win.nextBehind(); !got.Equal(now.Add(early)) {
 		t.Errorf("next record due at %v, want %v (shard 63's wait)", got, now.Add(early))
 	}
 	if got := sent(now.Add(early - time.Millisecond)); len(got) != 0 {
@@ -324,14 +316,14 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 		en := addDue(t, l, id)
 		en.setState(&kvstore.State{Next: now.Add(time.Hour), Plan: en.compiled.Plan, Owner: l.e.cfg.Instance, UpdatedAt: now,
 			Claim: &kvstore.Claim{Slot: now, Token: "t", Window: "0/1", Seq: 5}}, l.e.cfg.Instance)
-		l.lagged(en, en.current(), now)
+		l.win.lagged(en, en.current(), now)
 	}
 	delete(l.e.leases.held, 1) // shard 1 lost
 	sent := func(at time.Time) []int {
-		l.sendBehind(at, false)
+		l.win.sendBehind(at, false)
 		var shards []int
 		for len(l.work.windows) > 0 {
-			j := <-l.work.windows
+			j := takeJob[*recordJob](t, l, "a record write")
 			shards = append(shards, j.shard)
 		}
 		return shards
@@ -339,22 +331,22 @@ func TestFailedRecordsBehindWaitBeforeTheirRetry(t *testing.T) {
 	if got := sent(now); len(got) != 1 || got[0] != 0 {
 		t.Fatalf("sent shards %v, want [0] (shard 1 is not owned)", got)
 	}
-	if next := l.nextBehind(); !next.IsZero() {
+	if next := l.win.nextBehind(); !next.IsZero() {
 		t.Errorf("next record due at %v with shard 0's out and shard 1 not owned: want none", next)
 	}
 	// Shard 0's job fails: its record is queued again, not sent at once.
-	l.win.apply(windowResult{kind: windowRecord, shard: 0, err: errors.New("nats: connection closed"),
+	l.win.apply(&recordResult{shard: 0, err: errors.New("nats: connection closed"),
 		results: []slotResult{{id: ids[0], state: l.entries[ids[0]].current(), stateRev: 0}}})
 	if got := sent(now); len(got) != 0 {
 		t.Fatalf("right after the failure: sent shards %v", got)
 	}
-	if next := l.nextBehind(); !next.Equal(now.Add(windowRetry)) {
+	if next := l.win.nextBehind(); !next.Equal(now.Add(windowRetry)) {
 		t.Errorf("next record due at %v, want the retry at %v", next, now.Add(windowRetry))
 	}
 	if got := sent(now.Add(windowRetry)); len(got) != 1 || got[0] != 0 {
 		t.Fatalf("at the retry: sent shards %v, want [0]", got)
 	}
-	if _, ok := l.lag.marks[ids[1]]; !ok || len(l.lag.queue[1]) != 1 {
-		t.Errorf("shard 1's record left behind was dropped: mark %v, queue %v", ok, l.lag.queue[1])
+	if _, ok := l.win.lag.marks[ids[1]]; !ok || len(l.win.lag.queue[1]) != 1 {
+		t.Errorf("shard 1's record left behind was dropped: mark %v, queue %v", ok, l.win.lag.queue[1])
 	}
 }

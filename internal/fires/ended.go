@@ -274,7 +274,7 @@ func (l *loop) sweepLists(now time.Time) {
 			continue
 		case len(stand) == 0:
 			li.sweeping = true
-			l.work.sendWindow(&windowJob{kind: windowEnded, shard: li.shard, list: li})
+			l.work.sendWindow(&sweepJob{list: li})
 		case convert:
 			li.sweeping = true
 			items := make([]slotJob, 0, len(stand))
@@ -283,7 +283,7 @@ func (l *loop) sweepLists(now time.Time) {
 				j := l.snapshot(en, now)
 				items = append(items, j)
 			}
-			l.work.sendWindow(&windowJob{kind: windowEnded, shard: li.shard, list: li, items: items})
+			l.work.sendWindow(&sweepJob{list: li, items: items})
 			next = now.Add(endedConvert)
 		}
 	}
@@ -336,8 +336,8 @@ func (l *loop) standing(li *endedList) (stand []*entry, wait bool) {
 // list stands for (by CAS on what the loop knew: a record written
 // meanwhile is left as it is), then deletes the list if nothing else
 // wrote it since.
-func (w worker) sweepEnded(ctx context.Context, wj *windowJob) windowResult {
-	out := windowResult{kind: windowEnded, shard: wj.shard, list: wj.list}
+func (w worker) sweepEnded(ctx context.Context, wj *sweepJob) *sweepResult {
+	out := &sweepResult{list: wj.list}
 	now := w.e.cfg.Clock.Now()
 	for _, j := range wj.items {
 		r := slotResult{id: j.id, state: j.state, stateRev: j.stateRev, planned: j.planned, settled: j.settled, checked: j.checked}
@@ -352,8 +352,8 @@ func (w worker) sweepEnded(ctx context.Context, wj *windowJob) windowResult {
 	if out.err != nil {
 		return out
 	}
-	if !w.e.leases.owns(wj.shard) {
-		out.err = fmt.Errorf("%w: shard %d", errNotOwned, wj.shard)
+	if !w.e.leases.owns(wj.list.shard) {
+		out.err = fmt.Errorf("%w: shard %d", errNotOwned, wj.list.shard)
 		return out
 	}
 	err := w.e.store.DeleteEnded(ctx, wj.list.key, wj.list.rev)
@@ -367,7 +367,7 @@ func (w worker) sweepEnded(ctx context.Context, wj *windowJob) windowResult {
 }
 
 // onEnded takes a sweep job's outcome back.
-func (l *loop) onEnded(wr *windowResult) {
+func (l *loop) onEnded(wr *sweepResult) {
 	wr.list.sweeping = false
 	for i := range wr.results {
 		l.applyResult(wr.results[i])

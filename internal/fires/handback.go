@@ -119,13 +119,8 @@ func (l *loop) flushed(shards []int) bool {
 		if !l.handingBack(shard) {
 			continue // not owned any more: nothing of it is written
 		}
-		if l.win.recording[shard] || l.listsStanding(shard) {
+		if !l.win.behindFlushed(shard) || l.listsStanding(shard) {
 			return false
-		}
-		for _, ref := range l.lag.queue[shard] { // (it may hold references already written)
-			if m, ok := l.lag.marks[ref.id]; ok && m.since.Equal(ref.since) {
-				return false
-			}
 		}
 	}
 	return true

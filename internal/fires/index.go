@@ -35,12 +35,12 @@ func (l *loop) onSpecs(b []decodedSpec) {
 func (l *loop) onSpec(d *decodedSpec) {
 	kv := d.kv
 	if kv == nil {
-		l.load.specsLoaded = true
+		l.load.specsIn()
 		l.markReady()
 		return
 	}
 	if !l.load.specsLoaded {
-		l.sizeFor(kv)
+		l.load.sizeFor(kv)
 	}
 	id := kv.Key()
 	en := l.entries[id]
@@ -81,7 +81,7 @@ func (l *loop) onSpec(d *decodedSpec) {
 	if err == nil && !l.load.specsLoaded {
 		// Compiled on approach, from the record: no copy of the spec (at
 		// a cold start of a million, a million of them made and dropped).
-		l.makeLazy(en, kv.Value())
+		l.load.makeLazy(en, kv.Value())
 		return
 	}
 	kept := *spec
@@ -93,7 +93,7 @@ func (l *loop) onSpec(d *decodedSpec) {
 		return
 	}
 	if !l.load.calsLoaded && spec.Calendar != "" {
-		// Compiled once every calendar is known (calendarsLoaded). The
+		// Compiled once every calendar is known (calendarsIn). The
 		// others compile now, while the watch is still delivering.
 		en.compiled.Schedule = nil
 		return
@@ -183,8 +183,7 @@ func (l *loop) calendarSource(name string) (*calendar.Calendar, error) {
 // use a changed one (their plan changes, so they re-plan from now).
 func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 	if kv == nil {
-		l.load.calsLoaded = true
-		l.calendarsLoaded()
+		l.load.calendarsIn()
 		l.markReady()
 		return
 	}
@@ -208,7 +207,7 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 			// Compiled now, with the calendars as they are now, as if it
 			// had not been lazy (it may name another calendar: compiled
 			// sooner than it had to be, no harm).
-			l.compileLazy(en)
+			l.load.compileLazy(en)
 			continue
 		}
 		if en.specRev == 0 || en.lazy || en.spec == nil && en.record == "" {
@@ -227,13 +226,12 @@ func (l *loop) onCalendar(kv jetstream.KeyValueEntry) {
 
 func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	if kv == nil {
-		l.load.statesLoaded = true
-		l.statesComplete()
+		l.load.statesIn()
 		l.markReady()
 		return
 	}
 	if !l.load.statesLoaded {
-		l.sizeFor(kv)
+		l.load.sizeFor(kv)
 	}
 	id := kv.Key()
 	en := l.entries[id]
@@ -264,7 +262,7 @@ func (l *loop) onState(kv jetstream.KeyValueEntry) {
 	}
 	l.applyState(en, kv)
 	l.schedule(en)
-	l.fetchSpec(en)
+	l.load.fetchSpec(en)
 }
 
 // applyPending makes en's undecoded newer state record its state.
@@ -286,10 +284,10 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	}
 	en.stateRev = kv.Revision()
 	if isDelete(kv) {
-		delete(l.lag.marks, en.id)
+		l.win.notBehind(en.id)
 		en.setState(nil, l.e.cfg.Instance)
 	} else if st, err := kvstore.DecodeState(kv.Value()); err == nil {
-		l.mergeBehind(en, &st)
+		l.win.mergeBehind(en, &st)
 		en.setState(&st, l.e.cfg.Instance)
 	} else {
 		l.e.log.Warn("undecodable state record; it will be re-planned", "schedule", en.id, "err", err)
@@ -297,24 +295,51 @@ func (l *loop) applyState(en *entry, kv jetstream.KeyValueEntry) {
 	}
 }
 
-// calendarsLoaded compiles the schedules that waited for their calendar.
-func (l *loop) calendarsLoaded() {
-	for _, en := range l.entries {
-		switch {
-		case en.lazy && en.calendar:
-			l.approach(en) // it waited for the calendars (lazyUntil)
-		case en.specRev > 0 && !en.invalid && !en.lazy && en.compiled.Schedule == nil && !en.busy:
-			l.compile(en)
+// loaded reports whether every watch has delivered its initial values.
+func (l *loop) loaded() bool { return l.load.loaded() }
+
+// markReady closes ready once every watch has delivered its initial
+// values, says what this instance found, and has the loader compile the
+// rest of the load behind the loop.
+func (l *loop) markReady() {
+	if l.loaded() {
+		select {
+		case <-l.ready:
+		default:
+			close(l.ready)
+			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
+			l.reportRecovery()
+			l.load.ready()
 		}
 	}
 }
 
-// statesComplete schedules the entries that waited for the last state
-// record: their spec is in and no state record is, so they are new.
-func (l *loop) statesComplete() {
+// reportRecovery says what this instance found at start: schedules whose
+// slot is overdue (each then follows its misfire policy, recorded per
+// slot) and claims left unsettled by a previous owner (each is checked and,
+// if its fire is missing, taken over).
+func (l *loop) reportRecovery() {
+	now := l.e.cfg.Clock.Now()
+	var overdue, unsettled, invalid int
 	for _, en := range l.entries {
-		if en.stateRev == 0 {
-			l.schedule(en)
+		if en.invalid {
+			invalid++
+		}
+		st := en.view(&l.scratch)
+		if st == nil {
+			continue
+		}
+		if !st.Ended && !st.Next.IsZero() && st.Next.Before(now) {
+			overdue++
+		}
+		if st.Claim != nil && st.Claim.Owner != l.e.cfg.Instance {
+			if st.Claim.Expires.After(now.Add(-l.e.dupWindow)) {
+				unsettled++
+			}
 		}
 	}
+	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
+	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
+		Reason: fmt.Sprintf("%d schedules: in this instance's shards %d overdue (misfire policies apply) and %d recent claims of other instances to check; %d invalid", len(l.entries), overdue, unsettled, invalid),
+		Count:  uint64(overdue)})
 }

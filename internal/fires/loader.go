@@ -2,12 +2,10 @@ package fires
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -15,9 +13,15 @@ import (
 // work first"): which watches have delivered their initial values, the
 // specs fetched ahead of their watch for schedules due soon (fetchSpec),
 // the specs left to compile on approach or behind the loop (approach.go),
-// and the entries map sized for the load (sizefor.go). The loop owns it;
-// the channels are what it shares, each with the goroutine named.
+// and the entries map sized for the load (sizefor.go). The loop owns it
+// and calls it at a few points (see below); only the loop goroutine
+// touches it but for the channels, which it shares, each with the
+// goroutine named.
 type loader struct {
+	// l is the loop it runs on: it calls back into the index.
+	l *loop
+	// specsLoaded, statesLoaded and calsLoaded: the watch has delivered
+	// its initial values.
 	specsLoaded, statesLoaded, calsLoaded bool
 	// fetches are schedules whose state record came during the load, due
 	// soon, before their spec: a fetcher goroutine (fetchSpecs) reads the
@@ -32,7 +36,7 @@ type loader struct {
 	lazyIDs  []string
 	lazyNext []lazySpec
 	// loadLazy are the entries made lazy during the load (makeLazy), for
-	// lazyIDs once the index is complete (behind).
+	// lazyIDs once the index is complete (ready).
 	loadLazy []string
 	lazyIn   chan []lazySpec
 	lazyOut  chan []lazyCompiled
@@ -48,8 +52,9 @@ type loader struct {
 	resizing bool
 }
 
-func newLoader() loader {
+func newLoader(l *loop) loader {
 	return loader{
+		l:       l,
 		fetches: make(chan string, fetchQueue),
 		fetched: make(chan jetstream.KeyValueEntry, fetchQueue),
 		lazyIn:  make(chan []lazySpec, 1),
@@ -58,8 +63,49 @@ func newLoader() loader {
 	}
 }
 
+// The loop calls the loader at these points only: start and stop (its
+// goroutines), sizeFor (each initial value of a watch), specsIn,
+// statesIn and calendarsIn (a watch's initial values are in), ready (the
+// index is complete), makeLazy (a spec of the initial load, kept to
+// compile on approach), approach and compileLazy (a lazy entry is
+// scheduled, or needed now), fetchSpec (a state record came before its
+// spec), and in its select lazyOffer, lazyTaken, onLazy (the compiler
+// behind the loop) and takeSized. The loop reads loaded, statesLoaded and
+// calsLoaded.
+
 // loaded reports whether every watch has delivered its initial values.
 func (ld *loader) loaded() bool { return ld.specsLoaded && ld.statesLoaded && ld.calsLoaded }
+
+// specsIn: the specs' watch has delivered its initial values.
+func (ld *loader) specsIn() { ld.specsLoaded = true }
+
+// statesIn: the state watch has delivered its initial values. The
+// entries that waited for the last state record are scheduled: their
+// spec is in and no state record is, so they are new.
+func (ld *loader) statesIn() {
+	ld.statesLoaded = true
+	l := ld.l
+	for _, en := range l.entries {
+		if en.stateRev == 0 {
+			l.schedule(en)
+		}
+	}
+}
+
+// calendarsIn: the calendars' watch has delivered its initial values.
+// The schedules that waited for their calendar are compiled.
+func (ld *loader) calendarsIn() {
+	ld.calsLoaded = true
+	l := ld.l
+	for _, en := range l.entries {
+		switch {
+		case en.lazy && en.calendar:
+			ld.approach(en) // it waited for the calendars (lazyUntil)
+		case en.specRev > 0 && !en.invalid && !en.lazy && en.compiled.Schedule == nil && !en.busy:
+			l.compile(en)
+		}
+	}
+}
 
 // specFetchers is how many specs are fetched ahead of the watch at once.
 // A fetch is a KV get, a round trip to a server that is busy delivering
@@ -81,7 +127,8 @@ const fetchHorizon = 10 * time.Second
 // ahead the specs that come after the initial values; the initial values
 // it leaves uncompiled: the loop compiles those due soon or unknown, the
 // rest on approach (approach.go). They end with ctx, or at stop.
-func (ld *loader) start(ctx context.Context, wg *sync.WaitGroup, e *Engine, specs *laterWatch) {
+func (ld *loader) start(ctx context.Context, wg *sync.WaitGroup, specs *laterWatch) {
+	e := ld.l.e
 	for range specFetchers {
 		wg.Go(func() { ld.fetchSpecs(ctx, e.store) })
 	}
@@ -133,8 +180,9 @@ func (ld *loader) fetchSpecs(ctx context.Context, store *jsstore.Store) {
 // its spec has not come: due work first does not wait for the spec's turn
 // in the watch. The fetched revision goes through onSpec like a watched
 // one, so whichever of the two is older is dropped there.
-func (l *loop) fetchSpec(en *entry) {
-	if l.load.specsLoaded || en.specRev > 0 || en.fetching || !en.hasRecord() {
+func (ld *loader) fetchSpec(en *entry) {
+	l := ld.l
+	if ld.specsLoaded || en.specRev > 0 || en.fetching || !en.hasRecord() {
 		return
 	}
 	st := en.view(&l.scratch)
@@ -143,53 +191,8 @@ func (l *loop) fetchSpec(en *entry) {
 		return
 	}
 	select {
-	case l.load.fetches <- en.id:
+	case ld.fetches <- en.id:
 		en.fetching = true
 	default: // the queue is full: the watch brings it
 	}
-}
-
-func (l *loop) loaded() bool { return l.load.loaded() }
-
-func (l *loop) markReady() {
-	if l.loaded() {
-		select {
-		case <-l.ready:
-		default:
-			close(l.ready)
-			l.e.log.Info("due index ready", "schedules", len(l.entries), "due", l.index.Len())
-			l.reportRecovery()
-			l.behind()
-		}
-	}
-}
-
-// reportRecovery says what this instance found at start: schedules whose
-// slot is overdue (each then follows its misfire policy, recorded per
-// slot) and claims left unsettled by a previous owner (each is checked and,
-// if its fire is missing, taken over).
-func (l *loop) reportRecovery() {
-	now := l.e.cfg.Clock.Now()
-	var overdue, unsettled, invalid int
-	for _, en := range l.entries {
-		if en.invalid {
-			invalid++
-		}
-		st := en.view(&l.scratch)
-		if st == nil {
-			continue
-		}
-		if !st.Ended && !st.Next.IsZero() && st.Next.Before(now) {
-			overdue++
-		}
-		if st.Claim != nil && st.Claim.Owner != l.e.cfg.Instance {
-			if st.Claim.Expires.After(now.Add(-l.e.dupWindow)) {
-				unsettled++
-			}
-		}
-	}
-	l.e.log.Info("startup recovery", "schedules", len(l.entries), "overdue", overdue, "recent_claims_to_check", unsettled, "invalid", invalid)
-	l.e.event(kvstore.Event{Kind: kvstore.EventRecovered, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
-		Reason: fmt.Sprintf("%d schedules: in this instance's shards %d overdue (misfire policies apply) and %d recent claims of other instances to check; %d invalid", len(l.entries), overdue, unsettled, invalid),
-		Count:  uint64(overdue)})
 }

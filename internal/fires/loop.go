@@ -16,10 +16,11 @@ import (
 // docs/protocol.md's "Per slot" in one goroutine. Only its goroutine
 // touches its fields unless a field's comment says otherwise; workers get
 // snapshots (slotJob, windowJob) and send back results. What the loop
-// hands off has a seam of its own: the window batching (win, batch.go),
-// the cold start (load, loader.go), the health walk (health.go), the
-// records left behind (lag, behind.go), the hand-backs (hand,
-// handback.go) and the ended lists (ended, ended.go).
+// hands off has a seam of its own: the window batching and the records
+// windows left behind (win, batch.go, batch_apply.go, behind.go), the
+// cold start (load, loader.go, approach.go, sizefor.go), the health walk
+// (health.go), the hand-backs (hand, handback.go) and the ended lists
+// (ended, ended.go).
 type loop struct {
 	e *Engine // shared, read-only after Start
 	// in are the watches and reports the loop reads; their goroutines
@@ -60,9 +61,6 @@ type loop struct {
 	// health is the health query being answered, a slice of the entries
 	// per loop turn (health.go).
 	health healthState
-	// lag are the state records windows left behind their fires
-	// (behind.go).
-	lag lagState
 	// hand are the shards being handed back (handback.go).
 	hand handBacks
 	// ended are the ended lists of the shards checked (ended.go).
@@ -101,19 +99,6 @@ type healthState struct {
 	asked []healthQuery
 }
 
-// lagState are the schedules whose state records a window left behind
-// their fires (marks), and their records to write (queue), by shard,
-// oldest first (behind.go). A shard whose last record job failed sends
-// none before retry (behindUnwritten); held: a shard whose due records
-// are all of schedules in a job or on a window, at the loop's last look
-// (sendBehind), which the timer does not wait for (nextBehind).
-type lagState struct {
-	marks map[string]lagMark
-	queue map[int][]lagRef
-	retry map[int]time.Time
-	held  map[int]bool
-}
-
 // handBacks are the shards being handed back, with their tenure's
 // generation, and flushing the hand-backs waiting for their records
 // (handback.go).
@@ -132,12 +117,11 @@ func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, do
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
 		uncounted: make(map[string]uint64),
-		lag:       lagState{marks: make(map[string]lagMark), queue: make(map[int][]lagRef), retry: make(map[int]time.Time), held: make(map[int]bool)},
 		hand:      handBacks{shards: make(map[int]uint64)},
 		work:      newPool(e.cfg.Workers),
-		load:      newLoader(),
 		ended:     newEndedIndex(),
 	}
+	l.load = newLoader(l)
 	l.win = newBatcher(l, e.cfg.WindowSlots)
 	return l
 }
@@ -147,7 +131,7 @@ func (l *loop) run(ctx context.Context) {
 	workCtx, cancelWork := context.WithCancel(context.Background())
 	defer cancelWork()
 	l.work.start(workCtx, &wg, worker{e: l.e})
-	l.load.start(ctx, &wg, l.e, l.in.specs)
+	l.load.start(ctx, &wg, l.in.specs)
 	l.timer = l.e.cfg.Clock.NewTimer(time.Hour)
 	defer l.timer.Stop()
 	decoded := (<-chan []decodedSpec)(l.load.decoder.out)
@@ -158,19 +142,15 @@ func (l *loop) run(ctx context.Context) {
 		return true
 	}
 	for ctx.Err() == nil {
-		var lazySend chan<- []lazySpec
-		next := l.nextLazy()
-		if len(next) > 0 {
-			lazySend = l.load.lazyIn
-		}
+		lazySend, next := l.load.lazyOffer()
 		select {
 		case <-ctx.Done():
 		case lazySend <- next:
-			l.load.lazyNext = nil
+			l.load.lazyTaken()
 		case r := <-l.load.lazyOut:
-			l.onLazy(r)
+			l.load.onLazy(r)
 		case m := <-l.load.resized:
-			l.takeSized(m)
+			l.load.takeSized(m)
 		case b, ok := <-specUpdates:
 			if !ok {
 				specUpdates = nil
@@ -230,9 +210,7 @@ func (l *loop) run(ctx context.Context) {
 	// decision, which finds the fires).
 	l.stopping = true
 	for {
-		if l.win.flush(l.e.cfg.Clock.Now()) {
-			l.sendBehind(l.e.cfg.Clock.Now(), true)
-		}
+		l.win.flush(l.e.cfg.Clock.Now())
 		if l.work.busy == 0 {
 			break
 		}
@@ -264,7 +242,7 @@ func (l *loop) known(en *entry) bool {
 // once it is known (see known).
 func (l *loop) schedule(en *entry) {
 	if en.lazy {
-		l.approach(en)
+		l.load.approach(en)
 		return
 	}
 	if !l.known(en) || en.busy || en.queued {
@@ -345,12 +323,12 @@ func (l *loop) dispatch() {
 		id := en.id
 		if en.lazy {
 			l.index.Remove(en)
-			l.compileLazy(en) // on approach: scheduled as any other now
+			l.load.compileLazy(en) // on approach: scheduled as any other now
 			continue
 		}
 		if !l.known(en) || en.queued {
 			l.index.Remove(en)
-			continue // scheduled again once known (statesComplete); a queued one is on its window
+			continue // scheduled again once known (statesIn); a queued one is on its window
 		}
 		shard := kvstore.ShardOf(id, l.e.shards)
 		if owned, checked := l.win.gate(shard); !owned {
@@ -376,7 +354,6 @@ func (l *loop) dispatch() {
 		delete(l.uncounted, id)
 	}
 	l.win.ready(now)
-	l.sendBehind(now, false)
 	l.sweepLists(now)
 }
 
@@ -388,9 +365,6 @@ func (l *loop) resetTimer() {
 	_, due, ok := l.index.Peek()
 	if wake := l.win.wake(); !wake.IsZero() && (!ok || wake.Before(due)) {
 		due, ok = wake, true
-	}
-	if rec := l.nextBehind(); !rec.IsZero() && (!ok || rec.Before(due)) {
-		due, ok = rec, true
 	}
 	if sw := l.ended.sweepAt; len(l.ended.lists) > 0 && (!ok || sw.Before(due)) {
 		due, ok = sw, true

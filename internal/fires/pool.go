@@ -7,12 +7,13 @@ import (
 
 // pool is the loop's side of its workers: one channel of jobs and one of
 // results per kind of job. The loop sends a slot's snapshot (slotJob) or
-// a window's work (windowJob) and takes back a slotResult or a
-// windowResult; nothing else crosses. Only the loop goroutine touches
+// a window's work (a windowJob: fireJob, checkJob, demoteJob, recordJob,
+// sweepJob) and takes back a slotResult or the window job's own result
+// type (windowjobs.go); nothing else crosses. Only the loop goroutine touches
 // busy; the channels are the only state the workers share with it.
 type pool struct {
 	slots   chan slotJob
-	windows chan *windowJob
+	windows chan windowJob
 	// slotDone and windowDone carry the workers' results to the loop.
 	slotDone   chan slotResult
 	windowDone chan windowResult
@@ -24,7 +25,7 @@ type pool struct {
 
 func newPool(workers int) pool {
 	return pool{
-		slots: make(chan slotJob, workers), windows: make(chan *windowJob, workers),
+		slots: make(chan slotJob, workers), windows: make(chan windowJob, workers),
 		slotDone: make(chan slotResult, workers), windowDone: make(chan windowResult, workers),
 		size: workers,
 	}
@@ -40,7 +41,7 @@ func (p *pool) sendSlot(j slotJob) {
 }
 
 // sendWindow hands a window's job to a worker.
-func (p *pool) sendWindow(wj *windowJob) {
+func (p *pool) sendWindow(wj windowJob) {
 	p.busy++
 	p.windows <- wj
 }
@@ -65,7 +66,7 @@ func (p *pool) start(work context.Context, wg *sync.WaitGroup, w worker) {
 						windows = nil
 						continue
 					}
-					p.windowDone <- w.window(work, wj)
+					p.windowDone <- wj.run(work, w)
 				}
 			}
 		})

@@ -34,15 +34,15 @@ func (l *loop) applyResult(r slotResult) {
 	case r.listed:
 		l.planEnded(en)
 	case r.lagged:
-		l.lagged(en, r.state, l.e.cfg.Clock.Now())
+		l.win.lagged(en, r.state, l.e.cfg.Clock.Now())
 	case r.removed || r.absent:
-		delete(l.lag.marks, r.id)
+		l.win.notBehind(r.id)
 		// The record is gone (deleted by the remove job, or found deleted
 		// by the worker). Its delete marker, watched, is newer than
 		// stateRev, so it is applied when it comes (or below, if it came).
 		en.setState(nil, l.e.cfg.Instance)
 	case r.stateRev > en.stateRev:
-		delete(l.lag.marks, r.id) // written from the state in memory: not behind
+		l.win.notBehind(r.id) // written from the state in memory: not behind
 		en.stateRev = r.stateRev
 		en.setState(r.state, l.e.cfg.Instance)
 	}
@@ -142,7 +142,7 @@ func (l *loop) onDone(d doneReport) {
 	}
 	l.waiting[d.Schedule] = append(l.waiting[d.Schedule], d)
 	if en.lazy {
-		l.compileLazy(en) // its report is recorded from the compiled schedule
+		l.load.compileLazy(en) // its report is recorded from the compiled schedule
 	}
 	if !en.busy && en.compiled.Schedule != nil {
 		l.index.Set(en, l.e.cfg.Clock.Now())
@@ -152,7 +152,7 @@ func (l *loop) onDone(d doneReport) {
 // lookAgain makes sure en is looked at within d.
 func (l *loop) lookAgain(en *entry, d time.Duration) {
 	if en.lazy {
-		l.compileLazy(en)
+		l.load.compileLazy(en)
 	}
 	if en.busy || en.compiled.Schedule == nil {
 		return

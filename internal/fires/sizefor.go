@@ -17,25 +17,28 @@ import (
 // a map for a million schedules took 0.38 s on a 2-core VM whose memory
 // the host backs at first touch, and the loop, due work first included,
 // stood still for it.
-func (l *loop) sizeFor(kv jetstream.KeyValueEntry) {
+func (ld *loader) sizeFor(kv jetstream.KeyValueEntry) {
+	l := ld.l
 	n := int(min(kv.Delta(), maxSizeHint)) + 1
-	if n <= l.load.sized || l.health.scan != nil || l.load.resizing {
+	if n <= ld.sized || l.health.scan != nil || ld.resizing {
 		return // a health walk iterates the map, or a map is on its way: sized at a later value
 	}
-	l.load.sized = n
+	ld.sized = n
 	if n <= len(l.entries)*2 {
 		return // grows as well by itself
 	}
-	l.load.resizing = true
-	l.load.sizing.Go(func() { l.load.resized <- make(map[string]*entry, n) }) // room for one: never blocks
+	ld.resizing = true
+	resized := ld.resized
+	ld.sizing.Go(func() { resized <- make(map[string]*entry, n) }) // room for one: never blocks
 }
 
 // takeSized puts a map sizeFor made in place of the entries map, with
 // the entries in it. During a health walk (which iterates the entries map)
 // the map is left to grow by itself instead.
-func (l *loop) takeSized(m map[string]*entry) {
-	l.load.resizing = false
-	if l.health.scan != nil || l.load.sized <= len(l.entries) {
+func (ld *loader) takeSized(m map[string]*entry) {
+	l := ld.l
+	ld.resizing = false
+	if l.health.scan != nil || ld.sized <= len(l.entries) {
 		return
 	}
 	maps.Copy(m, l.entries)

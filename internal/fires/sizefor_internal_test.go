@@ -42,16 +42,17 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 		}
 	}
 	var l loop
+	l.load.l = &l
 	l.entries = map[string]*entry{}
 	l.newEntry("before")
 	l.health.scan = &healthScan{}
-	l.sizeFor(take()) // a health walk holds the map: not now
+	l.load.sizeFor(take()) // a health walk holds the map: not now
 	if l.load.sized != 0 {
 		t.Fatalf("sized for %d during a health walk", l.load.sized)
 	}
 	l.health.scan = nil
 	l.load.resized = make(chan map[string]*entry, 1)
-	l.sizeFor(take())
+	l.load.sizeFor(take())
 	if l.load.sized != n-1 {
 		t.Fatalf("sized for %d, want %d (the watch's keys after the first)", l.load.sized, n-1)
 	}
@@ -63,7 +64,7 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 		t.Fatal("the sized map never came")
 	}
 	l.load.sizing.Wait()
-	l.takeSized(sized)
+	l.load.takeSized(sized)
 	if l.entries["before"] == nil || l.entries["meanwhile"] == nil || len(l.entries) != 2 {
 		t.Fatalf("the entries before the sizing are not kept: %v", l.entries)
 	}
@@ -72,12 +73,12 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 		t.Fatal("the sized map was not taken in")
 	}
 	take()
-	l.sizeFor(take())
+	l.load.sizeFor(take())
 	got, err := bucket.Get(ctx, "s0500")
 	if err != nil {
 		t.Fatal(err)
 	}
-	l.sizeFor(got)
+	l.load.sizeFor(got)
 	if l.load.sized != n-1 || fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) {
 		t.Fatalf("sized again (for %d) by a later value or a get", l.load.sized)
 	}
@@ -90,9 +91,10 @@ func TestEntriesSizedForTheWatch(t *testing.T) {
 // on its way makes no second one: the map grows by itself.
 func TestSizedMapLeftDuringAHealthWalk(t *testing.T) {
 	l := loop{entries: map[string]*entry{}, load: loader{resized: make(chan map[string]*entry, 1)}}
+	l.load.l = &l
 	l.newEntry("a")
-	l.sizeFor(counted(100))
-	l.sizeFor(counted(1000)) // a map is on its way
+	l.load.sizeFor(counted(100))
+	l.load.sizeFor(counted(1000)) // a map is on its way
 	sized := <-l.load.resized
 	l.load.sizing.Wait()
 	if l.load.sized != 100 || len(l.load.resized) != 0 {
@@ -100,13 +102,13 @@ func TestSizedMapLeftDuringAHealthWalk(t *testing.T) {
 	}
 	l.health.scan = &healthScan{}
 	m := l.entries
-	l.takeSized(sized)
+	l.load.takeSized(sized)
 	if fmt.Sprintf("%p", l.entries) != fmt.Sprintf("%p", m) || l.entries["a"] == nil {
 		t.Fatal("a sized map replaced the entries map during a health walk")
 	}
 	l.health.scan = nil
-	l.sizeFor(counted(1000)) // the next count sizes it again
-	l.takeSized(<-l.load.resized)
+	l.load.sizeFor(counted(1000)) // the next count sizes it again
+	l.load.takeSized(<-l.load.resized)
 	l.load.sizing.Wait()
 	if l.load.sized != 1000 || l.entries["a"] == nil || len(l.entries) != 1 {
 		t.Fatalf("sized for %d with entries %v, want 1000 with a", l.load.sized, l.entries)

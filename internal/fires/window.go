@@ -53,85 +53,6 @@ const maxWindowBytes = 256 << 10
 // claimed.
 const windowSkew = 5 * time.Second
 
-// windowKind is what a window job does.
-type windowKind int
-
-const (
-	// windowFire claims a batch of due slots of one shard with one CAS,
-	// publishes them, then writes their state records and ledger entries.
-	windowFire windowKind = iota + 1
-	// windowCheck reads the shard's window record on taking the shard.
-	windowCheck
-	// windowDemote turns each slot of a window record that no state
-	// record shows into a claim on that record (see docs/protocol.md,
-	// "Window claims").
-	windowDemote
-	// windowRecord writes the state records a windowFire left for later
-	// (see deferRecords), or an ended list of them (ended.go).
-	windowRecord
-	// windowEnded sweeps an ended list: writes the records it stands for
-	// (if any are given) and deletes it (ended.go).
-	windowEnded
-)
-
-// windowMark is what this instance knows of a shard's window record.
-type windowMark struct {
-	rev uint64 // its revision (0: none)
-	seq uint64 // its Seq
-}
-
-// windowJob is a window's work for a worker.
-type windowJob struct {
-	kind  windowKind
-	shard int
-	mark  windowMark
-	// items are the due schedules (windowFire).
-	items []slotJob
-	// win is the record to demote, known the loop's snapshots of its
-	// schedules, by id (windowDemote).
-	win   jsstore.Window
-	known map[string]slotJob
-	gen   uint64 // the lease tenure a check is for
-	// records are the fired slots whose state records to write
-	// (windowRecord); lists: as an ended list (ended.go).
-	records []*windowItem
-	lists   bool
-	// list is the ended list to sweep (windowEnded).
-	list *endedList
-}
-
-// windowResult is what a window job hands back.
-type windowResult struct {
-	kind  windowKind
-	shard int
-	gen   uint64
-	mark  windowMark
-	// results are the items' outcomes, as a per-slot job's would be.
-	results []slotResult
-	// declined are the items whose decision was not a plain claim: the
-	// loop sends them through the per-slot path.
-	declined []string
-	// recheck: the window CAS lost, or the window did not finish; the
-	// shard is checked again before anything of it is dispatched.
-	recheck bool
-	// tooLarge: the server refused the window record for its size.
-	tooLarge bool
-	// found is the window record a check read (nil: none, or garbage).
-	found *jsstore.Window
-	// deferred are fired slots whose state records were not written
-	// yet (see deferRecords): their schedules stay busy until a
-	// windowRecord job writes them.
-	deferred []*windowItem
-	// lists are the shard's ended lists a check read; wrote is the
-	// ended list a windowRecord wrote; deleted: a windowEnded deleted its
-	// list.
-	lists   []jsstore.EndedEntry
-	wrote   *jsstore.EndedEntry
-	list    *endedList
-	deleted bool
-	err     error
-}
-
 // windowItem is one slot of a window being fired.
 type windowItem struct {
 	j     *slotJob // in its window job's items
@@ -151,51 +72,12 @@ type windowItem struct {
 	fired uint64
 }
 
-// window runs a window job. Each slot's result has progress as a
-// slot job's would (worker.slot).
-func (w worker) window(ctx context.Context, wj *windowJob) windowResult {
-	wr := w.windowSteps(ctx, wj)
-	for i := range wr.results {
-		r := &wr.results[i]
-		r.progress = r.stateRev != 0 && r.err == nil
-	}
-	return wr
-}
-
-// windowSteps does what a window job's kind says.
-func (w worker) windowSteps(ctx context.Context, wj *windowJob) windowResult {
-	switch wj.kind {
-	case windowCheck:
-		return w.checkWindow(ctx, wj)
-	case windowDemote:
-		out := windowResult{kind: windowDemote, shard: wj.shard, gen: wj.gen}
-		for _, s := range wj.win.Slots {
-			if err := w.demote(ctx, wj.win, s, wj.known[s.Schedule]); err != nil {
-				out.err = err
-				break
-			}
-		}
-		return out
-	case windowEnded:
-		return w.sweepEnded(ctx, wj)
-	case windowRecord:
-		out := windowResult{kind: windowRecord, shard: wj.shard}
-		out.wrote, out.err = w.recordOrList(ctx, wj)
-		w.e.step(StepWindowRecorded)
-		for _, it := range wj.records {
-			out.results = append(out.results, it.r)
-		}
-		return out
-	}
-	return w.fireWindow(ctx, wj)
-}
-
 // fireWindow claims the due slots of wj with one window CAS, publishes
 // them without waiting for each acknowledgement, then writes each
 // schedule's state (with the fire's sequence, which settles its claim)
 // and ledger entry the same way.
-func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
-	out := windowResult{kind: windowFire, shard: wj.shard, mark: wj.mark}
+func (w worker) fireWindow(ctx context.Context, wj *fireJob) *fireResult {
+	out := &fireResult{shard: wj.shard, mark: wj.mark}
 	now := w.e.cfg.Clock.Now()
 	win := jsstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
 		At: now.UTC(), Expires: now.Add(w.e.cfg.ClaimTTL).UTC()}
@@ -275,7 +157,7 @@ func (w worker) fireWindow(ctx context.Context, wj *windowJob) windowResult {
 	}
 	w.e.step(StepWindowPublished)
 	items, out.deferred = w.deferRecords(items)
-	items = w.leaveBehind(items, &out)
+	items = w.leaveBehind(items, out)
 	if err := w.recordWindow(ctx, items); err != nil {
 		out.recheck, out.err = true, err
 	}
@@ -490,7 +372,7 @@ func (w worker) mergeFired(ctx context.Context, it *windowItem) error {
 // recordOrList writes the deferred records of wj as one ended list when
 // lists are allowed (those the list cannot stand for, and all of them if
 // the list cannot be written, as state records), else as state records.
-func (w worker) recordOrList(ctx context.Context, wj *windowJob) (*jsstore.EndedEntry, error) {
+func (w worker) recordOrList(ctx context.Context, wj *recordJob) (*jsstore.EndedEntry, error) {
 	items := wj.records
 	if !wj.lists {
 		return nil, w.recordWindow(ctx, items)

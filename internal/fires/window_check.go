@@ -26,8 +26,8 @@ func shows(st kvstore.State, c kvstore.Claim) bool {
 // the per-slot protocol waits for, looks up in the ledger and takes over
 // if missing, exactly as a claim whose owner died. Nothing of the shard is
 // dispatched until then.
-func (w worker) checkWindow(ctx context.Context, wj *windowJob) windowResult {
-	out := windowResult{kind: windowCheck, shard: wj.shard, gen: wj.gen}
+func (w worker) checkWindow(ctx context.Context, wj *checkJob) *checkResult {
+	out := &checkResult{shard: wj.shard, gen: wj.gen}
 	win, rev, err := w.e.store.GetWindow(ctx, wj.shard)
 	switch {
 	case errors.Is(err, kvstore.ErrNotFound):
