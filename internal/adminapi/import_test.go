@@ -50,7 +50,9 @@ func importItems(n int, every string) []admin.ImportItem {
 // by schedule id, and how many there are.
 func putEntries(t *testing.T, js jetstream.JetStream) (map[string]uint64, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// A bound, not a speed limit: under -race on a loaded 2-core box the
+	// thousands of entries took over 20 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	s, err := js.Stream(ctx, audit.Stream)
 	if err != nil {
