@@ -41,13 +41,15 @@ type Watch struct {
 // KV watches. It loads the state records first, then the specs (so that
 // only a schedule without a record is planned), then the ended lists (so
 // that a list names rows that exist), then the listing's own watches
-// (Extra); then it applies every watch's updates as they come. Run it with a Runner: Follow returns
-// when a watch fails, and the next call loads the rows anew. A state
-// record or an ended list whose spec has not been seen (the spec removed,
-// or not written yet) is kept aside until its spec comes.
+// (Extra); then it applies every watch's updates as they come. Run it
+// with a Runner: Follow returns when a watch fails, and the next call
+// loads the rows anew. A state record or an ended list whose spec has not
+// been seen (the spec removed, or not written yet) is kept aside until
+// its spec comes.
 //
 // The fields are set before the first Follow and not changed after.
 type Follower struct {
+	// Store holds the watched buckets.
 	Store *jsstore.Store
 	// Table keeps the rows; Lock guards it (the listing's lock).
 	Table Table
@@ -73,13 +75,14 @@ type Follower struct {
 	// Applied, when set, is called with Lock held once the follower
 	// applied revision rev of bucket b: each update's revision, and at
 	// the end of a backlog, the bucket's last revision before its watch
-	// opened (every write before it has been applied).
+	// opened (every write before it has been applied). The ended lists
+	// are the leases bucket's.
 	Applied func(b jsstore.Bucket, rev uint64)
 
 	// Used by the following goroutine only (and, for orphans and lists,
 	// with Lock held).
 	live    bool
-	orphans map[string]Row // the state of ids whose spec has not been seen
+	orphans map[string]Row // the state and list of ids whose spec has not been seen
 	// lists are the keys of the ended lists seen, by Row.List (less one);
 	// "" for a list deleted since. Numbers are not reused until a reload:
 	// a list is written per window of up to 512 one-shots.
