@@ -3,7 +3,6 @@ package adminapi
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -42,11 +41,12 @@ const (
 
 // catalog is the admin service's sorted view of every schedule id and
 // timer key, with what listings filter on: the workflow and, for
-// schedules, the state (invalid, paused, ended, planned, active). It
-// follows the specs, state and wakeups buckets with KV watches, so a page
-// starts at its cursor with a binary search, and a count is a walk over
-// small rows instead of a read of every value. Rows cost about 81 bytes
-// per schedule or timer (docs/operations.md).
+// schedules, the state (invalid, paused, ended, planned, active). A
+// readmodel.Follower keeps its schedule rows current from the specs, state
+// and ended lists (it also follows the wakeups bucket for the timers), so
+// a page starts at its cursor with a binary search, and a count is a walk
+// over small rows instead of a read of every value. Rows cost about 97
+// bytes per schedule or timer (docs/operations.md).
 type catalog struct {
 	store *jsstore.Store
 	log   *slog.Logger
@@ -55,27 +55,17 @@ type catalog struct {
 	schedules sortedIndex
 	timers    sortedIndex
 	workflows interner
-	// orphans holds the state flags (and list) of ids whose spec has not
-	// been seen (the state or lists watch ran ahead, or a state record
-	// outlived its spec).
-	orphans map[string]orphan
-	// lists are the keys of the ended lists seen, by the number a row's
-	// list field holds (less one); "" for a list deleted since. listNum
-	// numbers each key. Numbers are not reused until a reload: a list is
-	// written per window of up to 512 one-shots.
-	lists   []string
-	listNum map[string]uint32
-	applied [watches]uint64 // the last revision each watch applied
+	applied   [watches]uint64 // the last revision each watch applied
 	// check is used by the watch goroutine only.
 	check validator
 	// after holds the load back until it is closed (nil: load at once);
 	// begun tells listings whether the load began.
 	after   <-chan struct{}
 	begun   bool
-	loaded  [watches]bool
 	ready   chan struct{} // closed once every watch delivered its backlog
 	waiters []waiter
 
+	rows readmodel.Follower
 	readmodel.Runner
 }
 
@@ -87,12 +77,16 @@ type waiter struct {
 }
 
 func newCatalog(store *jsstore.Store, log *slog.Logger) *catalog {
-	return &catalog{store: store, log: log, orphans: map[string]orphan{}, listNum: map[string]uint32{}, ready: make(chan struct{})}
+	c := &catalog{store: store, log: log, ready: make(chan struct{})}
+	c.rows = readmodel.Follower{Store: store, Table: (*scheduleRows)(c), Lock: &c.mu,
+		Invalid: c.check.invalid, Begin: c.begin, Loaded: c.loaded, Applied: c.apply,
+		Extra: []readmodel.Watch{{Bucket: jsstore.BucketWakeups, Open: store.WatchTimers, Apply: c.applyTimer}}}
+	return c
 }
 
 // start runs the watches until stop, which is Runner.Stop.
 func (c *catalog) start(ctx context.Context) {
-	c.Run(context.WithoutCancel(ctx), rewatchDelay, c.follow, func(err error) {
+	c.Run(context.WithoutCancel(ctx), rewatchDelay, c.rows.Follow, func(err error) {
 		c.log.WarnContext(ctx, "admin: listing catalogue lost its watch; reloading", "err", err)
 	})
 }
@@ -112,250 +106,77 @@ func (c *catalog) begin(ctx context.Context) error {
 	return nil
 }
 
-// follow loads the catalogue and keeps it current until a watch fails or
-// ctx ends.
-func (c *catalog) follow(ctx context.Context) error {
-	if err := c.begin(ctx); err != nil {
-		return err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var floor [watches]uint64
-	var ws [watches]jetstream.KeyWatcher
-	for w := range watches {
-		// Every revision up to floor is delivered by the time the watch
-		// reports its backlog done.
-		rev, err := c.store.LastRevision(ctx, watchBuckets[w])
-		if err != nil {
-			return err
-		}
-		floor[w] = rev
-		var kw jetstream.KeyWatcher
-		switch w {
-		case watchSpecs:
-			kw, err = c.store.WatchSpecs(ctx)
-		case watchState:
-			kw, err = c.store.WatchState(ctx)
-		case watchLists:
-			kw, err = c.store.WatchEnded(ctx)
-		default:
-			kw, err = c.store.WatchTimers(ctx)
-		}
-		if err != nil {
-			return fmt.Errorf("admin: watch for listings: %w", err)
-		}
-		defer func() { _ = kw.Stop() }()
-		ws[w] = kw
-	}
-	c.reset()
-	for {
-		var (
-			e  jetstream.KeyValueEntry
-			ok bool
-			w  int
-		)
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok = <-ws[watchSpecs].Updates():
-			w = watchSpecs
-		case e, ok = <-ws[watchState].Updates():
-			w = watchState
-		case e, ok = <-ws[watchTimers].Updates():
-			w = watchTimers
-		case e, ok = <-ws[watchLists].Updates():
-			w = watchLists
-		}
-		if !ok {
-			return errors.New("admin: a listing watch closed")
-		}
-		c.apply(w, e, floor[w])
-	}
-}
-
-// reset empties the catalogue for a (re)load.
-func (c *catalog) reset() {
+// loaded notes that every watch delivered its backlog.
+func (c *catalog) loaded() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.schedules, c.timers = sortedIndex{}, sortedIndex{}
-	c.orphans = map[string]orphan{}
-	c.lists, c.listNum = nil, map[string]uint32{}
-	c.applied, c.loaded = [watches]uint64{}, [watches]bool{}
 	select {
 	case <-c.ready:
-		c.ready = make(chan struct{})
 	default:
+		close(c.ready)
 	}
 }
 
-// apply folds one watched entry (nil: the backlog is done) into the
-// catalogue. Values are decoded before the lock is taken.
-func (c *catalog) apply(w int, e jetstream.KeyValueEntry, floor uint64) {
-	if e == nil {
-		c.mu.Lock()
-		c.loaded[w] = true
-		c.applied[w] = max(c.applied[w], floor)
-		if c.loaded == [watches]bool{true, true, true, true} {
-			select {
-			case <-c.ready:
-			default:
-				close(c.ready)
-			}
+// apply notes that bucket b's revision rev has been applied, and releases
+// the listings waiting for it. Called with mu held.
+func (c *catalog) apply(b jsstore.Bucket, rev uint64) {
+	for w, wb := range watchBuckets {
+		if wb == b {
+			c.applied[w] = max(c.applied[w], rev)
 		}
-		c.wake()
-		c.mu.Unlock()
-		return
 	}
+	c.wake()
+}
+
+// applyTimer folds one timer into the catalogue.
+func (c *catalog) applyTimer(e jetstream.KeyValueEntry) {
 	del := e.Operation() == jetstream.KeyValueDelete || e.Operation() == jetstream.KeyValuePurge
 	// A copy: the key is a substring of the message's subject, which a
 	// row would keep alive.
 	key := strings.Clone(e.Key())
-	switch w {
-	case watchSpecs:
-		var group string
-		var invalid readmodel.Flags
-		var at int64
-		if !del {
-			spec, err := kvstore.DecodeSpec(e.Value())
-			if err != nil || c.check.invalid(key, spec) {
-				invalid = readmodel.FlagInvalid
-			}
-			group = spec.Workflow
-			if spec.At != nil {
-				at = spec.At.UnixNano()
-			}
-		}
-		c.mu.Lock()
-		c.applySpec(key, del, group, invalid, at)
-	case watchState:
-		var flags readmodel.Flags
-		if !del {
-			flags = readmodel.RecordFlags(e.Value())
-		}
-		c.mu.Lock()
-		c.applyState(key, del, flags)
-	case watchLists:
-		// A list is deleted only once it stands for nothing: its
-		// schedules have records (which the state flags then say) or
-		// are removed. So a delete changes no row.
-		var slots []jsstore.EndedSlot
-		if l, err := jsstore.DecodeEnded(e.Value()); !del && err == nil {
-			slots = l.Slots
-		}
-		c.mu.Lock()
-		if del {
-			c.dropList(key)
-		} else if len(slots) > 0 {
-			list := c.addList(key)
-			for _, s := range slots {
-				c.applyListed(strings.Clone(s.Schedule), list, s.Slot.UnixNano())
-			}
-		}
-	default:
-		var t struct {
-			Workflow string `json:"workflow"`
-		}
-		if !del {
-			_ = json.Unmarshal(e.Value(), &t)
-		}
-		c.mu.Lock()
-		if del {
-			c.timers.remove(key)
-		} else {
-			c.timers.put(row{key: key, group: c.workflows.id(t.Workflow)})
-		}
+	var t struct {
+		Workflow string `json:"workflow"`
 	}
-	c.applied[w] = max(c.applied[w], e.Revision())
-	c.wake()
-	c.mu.Unlock()
-}
-
-// applySpec adds, changes or removes a schedule row; at is a one-shot's
-// time (unix nanoseconds; 0 for others): a list stands for the one-shot
-// only while it names that time (a spec moved to another time is planned
-// anew). Called with mu held.
-func (c *catalog) applySpec(id string, del bool, workflow string, invalid readmodel.Flags, at int64) {
+	if !del {
+		_ = json.Unmarshal(e.Value(), &t)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if del {
-		c.schedules.remove(id)
-		return
+		c.timers.remove(key)
+	} else {
+		c.timers.put(row{key: key, group: c.workflows.id(t.Workflow)})
 	}
-	r := row{key: id, group: c.workflows.id(workflow)}
-	if old, ok := c.schedules.get(id); ok {
-		r.flags, r.list, r.listed = old.flags&^readmodel.FlagInvalid, old.list, old.listed
-	} else if o, ok := c.orphans[id]; ok {
-		r.flags, r.list, r.listed = o.flags, o.list, o.listed
-		delete(c.orphans, id)
-	}
-	if r.listed != 0 {
-		r.flags &^= readmodel.FlagListed
-		if at == r.listed {
-			r.flags |= readmodel.FlagListed
-		}
-	}
-	r.flags |= invalid
-	c.schedules.put(r)
 }
 
-// applyState sets or clears a schedule's state flags. Called with mu
-// held.
-func (c *catalog) applyState(id string, del bool, flags readmodel.Flags) {
-	r, ok := c.schedules.get(id)
-	switch {
-	case ok:
-		r.flags = r.flags&^readmodel.RecordBits | flags
+// scheduleRows is the catalogue as the Follower's table of schedule rows,
+// in key order.
+type scheduleRows catalog
+
+// Row is the row of schedule id, nil when none.
+func (t *scheduleRows) Row(id string) *readmodel.Row {
+	if r, ok := t.schedules.get(id); ok {
+		return &r.Row
+	}
+	return nil
+}
+
+// Put adds or replaces the row of schedule id.
+func (t *scheduleRows) Put(id string, spec kvstore.Spec, r readmodel.Row) {
+	t.schedules.put(row{key: id, group: t.workflows.id(spec.Workflow), Row: r})
+}
+
+// Remove drops the row of schedule id.
+func (t *scheduleRows) Remove(id string) { t.schedules.remove(id) }
+
+// Reset empties the catalogue for a (re)load.
+func (t *scheduleRows) Reset() {
+	t.schedules, t.timers = sortedIndex{}, sortedIndex{}
+	t.applied = [watches]uint64{}
+	select {
+	case <-t.ready:
+		t.ready = make(chan struct{})
 	default:
-		o := c.orphans[id]
-		o.flags = o.flags&^readmodel.RecordBits | flags
-		if o == (orphan{}) {
-			delete(c.orphans, id)
-		} else {
-			c.orphans[id] = o
-		}
-	}
-}
-
-// orphan is what the catalogue knows of an id whose spec it has not seen.
-type orphan struct {
-	listed int64
-	list   uint32
-	flags  readmodel.Flags
-}
-
-// applyListed marks a schedule that ended list number list names at slot
-// (its record's flags, if it has one, still decide its state); a reply
-// looks it up in that list (listKey). A list is written after the fire of
-// the one-shot's time, so it is taken to name that time until the spec
-// says otherwise (applySpec). Called with mu held.
-func (c *catalog) applyListed(id string, list uint32, slot int64) {
-	if r, ok := c.schedules.get(id); ok {
-		r.flags |= readmodel.FlagListed
-		r.list, r.listed = list, slot
-		return
-	}
-	o := c.orphans[id]
-	o.flags |= readmodel.FlagListed
-	o.list, o.listed = list, slot
-	c.orphans[id] = o
-}
-
-// addList numbers the ended list key. Called with mu held.
-func (c *catalog) addList(key string) uint32 {
-	if n, ok := c.listNum[key]; ok {
-		return n
-	}
-	c.lists = append(c.lists, key)
-	n := uint32(len(c.lists))
-	c.listNum[key] = n
-	return n
-}
-
-// dropList forgets the ended list key, deleted: rows that name it have no
-// list to look in (a reply reads their shard's lists). Called with mu
-// held.
-func (c *catalog) dropList(key string) {
-	if n, ok := c.listNum[key]; ok {
-		c.lists[n-1] = ""
-		delete(c.listNum, key)
 	}
 }
 
@@ -364,19 +185,7 @@ func (c *catalog) dropList(key string) {
 func (c *catalog) listOf(id string) string {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	if r, ok := c.schedules.get(id); ok {
-		return c.listKey(r.list)
-	}
-	return c.listKey(c.orphans[id].list)
-}
-
-// listKey is the key of ended list number n ("" for none). Called with mu
-// held.
-func (c *catalog) listKey(n uint32) string {
-	if n == 0 || int(n) > len(c.lists) {
-		return ""
-	}
-	return c.lists[n-1]
+	return c.rows.ListOf(id)
 }
 
 // wake releases the waiters whose revision has been applied. Called with
@@ -497,7 +306,7 @@ func (c *catalog) find(timers bool, q query) page {
 		}
 	}
 	match := func(r *row) bool {
-		return (q.workflow == "" || r.group == group) && (q.state == "" || r.flags.State() == q.state)
+		return (q.workflow == "" || r.group == group) && (q.state == "" || r.State() == q.state)
 	}
 	var p page
 	if q.prefix == "" && q.workflow == "" && q.state == "" {
@@ -536,7 +345,7 @@ func (c *catalog) find(timers bool, q query) page {
 // mu held.
 func (c *catalog) addToPage(p *page, r *row) {
 	p.keys = append(p.keys, r.key)
-	if key := c.listKey(r.list); key != "" {
+	if key := c.rows.ListKey(r.List); key != "" {
 		if p.lists == nil {
 			p.lists = map[string]string{}
 		}
@@ -550,7 +359,7 @@ func (c *catalog) summary() admin.Summary {
 	defer c.mu.RUnlock()
 	s := admin.Summary{Schedules: c.schedules.Len(), Timers: c.timers.Len()}
 	c.schedules.ascend("", "", func(r *row) bool {
-		switch r.flags.State() {
+		switch r.State() {
 		case admin.StateActive:
 			s.Active++
 		case admin.StatePaused:

@@ -11,11 +11,9 @@ import (
 // row is one record in a sortedIndex: its key and what listings filter
 // on, kept small because the index holds one per schedule (or timer).
 type row struct {
-	key    string
-	listed int64           // the slot an ended list names for the schedule (unix nanoseconds); 0 when none
-	group  uint32          // the interned workflow (interner)
-	list   uint32          // the ended list that names the schedule (catalog.listKey)
-	flags  readmodel.Flags // a schedule's (readmodel.FlagInvalid, ...)
+	key           string
+	readmodel.Row        // a schedule's flags, time and ended list (readmodel.Follower)
+	group         uint32 // the interned workflow (interner)
 }
 
 // blockMax is the most rows one block of a sortedIndex holds; a fuller

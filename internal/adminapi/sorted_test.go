@@ -29,7 +29,7 @@ func TestSortedIndexMatchesAMap(t *testing.T) {
 			delete(ref, k)
 		} else {
 			f := readmodel.Flags(rng.IntN(16))
-			x.put(row{key: k, flags: f})
+			x.put(row{key: k, Row: readmodel.Row{Flags: f}})
 			ref[k] = f
 		}
 		if step%4000 != 0 {
@@ -50,8 +50,8 @@ func TestSortedIndexMatchesAMap(t *testing.T) {
 			after := []string{"", key(), "k", "zz"}[rng.IntN(4)]
 			var got, want []string
 			x.ascend(prefix, after, func(r *row) bool {
-				if ref[r.key] != r.flags {
-					t.Fatalf("seed %d: %s has flags %d, want %d", seed, r.key, r.flags, ref[r.key])
+				if ref[r.key] != r.Flags {
+					t.Fatalf("seed %d: %s has flags %d, want %d", seed, r.key, r.Flags, ref[r.key])
 				}
 				got = append(got, r.key)
 				return true

@@ -3,7 +3,6 @@ package console
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"math"
 	"strconv"
@@ -26,49 +25,15 @@ type row struct {
 	id       string
 	workflow string
 	recur    string
-	next     int64 // unix nanoseconds of the next slot; 0 when none
-	at       int64 // a one-shot's time (unix nanoseconds); 0 for others
-	listed   int64 // the latest slot an ended list names for it; 0 when none
-	flags    readmodel.Flags
-}
-
-// endedByList reports whether an ended list stands for the row's ended
-// state record: it has no record of its own and the list names its
-// one-shot's time (docs/protocol.md, "Ended lists"; a spec moved to
-// another time is planned anew).
-func (r *row) endedByList() bool {
-	return r.flags&readmodel.FlagState == 0 && r.listed != 0 && r.listed == r.at
-}
-
-// nextAt is the row's next slot (unix nanoseconds), 0 when none.
-func (r *row) nextAt() int64 {
-	if r.endedByList() {
-		return 0
-	}
-	return r.next
-}
-
-// state is the row's listing state, as the admin API names it.
-func (r *row) state() string {
-	f := r.flags
-	if r.listed != 0 && r.listed == r.at {
-		f |= readmodel.FlagListed // stands for the record while it has none (Flags.State)
-	}
-	return f.State()
+	readmodel.Row
 }
 
 // sortKey orders rows by next fire, those without one last.
 func (r *row) sortKey() int64 {
-	if next := r.nextAt(); next != 0 {
+	if next := r.NextAt(); next != 0 {
 		return next
 	}
 	return math.MaxInt64
-}
-
-// stateBits is what a state record contributes to a row.
-type stateBits struct {
-	next  int64
-	flags readmodel.Flags
 }
 
 // lease is a shard lease or an instance's membership in sched_leases.
@@ -96,38 +61,64 @@ const (
 func topicSchedule(id string) string { return "schedule:" + id }
 
 // index is the console's view of every schedule, sorted by next fire on
-// demand, fed by KV watches of sched_specs and sched_state; it also
-// follows sched_leases (the fleet page) and the wakeups and calendars
-// buckets (only to tell their pages to refresh). Rows cost about 150 bytes
-// each (docs/console.md has the measurement).
+// demand, kept by a readmodel.Follower from sched_specs, sched_state and
+// the ended lists (with the next fire schedulers plan for a schedule
+// without a record); it also follows sched_leases (the fleet page) and the
+// wakeups and calendars buckets (only to tell their pages to refresh).
+// Rows cost about 150 bytes each (docs/console.md has the measurement).
 type index struct {
 	store  *jsstore.Store
-	model  readmodel.Model
 	shards int
 	log    *slog.Logger
 	notify func(topic string)
 
 	mu      sync.RWMutex
 	rows    map[string]*row
-	orphans map[string]stateBits // state records whose spec has not been seen
-	strs    map[string]string    // interned workflow and recurrence strings
+	strs    map[string]string // interned workflow and recurrence strings
 	shardOf map[int]lease
 	members map[string]lease
 	loaded  bool
 	ready   chan struct{}
 
+	follower readmodel.Follower
 	readmodel.Runner
 }
 
 func newIndex(store *jsstore.Store, shards int, log *slog.Logger, notify func(string)) *index {
-	return &index{store: store, model: readmodel.Model{Store: store, Planner: fires.Planner{}}, shards: shards, log: log, notify: notify, ready: make(chan struct{}),
-		rows: map[string]*row{}, orphans: map[string]stateBits{}, strs: map[string]string{},
+	ix := &index{store: store, shards: shards, log: log, notify: notify, ready: make(chan struct{}),
+		rows: map[string]*row{}, strs: map[string]string{},
 		shardOf: map[int]lease{}, members: map[string]lease{}}
+	layout := store.Layout()
+	ix.follower = readmodel.Follower{Store: store, Table: (*scheduleRows)(ix), Lock: &ix.mu, Planner: fires.Planner{},
+		Loaded: ix.markLoaded, Changed: ix.changed,
+		Extra: []readmodel.Watch{
+			// Shard leases and members only: the window claims (window.<n>)
+			// in the same bucket can be large and come often under load.
+			{Bucket: jsstore.BucketLeases, Apply: ix.applyLease, Open: func(ctx context.Context) (jetstream.KeyWatcher, error) {
+				return store.Leases().WatchFiltered(ctx, []string{"shard.*", "member.*"})
+			}},
+			ix.refresh(jsstore.BucketWakeups, layout.WakeupsBucket, topicTimers),
+			ix.refresh(jsstore.BucketCalendars, layout.CalendarsBucket, topicCalendars),
+		}}
+	return ix
+}
+
+// refresh is a watch of bucket (named name) that tells topic's pages to
+// refresh on each update.
+func (ix *index) refresh(b jsstore.Bucket, name, topic string) readmodel.Watch {
+	return readmodel.Watch{Bucket: b, Live: true, Apply: func(jetstream.KeyValueEntry) { ix.notify(topic) },
+		Open: func(ctx context.Context) (jetstream.KeyWatcher, error) {
+			kv, err := ix.store.JetStream().KeyValue(ctx, name)
+			if err != nil {
+				return nil, err
+			}
+			return kv.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
+		}}
 }
 
 // start follows the buckets until stop.
 func (ix *index) start(ctx context.Context) {
-	ix.Run(ctx, rewatchDelay, ix.follow, func(err error) {
+	ix.Run(ctx, rewatchDelay, ix.follower.Follow, func(err error) {
 		ix.log.Warn("console: lost a watch of the buckets; reloading", "err", err)
 	})
 }
@@ -135,63 +126,9 @@ func (ix *index) start(ctx context.Context) {
 // rewatchDelay is the pause before a failed watch is opened again.
 const rewatchDelay = time.Second
 
-// follow loads the index and keeps it current until a watch fails or ctx
-// ends. The state records load first, so that the specs' backlog computes
-// a planned next fire only for the schedules that have none.
-func (ix *index) follow(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	layout := ix.store.Layout()
-	js := ix.store.JetStream()
-	ix.reset()
-	state, err := ix.store.WatchState(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = state.Stop() }()
-	if err := drain(ctx, state, ix.applyState); err != nil {
-		return err
-	}
-	specs, err := ix.store.WatchSpecs(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = specs.Stop() }()
-	if err := drain(ctx, specs, func(e jetstream.KeyValueEntry) { ix.applySpec(ctx, e, false) }); err != nil {
-		return err
-	}
-	// Shard leases and members only: the window claims (window.<n>) in
-	// the same bucket can be large and come often under load.
-	leases, err := ix.store.Leases().WatchFiltered(ctx, []string{"shard.*", "member.*"})
-	if err != nil {
-		return err
-	}
-	defer func() { _ = leases.Stop() }()
-	if err := drain(ctx, leases, ix.applyLease); err != nil {
-		return err
-	}
-	// The ended lists after the specs: a list names rows that exist.
-	lists, err := ix.store.WatchEnded(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = lists.Stop() }()
-	if err := drain(ctx, lists, ix.applyList); err != nil {
-		return err
-	}
-	others := map[string]jetstream.KeyWatcher{}
-	for topic, bucket := range map[string]string{topicTimers: layout.WakeupsBucket, topicCalendars: layout.CalendarsBucket} {
-		kv, err := js.KeyValue(ctx, bucket)
-		if err != nil {
-			return err
-		}
-		w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
-		if err != nil {
-			return err
-		}
-		defer func() { _ = w.Stop() }()
-		others[topic] = w
-	}
+// markLoaded notes that the index holds every schedule, and tells the
+// pages.
+func (ix *index) markLoaded() {
 	ix.mu.Lock()
 	ix.loaded = true
 	ix.mu.Unlock()
@@ -202,217 +139,59 @@ func (ix *index) follow(ctx context.Context) error {
 	}
 	ix.notify(topicSchedules)
 	ix.notify(topicFleet)
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-state.Updates():
-			if !ok {
-				return errors.New("console: the state watch closed")
-			}
-			ix.applyState(e)
-		case e, ok := <-specs.Updates():
-			if !ok {
-				return errors.New("console: the specs watch closed")
-			}
-			ix.applySpec(ctx, e, true)
-		case e, ok := <-leases.Updates():
-			if !ok {
-				return errors.New("console: the leases watch closed")
-			}
-			ix.applyLease(e)
-		case e, ok := <-lists.Updates():
-			if !ok {
-				return errors.New("console: the ended lists watch closed")
-			}
-			ix.applyList(e)
-		case _, ok := <-others[topicTimers].Updates():
-			if !ok {
-				return errors.New("console: the wakeups watch closed")
-			}
-			ix.notify(topicTimers)
-		case _, ok := <-others[topicCalendars].Updates():
-			if !ok {
-				return errors.New("console: the calendars watch closed")
-			}
-			ix.notify(topicCalendars)
-		}
+}
+
+// changed tells the pages of the schedules whose rows a record changed
+// (a state record also moves the fleet page's counts).
+func (ix *index) changed(kind readmodel.Record, ids ...string) {
+	ix.notify(topicSchedules)
+	for _, id := range ids {
+		ix.notify(topicSchedule(id))
+	}
+	if kind == readmodel.RecordState {
+		ix.notify(topicFleet)
 	}
 }
 
-// drain applies a watch's backlog (up to the nil entry that ends it).
-func drain(ctx context.Context, w jetstream.KeyWatcher, apply func(jetstream.KeyValueEntry)) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e, ok := <-w.Updates():
-			if !ok {
-				return errors.New("console: a watch closed while loading")
-			}
-			if e == nil {
-				return nil
-			}
-			apply(e)
-		}
+// scheduleRows is the index as the Follower's table of schedule rows.
+type scheduleRows index
+
+// Row is the row of schedule id, nil when none.
+func (t *scheduleRows) Row(id string) *readmodel.Row {
+	if r := t.rows[id]; r != nil {
+		return &r.Row
 	}
+	return nil
 }
 
-func (ix *index) reset() {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	clear(ix.rows)
-	clear(ix.orphans)
-	clear(ix.shardOf)
-	clear(ix.members)
-	ix.loaded = false
+// Put adds or replaces the row of schedule id.
+func (t *scheduleRows) Put(id string, spec kvstore.Spec, r readmodel.Row) {
+	t.rows[id] = &row{id: id, workflow: t.intern(spec.Workflow), recur: t.intern(spec.RecurrenceString()), Row: r}
+}
+
+// Remove drops the row of schedule id.
+func (t *scheduleRows) Remove(id string) { delete(t.rows, id) }
+
+// Reset empties the index for a (re)load.
+func (t *scheduleRows) Reset() {
+	clear(t.rows)
+	clear(t.shardOf)
+	clear(t.members)
+	t.loaded = false
 }
 
 // intern returns the shared copy of s. Called with mu held.
-func (ix *index) intern(s string) string {
-	if v, ok := ix.strs[s]; ok {
+func (t *scheduleRows) intern(s string) string {
+	if v, ok := t.strs[s]; ok {
 		return v
 	}
-	ix.strs[s] = s
+	t.strs[s] = s
 	return s
 }
 
 func deleted(e jetstream.KeyValueEntry) bool {
 	op := e.Operation()
 	return op == jetstream.KeyValueDelete || op == jetstream.KeyValuePurge
-}
-
-// applyState folds a state record into its row (or keeps it for a spec
-// not seen yet).
-func (ix *index) applyState(e jetstream.KeyValueEntry) {
-	id := e.Key()
-	var bits stateBits
-	if !deleted(e) {
-		bits.flags = readmodel.FlagState
-		if st, err := kvstore.DecodeState(e.Value()); err == nil {
-			if !st.Ended && !st.Next.IsZero() {
-				bits.next = st.Next.UnixNano()
-			}
-			bits.flags = readmodel.StateFlags(&st)
-		}
-	}
-	ix.mu.Lock()
-	r := ix.rows[id]
-	switch {
-	case r != nil:
-		r.flags = r.flags&readmodel.FlagInvalid | bits.flags
-		if bits.flags != 0 {
-			r.next = bits.next
-		}
-	case bits.flags != 0:
-		ix.orphans[id] = bits
-	default:
-		delete(ix.orphans, id)
-	}
-	loaded := ix.loaded
-	ix.mu.Unlock()
-	if loaded {
-		ix.notify(topicSchedules)
-		ix.notify(topicSchedule(id))
-		ix.notify(topicFleet)
-	}
-}
-
-// applySpec folds a spec into its row (live: after the backlog, so the
-// pages hear of it). A schedule without a state record gets the next
-// fire schedulers plan for it.
-func (ix *index) applySpec(ctx context.Context, e jetstream.KeyValueEntry, live bool) {
-	id := e.Key()
-	if deleted(e) {
-		ix.mu.Lock()
-		delete(ix.rows, id)
-		ix.mu.Unlock()
-		if live {
-			ix.notify(topicSchedules)
-			ix.notify(topicSchedule(id))
-		}
-		return
-	}
-	spec, err := kvstore.DecodeSpec(e.Value())
-	if err == nil {
-		err = spec.Validate(id)
-	}
-	ix.mu.Lock()
-	r := ix.rows[id]
-	if r == nil {
-		r = &row{id: id}
-		if bits, ok := ix.orphans[id]; ok {
-			r.next, r.flags = bits.next, bits.flags
-			delete(ix.orphans, id)
-		}
-		ix.rows[id] = r
-	}
-	r.workflow = ix.intern(spec.Workflow)
-	r.recur = ix.intern(spec.RecurrenceString())
-	r.at = 0
-	if spec.At != nil {
-		r.at = spec.At.UnixNano()
-	}
-	r.flags &^= readmodel.FlagInvalid
-	if err != nil {
-		r.flags |= readmodel.FlagInvalid
-	}
-	needsPlan := err == nil && r.flags&readmodel.FlagState == 0
-	ix.mu.Unlock()
-	if needsPlan {
-		ix.planOne(ctx, id, spec, e.Created())
-	}
-	if live {
-		ix.notify(topicSchedules)
-		ix.notify(topicSchedule(id))
-	}
-}
-
-// applyList notes the one-shots an ended list names (a list is deleted
-// only once it stands for nothing: each schedule has a record, was
-// removed, or was moved to another time, which the rows say already; an
-// id without a row, removed, is not kept: added again it is a new
-// one-shot). A list that does not decode stands for nothing.
-func (ix *index) applyList(e jetstream.KeyValueEntry) {
-	if deleted(e) {
-		return
-	}
-	l, err := jsstore.DecodeEnded(e.Value())
-	if err != nil {
-		return
-	}
-	var named []string
-	ix.mu.Lock()
-	for _, s := range l.Slots {
-		if r := ix.rows[s.Schedule]; r != nil && s.Slot.UnixNano() > r.listed {
-			r.listed = s.Slot.UnixNano()
-			named = append(named, r.id)
-		}
-	}
-	loaded := ix.loaded
-	ix.mu.Unlock()
-	if loaded && len(named) > 0 {
-		ix.notify(topicSchedules)
-		for _, id := range named {
-			ix.notify(topicSchedule(id))
-		}
-	}
-}
-
-// planOne sets the next fire of a schedule without a state record to the
-// plan a scheduler keeps for it (the read model's planner: the engine's
-// own code).
-func (ix *index) planOne(ctx context.Context, id string, spec kvstore.Spec, written time.Time) {
-	st, err := ix.model.Planner.Planned(id, spec, written, time.Now(), ix.store.CalendarSource(ctx))
-	var next int64
-	if err == nil && !st.Ended && !st.Next.IsZero() {
-		next = st.Next.UnixNano()
-	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	if r := ix.rows[id]; r != nil && r.flags&readmodel.FlagState == 0 {
-		r.next = next
-	}
 }
 
 // applyLease records a shard lease or a member.

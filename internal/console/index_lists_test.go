@@ -56,7 +56,7 @@ func TestListedOneShotsAreEnded(t *testing.T) {
 		if r == nil {
 			return "", 0
 		}
-		return r.state(), r.nextAt()
+		return r.State(), r.NextAt()
 	}
 	err = testwait.Until(10*time.Second, "both listed one-shots ended", func() error {
 		for _, id := range []string{"early", "live"} {

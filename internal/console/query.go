@@ -89,7 +89,7 @@ func (ix *index) list(q listQuery) listResult {
 	ix.mu.RLock()
 	res.Loaded = ix.loaded
 	for _, r := range ix.rows {
-		st := r.state()
+		st := r.State()
 		res.Counts[st]++
 		if len(wf) < maxWorkflows {
 			wf[r.workflow] = struct{}{}
@@ -115,8 +115,8 @@ func (ix *index) list(q listQuery) listResult {
 	page := make([]listRow, h.Len())
 	for i := len(page) - 1; i >= 0; i-- {
 		r := heap.Pop(h).(*row)
-		page[i] = listRow{ID: r.id, Workflow: r.workflow, Recurrence: r.recur, State: r.state(), key: r.sortKey()}
-		if next := r.nextAt(); next != 0 {
+		page[i] = listRow{ID: r.id, Workflow: r.workflow, Recurrence: r.recur, State: r.State(), key: r.sortKey()}
+		if next := r.NextAt(); next != 0 {
 			page[i].Next = time.Unix(0, next)
 		}
 	}
@@ -192,10 +192,10 @@ func (ix *index) overdue(now time.Time, tolerance time.Duration, limit int) ([]o
 	n := 0
 	ix.mu.RLock()
 	for _, r := range ix.rows {
-		if r.nextAt() == 0 || r.flags&(readmodel.FlagInvalid|readmodel.FlagPaused|readmodel.FlagEnded) != 0 {
+		if r.NextAt() == 0 || r.Flags&(readmodel.FlagInvalid|readmodel.FlagPaused|readmodel.FlagEnded) != 0 {
 			continue
 		}
-		next := time.Unix(0, r.nextAt())
+		next := time.Unix(0, r.NextAt())
 		if late := now.Sub(next); late > tolerance {
 			n++
 			out = append(out, overdueRow{ID: r.id, Workflow: r.workflow, Next: next, Late: late})

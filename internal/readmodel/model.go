@@ -10,9 +10,9 @@
 // the ended lists (a windowed one-shot may have no record of its own); and
 // the ledger (the last slot's status). Model.Info reads them all for one
 // schedule. Listings that hold every schedule in memory (the admin API's
-// catalogue, the console's index) keep one Flags a schedule, set from the
-// same records, and name its state with Flags.State; a Runner keeps their
-// watches open.
+// catalogue, the console's index) keep one Row a schedule, in their own
+// order (a Table): a Follower, run by a Runner, applies the specs, state
+// records and ended lists to the rows, and Row.State names the state.
 //
 // The package does not import the engine: the engine's pure decision
 // comes in as a Planner (fires.Planner).
