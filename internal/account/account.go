@@ -32,6 +32,12 @@ const (
 	FateUnaccounted = "unaccounted"
 )
 
+// Fates are the fates an entry may have, the values a report request
+// selects by (admin.AccountRequest.Fates).
+func Fates() []string {
+	return []string{FateFired, FateNotFired, FateMerged, FateSkipped, FatePending, FateUnaccounted}
+}
+
 // Entry is one occurrence a schedule owed, its fate and the evidence.
 type Entry struct {
 	// Nominal is the recurrence's time for it; Slot the fire time it

@@ -50,8 +50,8 @@ func checkAccount(r admin.AccountRequest, now time.Time, retention time.Duration
 		}
 	}
 	for _, f := range r.Fates {
-		if !slices.Contains(admin.Fates, f) {
-			return q, &kvstore.FieldError{Field: "fates", Value: f, Reason: "want one of " + strings.Join(admin.Fates, ", ")}
+		if !slices.Contains(account.Fates(), f) {
+			return q, &kvstore.FieldError{Field: "fates", Value: f, Reason: "want one of " + strings.Join(account.Fates(), ", ")}
 		}
 	}
 	q.fates = r.Fates

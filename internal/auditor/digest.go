@@ -15,6 +15,12 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
+// maxUnrecorded bounds the unrecorded messages one digest lists.
+const maxUnrecorded = 100
+
+// digestBlock is the block size of new digests, in sequences.
+const digestBlock = 64
+
 // Bounds of one digest entry and of one round's reading per stream: a
 // round stays short and a digest entry small (an 8-byte hash per 64
 // messages); a backlog is caught up over the next rounds.
@@ -150,7 +156,7 @@ type pendingMsg struct {
 }
 
 func newDigester(a *Auditor, info *jetstream.StreamInfo, first uint64) *digester {
-	d := &digester{a: a, stream: info.Config.Name, info: info, first: first, last: first - 1, h: audit.NewRangeHasher(first, audit.DigestBlock)}
+	d := &digester{a: a, stream: info.Config.Name, info: info, first: first, last: first - 1, h: audit.NewRangeHasher(first, digestBlock)}
 	if st, err := a.cfg.Store.JetStream().Stream(context.Background(), "KV_"+a.layout.TicksBucket); err == nil {
 		d.tickTTL = st.CachedInfo().Config.MaxAge
 	}
@@ -230,7 +236,7 @@ func (d *digester) checkLedger(ctx context.Context) error {
 
 // unrecord notes a message no scheduler dispatched.
 func (d *digester) unrecord(u audit.Unrecorded) {
-	if len(d.unrecorded) < audit.MaxUnrecorded {
+	if len(d.unrecorded) < maxUnrecorded {
 		d.unrecorded = append(d.unrecorded, u)
 	} else {
 		d.more++
@@ -262,7 +268,7 @@ func (d *digester) flush(ctx context.Context, last uint64) error {
 	}
 	d.a.cursors[d.stream] = last + 1
 	d.first, d.last = last+1, last
-	d.h = audit.NewRangeHasher(last+1, audit.DigestBlock)
+	d.h = audit.NewRangeHasher(last+1, digestBlock)
 	d.unrecorded, d.more = nil, 0
 	return nil
 }

@@ -35,7 +35,3 @@ type AccountPage struct {
 	NextCursor string          `json:"next_cursor,omitempty"`
 	Invalid    string          `json:"invalid,omitempty"`
 }
-
-// Fates are the fates an account entry may have, the values of
-// AccountRequest.Fates.
-var Fates = []string{account.FateFired, account.FateNotFired, account.FateMerged, account.FateSkipped, account.FatePending, account.FateUnaccounted}

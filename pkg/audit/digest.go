@@ -60,12 +60,6 @@ type Unrecorded struct {
 	LedgerSeq uint64 `json:"ledger_seq,omitempty"`
 }
 
-// MaxUnrecorded bounds the unrecorded messages one digest lists.
-const MaxUnrecorded = 100
-
-// DigestBlock is the block size of new digests, in sequences.
-const DigestBlock = 64
-
 // blockHashLen is how many bytes of each block's SHA-256 a digest keeps.
 const blockHashLen = 8
 

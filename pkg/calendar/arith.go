@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// AddWorking returns the instant at which d of working time has elapsed,
+// AddWorkingContext returns the instant at which d of working time has elapsed,
 // counting from t (or from [Calendar.NextWorkingStart] of t when t is not
 // working time). Working time is elapsed time inside working intervals, so
 // a 00:00-24:00 day counts 23 or 25 hours when the clocks change. When the
@@ -16,13 +16,7 @@ import (
 // time, and [ErrOutOfRange] when the count ends after year 9999. The
 // result is in the calendar's zone.
 //
-// Its cost grows with the years the count spans, not its days (see
-// [Calendar.AddWorkingContext]).
-func (c *Calendar) AddWorking(t time.Time, d time.Duration) (time.Time, error) {
-	return c.AddWorkingContext(context.Background(), t, d)
-}
-
-// AddWorkingContext is [Calendar.AddWorking], stopped by ctx. It passes
+// Its cost grows with the years the count spans, not its days: it passes
 // whole runs of days at once (a calendar year, cut where the clocks
 // change), then whole weeks, and walks only the days the clocks change on
 // and the week the count ends in: about ten thousand steps to reach year
@@ -51,7 +45,7 @@ func (c *Calendar) addWorkingWalk(ctx context.Context, t time.Time, d time.Durat
 	return newWorkWalk(c, t, d, ex).walk(newExplainMeter(ctx, "AddWorking"))
 }
 
-// AddWorkingDays returns the same wall-clock time n working days later: a
+// AddWorkingDaysContext returns the same wall-clock time n working days later: a
 // working day has working hours and is no holiday (in a calendar of
 // holidays only, Monday to Friday). Counting starts with the first working
 // day after t's date in the
@@ -60,15 +54,9 @@ func (c *Calendar) addWorkingWalk(ctx context.Context, t time.Time, d time.Durat
 // the gap ends; one in an overlap, its first occurrence. n == 0 returns t
 // unchanged; n < 0 is an error. The error wraps [ErrNoWorkingTime] when 10
 // years pass without a business day, and [ErrOutOfRange] when the result
-// is after year 9999.
-func (c *Calendar) AddWorkingDays(t time.Time, n int) (time.Time, error) {
-	return c.AddWorkingDaysContext(context.Background(), t, n)
-}
-
-// AddWorkingDaysContext is [Calendar.AddWorkingDays], stopped by ctx. Like
+// is after year 9999; when ctx ends first, it wraps ctx's error. Like
 // [Calendar.AddWorkingContext] it passes whole years, then weeks, and
-// walks the week the count ends in; its errors are those of
-// AddWorkingContext.
+// walks the week the count ends in.
 func (c *Calendar) AddWorkingDaysContext(ctx context.Context, t time.Time, n int) (time.Time, error) {
 	if n < 0 {
 		return time.Time{}, fmt.Errorf("calendar: AddWorkingDays: negative count %d", n)
@@ -97,7 +85,7 @@ const maxMonths = 12 * 10000
 // AddWorkingMonths returns the same wall-clock time n calendar months
 // later (the day clamped to the month's end: 31 January + 1 is 28 or 29
 // February), rolled forward to the next working day (as in
-// [Calendar.AddWorkingDays]) when that date is not one. With n == 0 only
+// [Calendar.AddWorkingDaysContext]) when that date is not one. With n == 0 only
 // the roll applies; t is returned unchanged when its own date is a working
 // day. n < 0 or more than 10,000 years is an error, and so (wrapping
 // [ErrNoWorkingTime]) is no working day within 10 years.

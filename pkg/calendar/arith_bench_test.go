@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -17,14 +18,14 @@ func BenchmarkAddWorkingMinuteAWeek(b *testing.B) {
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	b.Run("876000h", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := c.AddWorking(from, 876000*time.Hour); !errors.Is(err, ErrOutOfRange) {
+			if _, err := c.AddWorkingContext(context.Background(), from, 876000*time.Hour); !errors.Is(err, ErrOutOfRange) {
 				b.Fatal(err)
 			}
 		}
 	})
 	b.Run("6000h", func(b *testing.B) { // about 7,000 years: reached in year 8945
 		for b.Loop() {
-			if _, err := c.AddWorking(from, 6000*time.Hour); err != nil {
+			if _, err := c.AddWorkingContext(context.Background(), from, 6000*time.Hour); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -38,7 +39,7 @@ func BenchmarkAddWorkingDaysDayAYear(b *testing.B) {
 	c := parseT(b, `{"zone": "Europe/London", "hours": {"mon-sun": ["09:00-17:00"]}, "holidays": [{"name": "Closed", "from": "01-02", "to": "12-31"}]}`)
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	for b.Loop() {
-		if _, err := c.AddWorkingDays(from, 36525); !errors.Is(err, ErrOutOfRange) {
+		if _, err := c.AddWorkingDaysContext(context.Background(), from, 36525); !errors.Is(err, ErrOutOfRange) {
 			b.Fatal(err)
 		}
 	}

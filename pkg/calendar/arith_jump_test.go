@@ -56,7 +56,7 @@ func sameOutcome(a time.Time, aerr error, b time.Time, berr error) bool {
 func checkWorkingMatchesWalk(t *testing.T, js string, c *Calendar, from time.Time, d time.Duration) {
 	t.Helper()
 	want, werr := c.refAddWorking(from, d)
-	got, err := c.AddWorking(from, d)
+	got, err := c.AddWorkingContext(context.Background(), from, d)
 	if !sameOutcome(got, err, want, werr) {
 		t.Fatalf("%s\nAddWorking(%s, %v) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), d, got, err, want, werr)
 	}
@@ -66,7 +66,7 @@ func checkWorkingMatchesWalk(t *testing.T, js string, c *Calendar, from time.Tim
 func checkDaysMatchesWalk(t *testing.T, js string, c *Calendar, from time.Time, n int) {
 	t.Helper()
 	want, werr := c.refAddWorkingDays(from, n)
-	got, err := c.AddWorkingDays(from, n)
+	got, err := c.AddWorkingDaysContext(context.Background(), from, n)
 	if !sameOutcome(got, err, want, werr) {
 		t.Fatalf("%s\nAddWorkingDays(%s, %d) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), n, got, err, want, werr)
 	}
@@ -145,22 +145,22 @@ func TestAddWorkingPastYear9999(t *testing.T) {
 	c := parseT(t, sparseCalendar)
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
 	for _, d := range []time.Duration{30000 * time.Hour, 876000 * time.Hour} {
-		_, err := c.AddWorking(from, d)
+		_, err := c.AddWorkingContext(context.Background(), from, d)
 		if !errors.Is(err, ErrOutOfRange) || !strings.Contains(err.Error(), "9999") {
 			t.Fatalf("AddWorking(%v) on a minute a week: %v, want ErrOutOfRange naming 9999", d, err)
 		}
 	}
 	// One working day a year (1 January): 36525 of them are past 9999.
 	yearly := parseT(t, `{"zone": "UTC", "hours": {"mon-sun": ["09:00-17:00"]}, "holidays": [{"name": "Closed", "from": "01-02", "to": "12-31"}]}`)
-	if _, err := yearly.AddWorkingDays(from, 36525); !errors.Is(err, ErrOutOfRange) {
+	if _, err := yearly.AddWorkingDaysContext(context.Background(), from, 36525); !errors.Is(err, ErrOutOfRange) {
 		t.Fatalf("AddWorkingDays(36525) on a day a year: %v, want ErrOutOfRange", err)
 	}
 	// Just inside the range: the last working minutes of 9999 count.
-	got, err := c.AddWorking(time.Date(9999, 12, 1, 0, 0, 0, 0, time.UTC), 2*time.Minute)
+	got, err := c.AddWorkingContext(context.Background(), time.Date(9999, 12, 1, 0, 0, 0, 0, time.UTC), 2*time.Minute)
 	if err != nil || got.Year() != 9999 || got.Month() != time.December {
 		t.Fatalf("two minutes from December 9999: %v, %v", got, err)
 	}
-	if _, err := c.AddWorking(time.Date(9999, 12, 1, 0, 0, 0, 0, time.UTC), 5*time.Minute); !errors.Is(err, ErrOutOfRange) {
+	if _, err := c.AddWorkingContext(context.Background(), time.Date(9999, 12, 1, 0, 0, 0, 0, time.UTC), 5*time.Minute); !errors.Is(err, ErrOutOfRange) {
 		t.Fatalf("five minutes from December 9999: %v, want ErrOutOfRange", err)
 	}
 }
@@ -172,7 +172,7 @@ func TestAddWorkingLongCountIsExact(t *testing.T) {
 	t.Parallel()
 	c := parseT(t, sparseCalendar)
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, c.loc) // a Monday
-	got, err := c.AddWorking(from, 6000*time.Hour)
+	got, err := c.AddWorkingContext(context.Background(), from, 6000*time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,14 +222,14 @@ func TestAddWorkingExplainHasABudget(t *testing.T) {
 	t.Parallel()
 	c := parseT(t, sparseCalendar)
 	from := time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
-	if _, _, err := c.AddWorkingExplain(from, 6000*time.Hour); !errors.Is(err, ErrOverBudget) {
+	if _, _, err := c.AddWorkingExplainContext(context.Background(), from, 6000*time.Hour); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("AddWorkingExplain(6000h) on a minute a week: %v, want ErrOverBudget", err)
 	}
-	if _, _, err := c.AddWorkingDaysExplain(from, 36000); !errors.Is(err, ErrOverBudget) {
+	if _, _, err := c.AddWorkingDaysExplainContext(context.Background(), from, 36000); !errors.Is(err, ErrOverBudget) {
 		t.Fatalf("AddWorkingDaysExplain(36000) on a day a week: %v, want ErrOverBudget", err)
 	}
-	got, ex, err := c.AddWorkingExplain(from, 10*time.Minute)
-	want, _ := c.AddWorking(from, 10*time.Minute)
+	got, ex, err := c.AddWorkingExplainContext(context.Background(), from, 10*time.Minute)
+	want, _ := c.AddWorkingContext(context.Background(), from, 10*time.Minute)
 	if err != nil || !got.Equal(want) || len(ex.Intervals) != 10 {
 		t.Fatalf("AddWorkingExplain(10m) = %v (%d intervals), %v; AddWorking gives %v", got, len(ex.Intervals), err, want)
 	}

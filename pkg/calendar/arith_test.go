@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -70,10 +71,10 @@ func TestNoWorkingTime(t *testing.T) {
 		if _, err := c.NextWorkingStart(from); !errors.Is(err, calendar.ErrNoWorkingTime) {
 			t.Errorf("%s: NextWorkingStart: %v", js, err)
 		}
-		if _, err := c.AddWorking(from, time.Hour); !errors.Is(err, calendar.ErrNoWorkingTime) {
+		if _, err := c.AddWorkingContext(context.Background(), from, time.Hour); !errors.Is(err, calendar.ErrNoWorkingTime) {
 			t.Errorf("%s: AddWorking: %v", js, err)
 		}
-		if _, err := c.AddWorkingDays(from, 1); !errors.Is(err, calendar.ErrNoWorkingTime) {
+		if _, err := c.AddWorkingDaysContext(context.Background(), from, 1); !errors.Is(err, calendar.ErrNoWorkingTime) {
 			t.Errorf("%s: AddWorkingDays: %v", js, err)
 		}
 		if _, err := c.AddWorkingMonths(from, 1); !errors.Is(err, calendar.ErrNoWorkingTime) {
@@ -87,7 +88,7 @@ func TestNoWorkingTime(t *testing.T) {
 	c := mustParse(t, `{"zone": "UTC", "holidays": [{"name": "Closed", "from": "01-01", "to": "12-31", "years": [2026, 2030]}]}`)
 	got, err := c.NextWorkingStart(from)
 	checkTime(t, "NextWorkingStart over a 5-year closure", got, err, "2031-01-01T09:00:00Z")
-	got, err = c.AddWorking(from, 90*time.Minute)
+	got, err = c.AddWorkingContext(context.Background(), from, 90*time.Minute)
 	checkTime(t, "AddWorking over a 5-year closure", got, err, "2031-01-01T10:30:00Z")
 	if err := func() error { _, err := mustParse(t, validCalendars[2]).NextWorkingStart(from); return err }(); err != nil {
 		t.Error(err)
@@ -128,7 +129,7 @@ func TestAddWorking(t *testing.T) {
 		{us, "2026-12-24T17:30:00-05:00", time.Hour, "2026-12-28T09:30:00-05:00"},
 		{us, "2026-03-06T17:00:00-05:00", 2 * time.Hour, "2026-03-09T10:00:00-04:00"},
 	} {
-		got, err := tt.c.AddWorking(ts(t, tt.from), tt.d)
+		got, err := tt.c.AddWorkingContext(context.Background(), ts(t, tt.from), tt.d)
 		checkTime(t, "AddWorking("+tt.from+", "+tt.d.String()+")", got, err, tt.want)
 	}
 	// A year: every business day of 2026 from Monday 5 January counts 9
@@ -142,15 +143,15 @@ func TestAddWorking(t *testing.T) {
 	if n != 256 { // 51 weeks and 4 weekdays, less Memorial Day, 3 July and 25 December
 		t.Errorf("%d business days", n)
 	}
-	got, err := us.AddWorking(ts(t, "2026-01-05T09:00:00-05:00"), time.Duration(n)*9*time.Hour)
+	got, err := us.AddWorkingContext(context.Background(), ts(t, "2026-01-05T09:00:00-05:00"), time.Duration(n)*9*time.Hour)
 	checkTime(t, "AddWorking(a year's working hours)", got, err, "2026-12-31T18:00:00-05:00")
 
 	// d == 0 returns t unchanged, even outside working time.
 	sunday := ts(t, "2026-01-11T03:00:00Z")
-	if got, err := spec.AddWorking(sunday, 0); got != sunday || err != nil {
+	if got, err := spec.AddWorkingContext(context.Background(), sunday, 0); got != sunday || err != nil {
 		t.Errorf("AddWorking(t, 0) = %v, %v", got, err)
 	}
-	if _, err := spec.AddWorking(sunday, -time.Second); err == nil {
+	if _, err := spec.AddWorkingContext(context.Background(), sunday, -time.Second); err == nil {
 		t.Error("AddWorking with a negative duration: no error")
 	}
 }
@@ -176,14 +177,14 @@ func TestAddWorkingDays(t *testing.T) {
 		{allWeek, "2026-10-31T01:30:00-04:00", 1, "2026-11-01T01:30:00-04:00"},  // the first 01:30
 		{allWeek, "2026-11-01T01:30:00-05:00", 1, "2026-11-02T01:30:00-05:00"},
 	} {
-		got, err := tt.c.AddWorkingDays(ts(t, tt.from), tt.n)
+		got, err := tt.c.AddWorkingDaysContext(context.Background(), ts(t, tt.from), tt.n)
 		checkTime(t, "AddWorkingDays("+tt.from+")", got, err, tt.want)
 	}
 	from := ts(t, "2026-01-10T10:00:00Z")
-	if got, err := us.AddWorkingDays(from, 0); got != from || err != nil {
+	if got, err := us.AddWorkingDaysContext(context.Background(), from, 0); got != from || err != nil {
 		t.Errorf("AddWorkingDays(t, 0) = %v, %v", got, err)
 	}
-	if _, err := us.AddWorkingDays(from, -1); err == nil {
+	if _, err := us.AddWorkingDaysContext(context.Background(), from, -1); err == nil {
 		t.Error("AddWorkingDays(t, -1): no error")
 	}
 }

@@ -1,7 +1,7 @@
 // Package calendar provides business calendars for the scheduler: an IANA
 // time zone, working hours per weekday and holiday rules, with queries
 // ([Calendar.IsBusinessDay], [Calendar.IsWorkingTime], [Calendar.Holiday]),
-// working-time arithmetic ([Calendar.AddWorking], [Calendar.AddWorkingDays],
+// working-time arithmetic ([Calendar.AddWorkingContext], [Calendar.AddWorkingDaysContext],
 // [Calendar.AddWorkingMonths], [Calendar.AddWorkingYears]) and two
 // recurrences built on [cronx.Schedule]: [Schedule], which applies a
 // calendar to any recurrence, and [BusinessDay], the N-th business day of
@@ -34,7 +34,7 @@
 // 09:00-18:00 on every other day; a calendar gives one or neither. A
 // calendar with neither is a calendar of holidays: every day that is not
 // a holiday is a business day, weekends included, and working-time
-// questions (business hours, [Calendar.AddWorking] and the other
+// questions (business hours, [Calendar.AddWorkingContext] and the other
 // arithmetic) use Monday to Friday, 09:00-18:00. Working hours are
 // wall-clock times in the
 // zone, also on DST days: "00:00-24:00" is 23 or 25 elapsed hours on the

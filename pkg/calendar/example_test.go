@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 // "48 working hours from Friday 17:00 fires on Tuesday" holds for a
 // calendar that works around the clock on weekdays; with 09:00-18:00 it
 // is the following Monday.
-func ExampleCalendar_AddWorking() {
+func ExampleCalendar_AddWorkingContext() {
 	for _, js := range []string{
 		`{"zone": "America/New_York", "hours": {"mon-fri": ["00:00-24:00"]}}`,
 		`{"zone": "America/New_York"}`, // Monday to Friday, 09:00-18:00
@@ -22,7 +23,7 @@ func ExampleCalendar_AddWorking() {
 			panic(err)
 		}
 		friday := time.Date(2026, 1, 9, 17, 0, 0, 0, c.Location())
-		due, err := c.AddWorking(friday, 48*time.Hour)
+		due, err := c.AddWorkingContext(context.Background(), friday, 48*time.Hour)
 		if err != nil {
 			panic(err)
 		}

@@ -44,16 +44,11 @@ type SkippedDay struct {
 	Reason string `json:"reason"`
 }
 
-// AddWorkingExplain is [Calendar.AddWorking] with the explanation of how
-// it counted: the working intervals used and the days passed over. It
-// walks a day at a time to list them: past [MaxExplainDays] days the error
-// wraps [ErrOverBudget].
-func (c *Calendar) AddWorkingExplain(t time.Time, d time.Duration) (time.Time, Explanation, error) {
-	return c.AddWorkingExplainContext(context.Background(), t, d)
-}
-
-// AddWorkingExplainContext is [Calendar.AddWorkingExplain], stopped by
-// ctx (the error then wraps ctx's error).
+// AddWorkingExplainContext is [Calendar.AddWorkingContext] with the
+// explanation of how it counted: the working intervals used and the days
+// passed over. It walks a day at a time to list them: past
+// [MaxExplainDays] days the error wraps [ErrOverBudget]; when ctx ends
+// first, it wraps ctx's error.
 func (c *Calendar) AddWorkingExplainContext(ctx context.Context, t time.Time, d time.Duration) (time.Time, Explanation, error) {
 	ex := c.explanation(t)
 	r, err := c.addWorkingWalk(ctx, t, d, &ex)
@@ -61,15 +56,10 @@ func (c *Calendar) AddWorkingExplainContext(ctx context.Context, t time.Time, d 
 	return r, ex, err
 }
 
-// AddWorkingDaysExplain is [Calendar.AddWorkingDays] with the explanation
-// of how it counted: the working days counted and the days passed over.
-// Past [MaxExplainDays] days the error wraps [ErrOverBudget].
-func (c *Calendar) AddWorkingDaysExplain(t time.Time, n int) (time.Time, Explanation, error) {
-	return c.AddWorkingDaysExplainContext(context.Background(), t, n)
-}
-
-// AddWorkingDaysExplainContext is [Calendar.AddWorkingDaysExplain],
-// stopped by ctx.
+// AddWorkingDaysExplainContext is [Calendar.AddWorkingDaysContext] with
+// the explanation of how it counted: the working days counted and the days
+// passed over. Past [MaxExplainDays] days the error wraps [ErrOverBudget];
+// when ctx ends first, it wraps ctx's error.
 func (c *Calendar) AddWorkingDaysExplainContext(ctx context.Context, t time.Time, n int) (time.Time, Explanation, error) {
 	ex := c.explanation(t)
 	r, err := c.addWorkingDaysWalk(ctx, t, n, &ex)

@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -48,7 +49,7 @@ func TestAddWorkingExplain(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := mustParse(t, tt.cal)
 			from := ts(t, tt.from)
-			got, ex, err := c.AddWorkingExplain(from, tt.d)
+			got, ex, err := c.AddWorkingExplainContext(context.Background(), from, tt.d)
 			checkTime(t, "AddWorkingExplain", got, err, tt.want)
 			if !ex.Result.Equal(got) || !ex.From.Equal(from) {
 				t.Errorf("explanation from %s result %s, want %s and %s", fmtT(ex.From), fmtT(ex.Result), tt.from, fmtT(got))
@@ -75,7 +76,7 @@ func TestAddWorkingDaysAndMonthsExplain(t *testing.T) {
 	c := mustParse(t, usCalendar)
 	// Thursday 24 December 2026 + 2 working days: Christmas (Friday) and
 	// the weekend are passed over; Monday 28 and Tuesday 29 count.
-	got, ex, err := c.AddWorkingDaysExplain(ts(t, "2026-12-24T10:00:00-05:00"), 2)
+	got, ex, err := c.AddWorkingDaysExplainContext(context.Background(), ts(t, "2026-12-24T10:00:00-05:00"), 2)
 	checkTime(t, "AddWorkingDaysExplain", got, err, "2026-12-29T10:00:00-05:00")
 	var days []string
 	for _, d := range ex.Days {
@@ -107,8 +108,8 @@ func TestExplainAgreesWithPlain(t *testing.T) {
 		c := mustParse(t, js)
 		for range 100 {
 			from, d := randomInstant(r), randomDuration(r)
-			plain, err1 := c.AddWorking(from, d)
-			got, ex, err2 := c.AddWorkingExplain(from, d)
+			plain, err1 := c.AddWorkingContext(context.Background(), from, d)
+			got, ex, err2 := c.AddWorkingExplainContext(context.Background(), from, d)
 			if err1 != nil || err2 != nil || !got.Equal(plain) {
 				t.Fatalf("AddWorking(%s, %v) = %s %v; Explain %s %v", fmtT(from), d, fmtT(plain), err1, fmtT(got), err2)
 			}
@@ -130,8 +131,8 @@ func TestExplainAgreesWithPlain(t *testing.T) {
 				}
 			}
 			n := 1 + r.IntN(30)
-			pd, err1 := c.AddWorkingDays(from, n)
-			gd, exd, err2 := c.AddWorkingDaysExplain(from, n)
+			pd, err1 := c.AddWorkingDaysContext(context.Background(), from, n)
+			gd, exd, err2 := c.AddWorkingDaysExplainContext(context.Background(), from, n)
 			if err1 != nil || err2 != nil || !gd.Equal(pd) || len(exd.Days) != n {
 				t.Fatalf("AddWorkingDays(%s, %d) = %s %v; Explain %s %v, %d days", fmtT(from), n, fmtT(pd), err1, fmtT(gd), err2, len(exd.Days))
 			}

@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -134,7 +135,7 @@ func TestWorkingHoursDST(t *testing.T) {
 			}
 		}
 		for _, a := range tt.adds {
-			got, err := c.AddWorking(ts(t, a.from), a.d)
+			got, err := c.AddWorkingContext(context.Background(), ts(t, a.from), a.d)
 			if err != nil || !got.Equal(ts(t, a.want)) {
 				t.Errorf("%s: AddWorking(%s, %v) = %s, %v; want %s", tt.hours, a.from, a.d, fmtT(got), err, a.want)
 			}
@@ -159,7 +160,7 @@ func TestTwentyFourHourDaysInZones(t *testing.T) {
 			if start.Day() != day || next.Day() == day {
 				t.Fatalf("%s %s: day starts %s, next %s", zone, d.Format(time.DateOnly), fmtT(start), fmtT(next))
 			}
-			got, err := c.AddWorking(start, next.Sub(start))
+			got, err := c.AddWorkingContext(context.Background(), start, next.Sub(start))
 			if err != nil || !got.Equal(next) {
 				t.Errorf("%s %s: AddWorking(%s, %v) = %s, want %s", zone, d.Format(time.DateOnly), fmtT(start), next.Sub(start), fmtT(got), fmtT(next))
 			}

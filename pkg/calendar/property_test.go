@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -53,11 +54,11 @@ func TestAddWorkingProperties(t *testing.T) {
 			if b < a {
 				a, b = b, a
 			}
-			ra, err := c.AddWorking(from, a)
+			ra, err := c.AddWorkingContext(context.Background(), from, a)
 			if err != nil {
 				t.Fatal(err)
 			}
-			rb, err := c.AddWorking(from, b)
+			rb, err := c.AddWorkingContext(context.Background(), from, b)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +88,7 @@ func TestAddWorkingProperties(t *testing.T) {
 			}
 			// Additive when the first result is strictly inside an interval
 			// (and, counting from the next start, at an interval end too).
-			rab, err := c.AddWorking(ra, b-a)
+			rab, err := c.AddWorkingContext(context.Background(), ra, b-a)
 			if err != nil || (b > a && !rab.Equal(rb)) {
 				t.Fatalf("%s\nAddWorking(AddWorking(%s, %v) = %s, %v) = %s, want %s", js, fmtT(from), a, fmtT(ra), b-a, fmtT(rab), fmtT(rb))
 			}
@@ -129,7 +130,7 @@ func TestAddWorkingDaysProperties(t *testing.T) {
 		for range 200 {
 			from := randomInstant(r).In(loc)
 			n := r.IntN(30) + 1
-			got, err := c.AddWorkingDays(from, n)
+			got, err := c.AddWorkingDaysContext(context.Background(), from, n)
 			if err != nil || !got.After(from) || !c.IsWorkingDay(got) {
 				t.Fatalf("%s\nAddWorkingDays(%s, %d) = %s, %v", js, fmtT(from), n, fmtT(got), err)
 			}

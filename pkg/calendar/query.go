@@ -64,7 +64,7 @@ func (c *Calendar) dayOff(d date) bool {
 }
 
 // IsWorkingDay reports whether t's date in the calendar's zone has working
-// hours and is not a holiday: the days [Calendar.AddWorkingDays] counts.
+// hours and is not a holiday: the days [Calendar.AddWorkingDaysContext] counts.
 // It differs from IsBusinessDay only in a calendar of holidays only, whose
 // working days are Monday to Friday (the default hours) while every day
 // but a holiday is a business day.

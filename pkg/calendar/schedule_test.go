@@ -1,6 +1,7 @@
 package calendar_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -319,6 +320,6 @@ func TestScheduleHolidaysOnly(t *testing.T) {
 	}
 	// Working-time arithmetic keeps the default hours: Friday + 1 working
 	// day is Monday.
-	got, err := us.AddWorkingDays(local(t, ny, "2026-01-09 10:00"), 1)
+	got, err := us.AddWorkingDaysContext(context.Background(), local(t, ny, "2026-01-09 10:00"), 1)
 	checkTime(t, "AddWorkingDays(Friday, 1)", got, err, "2026-01-12T10:00:00-05:00")
 }

@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -24,7 +25,7 @@ func TestLeapYearEndIsWorkingTime(t *testing.T) {
 				t.Errorf("%s: %s is not working time on a 24-hour calendar", zone, at)
 			}
 		}
-		got, err := c.AddWorking(time.Date(2092, 12, 31, 0, 0, 0, 0, c.loc), time.Hour)
+		got, err := c.AddWorkingContext(context.Background(), time.Date(2092, 12, 31, 0, 0, 0, 0, c.loc), time.Hour)
 		if want := time.Date(2092, 12, 31, 1, 0, 0, 0, c.loc); err != nil || !got.Equal(want) {
 			t.Errorf("%s: an hour from 31 December 2092: %v, %v, want %v", zone, got, err, want)
 		}

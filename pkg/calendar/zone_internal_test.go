@@ -1,6 +1,7 @@
 package calendar
 
 import (
+	"context"
 	"slices"
 	"testing"
 	"time"
@@ -49,7 +50,7 @@ func TestAddWorkingOverCenturiesIsExact(t *testing.T) {
 		c := parseT(t, `{"zone": "`+zone+`", "hours": {"sat-sun": ["00:00-24:00"]}}`)
 		from := time.Date(2026, 1, 3, 0, 0, 0, 0, c.loc) // a Saturday
 		d := 2_500_000*time.Hour + 90*time.Minute
-		got, err := c.AddWorking(from, d)
+		got, err := c.AddWorkingContext(context.Background(), from, d)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -210,11 +210,3 @@ func (c *Cron) Location() *time.Location {
 	}
 	return c.opts.Location
 }
-
-// Options returns the options the expression was parsed with, the
-// Location resolved.
-func (c *Cron) Options() Options {
-	o := c.opts
-	o.Location = c.Location()
-	return o
-}

@@ -35,7 +35,7 @@ type DayInterval struct {
 
 var (
 	_ Schedule  = DayInterval{}
-	_ Counter   = DayInterval{}
+	_ counter   = DayInterval{}
 	_ Explainer = DayInterval{}
 )
 

@@ -20,7 +20,6 @@
 //     [ParseDuration], which [FormatDuration] writes canonically.
 //   - [DayInterval]: every N days at the same wall-clock time in a zone,
 //     across DST changes ([DaysFrom], [DaysFromEpoch]).
-//   - [Every] and [DailyAt]: clock-aligned helpers built on Cron.
 //   - [Once] / [At]: a one-shot.
 //   - [Bounded]: start and end bounds and a run count around any of them.
 //

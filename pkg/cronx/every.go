@@ -6,51 +6,6 @@ import (
 	"time"
 )
 
-// Unit is the unit of Every.
-type Unit int
-
-// Units for Every.
-const (
-	Second Unit = iota
-	Minute
-	Hour
-	Day
-	Month
-)
-
-// Every fires every n units aligned to clock marks in loc (nil: UTC), as
-// the cron step "*/n" on that unit's field: every 30 minutes fires at :00
-// and :30, every 6 hours at 00:00, 06:00, 12:00 and 18:00. Like cron, the
-// count restarts at each larger unit: every 7 minutes fires at :56 then
-// :00, and every 2 days on the 1st, 3rd, ... 31st and again on the 1st
-// (use Interval for a continuous period that ignores the calendar).
-func Every(n int, unit Unit, loc *time.Location) (*Cron, error) {
-	var expr string
-	switch unit {
-	case Second:
-		expr = fmt.Sprintf("*/%d * * * * *", n)
-	case Minute:
-		expr = fmt.Sprintf("0 */%d * * * *", n)
-	case Hour:
-		expr = fmt.Sprintf("0 0 */%d * * *", n)
-	case Day:
-		expr = fmt.Sprintf("0 0 0 */%d * *", n)
-	case Month:
-		expr = fmt.Sprintf("0 0 0 1 */%d *", n)
-	default:
-		return nil, &ParseError{Field: "every", Value: fmt.Sprint(unit), Reason: "unknown unit"}
-	}
-	return ParseCron(expr, loc)
-}
-
-// DailyAt fires every day at hour:minute in loc (nil: UTC), with the
-// natural DST policies: on a spring-forward day a time in the gap fires
-// when the gap ends, and on a fall-back day a time in the overlap fires
-// once.
-func DailyAt(hour, minute int, loc *time.Location) (*Cron, error) {
-	return ParseCron(fmt.Sprintf("%d %d * * *", minute, hour), loc)
-}
-
 // At fires once, at t.
 func At(t time.Time) Once { return Once{At: t} }
 
@@ -121,7 +76,7 @@ func (b *Bounded) nextCounted(from time.Time) time.Time {
 // Start: counted without walking for a Counter (however far Start is in
 // the past), else against the Count-th fire.
 func (b *Bounded) withinCount(t time.Time) bool {
-	if c, ok := b.Schedule.(Counter); ok {
+	if c, ok := b.Schedule.(counter); ok {
 		if n, ok := c.Count(b.Start.Add(-time.Nanosecond), t); ok {
 			return n <= uint64(b.Count)
 		}

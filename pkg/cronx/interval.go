@@ -128,9 +128,9 @@ func (i Interval) Count(after, through time.Time) (n uint64, ok bool) {
 	return c.Uint64(), true
 }
 
-// Counter is a Schedule that counts its fire times in a range without
+// counter is a Schedule that counts its fire times in a range without
 // walking them (Interval). Callers fall back to walking Next, with a bound,
 // for other schedules.
-type Counter interface {
+type counter interface {
 	Count(after, through time.Time) (n uint64, ok bool)
 }

@@ -132,7 +132,7 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	if err != nil {
 		return Compiled{}, err
 	}
-	policy, err := s.Policy()
+	policy, err := s.policies()
 	if err != nil {
 		return Compiled{}, err
 	}
@@ -158,8 +158,8 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	} else if s.HolidayRoll != "" || s.BusinessHoursOnly {
 		return Compiled{}, fieldErr("holiday_roll", s.HolidayRoll, "holiday_roll and business_hours_only do not apply to business_day")
 	}
-	if s.Limit > MaxLimit {
-		return Compiled{}, fieldErr("limit", fmt.Sprint(s.Limit), fmt.Sprintf("at most %d fires", MaxLimit))
+	if s.Limit > maxLimit {
+		return Compiled{}, fieldErr("limit", fmt.Sprint(s.Limit), fmt.Sprintf("at most %d fires", maxLimit))
 	}
 	if s.Start != nil || s.End != nil || s.Limit != 0 {
 		var start, end time.Time
@@ -208,9 +208,9 @@ func (s Spec) checkRecurrenceKinds() error {
 	return fieldErr(RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
 }
 
-// MaxLimit bounds a spec's limit: a cron schedule with a limit counts its
+// maxLimit bounds a spec's limit: a cron schedule with a limit counts its
 // fires from its start by walking them (an interval counts them at once).
-const MaxLimit = 100_000
+const maxLimit = 100_000
 
 // calendar resolves the spec's calendar: named, inline, or (for
 // business_hours_only alone) the default Mon-Fri 09:00-18:00 in TZ.

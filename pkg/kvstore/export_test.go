@@ -12,3 +12,6 @@ var AppendJSON = State.appendJSON
 
 // DecodeSpecSlow is DecodeSpec without its fast path.
 var DecodeSpecSlow = decodeSpecStrict
+
+// CheckFires is Compiled.checkFires, for the external tests.
+var CheckFires = Compiled.checkFires

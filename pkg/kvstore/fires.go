@@ -8,20 +8,20 @@ import (
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
-// FireHorizon is how far ahead a recurring schedule with a calendar must
+// fireHorizon is how far ahead a recurring schedule with a calendar must
 // have a slot: one whose calendar removes every occurrence for this long
 // is refused at registration, and reported invalid when a calendar change
 // does that to it.
-const FireHorizon = 10 * 365 * 24 * time.Hour
+const fireHorizon = 10 * 365 * 24 * time.Hour
 
-// CheckFires returns a *FieldError naming the calendar when a recurring
-// schedule's calendar leaves it no slot within FireHorizon after now (or
+// checkFires returns a *FieldError naming the calendar when a recurring
+// schedule's calendar leaves it no slot within fireHorizon after now (or
 // after its start, if later): the holidays cover every occurrence, or the
 // calendar has no business day. A cron expression that never fires is
 // refused when parsed; one-shots, and schedules without a calendar, are
 // not checked here; a schedule whose end or limit has passed has simply
 // ended.
-func (c Compiled) CheckFires(now time.Time) error {
+func (c Compiled) checkFires(now time.Time) error {
 	if c.Calendar == nil {
 		return nil
 	}
@@ -35,7 +35,7 @@ func (c Compiled) CheckFires(now time.Time) error {
 	field := c.calendarField.String()
 	switch r := s.(type) {
 	case calendar.BusinessDay:
-		if at := r.Next(from); at.IsZero() || at.Sub(from) > FireHorizon {
+		if at := r.Next(from); at.IsZero() || at.Sub(from) > fireHorizon {
 			return fieldErr(field, c.calendarName, fmt.Sprintf("the schedule never fires: the calendar has no business day %d in any month of the next 10 years", r.N))
 		}
 	case calendar.Schedule:
@@ -43,7 +43,7 @@ func (c Compiled) CheckFires(now time.Time) error {
 			return nil
 		}
 		st := r.Plan(from)
-		if !st.At.IsZero() && st.At.Sub(from) <= FireHorizon {
+		if !st.At.IsZero() && st.At.Sub(from) <= fireHorizon {
 			return nil
 		}
 		why := "the calendar has no working time left"

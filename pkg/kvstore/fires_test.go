@@ -38,7 +38,7 @@ func TestNeverFiringByCalendarIsRefused(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			err = c.CheckFires(time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+			err = kvstore.CheckFires(c, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 			var fe *kvstore.FieldError
 			switch {
 			case tc.field == "" && err != nil:

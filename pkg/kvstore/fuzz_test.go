@@ -12,7 +12,7 @@ import (
 // FuzzDecodeSpec: any bytes in sched_specs decode to a spec or an error
 // naming a field, never a panic; an accepted spec survives Encode and
 // DecodeSpec unchanged; validating and compiling it never panics, and a
-// compiled one answers CheckFires.
+// compiled one answers checkFires.
 func FuzzDecodeSpec(f *testing.F) {
 	for _, s := range []string{
 		`{"workflow":"wf","cron":"0 9 * * 1-5","tz":"Europe/Paris","input":{"a":1}}`,
@@ -73,7 +73,7 @@ func FuzzDecodeSpec(f *testing.F) {
 		if err != nil {
 			return
 		}
-		_ = c.CheckFires(now)
+		_ = kvstore.CheckFires(c, now)
 		_ = c.Schedule.Next(now)
 	})
 }

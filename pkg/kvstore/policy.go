@@ -45,8 +45,8 @@ type Policy struct {
 // them overflows (issue 52).
 const MaxPolicyDuration = 10 * 365 * 24 * time.Hour
 
-// Policy parses the spec's policies; errors are *FieldError.
-func (s Spec) Policy() (Policy, error) {
+// policies parses the spec's policies; errors are *FieldError.
+func (s Spec) policies() (Policy, error) {
 	p := Policy{Misfire: MisfireSkip, CatchupWindow: 24 * time.Hour, Overlap: OverlapAllow, CompletionTimeout: time.Hour}
 	switch s.Misfire {
 	case "":

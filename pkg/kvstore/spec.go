@@ -186,7 +186,7 @@ func (s Spec) ValidateShared(key string, in *Interner) error {
 // record its watch brings, however it was written) apply: the fields
 // (CheckFields: id, workflow, sizes, input nesting, ...), the recurrence
 // compiled with the calendars of cals (sharing zones and crons through
-// in, which may be nil), and that it still fires after now (CheckFires).
+// in, which may be nil), and that it still fires after now (checkFires).
 // It returns the compiled schedule, or a *FieldError naming the field.
 func (s Spec) CheckRecord(id string, cals CalendarSource, in *Interner, now time.Time) (Compiled, error) {
 	if err := s.CheckFields(id); err != nil {
@@ -196,7 +196,7 @@ func (s Spec) CheckRecord(id string, cals CalendarSource, in *Interner, now time
 	if err != nil {
 		return Compiled{}, err
 	}
-	return c, c.CheckFires(now)
+	return c, c.checkFires(now)
 }
 
 // CheckFields is Validate without compiling the recurrence: for a caller
