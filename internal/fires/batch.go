@@ -29,7 +29,7 @@ type batcher struct {
 	// pend are the due schedules waiting for the shard's next window: an
 	// entry leaves when it is taken or no longer queued (an entry is
 	// unqueued before it is forgotten, see loop.forget).
-	pend map[int][]*entry
+	pend map[int][]pending
 	held map[int][]string // due schedules waiting for the shard's check
 	// deferred are fired one-shots whose state records are still to be
 	// written, by shard, since deferredAt (the oldest); recording: a
@@ -52,7 +52,7 @@ type batcher struct {
 
 func newBatcher(l *loop, limit int) batcher {
 	return batcher{l: l, limit: limit, checked: map[int]uint64{}, want: map[int]uint64{}, checking: map[int]bool{}, retryAt: map[int]time.Time{},
-		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]*entry{}, held: map[int][]string{},
+		mark: map[int]windowMark{}, firing: map[int]bool{}, pend: map[int][]pending{}, held: map[int][]string{},
 		deferred: map[int][]*windowItem{}, deferredAt: map[int]time.Time{}, recording: map[int]bool{}, unrecorded: map[string]bool{},
 		lag: newLagState()}
 }
@@ -95,10 +95,14 @@ func (b *batcher) gate(shard int) (owned, checked bool) {
 // are busy enough (Config.WindowBusy) and the slot is batchable; it
 // reports whether it did (the loop then leaves it to the window).
 func (b *batcher) take(en *entry, shard int, now time.Time) bool {
-	if b.l.work.busy < b.l.e.cfg.WindowBusy || !b.batchable(en, now) {
+	if b.l.work.busy < b.l.e.cfg.WindowBusy {
 		return false
 	}
-	b.queue(en, shard)
+	v, ok := b.judge(en, now)
+	if !ok {
+		return false
+	}
+	b.queueJudged(en, shard, v)
 	return true
 }
 
@@ -174,16 +178,55 @@ func (b *batcher) shardBusy(shard int) bool { return b.recording[shard] || b.che
 // or the spec's history first). The worker's decision has the last word
 // (fireWindow); a slot it declines goes through the per-slot path.
 func (b *batcher) batchable(en *entry, now time.Time) bool {
+	_, ok := b.judge(en, now)
+	return ok
+}
+
+// verdict is what batchable found a queued schedule's slot plain on: the
+// entry's record, spec and claim tokens as they were then, the slot, and
+// the earliest slot its spec's write allows without a look at the spec's
+// history. While none of the first changed, the decider would answer the
+// same (Decide is a function of them and of now, and a slot grown late
+// past its threshold is declined by the worker, whose decision has the
+// last word), so windowItems asks the decider again only when one did.
+type verdict struct {
+	stateRev, specRev uint64
+	settled, checked  string
+	slot, notBefore   int64 // Unix ns
+}
+
+// judge is batchable with its verdict.
+func (b *batcher) judge(en *entry, now time.Time) (verdict, bool) {
 	l := b.l
-	if l.e.cfg.WindowSlots < 1 || en.noWindow || en.failures > 0 || len(l.waiting[en.id]) > 0 || l.uncounted[en.id] > 0 {
-		return false
+	if !b.mayBatch(en) {
+		return verdict{}, false
 	}
 	in := l.e.entryInput(en, now, &l.scratch)
 	d, ok := DecidePlain(in)
 	if !ok {
-		return false
+		return verdict{}, false
 	}
-	if !in.Written.IsZero() && d.Slot.Before(in.Written.Add(-in.threshold())) {
+	v := verdict{stateRev: en.stateRev, specRev: en.specRev, settled: en.settled, checked: en.checked, slot: d.Slot.UnixNano()}
+	if !in.Written.IsZero() {
+		v.notBefore = in.Written.Add(-in.threshold()).UnixNano()
+	}
+	return v, b.slotAllowed(en, v, now)
+}
+
+// mayBatch is what of batchable the loop keeps of en, apart from its
+// decision: a window declined it, its steps failed, completion reports or
+// uncounted fires wait to be written.
+func (b *batcher) mayBatch(en *entry) bool {
+	l := b.l
+	return l.e.cfg.WindowSlots >= 1 && !en.noWindow && en.failures == 0 && len(l.waiting[en.id]) == 0 && l.uncounted[en.id] == 0
+}
+
+// slotAllowed is what of batchable depends on the slot v found plain and
+// on now: a slot that may predate the schedule, or one to look up in the
+// ledger first, takes the per-slot path.
+func (b *batcher) slotAllowed(en *entry, v verdict, now time.Time) bool {
+	l := b.l
+	if v.notBefore != 0 && v.slot < v.notBefore {
 		return false // may predate the schedule: the per-slot path asks the spec's history
 	}
 	// A one-shot without a record whose record was deleted (a marker was
@@ -194,17 +237,38 @@ func (b *batcher) batchable(en *entry, now time.Time) bool {
 	if en.hasRecord() {
 		return true
 	}
-	late := now.Sub(d.Slot)
+	late := now.Sub(time.Unix(0, v.slot))
 	if en.target.at == 0 {
 		return late < l.e.replayLimit()
 	}
 	return en.stateRev == 0 && late < l.e.replayLimit()
 }
 
+// stillBatchable is batchable for en, queued with verdict v at take: the
+// decider is asked again only when what it read of en changed since (or
+// en's spec names a calendar, which a calendar change recompiles in
+// place); the rest of batchable is checked again in any case.
+func (b *batcher) stillBatchable(en *entry, v verdict, now time.Time) bool {
+	if v.slot == 0 || en.calendar || v.stateRev != en.stateRev || v.specRev != en.specRev || v.settled != en.settled || v.checked != en.checked {
+		return b.batchable(en, now)
+	}
+	return b.mayBatch(en) && b.slotAllowed(en, v, now)
+}
+
 // queue puts a due, batchable en on its shard's next window.
-func (b *batcher) queue(en *entry, shard int) {
+func (b *batcher) queue(en *entry, shard int) { b.queueJudged(en, shard, verdict{}) }
+
+// queueJudged queues en with the verdict take found it batchable on (a
+// zero verdict: windowItems decides again).
+func (b *batcher) queueJudged(en *entry, shard int, v verdict) {
 	en.queued = true
-	b.pend[shard] = append(b.pend[shard], en)
+	b.pend[shard] = append(b.pend[shard], pending{en: en, v: v})
+}
+
+// pending is a schedule on a window queue and its verdict.
+type pending struct {
+	en *entry
+	v  verdict
 }
 
 // sendWindows hands out the shards' next windows, then the window checks
@@ -350,11 +414,12 @@ func (b *batcher) nextRecord() time.Time {
 // windows.limit, and a record of at most maxWindowBytes) and returns
 // those left for later. A schedule no longer batchable goes back to the
 // due index.
-func (b *batcher) windowItems(queued []*entry, now time.Time) (items []slotJob, rest []*entry) {
+func (b *batcher) windowItems(queued []pending, now time.Time) (items []slotJob, rest []pending) {
 	l := b.l
 	items = make([]slotJob, 0, min(len(queued), b.limit)) // a job is ~300 bytes: grown, a window's would be copied 9 times
 	size := 0
-	for i, en := range queued {
+	for i, p := range queued {
+		en := p.en
 		if len(items) >= b.limit || size >= maxWindowBytes {
 			return items, queued[i:]
 		}
@@ -365,7 +430,7 @@ func (b *batcher) windowItems(queued []*entry, now time.Time) (items []slotJob, 
 		if en.busy || !l.known(en) {
 			continue
 		}
-		if !b.batchable(en, now) {
+		if !b.stillBatchable(en, p.v, now) {
 			l.schedule(en)
 			continue
 		}
@@ -382,7 +447,8 @@ func (b *batcher) windowItems(queued []*entry, now time.Time) (items []slotJob, 
 // check releases them).
 func (b *batcher) unqueue(shard int, owned bool) {
 	l := b.l
-	for _, en := range b.pend[shard] {
+	for _, p := range b.pend[shard] {
+		en := p.en
 		if !en.queued {
 			continue
 		}

@@ -309,3 +309,50 @@ func TestWindowClaimIsACopy(t *testing.T) {
 
 // sent is how many jobs of either kind l has sent and no worker took.
 func sent(l *loop) int { return len(l.work.slots) + len(l.work.windows) }
+
+// A schedule queued on a window with the decider's verdict is judged
+// again when what the decider read changed meanwhile: its record told to
+// skip the next slot after take, it goes back to the due index (the
+// per-slot path records the skip) instead of into the window.
+// Unchanged, it goes into the window; and what batchable checks apart
+// from the decision (a completion report waiting) holds either way.
+func TestQueuedVerdictJudgedAgainWhenTheRecordChanges(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		change func(l *loop, en *entry)
+		window bool
+	}{
+		{"unchanged", func(*loop, *entry) {}, true},
+		{"a skip asked for since", func(l *loop, en *entry) {
+			st := *en.view(&kvstore.State{})
+			st.SkipNext = 1
+			en.setState(&st, "i")
+			en.stateRev = 7
+		}, false},
+		{"a completion report waits", func(l *loop, en *entry) {
+			l.waiting[en.id] = append(l.waiting[en.id], doneReport{Schedule: en.id})
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, _, en := windowLoop(t)
+			l.win.checked[0] = 1
+			if !l.win.take(en, 0, l.e.cfg.Clock.Now()) {
+				t.Fatal("take: the plain due slot was not queued")
+			}
+			tc.change(l, en)
+			l.win.sendWindows(l.e.cfg.Clock.Now())
+			if tc.window {
+				if j := takeJob[*fireJob](t, l, "the window"); len(j.items) != 1 || !en.busy {
+					t.Fatalf("job %+v, busy %v: want the schedule in the window", j, en.busy)
+				}
+				return
+			}
+			if en.busy || en.queued {
+				t.Fatalf("busy %v queued %v: want the schedule back in the due index", en.busy, en.queued)
+			}
+			if _, ok := l.index.Due(en); !ok {
+				t.Fatal("the schedule is not in the due index")
+			}
+		})
+	}
+}
