@@ -20,7 +20,7 @@ import (
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/usererr"
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/usererr"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

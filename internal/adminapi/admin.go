@@ -2,7 +2,7 @@
 // sched.api.> ("jetsched", discoverable with `nats micro ls`) that every
 // scheduler process runs, so that a remote fleet is operated with a NATS
 // connection and the rights on sched.api.> alone. Its wire contract
-// (requests, replies, error codes) is pkg/admin (docs/api.md). Schedules
+// (requests, replies, error codes) is internal/admin (docs/api.md). Schedules
 // are shown as the read model (internal/readmodel) sees them; operator
 // actions go through internal/control. Listings are paginated and served
 // from a catalogue of schedule ids and timer keys that the service keeps
@@ -27,12 +27,12 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/auditlog"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/internal/usererr"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

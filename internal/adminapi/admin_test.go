@@ -12,9 +12,9 @@ import (
 	"github.com/nats-io/nats.go"
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

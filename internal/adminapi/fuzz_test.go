@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/natstest"
-	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 // apiSeeds are the documented requests of every verb (docs/api.md), the

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/jsstore"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

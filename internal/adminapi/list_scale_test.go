@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -32,7 +32,7 @@ const listScaleDefault = 5000
 // --fire-retention). Every item a page or get returns must be ended, from
 // its list:
 //
-//	JETSCHED_LIST_SCALE=1000000 go test -run TestListedOneShotsAtScale -v -timeout 30m ./pkg/admin/
+//	JETSCHED_LIST_SCALE=1000000 go test -run TestListedOneShotsAtScale -v -timeout 30m ./internal/adminapi/
 func TestListedOneShotsAtScale(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(listScaleEnv))
 	if n <= 0 {

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsname"
@@ -21,7 +22,6 @@ import (
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/account"
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 )
 
 // importInFlight is how many schedule.import requests the CLI keeps in

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 )
 
 func (a *app) statusCommand() *cobra.Command {

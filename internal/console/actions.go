@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 )
 
 // overdueRows is how many overdue schedules the fleet page lists.

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/readmodel"
-	"github.com/jetsched/jetsched/pkg/admin"
 )
 
 // listQuery selects a page of the schedule list.

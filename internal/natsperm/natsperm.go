@@ -23,7 +23,7 @@
 // push consumer with any literal deliver subject of the account (the
 // create subject carries no deliver subject, and nats-server does not
 // check it against the creator's rights). The admin API therefore acts
-// only on requests, never on a JetStream delivery (pkg/admin), and the
+// only on requests, never on a JetStream delivery (internal/admin), and the
 // scheduler's other subscriptions are wildcards, which a push consumer
 // does not deliver to (docs/operations.md, "Least privilege").
 package natsperm

@@ -3,7 +3,7 @@ package readmodel
 import (
 	"encoding/json"
 
-	"github.com/jetsched/jetsched/pkg/admin"
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

@@ -1,16 +1,16 @@
-// Package admin is the wire contract of jetsched's admin API: the
+// Package admin holds the wire types of jetsched's admin API: the
 // requests, replies and error codes of the NATS micro service on
 // sched.api.> ("jetsched", discoverable with `nats micro ls`) that every
 // scheduler process runs, so that a remote fleet is operated with a NATS
 // connection and the rights on sched.api.> alone. Requests and responses
 // are JSON (docs/api.md); errors carry a code and, for invalid input, the
-// field. pkg/client speaks it, and so can a client in any language.
+// field. pkg/client speaks it for Go, and so can a client in any language.
 //
 // Stability: the JSON forms of these types, the verbs and the codes are
 // the API of Version and change only compatibly (a new optional field, a
-// new verb, a new code) until its major version does; the Go names follow
-// the JSON. The service itself (scheduler run serves it) is not here: it
-// is internal to the scheduler.
+// new verb, a new code) until its major version does. The Go names are
+// internal: a Go program calls the API through pkg/client. The service
+// itself is internal/adminapi.
 package admin
 
 // Version is the admin API's version, reported by `nats micro info`.
