@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // The mix: how many of each cadence, and how many of each the chaos may
@@ -77,7 +79,7 @@ func (s *soakSchedule) idle() bool { return !s.paused && !s.removed }
 // 10 minute catch-up window, so a restart's late slots fire rather than
 // being recorded missed.
 func buildSchedules() []*soakSchedule {
-	misfire := client.WithMisfire(client.MisfireFireAll, 10*time.Minute)
+	misfire := client.WithMisfire(kvstore.MisfireFireAll, 10*time.Minute)
 	var out []*soakSchedule
 	add := func(class string, i int, f0, f1 form, pool bool, opts ...client.Option) *soakSchedule {
 		s := &soakSchedule{id: fmt.Sprintf("%s-%04d", class, i), workflow: "soak-" + class, class: class,
@@ -98,9 +100,9 @@ func buildSchedules() []*soakSchedule {
 		edited := i >= calEditFrom && i < calEditTo
 		switch {
 		case edited:
-			opts = append(opts, client.WithCalendar(holidaysEdited, client.RollSkip))
+			opts = append(opts, client.WithCalendar(holidaysEdited, calendar.RollSkip))
 		case i%8 == 1:
-			opts = append(opts, client.WithCalendar(holidaysStatic, client.RollSkip))
+			opts = append(opts, client.WithCalendar(holidaysStatic, calendar.RollSkip))
 		}
 		alt := form{client.Cron("*/5 * * * * *"), cadence{step: 5 * time.Second}}
 		if i%2 == 1 {
@@ -121,7 +123,7 @@ func buildSchedules() []*soakSchedule {
 			opts = append(opts, client.InZone(z))
 		}
 		if i%10 == 3 {
-			opts = append(opts, client.WithCalendar(holidaysStatic, client.RollSkip))
+			opts = append(opts, client.WithCalendar(holidaysStatic, calendar.RollSkip))
 		}
 		add("min", i,
 			form{client.Cron(fmt.Sprintf("%d * * * * *", sec)), cadence{step: time.Minute, phase: time.Duration(sec) * time.Second}},

@@ -24,6 +24,8 @@ import (
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/wakeups"
+	"github.com/jetsched/jetsched/pkg/calendar"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
 )
@@ -148,20 +150,22 @@ func CreateOnly() Option { return func(o *options) { o.createOnly = true } }
 // InZone reads the recurrence in an IANA zone.
 func InZone(tz string) Option { return specOption(func(s *kvstore.Spec) { s.TZ = tz }) }
 
-// WithDomDow chooses how a Cron recurrence combines day-of-month and
-// day-of-week: DomDowCronie (the default: as Linux cron, a field starting
-// with '*' is unrestricted, and two restricted fields match on either),
-// DomDowPosix (only a bare '*' or '?' is unrestricted, as robfig/cron and
-// croniter) or DomDowAnd (a day must match both: "0 0 13 * FRI" is Friday
-// the 13th). Schedule refuses any other value, naming the field dom_dow.
-func WithDomDow(rule DomDowRule) Option {
-	return specOption(func(s *kvstore.Spec) { s.DomDow = string(rule) })
+// WithDomDow sets how a Cron recurrence combines day-of-month and
+// day-of-week: cronx.DomDowCronie (the default: as Linux cron, a field
+// starting with '*' is unrestricted, and two restricted fields match on
+// either), cronx.DomDowPOSIX (only a bare '*' or '?' is unrestricted, as
+// robfig/cron and croniter) or cronx.DomDowAnd (a day must match both:
+// "0 0 13 * FRI" is Friday the 13th). Schedule refuses any other value,
+// naming the field dom_dow.
+func WithDomDow(rule cronx.DomDow) Option {
+	return specOption(func(s *kvstore.Spec) { s.DomDow = rule.String() })
 }
 
-// WithCalendar applies a calendar from sched_calendars, and how holidays
-// roll ("" = RollSkip).
-func WithCalendar(name string, holidayRoll HolidayRoll) Option {
-	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, string(holidayRoll) })
+// WithCalendar applies a calendar from sched_calendars, and how an
+// occurrence on a holiday rolls: calendar.RollSkip (the zero value),
+// RollNext, RollPrevious or RollModifiedFollowing.
+func WithCalendar(name string, holidayRoll calendar.Roll) Option {
+	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, holidayRoll.String() })
 }
 
 // BusinessHoursOnly moves fires outside working hours to the next working
@@ -170,9 +174,11 @@ func BusinessHoursOnly() Option {
 	return specOption(func(s *kvstore.Spec) { s.BusinessHoursOnly = true })
 }
 
-// WithMisfire sets the misfire policy (MisfireSkip, MisfireFireOnce,
-// MisfireFireAll) and catch-up window (0: default 24h).
-func WithMisfire(policy MisfirePolicy, window time.Duration) Option {
+// WithMisfire sets what happens to slots that fell due while no scheduler
+// could fire them (kvstore.MisfireSkip, the default; MisfireFireOnce;
+// MisfireFireAll; docs/records.md) and the catch-up window (0: default
+// 24h).
+func WithMisfire(policy kvstore.MisfirePolicy, window time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
 		s.Misfire = policy
 		if window > 0 {
@@ -181,10 +187,12 @@ func WithMisfire(policy MisfirePolicy, window time.Duration) Option {
 	})
 }
 
-// WithOverlap sets the overlap policy (OverlapAllow, OverlapSkip,
-// OverlapBufferOne, OverlapBufferAll, OverlapCancelOther) and completion
-// timeout (0: default 1h).
-func WithOverlap(policy OverlapPolicy, completionTimeout time.Duration) Option {
+// WithOverlap sets what happens when a slot comes due while the previous
+// fire has not reported its completion (kvstore.OverlapAllow, the default;
+// OverlapSkip; OverlapBufferOne; OverlapBufferAll; OverlapCancelOther, which
+// asks the workers to cancel the running slot; docs/protocol.md) and the
+// completion timeout (0: default 1h).
+func WithOverlap(policy kvstore.OverlapPolicy, completionTimeout time.Duration) Option {
 	return specOption(func(s *kvstore.Spec) {
 		s.Overlap = policy
 		if completionTimeout > 0 {

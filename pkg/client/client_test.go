@@ -14,6 +14,7 @@ import (
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -110,12 +111,12 @@ func TestScheduleWithDomDow(t *testing.T) {
 	c, js, stop := example()
 	defer stop()
 	ctx := context.Background()
-	key, err := c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow(client.DomDowAnd))
+	key, err := c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow(cronx.DomDowAnd))
 	if err != nil {
 		t.Fatal(err)
 	}
 	info, err := c.Get(ctx, key)
-	if err != nil || info.DomDow != client.DomDowAnd {
+	if err != nil || info.DomDow != "and" {
 		t.Fatalf("Get(%s) = %+v, %v; want dom_dow and", key, info, err)
 	}
 	store, err := jsstore.Open(ctx, js, kvstore.Layout{})
@@ -135,10 +136,10 @@ func TestScheduleWithDomDow(t *testing.T) {
 		t.Fatalf("stored spec fires at %v after 2026-01-01, want %v", next, want)
 	}
 
-	_, err = c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow("or"))
+	_, err = c.Schedule(ctx, "friday13", nil, client.Cron("0 0 13 * FRI"), client.WithDomDow(cronx.DomDow(7)))
 	var fe *kvstore.FieldError
 	if !errors.As(err, &fe) || fe.Field != "dom_dow" {
-		t.Fatalf("WithDomDow(\"or\"): err %v, want a FieldError on dom_dow", err)
+		t.Fatalf("WithDomDow(7): err %v, want a FieldError on dom_dow", err)
 	}
 }
 

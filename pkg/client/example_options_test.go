@@ -88,8 +88,8 @@ func ExampleWithOverlap() {
 	defer stop()
 	ctx := context.Background()
 	key, err := c.Schedule(ctx, "reindex", nil, client.Every(15*time.Minute),
-		client.WithOverlap(client.OverlapCancelOther, 10*time.Minute),
-		client.WithMisfire(client.MisfireFireOnce, 2*time.Hour),
+		client.WithOverlap(kvstore.OverlapCancelOther, 10*time.Minute),
+		client.WithMisfire(kvstore.MisfireFireOnce, 2*time.Hour),
 		client.WithKey("reindex"))
 	if err != nil {
 		fmt.Println(err)

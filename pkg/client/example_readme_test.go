@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/pkg/client"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // register is the README's registration: a service declares its schedules
@@ -19,7 +20,7 @@ func register(ctx context.Context, js jetstream.JetStream) error {
 	}
 	_, err = c.Schedule(ctx, "invoices", map[string]string{"region": "eu"}, client.Cron("0 9 1 * *"),
 		client.WithKey("monthly-invoices"), client.InZone("Europe/Paris"),
-		client.WithMisfire(client.MisfireFireOnce, 0), client.WithOverlap(client.OverlapSkip, time.Hour))
+		client.WithMisfire(kvstore.MisfireFireOnce, 0), client.WithOverlap(kvstore.OverlapSkip, time.Hour))
 	return err
 }
 

@@ -99,7 +99,7 @@ func ExampleClient_Schedule() {
 	fmt.Println(key, err, key == again)
 
 	named, _ := c.Schedule(ctx, "report", nil, client.Cron("0 9 * * MON-FRI"),
-		client.WithKey("weekday-report"), client.InZone("Europe/Paris"), client.WithMisfire(client.MisfireFireOnce, 0))
+		client.WithKey("weekday-report"), client.InZone("Europe/Paris"), client.WithMisfire(kvstore.MisfireFireOnce, 0))
 	fmt.Println(named)
 
 	_, err = c.Schedule(ctx, "report", nil, client.Cron("0 0 30 2 *"))

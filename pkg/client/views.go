@@ -44,21 +44,23 @@ type ScheduleInfo struct {
 	Recurrence string
 	// Zone is the IANA zone the recurrence is read in ("" for UTC).
 	Zone string
-	// DomDow is the cron day rule ("" for the default, DomDowCronie).
-	DomDow DomDowRule
+	// DomDow is the cron day rule as registered (a cronx.DomDow name; ""
+	// for the default, "cronie").
+	DomDow string
 	// Input is the fire message body.
 	Input       json.RawMessage
 	Description string
 	// Calendar names the business calendar applied ("" for none, "inline"
-	// for one carried in the registration), and HolidayRoll its rule.
+	// for one carried in the registration), and HolidayRoll its rule (a
+	// calendar.Roll name; "" for "skip").
 	Calendar    string
-	HolidayRoll HolidayRoll
+	HolidayRoll string
 	// Static names the set that declares the schedule (client.Static or
 	// scheduler run --schedules); "" for one registered alone.
 	Static string
 	// Misfire and Overlap are the policies in force (defaults filled in).
-	Misfire MisfirePolicy
-	Overlap OverlapPolicy
+	Misfire kvstore.MisfirePolicy
+	Overlap kvstore.OverlapPolicy
 
 	State ScheduleState
 	// Next is the next slot; zero when none is planned.
@@ -69,7 +71,7 @@ type ScheduleInfo struct {
 	// firing (misfire policy; pause, overlap, calendar).
 	Fires, Missed, Skipped uint64
 	// Running is the fired slot still awaiting its completion report
-	// (overlap policies other than OverlapAllow).
+	// (overlap policies other than kvstore.OverlapAllow).
 	Running string
 	// LastSlot is the latest slot claimed, and LastStatus its ledger
 	// status ("dispatched", "completed", "failed", "cancelled", ...).
@@ -96,8 +98,8 @@ func newScheduleInfo(v admin.ScheduleInfo) ScheduleInfo {
 	s := v.Spec
 	info := ScheduleInfo{
 		Key: v.ID, Revision: v.Revision, Workflow: s.Workflow, Recurrence: recurrenceText(s), Zone: s.TZ,
-		DomDow: DomDowRule(s.DomDow), Input: s.Input, Description: s.Description, Calendar: s.Calendar,
-		HolidayRoll: HolidayRoll(s.HolidayRoll), Static: s.Static,
+		DomDow: s.DomDow, Input: s.Input, Description: s.Description, Calendar: s.Calendar,
+		HolidayRoll: s.HolidayRoll, Static: s.Static,
 		Misfire: cmp.Or(s.Misfire, kvstore.MisfireSkip),
 		Overlap: cmp.Or(s.Overlap, kvstore.OverlapAllow),
 		State:   ScheduleState(readmodel.StateOf(v)), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
