@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/internal/admin"
 )
 
 // TestOperatorCLI drives the operator commands against a running daemon:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/cli"
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/daemon/daemontest"
@@ -20,7 +21,6 @@ import (
 	"github.com/jetsched/jetsched/internal/staticfile"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/internal/usererr"
-	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 

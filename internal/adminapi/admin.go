@@ -29,6 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/auditlog"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/tracing"
@@ -96,7 +97,7 @@ func Start(ctx context.Context, cfg Config) (*Service, error) {
 	timeout := cmp.Or(cfg.Timeout, 30*time.Second)
 	cat := newCatalog(cfg.Store, log)
 	cat.check.in, cat.after = cfg.Interner, cfg.LoadAfter
-	if err := kvstore.ValidateConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout()); err != nil {
+	if err := fieldcheck.ConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout().WithDefaults().Prefix); err != nil {
 		return nil, fmt.Errorf("admin: Config.ConditionBuckets: %w", err)
 	}
 	h := newHandlers(cfg.Store, cat, cfg.Conn, cfg.MaxBackfillSlots)

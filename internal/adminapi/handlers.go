@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/readmodel"
@@ -297,5 +298,5 @@ func decodeCalendar(body []byte) (admin.CalendarRequest, error) {
 	if err != nil {
 		return r, err
 	}
-	return r, kvstore.ValidateCalendarName(r.Name)
+	return r, fieldcheck.Token("calendar", r.Name)
 }

@@ -64,7 +64,7 @@ func TestPutOneShotInThePast(t *testing.T) {
 func TestStaticRefusedThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
-	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
+	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
 	if _, err := a.store.ApplyStatic(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}

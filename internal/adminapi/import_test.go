@@ -244,7 +244,7 @@ func TestImportRefusals(t *testing.T) {
 	t.Parallel()
 	a := newAPI(t)
 	ctx := context.Background()
-	_, err := a.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
+	_, err := a.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

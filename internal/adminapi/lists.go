@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -299,7 +300,7 @@ func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if r.Cursor != "" {
-		if err := kvstore.ValidateCalendarName(r.Cursor); err != nil {
+		if err := fieldcheck.Token("calendar", r.Cursor); err != nil {
 			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
 		}
 	}

@@ -11,11 +11,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/pipelined"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // IntendAll appends one intent per element of ins (the
@@ -31,7 +31,7 @@ import (
 // that fails is reported, the intents stand). It returns the sequences of
 // the entries appended (the first ones, in order) and the error that
 // stopped the rest.
-func (l *Log) IntendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error) {
+func (l *Log) IntendAll(ctx context.Context, ins []jsstore.Intent) ([]uint64, error) {
 	seqs, err := l.intendAll(ctx, ins)
 	if err != nil {
 		what := "schedule.import"
@@ -43,7 +43,7 @@ func (l *Log) IntendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, er
 	return seqs, err
 }
 
-func (l *Log) intendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error) {
+func (l *Log) intendAll(ctx context.Context, ins []jsstore.Intent) ([]uint64, error) {
 	if len(ins) == 0 {
 		return nil, nil
 	}

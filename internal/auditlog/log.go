@@ -16,11 +16,12 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // Log appends to the trail. It is safe for concurrent use, also across
@@ -110,7 +111,7 @@ func WithRequester(ctx context.Context, r Requester) context.Context {
 // Record appends an action that writes nothing (and, every Interval
 // entries, a checkpoint).
 func (l *Log) Record(ctx context.Context, action, target string, detail any) error {
-	e, err := l.actionEntry(ctx, kvstore.Intent{Action: action, Target: target, Detail: detail})
+	e, err := l.actionEntry(ctx, jsstore.Intent{Action: action, Target: target, Detail: detail})
 	if err != nil {
 		return err
 	}
@@ -122,7 +123,7 @@ func (l *Log) Record(ctx context.Context, action, target string, detail any) err
 // kvstore.Auditor the store writes ahead with) and returns its sequence,
 // which the change's write carries. Every Interval entries a checkpoint
 // follows; one that fails is reported (WithFailure) but the intent stands.
-func (l *Log) Intend(ctx context.Context, in kvstore.Intent) (uint64, error) {
+func (l *Log) Intend(ctx context.Context, in jsstore.Intent) (uint64, error) {
 	e, err := l.actionEntry(ctx, in)
 	if err != nil {
 		return 0, err
@@ -142,7 +143,7 @@ func (l *Log) Intend(ctx context.Context, in kvstore.Intent) (uint64, error) {
 // Abandon appends the record that the intents at seqs were not applied,
 // and why.
 func (l *Log) Abandon(ctx context.Context, seqs []uint64, reason string) error {
-	e, err := l.actionEntry(ctx, kvstore.Intent{Action: "intent.abandoned", Target: l.trail.Stream, Detail: map[string]string{"reason": reason}})
+	e, err := l.actionEntry(ctx, jsstore.Intent{Action: "intent.abandoned", Target: l.trail.Stream, Detail: map[string]string{"reason": reason}})
 	if err != nil {
 		return err
 	}
@@ -172,7 +173,7 @@ func (l *Log) appendAction(ctx context.Context, e audit.Entry) (uint64, error) {
 
 // actionEntry is the action entry of in, with the requester ctx carries,
 // unsigned and unchained.
-func (l *Log) actionEntry(ctx context.Context, in kvstore.Intent) (audit.Entry, error) {
+func (l *Log) actionEntry(ctx context.Context, in jsstore.Intent) (audit.Entry, error) {
 	e := audit.Entry{Kind: audit.KindAction, Actor: l.by, By: l.by, Action: in.Action, Target: in.Target,
 		Bucket: in.Bucket, Key: in.Key, Expect: in.Expect, SHA256: in.SHA256}
 	if r, ok := ctx.Value(requesterKey{}).(Requester); ok {

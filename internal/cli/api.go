@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -100,13 +101,13 @@ func (e conflictError) Error() string { return e.msg }
 func apiError(e admin.Error) error {
 	switch e.Code {
 	case admin.CodeNotFound:
-		return &kvstore.UserError{Kind: kvstore.ErrNotFound, Msg: e.Message}
+		return &fieldcheck.UserError{Kind: kvstore.ErrNotFound, Msg: e.Message}
 	case admin.CodeConflict:
 		return conflictError{e.Message}
 	case admin.CodeStatic:
-		return usageError{&kvstore.UserError{Kind: kvstore.ErrStatic, Msg: e.Message}}
+		return usageError{&fieldcheck.UserError{Kind: kvstore.ErrStatic, Msg: e.Message}}
 	case admin.CodeInUse:
-		return &kvstore.UserError{Kind: jsstore.ErrInUse, Msg: e.Message}
+		return &fieldcheck.UserError{Kind: jsstore.ErrInUse, Msg: e.Message}
 	case admin.CodeInvalid:
 		return usageError{errors.New(flagMessage(e.Field, e.Message))}
 	}

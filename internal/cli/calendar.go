@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -81,7 +82,7 @@ func (a *app) calendarPut() *cobra.Command {
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := kvstore.ValidateCalendarName(name); err != nil {
+			if err := fieldcheck.Token("calendar", name); err != nil {
 				return err
 			}
 			data, err := readInput(args[1], cmd.InOrStdin())
@@ -114,7 +115,7 @@ func (a *app) calendarGet() *cobra.Command {
 		Short: "Print a calendar's JSON",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := kvstore.ValidateCalendarName(args[0]); err != nil {
+			if err := fieldcheck.Token("calendar", args[0]); err != nil {
 				return err
 			}
 			var v any
@@ -163,12 +164,12 @@ func (a *app) calendarRemove() *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := kvstore.ValidateCalendarName(name); err != nil {
+			if err := fieldcheck.Token("calendar", name); err != nil {
 				return err
 			}
 			if err := a.call(cmd.Context(), "calendar.delete", admin.CalendarRequest{Name: name, Force: force}, nil); err != nil {
 				if errors.Is(err, jsstore.ErrInUse) {
-					return &kvstore.UserError{Kind: jsstore.ErrInUse, Err: err,
+					return &fieldcheck.UserError{Kind: jsstore.ErrInUse, Err: err,
 						Msg: usererr.Message(err) + " (--force removes it anyway; those schedules then stop with an invalid event)"}
 				}
 				return err
@@ -250,7 +251,7 @@ func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, 
 		}
 		return cal, nil
 	}
-	if err := kvstore.ValidateCalendarName(ref); err != nil {
+	if err := fieldcheck.Token("calendar", ref); err != nil {
 		return nil, err
 	}
 	var raw json.RawMessage

@@ -16,6 +16,7 @@ import (
 	"github.com/lmittmann/tint"
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/usererr"
@@ -189,7 +190,7 @@ func exactArgs(n int) cobra.PositionalArgs {
 // ("--cron: invalid cron ...").
 func describe(err error) string {
 	msg := usererr.Message(err)
-	var ue *kvstore.UserError
+	var ue *fieldcheck.UserError
 	if errors.As(err, &ue) {
 		return msg // it says where, e.g. the entry of a --schedules file
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -56,7 +57,7 @@ func (a *app) schedulePause() *cobra.Command {
 		Short: "Pause a schedule's regular fires (slots due meanwhile are skipped and recorded)",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := kvstore.CheckNote("note", note); err != nil {
+			if err := fieldcheck.Note("note", note); err != nil {
 				return err
 			}
 			u, err := parseTimeFlag("until", until)
@@ -128,7 +129,7 @@ func (a *app) scheduleTrigger() *cobra.Command {
 		Short: "Fire once now, as an extra slot with its own id",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := kvstore.CheckNote("note", note); err != nil {
+			if err := fieldcheck.Note("note", note); err != nil {
 				return err
 			}
 			return a.control(cmd.Context(), args[0], "schedule.trigger", admin.TriggerRequest{ID: args[0], Note: note}, func(out json.RawMessage) string {
@@ -168,7 +169,7 @@ progress (a slot already claimed still completes).`,
 				}
 				return a.cancelBackfill(cmd.Context(), args[0])
 			}
-			if err := kvstore.CheckNote("note", note); err != nil {
+			if err := fieldcheck.Note("note", note); err != nil {
 				return err
 			}
 			f, err := parseTimeFlag("from", from)

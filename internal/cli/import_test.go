@@ -60,7 +60,7 @@ func TestImportMany(t *testing.T) {
 		t.Fatalf("an unchanged import moved s01234 from revision %d to %d", before.Revision, after.Revision)
 	}
 
-	_, err = e.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
+	_, err = e.store.ApplyStatic(ctx, jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "inv", Every: "1h"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -99,7 +100,7 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSou
 		if from, err = time.Parse(time.RFC3339Nano, f.from); err != nil {
 			return invalidf("--from %q: want an RFC 3339 time such as 2026-03-08T00:00:00Z", f.from)
 		}
-		if err := kvstore.CheckTime("from", from); err != nil {
+		if err := fieldcheck.Time("from", from); err != nil {
 			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)
 		}
 	}

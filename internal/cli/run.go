@@ -19,6 +19,7 @@ import (
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/eventfilter"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/labelcap"
@@ -183,7 +184,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	if f.pprof && f.metrics == "" {
 		return daemon.Config{}, invalidf("--pprof: needs --metrics-listen (the profiles are served on its address)")
 	}
-	if err := kvstore.ValidateConditionBuckets(f.condBuckets, kvstore.NamedLayout(a.namePrefix)); err != nil {
+	if err := fieldcheck.ConditionBuckets(f.condBuckets, kvstore.NamedLayout(a.namePrefix).WithDefaults().Prefix); err != nil {
 		if fe := (*kvstore.FieldError)(nil); errors.As(err, &fe) {
 			return daemon.Config{}, invalidf("--condition-buckets %q: %s", fe.Value, fe.Reason)
 		}

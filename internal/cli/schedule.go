@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -168,7 +169,7 @@ func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 			}
 			raw = b
 		}
-		if err := kvstore.CheckSize("input", len(raw), kvstore.MaxInputBytes); err != nil {
+		if err := fieldcheck.Size("input", len(raw), kvstore.MaxInputBytes); err != nil {
 			return s, err
 		}
 		if !json.Valid(raw) {

@@ -326,7 +326,7 @@ func TestStaticThroughTheCLI(t *testing.T) {
 		t.Fatalf("--events with a typo: exit %d, stderr %q", code, errOut)
 	}
 
-	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
+	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 1 * *"}}}}
 	if _, err := e.store.ApplyStatic(context.Background(), set); err != nil {
 		t.Fatal(err)
 	}

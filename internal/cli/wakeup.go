@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -69,11 +70,11 @@ func (a *app) wakeupAdd() *cobra.Command {
 			if r.Payload, err = readPayload(payload); err != nil {
 				return err
 			}
-			if err := kvstore.CheckNote("condition", r.Condition); err != nil {
+			if err := fieldcheck.Note("condition", r.Condition); err != nil {
 				return err
 			}
 			if r.ConditionKey != "" {
-				if _, _, err := kvstore.ParseConditionKey(r.ConditionKey); err != nil {
+				if _, _, err := fieldcheck.ConditionKey(r.ConditionKey); err != nil {
 					return usageError{fmt.Errorf("--condition-key %q: %w", r.ConditionKey, err)}
 				}
 				if r.Condition == "" {
@@ -131,7 +132,7 @@ func readPayload(payload string) (json.RawMessage, error) {
 		}
 		raw = b
 	}
-	if err := kvstore.CheckSize("payload", len(raw), kvstore.MaxInputBytes); err != nil {
+	if err := fieldcheck.Size("payload", len(raw), kvstore.MaxInputBytes); err != nil {
 		return nil, err
 	}
 	if !json.Valid(raw) {

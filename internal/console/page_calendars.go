@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 type calendarsData struct {
@@ -94,7 +94,7 @@ type offDay struct {
 func (s *Server) calendarPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	d := calendarData{base: s.base(r, "Calendar "+name, "calendars", topicCalendars), Name: name, Loc: time.UTC}
-	if err := kvstore.ValidateCalendarName(name); err != nil {
+	if err := fieldcheck.Token("calendar", name); err != nil {
 		d.Error = err.Error()
 		s.pages.render(w, http.StatusBadRequest, "calendar", d)
 		return

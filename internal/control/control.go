@@ -14,6 +14,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/internal/usererr"
@@ -80,7 +81,7 @@ func (c Control) update(ctx context.Context, id, action string, fn func(*kvstore
 			return kvstore.State{}, err
 		}
 		if !intended {
-			in := kvstore.Intent{Action: action, Target: id, Detail: detail, Bucket: c.Store.Layout().StateBucket, Key: id, Expect: rev}
+			in := jsstore.Intent{Action: action, Target: id, Detail: detail, Bucket: c.Store.Layout().StateBucket, Key: id, Expect: rev}
 			if mark, err = c.Store.Intend(ctx, in); err != nil {
 				return kvstore.State{}, err
 			}
@@ -120,14 +121,14 @@ func retryBackoff() *backoff.ExponentialBackOff {
 func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (kvstore.State, error) {
 	now := c.Clock.Now()
 	if !until.IsZero() {
-		if err := kvstore.CheckTime("until", until); err != nil {
+		if err := fieldcheck.Time("until", until); err != nil {
 			return kvstore.State{}, err
 		}
 		if !until.After(now) {
 			return kvstore.State{}, &kvstore.FieldError{Field: "until", Value: until.Format(time.RFC3339), Reason: "is not in the future"}
 		}
 	}
-	if err := kvstore.CheckNote("note", note); err != nil {
+	if err := fieldcheck.Note("note", note); err != nil {
 		return kvstore.State{}, err
 	}
 	return c.update(ctx, id, "schedule.pause", func(st *kvstore.State) (any, error) {
@@ -169,7 +170,7 @@ func (c Control) Skip(ctx context.Context, id string, n int) (kvstore.State, err
 // slot id. The trace context of ctx's span, when there is one, is kept
 // with the trigger: the fire's dispatch span is its child.
 func (c Control) Trigger(ctx context.Context, id, note string) (string, error) {
-	if err := kvstore.CheckNote("note", note); err != nil {
+	if err := fieldcheck.Note("note", note); err != nil {
 		return "", err
 	}
 	at := c.Clock.Now().UTC().Truncate(time.Millisecond)
@@ -215,7 +216,7 @@ func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, ra
 	case !(rate > 0 && rate <= 10_000): // also refuses NaN
 		return kvstore.State{}, &kvstore.FieldError{Field: "rate", Value: fmt.Sprint(rate), Reason: "must be above 0 and at most 10000 per second"}
 	}
-	if err := kvstore.CheckNote("note", note); err != nil {
+	if err := fieldcheck.Note("note", note); err != nil {
 		return kvstore.State{}, err
 	}
 	e, err := c.Store.GetSpec(ctx, id)

@@ -151,7 +151,7 @@ func (s *Store) intendSpecs(ctx context.Context, ws []SpecWrite, plans []specPla
 		return marks, nil
 	}
 	var idx []int
-	var ins []kvstore.Intent
+	var ins []Intent
 	for i, w := range ws {
 		if res[i].Err == nil && !plans[i].unchanged {
 			idx = append(idx, i)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -25,7 +26,7 @@ type CalendarEntry struct {
 // PutCalendar validates a calendar's JSON form and stores it under name,
 // in canonical form. Nothing is written when it does not parse.
 func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (CalendarEntry, error) {
-	if err := kvstore.ValidateCalendarName(name); err != nil {
+	if err := fieldcheck.Token("calendar", name); err != nil {
 		return CalendarEntry{}, err
 	}
 	cal, err := calendar.Parse(data)
@@ -37,7 +38,7 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 		return CalendarEntry{}, fmt.Errorf("kvstore: encode calendar %q: %w", name, err)
 	}
 	var rev uint64
-	err = s.WriteAhead(ctx, kvstore.Intent{Action: "calendar.put", Target: name, Detail: json.RawMessage(canon), Bucket: s.layout.CalendarsBucket, Key: name, SHA256: sha256Hex(canon)},
+	err = s.WriteAhead(ctx, Intent{Action: "calendar.put", Target: name, Detail: json.RawMessage(canon), Bucket: s.layout.CalendarsBucket, Key: name, SHA256: sha256Hex(canon)},
 		func(mark AuditMark) (err error) {
 			rev, err = s.putMarked(ctx, s.calendars, name, canon, mark)
 			return err
@@ -94,7 +95,7 @@ func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) err
 			return userErrorf(ErrInUse, "in use: calendar %q is used by %d schedule(s) %s; remove them first or force", name, len(users), firstFew(users))
 		}
 	}
-	err := s.WriteAhead(ctx, kvstore.Intent{Action: "calendar.delete", Target: name, Detail: map[string]bool{"force": force}, Bucket: s.layout.CalendarsBucket, Key: name},
+	err := s.WriteAhead(ctx, Intent{Action: "calendar.delete", Target: name, Detail: map[string]bool{"force": force}, Bucket: s.layout.CalendarsBucket, Key: name},
 		func(mark AuditMark) error {
 			_, err := s.deleteKey(ctx, s.calendars, name, 0, mark)
 			return err

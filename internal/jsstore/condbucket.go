@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -14,7 +15,7 @@ import (
 // make the scheduler read another tenant's bucket or its own. The error is
 // a *FieldError naming condition_key.
 func CheckConditionBucket(conditionKey string, allowed []string) error {
-	bucket, _, err := kvstore.ParseConditionKey(conditionKey)
+	bucket, _, err := fieldcheck.ConditionKey(conditionKey)
 	if err != nil {
 		return &kvstore.FieldError{Field: "condition_key", Value: conditionKey, Err: err}
 	}

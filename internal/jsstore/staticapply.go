@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -22,7 +23,7 @@ type StaticSet struct {
 	Source string
 	// Schedules are the set's schedules; their spec's static field is
 	// Source or empty (ApplyStatic sets it).
-	Schedules []kvstore.StaticSchedule
+	Schedules []StaticSchedule
 }
 
 // Resolve checks the set without a store and returns it ready to apply:
@@ -31,10 +32,10 @@ type StaticSet struct {
 // resolved only by ApplyStatic) and that no id comes twice. An error names
 // the entry (1-based), its id and the field, and matches kvstore.ErrInvalid.
 func (set StaticSet) Resolve() (StaticSet, error) {
-	if err := kvstore.ValidateSource(set.Source); err != nil {
+	if err := fieldcheck.Source(set.Source); err != nil {
 		return set, err
 	}
-	out := StaticSet{Source: set.Source, Schedules: make([]kvstore.StaticSchedule, len(set.Schedules))}
+	out := StaticSet{Source: set.Source, Schedules: make([]StaticSchedule, len(set.Schedules))}
 	seen := make(map[string]int, len(set.Schedules))
 	for i, e := range set.Schedules {
 		if e.Spec.Static != "" && e.Spec.Static != set.Source {
@@ -65,7 +66,7 @@ func (set StaticSet) entryError(i int, id string, err error) error {
 	if errors.Is(err, kvstore.ErrStatic) {
 		kind = kvstore.ErrStatic
 	}
-	return &kvstore.UserError{Kind: kind, Err: err, Msg: fmt.Sprintf("%s: entry %d (id %q): %s", set.Source, i+1, id, usererr.Message(err))}
+	return &fieldcheck.UserError{Kind: kind, Err: err, Msg: fmt.Sprintf("%s: entry %d (id %q): %s", set.Source, i+1, id, usererr.Message(err))}
 }
 
 // ApplyStatic makes the static schedules of set.Source what set declares.
@@ -76,8 +77,8 @@ func (set StaticSet) entryError(i int, id string, err error) error {
 // that the set no longer lists. Instances that start together with the
 // same set converge: every write is a compare-and-swap, and a removal
 // someone else made is no error.
-func (s *Store) ApplyStatic(ctx context.Context, set StaticSet) (kvstore.StaticResult, error) {
-	var res kvstore.StaticResult
+func (s *Store) ApplyStatic(ctx context.Context, set StaticSet) (StaticResult, error) {
+	var res StaticResult
 	set, err := set.Resolve()
 	if err != nil {
 		return res, err
@@ -135,4 +136,16 @@ func (s *Store) ApplyStatic(ctx context.Context, set StaticSet) (kvstore.StaticR
 		}
 	}
 	return res, nil
+}
+
+// StaticSchedule is one schedule of a StaticSet.
+type StaticSchedule struct {
+	// ID is the schedule's id; "" derives it from the spec (DefaultKey).
+	ID   string
+	Spec kvstore.Spec
+}
+
+// StaticResult says what ApplyStatic did, by schedule id.
+type StaticResult struct {
+	Created, Updated, Unchanged, Removed []string
 }

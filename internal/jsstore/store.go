@@ -311,8 +311,8 @@ func (s *Store) SaveSpec(ctx context.Context, id string, spec kvstore.Spec, o Sa
 }
 
 // intent is the audit intent of writing p over cur (nil: none).
-func (p specPlan) intent(l kvstore.Layout, id string, cur jetstream.KeyValueEntry) kvstore.Intent {
-	in := kvstore.Intent{Action: "schedule.put", Target: id, Detail: p.written, Bucket: l.SpecsBucket, Key: id, SHA256: sha256Hex(p.data)}
+func (p specPlan) intent(l kvstore.Layout, id string, cur jetstream.KeyValueEntry) Intent {
+	in := Intent{Action: "schedule.put", Target: id, Detail: p.written, Bucket: l.SpecsBucket, Key: id, SHA256: sha256Hex(p.data)}
 	if cur != nil {
 		in.Expect = cur.Revision()
 	}
@@ -483,7 +483,7 @@ func (s *Store) deleteSpec(ctx context.Context, id string, rev uint64, owner str
 				return err
 			}
 		}
-		mark, err := s.Intend(ctx, kvstore.Intent{Action: "schedule.delete", Target: id, Bucket: s.layout.SpecsBucket, Key: id, Expect: e.Revision()})
+		mark, err := s.Intend(ctx, Intent{Action: "schedule.delete", Target: id, Bucket: s.layout.SpecsBucket, Key: id, Expect: e.Revision()})
 		if err != nil {
 			return err
 		}

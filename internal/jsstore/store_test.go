@@ -363,8 +363,8 @@ func TestSubjectToken(t *testing.T) {
 		"":                  "%00",
 		"ünïcode":           "ünïcode",
 	} {
-		if got := kvstore.SubjectToken(in); got != want {
-			t.Errorf("SubjectToken(%q) = %q, want %q", in, got, want)
+		if got := (kvstore.Layout{}).EventSubject(kvstore.EventInvalid, in); got != "sched.event.invalid."+want {
+			t.Errorf("EventSubject of %q = %q, want the token %q", in, got, want)
 		}
 	}
 	l := kvstore.Layout{}

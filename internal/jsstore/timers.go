@@ -7,9 +7,10 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // PutTimer writes a timer under key, replacing any pending one, without
@@ -35,7 +36,7 @@ func (s *Store) PutTimerAudited(ctx context.Context, action, key string, t kvsto
 		return 0, fmt.Errorf("kvstore: encode timer %s: %w", key, err)
 	}
 	var rev uint64
-	err = s.WriteAhead(ctx, kvstore.Intent{Action: action, Target: key, Detail: t, Bucket: s.layout.WakeupsBucket, Key: key, SHA256: sha256Hex(data)},
+	err = s.WriteAhead(ctx, Intent{Action: action, Target: key, Detail: t, Bucket: s.layout.WakeupsBucket, Key: key, SHA256: sha256Hex(data)},
 		func(mark AuditMark) (err error) {
 			rev, err = s.putMarked(ctx, s.wakeups, key, data, mark)
 			return err
@@ -85,7 +86,7 @@ func (s *Store) DeleteTimer(ctx context.Context, key string, rev uint64) error {
 // (ErrAuditUnavailable). It returns the delete's revision.
 func (s *Store) CancelTimer(ctx context.Context, key string, rev uint64, detail any) (uint64, error) {
 	var n uint64
-	err := s.WriteAhead(ctx, kvstore.Intent{Action: "wakeup.cancel", Target: key, Detail: detail, Bucket: s.layout.WakeupsBucket, Key: key, Expect: rev},
+	err := s.WriteAhead(ctx, Intent{Action: "wakeup.cancel", Target: key, Detail: detail, Bucket: s.layout.WakeupsBucket, Key: key, Expect: rev},
 		func(mark AuditMark) (err error) {
 			n, err = s.deleteTimer(ctx, key, rev, mark)
 			return err

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -20,7 +21,7 @@ import (
 // whose intent was appended was then not applied.
 type Auditor interface {
 	// Intend appends in and returns its trail sequence (never 0).
-	Intend(ctx context.Context, in kvstore.Intent) (uint64, error)
+	Intend(ctx context.Context, in Intent) (uint64, error)
 	// Abandon records that the changes of the intents at seqs were not
 	// applied, and why.
 	Abandon(ctx context.Context, seqs []uint64, reason string) error
@@ -32,7 +33,7 @@ type Auditor interface {
 type BatchAuditor interface {
 	// IntendAll appends one intent per element of ins and returns their
 	// sequences. On error, the first len(seqs) were appended.
-	IntendAll(ctx context.Context, ins []kvstore.Intent) ([]uint64, error)
+	IntendAll(ctx context.Context, ins []Intent) ([]uint64, error)
 }
 
 // AuditMark is the trail sequence of a change's intent (0: the store has
@@ -53,7 +54,7 @@ func (a AuditMark) set(m *nats.Msg) {
 // Intend appends in to the audit trail ahead of its change and returns
 // the mark its write carries; with no auditor, the zero mark. An error
 // wraps ErrAuditUnavailable: the change must not be made.
-func (s *Store) Intend(ctx context.Context, in kvstore.Intent) (AuditMark, error) {
+func (s *Store) Intend(ctx context.Context, in Intent) (AuditMark, error) {
 	if s.auditor == nil {
 		return 0, nil
 	}
@@ -67,7 +68,7 @@ func (s *Store) Intend(ctx context.Context, in kvstore.Intent) (AuditMark, error
 // auditUnavailable is the refusal of action on target because the trail
 // could not be appended.
 func auditUnavailable(action, target string, err error) error {
-	return &kvstore.UserError{Kind: kvstore.ErrAuditUnavailable, Err: err, Msg: fmt.Sprintf(
+	return &fieldcheck.UserError{Kind: kvstore.ErrAuditUnavailable, Err: err, Msg: fmt.Sprintf(
 		"audit_unavailable: the audit trail could not be written, so %s %s was not done (nothing changed): %s",
 		action, target, usererr.Message(err))}
 }
@@ -98,7 +99,7 @@ func (s *Store) Abandon(ctx context.Context, cause error, marks ...AuditMark) {
 // WriteAhead appends in's intent, then runs write with its mark; when
 // write fails the intent is abandoned. It is Intend, write and Abandon
 // for a change made in one go.
-func (s *Store) WriteAhead(ctx context.Context, in kvstore.Intent, write func(AuditMark) error) error {
+func (s *Store) WriteAhead(ctx context.Context, in Intent, write func(AuditMark) error) error {
 	mark, err := s.Intend(ctx, in)
 	if err != nil {
 		return err
@@ -167,4 +168,24 @@ func (s *Store) lastOp(ctx context.Context, kv jetstream.KeyValue, key string) (
 	}
 	op := m.Header.Get("KV-Operation")
 	return m.Sequence, op == "DEL" || op == "PURGE", nil
+}
+
+// Intent is a change about to be made: what the audit trail records ahead
+// of it.
+type Intent struct {
+	// Action is what is done ("schedule.put", "schedule.pause", ...) and
+	// Target what it is done to (a schedule id, a calendar name, a timer
+	// key).
+	Action, Target string
+	// Detail is the change's content (the spec written, the pause, ...).
+	Detail any
+	// Bucket and Key name the key-value entry the change writes.
+	Bucket, Key string
+	// Expect is the revision the entry is expected at when the intent is
+	// written (0: not known, or the entry does not exist).
+	Expect uint64
+	// SHA256 is the hex SHA-256 of the value to be written, when it is
+	// known before the write ("" for a delete, or a value that depends on
+	// a re-read).
+	SHA256 string
 }

@@ -22,6 +22,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/regfile"
 	"github.com/jetsched/jetsched/internal/strictjson"
@@ -74,7 +75,7 @@ func Parse(path string, data []byte) (jsstore.StaticSet, error) {
 	if err := dec.Decode(&f); err != nil {
 		return jsstore.StaticSet{}, fileError(path, fmt.Errorf(`want {"source": LABEL, "schedules": [SPEC, ...]}: %w`, err))
 	}
-	set := jsstore.StaticSet{Source: f.Source, Schedules: make([]kvstore.StaticSchedule, len(f.Schedules))}
+	set := jsstore.StaticSet{Source: f.Source, Schedules: make([]jsstore.StaticSchedule, len(f.Schedules))}
 	if set.Source == "" {
 		set.Source = filepath.Base(path)
 	}
@@ -83,13 +84,13 @@ func Parse(path string, data []byte) (jsstore.StaticSet, error) {
 		if err != nil {
 			return set, entryError(path, i, err)
 		}
-		set.Schedules[i] = kvstore.StaticSchedule{ID: spec.ID, Spec: spec}
+		set.Schedules[i] = jsstore.StaticSchedule{ID: spec.ID, Spec: spec}
 	}
 	resolved, err := set.Resolve()
 	if err != nil {
 		// Resolve's message starts with the source: name the file instead.
 		msg := strings.TrimPrefix(usererr.Message(err), set.Source+": ")
-		return set, &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + msg}
+		return set, &fieldcheck.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + msg}
 	}
 	return resolved, nil
 }
@@ -175,9 +176,9 @@ func LoadAll(paths []string) ([]jsstore.StaticSet, error) {
 }
 
 func fileError(path string, err error) error {
-	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + usererr.Message(err)}
+	return &fieldcheck.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: "--schedules " + path + ": " + usererr.Message(err)}
 }
 
 func entryError(path string, i int, err error) error {
-	return &kvstore.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: fmt.Sprintf("--schedules %s: entry %d: %s", path, i+1, usererr.Message(err))}
+	return &fieldcheck.UserError{Kind: kvstore.ErrInvalid, Err: err, Msg: fmt.Sprintf("--schedules %s: entry %d: %s", path, i+1, usererr.Message(err))}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
 	"github.com/jetsched/jetsched/internal/eventfilter"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
@@ -70,7 +71,7 @@ type Config struct {
 	// name (scheduler run --condition-buckets): a timer whose key names
 	// another bucket is an invalid record, never read, never fired. None
 	// of the scheduler's own buckets may be one (see
-	// kvstore.ValidateConditionBuckets). Default: none.
+	// fieldcheck.ConditionBuckets). Default: none.
 	ConditionBuckets []string
 }
 
@@ -147,7 +148,7 @@ func New(cfg Config) (*Engine, error) {
 	case cfg.Workers < 1:
 		return nil, fmt.Errorf("wakeup: Config.Workers %d: must be at least 1", cfg.Workers)
 	}
-	if err := kvstore.ValidateConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout()); err != nil {
+	if err := fieldcheck.ConditionBuckets(cfg.ConditionBuckets, cfg.Store.Layout().WithDefaults().Prefix); err != nil {
 		return nil, fmt.Errorf("wakeup: Config.ConditionBuckets: %w", err)
 	}
 	return &Engine{cfg: cfg, log: cfg.Logger.With("component", "wakeup", "instance", cfg.Instance),

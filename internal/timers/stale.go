@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -22,7 +23,7 @@ import (
 func (e *Engine) checkCondition(ctx context.Context, key string, rev uint64, t kvstore.Timer, id string, c, prev *kvstore.Claim, takeover bool) (tresult, bool) {
 	r := tresult{key: key}
 	var reason string
-	if bucket, k, err := kvstore.ParseConditionKey(t.ConditionKey); err != nil {
+	if bucket, k, err := fieldcheck.ConditionKey(t.ConditionKey); err != nil {
 		// Written straight into the bucket: nothing can vouch for it.
 		reason = fmt.Sprintf("condition key %q cannot be read: %v", t.ConditionKey, err)
 	} else {

@@ -1,7 +1,7 @@
 // Package usererr decides what a person or program reads when jetsched
 // refuses something: the admin API's error messages and the CLI's are
 // Message's text. The errors themselves (*kvstore.FieldError,
-// *kvstore.UserError and the sentinels callers branch on) are pkg/kvstore's
+// *fieldcheck.UserError and the sentinels callers branch on) are pkg/kvstore's
 // public contract; rendering them is the servers' business, kept here.
 package usererr
 
@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"regexp"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -17,11 +18,11 @@ import (
 // id. Its text is `not found: schedule "x"`; it matches
 // kvstore.ErrNotFound.
 func NotFound(kind, name string) error {
-	return &kvstore.UserError{Kind: kvstore.ErrNotFound, Msg: fmt.Sprintf("not found: %s %q", kind, name)}
+	return &fieldcheck.UserError{Kind: kvstore.ErrNotFound, Msg: fmt.Sprintf("not found: %s %q", kind, name)}
 }
 
 // Message renders err for users. It is the one place that decides what a
-// user reads: the outermost *kvstore.FieldError or *kvstore.UserError in
+// user reads: the outermost *kvstore.FieldError or *fieldcheck.UserError in
 // err's chain says it (a *FieldError names the field and says why), and
 // anything else (a NATS failure, say) keeps its detail but loses the
 // package prefixes of internal wrapping ("kvstore: ", "fire: ", ...).
@@ -35,13 +36,13 @@ func Message(err error) string {
 	return stripPrefixes(err.Error())
 }
 
-// outermost is the first *kvstore.FieldError or *kvstore.UserError in
+// outermost is the first *kvstore.FieldError or *fieldcheck.UserError in
 // err's tree, in the order errors.As visits it (depth first).
 func outermost(err error) error {
 	switch e := err.(type) {
 	case nil:
 		return nil
-	case *kvstore.FieldError, *kvstore.UserError:
+	case *kvstore.FieldError, *fieldcheck.UserError:
 		return e
 	case interface{ Unwrap() error }:
 		return outermost(e.Unwrap())

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -19,7 +20,7 @@ func TestMessage(t *testing.T) {
 		{nil, ""},
 		{usererr.NotFound("schedule", "x"), `not found: schedule "x"`},
 		{fmt.Errorf("kvstore: save x: %w", field), `invalid cron "* *": want 5 fields`},
-		{fmt.Errorf("admin: put: %w", &kvstore.UserError{Kind: kvstore.ErrConflict, Msg: "conflict: kvstore: moved", Err: field}), "conflict: moved"},
+		{fmt.Errorf("admin: put: %w", &fieldcheck.UserError{Kind: kvstore.ErrConflict, Msg: "conflict: kvstore: moved", Err: field}), "conflict: moved"},
 		{errors.Join(errors.New("other"), fmt.Errorf("wrapped: %w", field)), `invalid cron "* *": want 5 fields`},
 		{fmt.Errorf("kvstore: read: %w", errors.New("fire: nats: timeout")), "read: nats: timeout"},
 	} {

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -104,10 +105,10 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	if err := kvstore.CheckJSON("payload", r.Payload); err != nil {
+	if err := fieldcheck.JSON("payload", r.Payload); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
-	if err := kvstore.CheckText("condition", r.Condition, kvstore.MaxNoteBytes); err != nil {
+	if err := fieldcheck.Text("condition", r.Condition, kvstore.MaxNoteBytes); err != nil {
 		return kvstore.TimerEntry{}, err
 	}
 	if err := c.checkConditionKey(ctx, r); err != nil {
@@ -218,7 +219,7 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 	if r.ConditionKey == "" {
 		return nil
 	}
-	bucket, _, err := kvstore.ParseConditionKey(r.ConditionKey)
+	bucket, _, err := fieldcheck.ConditionKey(r.ConditionKey)
 	if err != nil {
 		return &kvstore.FieldError{Field: "condition_key", Value: r.ConditionKey, Err: err}
 	}
@@ -336,7 +337,7 @@ func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time)
 }
 
 // checkDueRange refuses a due time, or an expiry, outside the supported
-// time range (kvstore.CheckTime), naming the input it came from.
+// time range (fieldcheck.Time), naming the input it came from.
 func checkDueRange(r Request, due time.Time) error {
 	name := "at"
 	switch {
@@ -345,7 +346,7 @@ func checkDueRange(r Request, due time.Time) error {
 	case r.WhenExpr != "":
 		name = "when_expr"
 	}
-	if err := kvstore.CheckTime(name, due); err != nil {
+	if err := fieldcheck.Time(name, due); err != nil {
 		return err
 	}
 	if r.ExpireAfter > 0 && !kvstore.InTimeRange(due.Add(r.ExpireAfter)) {

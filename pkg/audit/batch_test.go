@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/jetsched/jetsched/internal/auditlog"
+	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/audit"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestIntendAllAmidOtherWriters: runs of pipelined entries appended
@@ -29,10 +29,10 @@ func TestIntendAllAmidOtherWriters(t *testing.T) {
 	batch := auditlog.New(js, key, "importer")
 	wg.Go(func() {
 		for r := range runs {
-			ins := make([]kvstore.Intent, perRun)
+			ins := make([]jsstore.Intent, perRun)
 			for i := range ins {
 				id := fmt.Sprintf("r%d-%03d", r, i)
-				ins[i] = kvstore.Intent{Action: "schedule.put", Target: id, Detail: map[string]int{"i": i}, Bucket: "sched_specs", Key: id}
+				ins[i] = jsstore.Intent{Action: "schedule.put", Target: id, Detail: map[string]int{"i": i}, Bucket: "sched_specs", Key: id}
 			}
 			if seqs, err := batch.IntendAll(ctx, ins); err != nil || len(seqs) != perRun {
 				t.Errorf("run %d: %d of %d appended: %v", r, len(seqs), perRun, err)

@@ -28,7 +28,7 @@ type Digest struct {
 	// message.
 	FirstAt time.Time `json:"first_at,omitzero"`
 	LastAt  time.Time `json:"last_at,omitzero"`
-	// SHA256 is the hash over every message of the range (MessageHash's
+	// SHA256 is the hash over every message of the range (messageHash's
 	// input for each, in sequence order), hex.
 	SHA256 string `json:"sha256"`
 	// BlockSize and Blocks: the range cut into blocks of BlockSize
@@ -63,10 +63,10 @@ type Unrecorded struct {
 // blockHashLen is how many bytes of each block's SHA-256 a digest keeps.
 const blockHashLen = 8
 
-// MessageHash writes one message's part of a digest to h: its sequence (8
+// messageHash writes one message's part of a digest to h: its sequence (8
 // bytes, big endian), then its subject, Nats-Msg-Id and body, each
 // preceded by its length (4 bytes, big endian).
-func MessageHash(h hash.Hash, seq uint64, subject, msgID string, body []byte) {
+func messageHash(h hash.Hash, seq uint64, subject, msgID string, body []byte) {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], seq)
 	h.Write(n[:])
@@ -102,8 +102,8 @@ func (r *RangeHasher) Count() int { return r.count }
 // skipped since the previous one are gaps.
 func (r *RangeHasher) Add(seq uint64, subject, msgID string, body []byte, at time.Time) {
 	r.skipTo(seq)
-	MessageHash(r.all, seq, subject, msgID, body)
-	MessageHash(r.cur, seq, subject, msgID, body)
+	messageHash(r.all, seq, subject, msgID, body)
+	messageHash(r.cur, seq, subject, msgID, body)
 	r.count++
 	if r.firstAt.IsZero() {
 		r.firstAt = at

@@ -22,6 +22,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
+	"github.com/jetsched/jetsched/internal/jsonenc"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
@@ -284,7 +285,7 @@ func canonicalJSON(v any) (json.RawMessage, error) {
 		}
 		raw = b
 	}
-	return kvstore.CanonicalJSON(raw)
+	return jsonenc.Canonical(raw)
 }
 
 // StaticSchedule is one schedule of a Static set, with Schedule's
@@ -307,19 +308,25 @@ type StaticSchedule struct {
 // entry (1-based) and the field, and the set is left as it was. Call it at
 // every start, on every instance, with the same label: it is what
 // `scheduler run --schedules FILE` does with a file.
-func (c *Client) Static(ctx context.Context, source string, schedules ...StaticSchedule) (kvstore.StaticResult, error) {
-	set := jsstore.StaticSet{Source: source, Schedules: make([]kvstore.StaticSchedule, len(schedules))}
+func (c *Client) Static(ctx context.Context, source string, schedules ...StaticSchedule) (StaticResult, error) {
+	set := jsstore.StaticSet{Source: source, Schedules: make([]jsstore.StaticSchedule, len(schedules))}
 	for i, sc := range schedules {
 		key, spec, o, err := build(sc.Workflow, sc.Input, sc.Recurrence, sc.Options)
 		if err == nil && (o.createOnly || o.ifRevision != 0) {
 			err = &kvstore.FieldError{Field: "if_revision", Reason: "CreateOnly and IfRevision do not apply to a static schedule"}
 		}
 		if err != nil {
-			return kvstore.StaticResult{}, fmt.Errorf("client: static %s: entry %d: %w", source, i+1, err)
+			return StaticResult{}, fmt.Errorf("client: static %s: entry %d: %w", source, i+1, err)
 		}
-		set.Schedules[i] = kvstore.StaticSchedule{ID: key, Spec: spec}
+		set.Schedules[i] = jsstore.StaticSchedule{ID: key, Spec: spec}
 	}
-	return c.store.ApplyStatic(ctx, set)
+	r, err := c.store.ApplyStatic(ctx, set)
+	return StaticResult(r), err
+}
+
+// StaticResult says what Static did, by schedule id.
+type StaticResult struct {
+	Created, Updated, Unchanged, Removed []string
 }
 
 // Unschedule removes the schedule for the whole fleet. ErrNotFound when

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"time"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
@@ -66,7 +67,7 @@ func (s Spec) interval(loc *time.Location) (cronx.Schedule, error) {
 		return nil, wrapParse("every", s.Every, err)
 	}
 	if s.Phase != "" && s.Align != AlignEpoch {
-		return nil, fieldErr("phase", s.Phase, `applies to align "epoch" only`)
+		return nil, fieldcheck.New("phase", s.Phase, `applies to align "epoch" only`)
 	}
 	switch s.Align {
 	case "":
@@ -77,7 +78,7 @@ func (s Spec) interval(loc *time.Location) (cronx.Schedule, error) {
 		return iv, nil
 	case AlignAnchor:
 		if s.Anchor == nil {
-			return nil, fieldErr("anchor", "", `align "anchor" needs an anchor (the store fills in the time of the first write)`)
+			return nil, fieldcheck.New("anchor", "", `align "anchor" needs an anchor (the store fills in the time of the first write)`)
 		}
 		if cronx.IsWholeDays(d) {
 			return cronx.DaysFrom(d, *s.Anchor, loc)
@@ -85,7 +86,7 @@ func (s Spec) interval(loc *time.Location) (cronx.Schedule, error) {
 		return cronx.Interval{Every: d, Anchor: *s.Anchor}, nil
 	case AlignEpoch:
 		if s.Anchor != nil {
-			return nil, fieldErr("anchor", s.Anchor.Format(time.RFC3339Nano), `align "epoch" counts from the epoch: give a phase, not an anchor`)
+			return nil, fieldcheck.New("anchor", s.Anchor.Format(time.RFC3339Nano), `align "epoch" counts from the epoch: give a phase, not an anchor`)
 		}
 		var phase time.Duration
 		if s.Phase != "" {
@@ -93,7 +94,7 @@ func (s Spec) interval(loc *time.Location) (cronx.Schedule, error) {
 				return nil, wrapParse("phase", s.Phase, err)
 			}
 			if phase%time.Millisecond != 0 {
-				return nil, fieldErr("phase", s.Phase, "must be a whole number of milliseconds")
+				return nil, fieldcheck.New("phase", s.Phase, "must be a whole number of milliseconds")
 			}
 		}
 		if cronx.IsWholeDays(d) {
@@ -101,5 +102,5 @@ func (s Spec) interval(loc *time.Location) (cronx.Schedule, error) {
 		}
 		return cronx.Interval{Every: d, Anchor: time.Unix(0, 0).Add(phase)}, nil
 	}
-	return nil, fieldErr("align", s.Align, `want "anchor" or "epoch"`)
+	return nil, fieldcheck.New("align", s.Align, `want "anchor" or "epoch"`)
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
@@ -156,10 +157,10 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 		}
 		c.Schedule = calendar.Schedule{Base: base, Calendar: cal, Roll: roll, BusinessHoursOnly: s.BusinessHoursOnly}
 	} else if s.HolidayRoll != "" || s.BusinessHoursOnly {
-		return Compiled{}, fieldErr("holiday_roll", s.HolidayRoll, "holiday_roll and business_hours_only do not apply to business_day")
+		return Compiled{}, fieldcheck.New("holiday_roll", s.HolidayRoll, "holiday_roll and business_hours_only do not apply to business_day")
 	}
 	if s.Limit > maxLimit {
-		return Compiled{}, fieldErr("limit", fmt.Sprint(s.Limit), fmt.Sprintf("at most %d fires", maxLimit))
+		return Compiled{}, fieldcheck.New("limit", fmt.Sprint(s.Limit), fmt.Sprintf("at most %d fires", maxLimit))
 	}
 	if s.Start != nil || s.End != nil || s.Limit != 0 {
 		var start, end time.Time
@@ -203,9 +204,9 @@ func (s Spec) checkRecurrenceKinds() error {
 	case 1:
 		return nil
 	case 0:
-		return fieldErr(RecurrenceField, "", "none set; set one of cron, every, at and business_day")
+		return fieldcheck.New(RecurrenceField, "", "none set; set one of cron, every, at and business_day")
 	}
-	return fieldErr(RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
+	return fieldcheck.New(RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
 }
 
 // maxLimit bounds a spec's limit: a cron schedule with a limit counts its
@@ -217,9 +218,9 @@ const maxLimit = 100_000
 func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*calendar.Calendar, error) {
 	switch {
 	case s.Calendar != "" && len(s.CalendarInline) > 0:
-		return nil, fieldErr("calendar", s.Calendar, "give calendar or calendar_inline, not both")
+		return nil, fieldcheck.New("calendar", s.Calendar, "give calendar or calendar_inline, not both")
 	case s.Calendar != "":
-		if err := ValidateCalendarName(s.Calendar); err != nil {
+		if err := fieldcheck.Token("calendar", s.Calendar); err != nil {
 			return nil, err
 		}
 		if src == nil {
@@ -227,7 +228,7 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*c
 		}
 		cal, err := src(s.Calendar)
 		if errors.Is(err, ErrNotFound) {
-			return nil, fieldErr("calendar", s.Calendar, "no such calendar in sched_calendars (scheduler calendar put)")
+			return nil, fieldcheck.New("calendar", s.Calendar, "no such calendar in sched_calendars (scheduler calendar put)")
 		}
 		if err != nil {
 			return nil, &FieldError{Field: "calendar", Value: s.Calendar, Err: err}
@@ -279,10 +280,10 @@ func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cr
 		return o, wrapParse("dst_overlap", s.DSTOverlap, err)
 	}
 	if s.Cron == "" && (s.Dialect != "" || s.DSTGap != "" || s.DSTOverlap != "") {
-		return o, fieldErr("dialect", "", "dialect, dst_gap and dst_overlap apply to cron only")
+		return o, fieldcheck.New("dialect", "", "dialect, dst_gap and dst_overlap apply to cron only")
 	}
 	if s.Cron == "" && s.DomDow != "" {
-		return o, fieldErr("dom_dow", s.DomDow, "applies to cron only")
+		return o, fieldcheck.New("dom_dow", s.DomDow, "applies to cron only")
 	}
 	return o, nil
 }
@@ -294,10 +295,10 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 		return nil, err
 	}
 	if s.Time != "" && s.BusinessDay == 0 {
-		return nil, fieldErr("time", s.Time, "time applies to business_day only")
+		return nil, fieldcheck.New("time", s.Time, "time applies to business_day only")
 	}
 	if s.Every == "" && (s.Align != "" || s.Phase != "") {
-		return nil, fieldErr("align", s.Align, "align and phase apply to every only")
+		return nil, fieldcheck.New("align", s.Align, "align and phase apply to every only")
 	}
 	switch {
 	case s.Cron != "":
@@ -308,11 +309,11 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 		return cronx.Once{At: *s.At}, nil
 	}
 	if s.BusinessDay < -23 || s.BusinessDay > 23 {
-		return nil, fieldErr("business_day", fmt.Sprint(s.BusinessDay), "want 1 to 23, or -1 (last) to -23")
+		return nil, fieldcheck.New("business_day", fmt.Sprint(s.BusinessDay), "want 1 to 23, or -1 (last) to -23")
 	}
 	h, m, sec, err := parseClock(s.Time)
 	if err != nil {
-		return nil, fieldErr("time", s.Time, err.Error())
+		return nil, fieldcheck.New("time", s.Time, err.Error())
 	}
 	return calendar.BusinessDay{Calendar: cal, N: s.BusinessDay, Hour: h, Minute: m, Second: sec}, nil
 }

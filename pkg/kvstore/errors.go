@@ -3,6 +3,8 @@ package kvstore
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 var (
@@ -15,7 +17,7 @@ var (
 	// wraps ErrConflict.
 	ErrExists = fmt.Errorf("%w: already exists", ErrConflict)
 	// ErrInvalid is wrapped by every validation error (see *FieldError).
-	ErrInvalid = errors.New("kvstore: invalid")
+	ErrInvalid = fieldcheck.ErrInvalid
 	// ErrStatic is returned when a write or a removal names a static
 	// schedule (Spec.Static) that the caller does not own: it is declared
 	// in a file of `scheduler run --schedules` or by client.Static, and
@@ -23,66 +25,9 @@ var (
 	ErrStatic = errors.New("kvstore: static schedule")
 )
 
-// UserError is an error whose text is written for the people and programs
-// that use jetsched: the record named as they named it, no package prefix
-// (`not found: schedule "x"`). Kind is the sentinel errors.Is matches
-// (ErrNotFound, ErrConflict, ErrExists, ErrStatic, ErrInUse, ErrInvalid).
-// Internal wrapping may add context around it; UserMessage finds it again.
-// Err, when set, is the cause the message already tells (a *FieldError
-// with the context of where it was found, say): errors.As reaches it.
-type UserError struct {
-	Kind error
-	Msg  string
-	Err  error
-}
-
-func (e *UserError) Error() string { return e.Msg }
-
-// Unwrap lets errors.Is match Kind and errors.As reach Err.
-func (e *UserError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{e.Kind, e.Err}
-	}
-	return []error{e.Kind}
-}
-
-// userErrorf makes a *UserError of kind with a formatted message.
-func userErrorf(kind error, format string, args ...any) error {
-	return &UserError{Kind: kind, Msg: fmt.Sprintf(format, args...)}
-}
-
-// FieldError reports a record field that fails validation. Field uses the
-// JSON name of the field ("cron", "tz", "workflow", "id", "input", ...).
-type FieldError struct {
-	Field  string
-	Value  string
-	Reason string
-	// Err is the underlying error, e.g. a *cronx.ParseError.
-	Err error
-}
-
-func (e *FieldError) Error() string {
-	msg := "invalid " + e.Field
-	if e.Value != "" {
-		msg += fmt.Sprintf(" %q", e.Value)
-	}
-	if e.Reason != "" {
-		msg += ": " + e.Reason
-	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap lets errors.Is match ErrInvalid and errors.As reach the cause.
-func (e *FieldError) Unwrap() []error {
-	if e.Err != nil {
-		return []error{ErrInvalid, e.Err}
-	}
-	return []error{ErrInvalid}
-}
-
-func fieldErr(field, value, reason string) *FieldError {
-	return &FieldError{Field: field, Value: value, Reason: reason}
-}
+// FieldError reports a record field that fails validation: Field uses the
+// JSON name of the field ("cron", "tz", "workflow", "id", "input", ...),
+// Value the value (cut when long), Reason why, Err the underlying error
+// (a *cronx.ParseError, say). Its Unwrap lets errors.Is match ErrInvalid
+// and errors.As reach Err. Every validation error of this package is one.
+type FieldError = fieldcheck.FieldError

@@ -15,3 +15,6 @@ var DecodeSpecSlow = decodeSpecStrict
 
 // CheckFires is Compiled.checkFires, for the external tests.
 var CheckFires = Compiled.checkFires
+
+// UnescapeTimerID is unescapeTimerID, for the external tests.
+var UnescapeTimerID = unescapeTimerID

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
@@ -36,7 +37,7 @@ func (c Compiled) checkFires(now time.Time) error {
 	switch r := s.(type) {
 	case calendar.BusinessDay:
 		if at := r.Next(from); at.IsZero() || at.Sub(from) > fireHorizon {
-			return fieldErr(field, c.calendarName, fmt.Sprintf("the schedule never fires: the calendar has no business day %d in any month of the next 10 years", r.N))
+			return fieldcheck.New(field, c.calendarName, fmt.Sprintf("the schedule never fires: the calendar has no business day %d in any month of the next 10 years", r.N))
 		}
 	case calendar.Schedule:
 		if _, once := r.Base.(cronx.Once); once {
@@ -52,7 +53,7 @@ func (c Compiled) checkFires(now time.Time) error {
 			why = fmt.Sprintf("the calendar removes every occurrence (%d passed over; the last, %s, by %s)",
 				st.SkippedCount, last.Nominal.In(c.Location).Format(time.RFC3339), last.Reason)
 		}
-		return fieldErr(field, c.calendarName, "the schedule never fires in the next 10 years: "+why)
+		return fieldcheck.New(field, c.calendarName, "the schedule never fires in the next 10 years: "+why)
 	}
 	return nil
 }

@@ -4,11 +4,11 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/jsonenc"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
@@ -41,7 +41,7 @@ import (
 func DefaultKey(s Spec) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", s.Workflow, s.identityRecurrence())
-	if in, err := CanonicalJSON(s.Input); err == nil {
+	if in, err := jsonenc.Canonical(s.Input); err == nil {
 		h.Write(in)
 	} else {
 		h.Write(s.Input) // invalid JSON: refused by Validate anyway
@@ -68,7 +68,7 @@ func (s Spec) identityRecurrence() string {
 	}
 	cal := ""
 	if len(s.CalendarInline) > 0 {
-		c, err := CanonicalJSON(s.CalendarInline)
+		c, err := jsonenc.Canonical(s.CalendarInline)
 		if err != nil {
 			c = s.CalendarInline
 		}
@@ -106,22 +106,6 @@ func utcText(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// CanonicalJSON re-encodes a JSON value with object keys sorted, numbers
-// kept exactly as written and no insignificant space, so that equal values
-// compare and hash alike. Empty input gives nil.
-func CanonicalJSON(raw []byte) ([]byte, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return nil, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var tree any
-	if err := dec.Decode(&tree); err != nil {
-		return nil, err
-	}
-	return json.Marshal(tree) // maps marshal with sorted keys
-}
-
 // SameSpec reports whether incoming, a spec as a user registers it, is the
 // spec stored, so that registering it again writes nothing: no revision,
 // no audit entry (the CLI and the API answer "unchanged").
@@ -151,10 +135,10 @@ func (s Spec) canonical() Spec {
 			*t = &u
 		}
 	}
-	if c, err := CanonicalJSON(s.Input); err == nil {
+	if c, err := jsonenc.Canonical(s.Input); err == nil {
 		s.Input = c
 	}
-	if c, err := CanonicalJSON(s.CalendarInline); err == nil {
+	if c, err := jsonenc.Canonical(s.CalendarInline); err == nil {
 		s.CalendarInline = c
 	}
 	return s

@@ -232,7 +232,7 @@ type recorder struct {
 	actions []string
 }
 
-func (r *recorder) Intend(_ context.Context, in kvstore.Intent) (uint64, error) {
+func (r *recorder) Intend(_ context.Context, in jsstore.Intent) (uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.actions = append(r.actions, in.Action+" "+in.Target)
@@ -329,7 +329,7 @@ func TestStaticSchedules(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	_, s := natstest.Start(t).Store(t)
-	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
+	set := jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{
 		{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}},
 		{Spec: kvstore.Spec{Workflow: "cleanup", Every: "1h"}},
 	}}
@@ -359,7 +359,7 @@ func TestStaticSchedules(t *testing.T) {
 		}
 	})
 	t.Run("another source cannot take them", func(t *testing.T) {
-		other := jsstore.StaticSet{Source: "other.yaml", Schedules: []kvstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}}}}
+		other := jsstore.StaticSet{Source: "other.yaml", Schedules: []jsstore.StaticSchedule{{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 9 * * *"}}}}
 		_, err := s.ApplyStatic(ctx, other)
 		if !errors.Is(err, kvstore.ErrStatic) || !strings.Contains(usererr.Message(err), `other.yaml: entry 1 (id "invoice")`) {
 			t.Fatalf("apply: %v", err)
@@ -372,7 +372,7 @@ func TestStaticSchedules(t *testing.T) {
 		}
 	})
 	t.Run("a bad entry writes nothing and names entry and field", func(t *testing.T) {
-		bad := jsstore.StaticSet{Source: "billing.yaml", Schedules: []kvstore.StaticSchedule{
+		bad := jsstore.StaticSet{Source: "billing.yaml", Schedules: []jsstore.StaticSchedule{
 			{ID: "invoice", Spec: kvstore.Spec{Workflow: "invoice", Cron: "0 11 * * *"}},
 			{ID: "broken", Spec: kvstore.Spec{Workflow: "b", Cron: "0 9 * * *", Calendar: "nosuch"}},
 		}}

@@ -19,23 +19,3 @@ const AuditSeqHeader = "Sched-Audit-Seq"
 // once the trail accepts appends again. The admin API's code is
 // audit_unavailable.
 var ErrAuditUnavailable = errors.New("kvstore: audit trail unavailable")
-
-// Intent is a change about to be made: what the audit trail records ahead
-// of it.
-type Intent struct {
-	// Action is what is done ("schedule.put", "schedule.pause", ...) and
-	// Target what it is done to (a schedule id, a calendar name, a timer
-	// key).
-	Action, Target string
-	// Detail is the change's content (the spec written, the pause, ...).
-	Detail any
-	// Bucket and Key name the key-value entry the change writes.
-	Bucket, Key string
-	// Expect is the revision the entry is expected at when the intent is
-	// written (0: not known, or the entry does not exist).
-	Expect uint64
-	// SHA256 is the hex SHA-256 of the value to be written, when it is
-	// known before the write ("" for a delete, or a value that depends on
-	// a re-read).
-	SHA256 string
-}

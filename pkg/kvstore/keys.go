@@ -6,42 +6,25 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 // MaxIDLen bounds schedule ids and workflow names, so that keys and subjects
 // stay well inside NATS limits.
-const MaxIDLen = 128
+const MaxIDLen = fieldcheck.MaxIDLen
 
 // ValidateID checks a schedule id. An id is a KV key and a subject token:
 // letters, digits, '-', '_' and '=' only (no '.', which would split the id
 // into several subject tokens, and no wildcards or spaces).
 func ValidateID(id string) error {
-	return validateToken("id", id)
+	return fieldcheck.Token("id", id)
 }
 
 // ValidateWorkflow checks a workflow name, which becomes the last token of
 // "sched.fire.<workflow>"; the rules are those of ValidateID.
 func ValidateWorkflow(wf string) error {
-	return validateToken("workflow", wf)
-}
-
-func validateToken(field, s string) error {
-	if s == "" {
-		return fieldErr(field, "", "must not be empty")
-	}
-	if len(s) > MaxIDLen {
-		return fieldErr(field, s[:16]+"…", fmt.Sprintf("longer than %d bytes", MaxIDLen))
-	}
-	for i, r := range s {
-		if !tokenRune(r) {
-			return fieldErr(field, s, fmt.Sprintf("character %q at byte %d is not allowed (use letters, digits, '-', '_', '=')", r, i))
-		}
-	}
-	return nil
-}
-
-func tokenRune(r rune) bool {
-	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '='
+	return fieldcheck.Token("workflow", wf)
 }
 
 // SlotID names one occurrence of a schedule: "<schedule id>.<unix ms of the
@@ -71,10 +54,4 @@ func ShardOf(id string, shards int) int {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return int(h.Sum32() % uint32(shards))
-}
-
-// ValidateCalendarName checks a calendar name (a KV key): the rules of
-// ValidateID.
-func ValidateCalendarName(name string) error {
-	return validateToken("calendar", name)
 }

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"strings"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 // Layout names every bucket, stream and subject jetsched uses. The zero value
@@ -51,11 +53,11 @@ func NamedLayout(prefix string) Layout {
 // '-' only.
 func ValidatePrefix(prefix string) error {
 	if prefix == "" {
-		return fieldErr("name-prefix", prefix, "must not be empty")
+		return fieldcheck.New("name-prefix", prefix, "must not be empty")
 	}
 	for _, r := range prefix {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
-			return fieldErr("name-prefix", prefix, fmt.Sprintf("%q is not allowed: letters, digits, '_' and '-' only (it names buckets, streams and subjects)", r))
+			return fieldcheck.New("name-prefix", prefix, fmt.Sprintf("%q is not allowed: letters, digits, '_' and '-' only (it names buckets, streams and subjects)", r))
 		}
 	}
 	return nil
@@ -124,7 +126,7 @@ func (l Layout) WakeupSubjects() string { return l.WithDefaults().Prefix + ".wak
 // '>', '%' and spaces percent-encoded, so that `sched.event.<kind>.*` sees
 // every event; the event's body carries the key as it is.
 func (l Layout) EventSubject(kind EventKind, id string) string {
-	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + SubjectToken(id)
+	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + subjectToken(id)
 }
 
 // TimerEventSubject is the subject of an observer event about a timer:
@@ -133,10 +135,10 @@ func (l Layout) TimerEventSubject(kind EventKind, key string) string {
 	return l.WithDefaults().Prefix + ".event." + string(kind) + "." + key
 }
 
-// SubjectToken makes s one subject token: '.', '*', '>', '%', spaces and
+// subjectToken makes s one subject token: '.', '*', '>', '%', spaces and
 // control characters become %XX; anything else is kept. "" becomes "%00"
 // (a subject has no empty tokens).
-func SubjectToken(s string) string {
+func subjectToken(s string) string {
 	if s == "" {
 		return "%00"
 	}
@@ -219,7 +221,7 @@ func (l Layout) LegacyDoneSubject(id string) string {
 // workflow comes first so that a worker's permissions can be scoped to its
 // workflows (DeadLetterSubjects).
 func (l Layout) DeadLetterSubject(workflow, id string) string {
-	return l.DeadLetterPrefix(workflow) + "." + SubjectToken(id)
+	return l.DeadLetterPrefix(workflow) + "." + subjectToken(id)
 }
 
 // DeadLetterPrefix is "sched.event.dead_letter.<workflow>": append ".>" for

@@ -3,6 +3,8 @@ package kvstore
 import (
 	"fmt"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 // MisfirePolicy is what happens to slots later than the misfire
@@ -53,14 +55,14 @@ func (s Spec) policies() (Policy, error) {
 	case MisfireSkip, MisfireFireOnce, MisfireFireAll:
 		p.Misfire = s.Misfire
 	default:
-		return p, fieldErr("misfire", string(s.Misfire), "want skip, fire_once or fire_all")
+		return p, fieldcheck.New("misfire", string(s.Misfire), "want skip, fire_once or fire_all")
 	}
 	switch s.Overlap {
 	case "":
 	case OverlapAllow, OverlapSkip, OverlapBufferOne, OverlapBufferAll, OverlapCancelOther:
 		p.Overlap = s.Overlap
 	default:
-		return p, fieldErr("overlap", string(s.Overlap), "want allow, skip, buffer_one, buffer_all or cancel_other")
+		return p, fieldcheck.New("overlap", string(s.Overlap), "want allow, skip, buffer_one, buffer_all or cancel_other")
 	}
 	for _, d := range []struct {
 		field, value string
@@ -76,13 +78,13 @@ func (s Spec) policies() (Policy, error) {
 		}
 		v, err := time.ParseDuration(d.value)
 		if err != nil {
-			return p, fieldErr(d.field, d.value, "want a duration such as 30s, 15m or 24h")
+			return p, fieldcheck.New(d.field, d.value, "want a duration such as 30s, 15m or 24h")
 		}
 		if v < d.min {
-			return p, fieldErr(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
+			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
 		}
 		if v > MaxPolicyDuration {
-			return p, fieldErr(d.field, d.value, fmt.Sprintf("must be at most %s (10 years)", MaxPolicyDuration))
+			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at most %s (10 years)", MaxPolicyDuration))
 		}
 		*d.dst = v
 	}

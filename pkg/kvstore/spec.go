@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 )
 
@@ -153,7 +154,7 @@ func decodeSpecStrict(data []byte) (Spec, error) {
 		return Spec{}, &FieldError{Field: "spec", Reason: "not a valid spec JSON object", Err: err}
 	}
 	if dec.More() {
-		return Spec{}, fieldErr("spec", "", "trailing data after the JSON object")
+		return Spec{}, fieldcheck.New("spec", "", "trailing data after the JSON object")
 	}
 	return s, nil
 }
@@ -207,7 +208,7 @@ func (s Spec) CheckFields(key string) error {
 		return err
 	}
 	if s.ID != "" && s.ID != key {
-		return fieldErr("id", s.ID, fmt.Sprintf("does not match the key %q", key))
+		return fieldcheck.New("id", s.ID, fmt.Sprintf("does not match the key %q", key))
 	}
 	if err := ValidateWorkflow(s.Workflow); err != nil {
 		return err
@@ -215,11 +216,11 @@ func (s Spec) CheckFields(key string) error {
 	if err := checkSpecLimits(s); err != nil {
 		return err
 	}
-	if err := CheckJSON("input", s.Input); err != nil {
+	if err := fieldcheck.JSON("input", s.Input); err != nil {
 		return err
 	}
 	if s.Static != "" {
-		if err := ValidateSource(s.Static); err != nil {
+		if err := fieldcheck.Source(s.Static); err != nil {
 			return err
 		}
 	}

@@ -295,7 +295,6 @@ const (
 	EventMissed  EventKind = "missed"
 	EventSkipped EventKind = "skipped"
 	EventInvalid EventKind = "invalid"
-	EventRemoved EventKind = "removed"
 	EventMoved   EventKind = "moved"
 	// EventStalled: a schedule's steps failed several times in a row (the
 	// reason is the last error); it keeps being retried.

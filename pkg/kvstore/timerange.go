@@ -1,8 +1,9 @@
 package kvstore
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 // The supported time range: every time jetsched takes in (a spec's at,
@@ -17,35 +18,16 @@ import (
 var (
 	// MinTime is the earliest supported time, a second after the Unix
 	// epoch (whose Unix time, 0, means "none" inside the engine).
-	MinTime = time.Date(1970, 1, 1, 0, 0, 1, 0, time.UTC)
+	MinTime = fieldcheck.MinTime
 	// MaxTime is the first time past the supported range.
-	MaxTime = time.Date(2262, 1, 1, 0, 0, 0, 0, time.UTC)
+	MaxTime = fieldcheck.MaxTime
 )
 
 // TimeRange is the supported range as the errors name it.
-const TimeRange = "1970-01-01T00:00:01Z to 2261-12-31T23:59:59Z"
+const TimeRange = fieldcheck.TimeRange
 
 // InTimeRange reports whether t lies in the supported range.
-func InTimeRange(t time.Time) bool { return !t.Before(MinTime) && t.Before(MaxTime) }
-
-// CheckTime checks that t, the value of field, lies in the supported
-// range; the error is a *FieldError naming field and the range.
-func CheckTime(field string, t time.Time) error {
-	if InTimeRange(t) {
-		return nil
-	}
-	return fieldErr(field, formatAny(t), "outside the supported time range "+TimeRange)
-}
-
-// formatAny is t in RFC 3339 with its zone's offset, as far as the
-// standard layout can write it (a year past 9999 cannot be marshalled,
-// but can be formatted).
-func formatAny(t time.Time) string {
-	if y := t.Year(); y < 0 || y > 9999 {
-		return fmt.Sprintf("year %d", y)
-	}
-	return t.Format(time.RFC3339Nano)
-}
+func InTimeRange(t time.Time) bool { return fieldcheck.InTimeRange(t) }
 
 // anchorRange is the range of an interval's anchor as the errors name it:
 // the supported range and the epoch itself. An anchor is never a slot
@@ -63,12 +45,12 @@ func (s Spec) checkSpecTimes() error {
 		if f.t == nil {
 			continue
 		}
-		if err := CheckTime(f.name, *f.t); err != nil {
+		if err := fieldcheck.Time(f.name, *f.t); err != nil {
 			return err
 		}
 	}
 	if a := s.Anchor; a != nil && (a.Before(time.Unix(0, 0)) || !a.Before(MaxTime)) {
-		return fieldErr("anchor", formatAny(*a), "outside the supported time range "+anchorRange)
+		return fieldcheck.New("anchor", fieldcheck.FormatAny(*a), "outside the supported time range "+anchorRange)
 	}
 	return nil
 }

@@ -2,9 +2,9 @@ package kvstore
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 )
 
 // ValidateTimer checks a timer record stored under key: the checks the
@@ -14,8 +14,8 @@ import (
 // *FieldError naming the first bad field: run and step (see
 // ValidateTimerID), key (it must be TimerKey(run, step), so a record
 // cannot fire as another run), workflow (one subject token), due (set),
-// expires_at (not before due), rearms, payload (CheckJSON), the text that
-// becomes headers (condition, when, zone, calendar, when_expr: CheckText),
+// expires_at (not before due), rearms, payload (fieldcheck.JSON), the text that
+// becomes headers (condition, when, zone, calendar, when_expr: fieldcheck.Text),
 // and condition_key (its form, and a condition to compare with). Which
 // buckets a condition key may name is the scheduler's configuration
 // (scheduler run --condition-buckets), which the scheduler checks.
@@ -26,20 +26,20 @@ func ValidateTimer(key string, t Timer) error {
 		}
 	}
 	if want := TimerKey(t.Run, t.Step); key != want {
-		return fieldErr("key", key, fmt.Sprintf("does not match the record's run and step, whose key is %q", want))
+		return fieldcheck.New("key", key, fmt.Sprintf("does not match the record's run and step, whose key is %q", want))
 	}
 	if err := ValidateWorkflow(t.Workflow); err != nil {
 		return err
 	}
 	switch {
 	case t.Due.IsZero():
-		return fieldErr("due", "", "missing")
+		return fieldcheck.New("due", "", "missing")
 	case !t.ExpiresAt.IsZero() && t.ExpiresAt.Before(t.Due):
-		return fieldErr("expires_at", t.ExpiresAt.Format(time.RFC3339Nano), "before the due time "+t.Due.Format(time.RFC3339Nano))
+		return fieldcheck.New("expires_at", t.ExpiresAt.Format(time.RFC3339Nano), "before the due time "+t.Due.Format(time.RFC3339Nano))
 	case t.Rearms < 0:
-		return fieldErr("rearms", fmt.Sprint(t.Rearms), "must not be negative")
+		return fieldcheck.New("rearms", fmt.Sprint(t.Rearms), "must not be negative")
 	}
-	if err := CheckJSON("payload", t.Payload); err != nil {
+	if err := fieldcheck.JSON("payload", t.Payload); err != nil {
 		return err
 	}
 	for _, f := range [...]struct {
@@ -49,40 +49,21 @@ func ValidateTimer(key string, t Timer) error {
 		{"condition", t.Condition, MaxNoteBytes}, {"when", t.When, MaxFieldBytes}, {"zone", t.Zone, MaxFieldBytes},
 		{"when_expr", t.WhenExpr, MaxNoteBytes},
 	} {
-		if err := CheckText(f.name, f.value, f.max); err != nil {
+		if err := fieldcheck.Text(f.name, f.value, f.max); err != nil {
 			return err
 		}
 	}
 	if t.Calendar != "" {
-		if err := ValidateCalendarName(t.Calendar); err != nil {
+		if err := fieldcheck.Token("calendar", t.Calendar); err != nil {
 			return err
 		}
 	}
 	if t.ConditionKey != "" {
-		if _, _, err := ParseConditionKey(t.ConditionKey); err != nil {
+		if _, _, err := fieldcheck.ConditionKey(t.ConditionKey); err != nil {
 			return &FieldError{Field: "condition_key", Value: t.ConditionKey, Err: err}
 		}
 		if t.Condition == "" {
-			return fieldErr("condition", "", "a condition key needs the value it must hold (condition)")
-		}
-	}
-	return nil
-}
-
-// ValidateConditionBuckets checks the configured condition buckets: KV
-// bucket names, each given once, none of them the scheduler's own (a name
-// starting "sched_", or the layout's prefix and '_', as sched_wakeups and
-// sched_audit_head do). Errors name the flag, condition-buckets.
-func ValidateConditionBuckets(names []string, l Layout) error {
-	own := []string{"sched_", l.WithDefaults().Prefix + "_"}
-	for i, b := range names {
-		switch {
-		case b == "" || !kvName(b, ""):
-			return fieldErr("condition-buckets", b, "a KV bucket name has letters, digits, '-' and '_' only")
-		case slices.Contains(names[:i], b):
-			return fieldErr("condition-buckets", b, "given twice")
-		case strings.HasPrefix(b, own[0]) || strings.HasPrefix(b, own[1]):
-			return fieldErr("condition-buckets", b, "is the scheduler's own bucket (its records, ledger or audit trail), never a condition bucket")
+			return fieldcheck.New("condition", "", "a condition key needs the value it must hold (condition)")
 		}
 	}
 	return nil

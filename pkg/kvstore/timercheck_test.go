@@ -100,21 +100,6 @@ func TestSpecInputDepth(t *testing.T) {
 	}
 }
 
-func TestConditionBuckets(t *testing.T) {
-	l := kvstore.Layout{}
-	if err := kvstore.ValidateConditionBuckets([]string{"runs", "orders-2"}, l); err != nil {
-		t.Fatal(err)
-	}
-	for _, bad := range [][]string{{"sched_audit_head"}, {"sched_wakeups"}, {"runs", "runs"}, {"ru.ns"}, {""}, {"KV_x*"}} {
-		if err := kvstore.ValidateConditionBuckets(bad, l); err == nil {
-			t.Errorf("%q accepted", bad)
-		}
-	}
-	if err := kvstore.ValidateConditionBuckets([]string{"acme_state"}, kvstore.NamedLayout("acme")); err == nil {
-		t.Error("another layout's own bucket accepted")
-	}
-}
-
 // FuzzReadTimer: any bytes under any key of sched_wakeups are read (decoded
 // and validated) without a panic; what the scheduler accepts on read the
 // API's validator accepts too (the same function, on the record as

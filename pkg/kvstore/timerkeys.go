@@ -61,11 +61,11 @@ func EscapeTimerID(id string) string {
 	return b.String()
 }
 
-// UnescapeTimerID reverses [Escape]. It accepts exactly the tokens Escape
+// unescapeTimerID reverses [EscapeTimerID]. It accepts exactly the tokens Escape
 // produces: an invalid escape ('=' not followed by two upper-case hex
 // digits, or escaping a byte Escape keeps as it is) and any byte outside
-// letters, digits, '-', '_' and '=' are errors. UnescapeTimerID("") is "".
-func UnescapeTimerID(token string) (string, error) {
+// letters, digits, '-', '_' and '=' are errors. unescapeTimerID("") is "".
+func unescapeTimerID(token string) (string, error) {
 	n := strings.Count(token, "=")
 	if n == 0 {
 		for i := 0; i < len(token); i++ {
@@ -121,10 +121,10 @@ func SplitTimerKey(key string) (run, step string, err error) {
 	if !ok || r == "" || s == "" || strings.Contains(s, ".") {
 		return "", "", fmt.Errorf("wakeup: key %q: want <run>.<step>, two non-empty tokens", key)
 	}
-	if run, err = UnescapeTimerID(r); err != nil {
+	if run, err = unescapeTimerID(r); err != nil {
 		return "", "", fmt.Errorf("wakeup: key %q: run: %w", key, err)
 	}
-	if step, err = UnescapeTimerID(s); err != nil {
+	if step, err = unescapeTimerID(s); err != nil {
 		return "", "", fmt.Errorf("wakeup: key %q: step: %w", key, err)
 	}
 	return run, step, nil

@@ -3,6 +3,7 @@ package kvstore
 import (
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/tracing"
 )
 
@@ -36,7 +37,7 @@ func checkTrace(field string, t *TraceContext) error {
 		return nil
 	}
 	if _, ok := t.SpanContext(); !ok {
-		return fieldErr(field, t.TraceParent, "not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>)")
+		return fieldcheck.New(field, t.TraceParent, "not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>)")
 	}
 	return nil
 }

@@ -45,7 +45,7 @@ const (
 // (the scheduler's audit log is one): Intend before a change, Abandon, best effort, when
 // a change whose intent was appended was then not made.
 type Auditor interface {
-	Intend(ctx context.Context, in kvstore.Intent) (uint64, error)
+	Intend(ctx context.Context, in jsstore.Intent) (uint64, error)
 	Abandon(ctx context.Context, seqs []uint64, reason string) error
 }
 
