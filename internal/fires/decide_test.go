@@ -164,7 +164,7 @@ func TestDecideNeverSkipsOrRepeats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cronx.ParseCron("*/7 * * * * *", loc)
+	c, err := cronx.NewCron("*/7 * * * * *", cronx.Options{Location: loc})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func TestDecideFromMovedFiresOccurrence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base, err := cronx.ParseCron("30 17 * * 4,5", cal.Location())
+	base, err := cronx.NewCron("30 17 * * 4,5", cronx.Options{Location: cal.Location()})
 	if err != nil {
 		t.Fatal(err)
 	}

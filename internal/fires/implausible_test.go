@@ -17,7 +17,7 @@ func TestDecideImplausibleState(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	every := cronx.Interval{Every: time.Second}
-	daily, err := cronx.ParseCron("0 2 * * *", time.UTC)
+	daily, err := cronx.NewCron("0 2 * * *", cronx.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +88,7 @@ func TestReplanIsAlwaysPlausible(t *testing.T) {
 	rng := rand.New(rand.NewPCG(12, 34))
 	exprs := []string{"* * * * *", "0 2 * * *", "*/7 * * * * *", "0 0 29 2 *", "0 9 * * 1-5"}
 	for i := range 2000 {
-		c, err := cronx.ParseCron(exprs[i%len(exprs)], time.UTC)
+		c, err := cronx.NewCron(exprs[i%len(exprs)], cronx.Options{Location: time.UTC})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -119,7 +119,7 @@ func TestMissedCountedExactly(t *testing.T) {
 	if d.Action != ActMisfire || d.Missed != want || d.MissedAtLeast || !d.LastMissed.Equal(last) || !d.Next.Equal(last.Add(time.Second)) {
 		t.Fatalf("interval: %s missed %d (at least %v) last %v next %v; want %d through %v", d.Action, d.Missed, d.MissedAtLeast, d.LastMissed, d.Next, want, last)
 	}
-	c, err := cronx.ParseCron("* * * * * *", time.UTC)
+	c, err := cronx.NewCron("* * * * * *", cronx.Options{Location: time.UTC})
 	if err != nil {
 		t.Fatal(err)
 	}

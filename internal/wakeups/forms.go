@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/jetsched/jetsched/internal/quantity"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
@@ -360,7 +361,7 @@ func formParseSpan(s string) (Form, string) {
 	}
 	// Working units are wakeup's; the lexer is the duration grammar's.
 	for rest, part := body, 0; rest != ""; part++ {
-		num, unit, after, ok := cronx.CutQuantity(rest)
+		num, unit, after, ok := quantity.Cut(rest)
 		if !ok {
 			break
 		}
@@ -373,7 +374,7 @@ func formParseSpan(s string) (Form, string) {
 			}
 			return formParseWorking(num, w)
 		}
-		if _, known := cronx.DurationUnit(unit); !known {
+		if _, known := quantity.Unit(unit); !known {
 			return Form{}, fmt.Sprintf(formUnknownUnit, unit)
 		}
 		rest = after

@@ -64,14 +64,14 @@ func ExampleSchedule() {
 	if err != nil {
 		panic(err)
 	}
-	daily, err := cronx.ParseCron("0 2 * * *", c.Location())
+	daily, err := cronx.NewCron("0 2 * * *", cronx.Options{Location: c.Location()})
 	if err != nil {
 		panic(err)
 	}
 	s := calendar.Schedule{Base: daily, Calendar: c, Roll: calendar.RollNext, BusinessHoursOnly: true}
 	after := time.Date(2026, 1, 15, 12, 0, 0, 0, c.Location()) // Thursday
 	for range 4 {
-		step := s.Plan(after)
+		step := s.Explain(after)
 		fmt.Println(step.At.Format("Mon 01-02 15:04"), "from", step.Nominal.Format("Mon 01-02 15:04"))
 		fmt.Println("  ", step.Moved)
 		after = step.At
@@ -112,7 +112,7 @@ func ExampleSchedule_holidaysOnly() {
 	if err != nil {
 		panic(err)
 	}
-	daily, err := cronx.ParseCron("0 7 * * *", c.Location())
+	daily, err := cronx.NewCron("0 7 * * *", cronx.Options{Location: c.Location()})
 	if err != nil {
 		panic(err)
 	}

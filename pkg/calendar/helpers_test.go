@@ -89,7 +89,7 @@ func fmtT(t time.Time) string {
 // mustCron parses a cron expression in loc or fails the test.
 func mustCron(t testing.TB, expr string, loc *time.Location) *cronx.Cron {
 	t.Helper()
-	c, err := cronx.ParseCron(expr, loc)
+	c, err := cronx.NewCron(expr, cronx.Options{Location: loc})
 	if err != nil {
 		t.Fatalf("ParseCron(%q): %v", expr, err)
 	}

@@ -58,39 +58,17 @@ type Schedule struct {
 	BusinessHoursOnly bool
 }
 
-// Step is one fire of a [Schedule], with its explanation.
-type Step struct {
-	At      time.Time // the fire time (zero: none)
-	Nominal time.Time // the recurrence's occurrence it came from
-	// Moved says why At != Nominal, for example `rolled to the next
-	// business day: holiday "Christmas Day" (fixed 12-25)` or `outside
-	// working hours: moved to the next working start`, or both joined by
-	// "; "; "" when not moved.
-	Moved string
-	// Skipped lists occurrences passed over before this fire, at most
-	// 100; SkippedCount counts all of them.
-	Skipped      []Skip
-	SkippedCount int
-}
-
-// Skip is an occurrence a [Schedule] passed over, or a run of them.
-type Skip struct {
-	Nominal time.Time
-	// Through, when set, is the end of a run of occurrences from Nominal
-	// that went the same way (a holiday's every occurrence, the
-	// occurrences of a night merged into the next working start): the
-	// Skip stands for every occurrence of the recurrence in
-	// [Nominal, Through].
-	Through time.Time
-	// Reason names the rule, such as `holiday "Christmas Day" (fixed
-	// 12-25)`, or says `merged into the fire at 2026-01-05T09:00:00-05:00`.
-	Reason string
-}
-
-// Explain is Plan in cronx's terms, so that the scheduler (and cronx's
-// wrappers such as Bounded) can record what moved and what was skipped.
+// Explain is Next with the explanation: the occurrence the fire came
+// from, why it moved (Moved: for example `rolled to the next business
+// day: holiday "Christmas Day" (fixed 12-25)` or `outside working hours:
+// moved to the next working start`, or both joined by "; "), and the
+// occurrences passed over on the way (a cronx.Skip's Reason names the
+// rule, such as `holiday "Christmas Day" (fixed 12-25)`, or says `merged
+// into the fire at 2026-01-05T09:00:00-05:00`; its Through ends a run of
+// them: a holiday's every occurrence, the occurrences of a night merged
+// into the next working start).
 func (s Schedule) Explain(after time.Time) cronx.Step {
-	return s.plan(after, after, true, false).cronx()
+	return s.plan(after, after, true, false)
 }
 
 // ExplainAfter is the step after a fire at at that came from occurrence
@@ -98,16 +76,7 @@ func (s Schedule) Explain(after time.Time) cronx.Step {
 // after nominal are considered, and those whose adjusted time is not
 // after at merge into the fire at at.
 func (s Schedule) ExplainAfter(at, nominal time.Time) cronx.Step {
-	return s.plan(nominal, at, true, true).cronx()
-}
-
-// cronx is st in cronx's terms.
-func (st Step) cronx() cronx.Step {
-	out := cronx.Step{At: st.At, Nominal: st.Nominal, Moved: st.Moved, SkippedCount: st.SkippedCount}
-	for _, sk := range st.Skipped {
-		out.Skipped = append(out.Skipped, cronx.Skip{Nominal: sk.Nominal, Through: sk.Through, Reason: sk.Reason})
-	}
-	return out
+	return s.plan(nominal, at, true, true)
 }
 
 var (
@@ -117,10 +86,6 @@ var (
 
 // Next returns the first fire time strictly after after, or the zero time.
 func (s Schedule) Next(after time.Time) time.Time { return s.plan(after, after, false, false).At }
-
-// Plan is Next with the explanation: the occurrence the fire came from,
-// why it moved, and the occurrences passed over on the way.
-func (s Schedule) Plan(after time.Time) Step { return s.plan(after, after, true, false) }
 
 // plan walks the recurrence's occurrences after from and returns the
 // first whose adjusted time is after after; explain records the texts.
@@ -137,8 +102,8 @@ func (s Schedule) Plan(after time.Time) Step { return s.plan(after, after, true,
 // merged into the fire at after, up to the last occurrence of its day
 // whose adjusted time cannot be later (its own time on a business day;
 // the wall-clock time of after's on a day rolled to after's date).
-func (s Schedule) plan(from, after time.Time, explain, fired bool) Step {
-	var st Step
+func (s Schedule) plan(from, after time.Time, explain, fired bool) cronx.Step {
+	var st cronx.Step
 	if s.Base == nil || s.Calendar == nil {
 		return st
 	}
@@ -157,7 +122,7 @@ func (s Schedule) plan(from, after time.Time, explain, fired bool) Step {
 			st.At, st.Nominal, st.Moved = a.at, n, a.moved
 			return st
 		}
-		sk := Skip{Nominal: n, Reason: a.reason}
+		sk := cronx.Skip{Nominal: n, Reason: a.reason}
 		if !a.skipped && explain {
 			sk.Reason = "merged into the fire at " + after.In(s.Calendar.loc).Format(time.RFC3339Nano)
 		}
@@ -183,7 +148,7 @@ func (s Schedule) plan(from, after time.Time, explain, fired bool) Step {
 			st.Skipped = append(st.Skipped, sk)
 		}
 	}
-	return Step{Skipped: st.Skipped, SkippedCount: st.SkippedCount}
+	return cronx.Step{Skipped: st.Skipped, SkippedCount: st.SkippedCount}
 }
 
 // runEnd is the end of the run of occurrences from n, adjusted as a

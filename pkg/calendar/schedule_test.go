@@ -63,7 +63,7 @@ func TestScheduleBusinessHoursOnly(t *testing.T) {
 		{"Saturday, skipped", calendar.Schedule{Base: mustCron(t, "0 2 * * 6", ny), Calendar: us},
 			"2026-01-09T12:00:00-05:00", "", "", ""},
 	} {
-		st := tt.s.Plan(ts(t, tt.after))
+		st := tt.s.Explain(ts(t, tt.after))
 		if tt.at == "" {
 			if st.SkippedCount == 0 || st.Skipped[0].Reason != "no working hours on Saturday" {
 				t.Errorf("%s: Skipped %+v", tt.name, st.Skipped)
@@ -122,7 +122,7 @@ func TestScheduleMerges(t *testing.T) {
 	}
 	// Plan says where the Monday fire came from.
 	s := calendar.Schedule{Base: mustCron(t, "0 2 * * *", ny), Calendar: us, Roll: calendar.RollNext, BusinessHoursOnly: true}
-	st := s.Plan(ts(t, "2026-01-09T16:30:00-05:00"))
+	st := s.Explain(ts(t, "2026-01-09T16:30:00-05:00"))
 	if !st.Nominal.Equal(ts(t, "2026-01-10T02:00:00-05:00")) || st.SkippedCount != 0 ||
 		st.Moved != "rolled to the next business day: no working hours on Saturday; outside working hours: moved to the next working start" {
 		t.Errorf("Plan = %+v", st)
@@ -181,7 +181,7 @@ func TestScheduleRolls(t *testing.T) {
 			[]string{"2026-01-10T10:00:00-05:00|no working hours on Saturday", "2026-01-11T10:00:00-05:00|no working hours on Sunday"}},
 	} {
 		s := calendar.Schedule{Base: mustCron(t, tt.expr, ny), Calendar: c, Roll: tt.roll}
-		st := s.Plan(ts(t, tt.after))
+		st := s.Explain(ts(t, tt.after))
 		name := fmt.Sprintf("%q %v", tt.expr, tt.roll)
 		if !st.At.Equal(ts(t, tt.at)) || st.Moved != tt.moved {
 			t.Errorf("%s: At %s Moved %q; want %s %q", name, fmtT(st.At), st.Moved, tt.at, tt.moved)
@@ -212,13 +212,13 @@ func TestScheduleNeverFires(t *testing.T) {
 		"no working time": {Base: every, Calendar: closed, BusinessHoursOnly: true, Roll: calendar.RollPrevious},
 		"base ends":       {Base: cronx.Once{At: after.Add(-time.Hour)}, Calendar: us},
 	} {
-		if st := s.Plan(after); !st.At.IsZero() {
+		if st := s.Explain(after); !st.At.IsZero() {
 			t.Errorf("%s: fires at %s", name, fmtT(st.At))
 		}
 	}
 	// Skipping gives up after 10,000 consecutive occurrences.
 	s := calendar.Schedule{Base: every, Calendar: closed}
-	st := s.Plan(after)
+	st := s.Explain(after)
 	if !st.At.IsZero() || st.SkippedCount != 10000 || len(st.Skipped) != 100 || st.Skipped[0].Reason != "no working hours on Monday" {
 		t.Errorf("closed calendar: At %s, %d skipped (%d listed)", fmtT(st.At), st.SkippedCount, len(st.Skipped))
 	}
@@ -258,7 +258,7 @@ func TestScheduleFrequentOverHoliday(t *testing.T) {
 	cal := mustParse(t, `{"zone":"UTC","hours":{"mon-sun":["00:00-24:00"]},"holidays":[{"name":"Day off","dates":["2026-12-25","2026-12-26"]}]}`)
 	for _, roll := range []calendar.Roll{calendar.RollSkip, calendar.RollPrevious} {
 		s := calendar.Schedule{Base: mustCron(t, "* * * * * *", time.UTC), Calendar: cal, Roll: roll}
-		st := s.Plan(ts(t, "2026-12-24T23:59:59Z"))
+		st := s.Explain(ts(t, "2026-12-24T23:59:59Z"))
 		if !st.At.Equal(ts(t, "2026-12-27T00:00:00Z")) {
 			t.Fatalf("roll %s: next after the holidays = %s, want 2026-12-27T00:00:00Z (%d skipped)", roll, fmtT(st.At), st.SkippedCount)
 		}
@@ -298,7 +298,7 @@ func TestScheduleHolidaysOnly(t *testing.T) {
 		after := ts(t, tt.after)
 		for i, w := range tt.want {
 			at, moved, _ := strings.Cut(w, "|")
-			st := s.Plan(after)
+			st := s.Explain(after)
 			if !st.At.Equal(ts(t, at)) || st.Moved != moved {
 				t.Errorf("%s: fire %d = %s %q, want %s %q", tt.name, i, fmtT(st.At), st.Moved, at, moved)
 				break

@@ -34,7 +34,7 @@ func BenchmarkNext(b *testing.B) {
 		parse func(expr string) (func(time.Time) time.Time, error)
 	}{
 		{"cronx", func(expr string) (func(time.Time) time.Time, error) {
-			c, err := cronx.ParseCron(expr, ny)
+			c, err := cronx.NewCron(expr, cronx.Options{Location: ny})
 			if err != nil {
 				return nil, err
 			}
@@ -91,7 +91,7 @@ func BenchmarkIntervals(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	daily, err := cronx.ParseCron("0 9 * * *", paris)
+	daily, err := cronx.NewCron("0 9 * * *", cronx.Options{Location: paris})
 	if err != nil {
 		b.Fatal(err)
 	}

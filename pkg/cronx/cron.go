@@ -9,7 +9,7 @@ import (
 
 // Cron is a parsed cron expression evaluated in a time zone with a DST
 // policy. It is immutable and safe for concurrent use; Next allocates
-// nothing. The zero Cron never fires; use [Parse] or [ParseCron].
+// nothing. The zero Cron never fires; use [Parse] or [NewCron].
 type Cron struct {
 	spec string
 	opts Options
@@ -32,12 +32,6 @@ type Cron struct {
 	// dayAnd: a day must match both day-of-month and day-of-week (else
 	// either), from Options.DomDow and the two fields.
 	dayAnd bool
-}
-
-// ParseCron parses a cron expression read in loc (nil: UTC) with the
-// standard dialect and natural DST policies. See [Parse].
-func ParseCron(expr string, loc *time.Location) (*Cron, error) {
-	return NewCron(expr, Options{Location: loc})
 }
 
 // Parse reads a recurrence: a cron expression (see [NewCron]) or

@@ -64,9 +64,9 @@ func TestCronNextUTC(t *testing.T) {
 		{"0 0 1 1 *", "2250-01-01T00:00:00Z", ""},
 	}
 	for _, tt := range tests {
-		c, err := cronx.ParseCron(tt.expr, nil)
+		c, err := cronx.NewCron(tt.expr, cronx.Options{})
 		if err != nil {
-			t.Errorf("ParseCron(%q): %v", tt.expr, err)
+			t.Errorf("NewCron(%q): %v", tt.expr, err)
 			continue
 		}
 		after := ts(t, tt.after)
@@ -152,9 +152,9 @@ func TestCronNextZones(t *testing.T) {
 	}
 	for _, tt := range tests {
 		loc := mustZone(t, tt.zone)
-		c, err := cronx.ParseCron(tt.expr, loc)
+		c, err := cronx.NewCron(tt.expr, cronx.Options{Location: loc})
 		if err != nil {
-			t.Errorf("ParseCron(%q): %v", tt.expr, err)
+			t.Errorf("NewCron(%q): %v", tt.expr, err)
 			continue
 		}
 		after := ts(t, tt.after)
@@ -172,7 +172,7 @@ func TestCronNextZones(t *testing.T) {
 
 func TestCronAccessors(t *testing.T) {
 	ny := mustZone(t, "America/New_York")
-	c, err := cronx.ParseCron("  */5\t *  * * MON  ", ny)
+	c, err := cronx.NewCron("  */5\t *  * * MON  ", cronx.Options{Location: ny})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +182,7 @@ func TestCronAccessors(t *testing.T) {
 	if c.Location() != ny {
 		t.Errorf("Location() = %v, want %v", c.Location(), ny)
 	}
-	a, err := cronx.ParseCron("@Daily", nil)
+	a, err := cronx.NewCron("@Daily", cronx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +206,7 @@ func TestCronAccessors(t *testing.T) {
 // TestCronConcurrentNext is meant for the race detector: cronexpr keeps
 // scratch state in its Expression, which Cron must not share.
 func TestCronConcurrentNext(t *testing.T) {
-	c, err := cronx.ParseCron("0 0 1,15,31 * *", mustZone(t, "Europe/London"))
+	c, err := cronx.NewCron("0 0 1,15,31 * *", cronx.Options{Location: mustZone(t, "Europe/London")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func TestCronConcurrentNext(t *testing.T) {
 }
 
 func TestSchedulesAsInterface(t *testing.T) {
-	c, err := cronx.ParseCron("@hourly", nil)
+	c, err := cronx.NewCron("@hourly", cronx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

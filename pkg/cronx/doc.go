@@ -12,7 +12,7 @@
 //     cron and gronx, a CRON_TZ= prefix, a standard or Quartz dialect, a
 //     day-of-month/day-of-week rule ([DomDow]), in any IANA zone with a
 //     per-schedule DST policy ([GapPolicy], [OverlapPolicy]). Built by
-//     [Parse], [NewCron] or [ParseCron].
+//     [Parse] or [NewCron].
 //   - [Interval]: a continuous period from an anchor ("every 90m"), which,
 //     unlike a cron step, does not restart at hour, day or month
 //     boundaries. [ParseEvery] reads "500ms", "1d12h", "2 hours",

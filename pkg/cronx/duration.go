@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/jetsched/jetsched/internal/quantity"
 )
 
 // The duration grammar is one for every place a user writes a length of
@@ -29,61 +31,6 @@ import (
 
 // unitsWanted lists the units in error messages.
 const unitsWanted = "want ms, s, m, h or d, or a word such as seconds, minutes, hours, days"
-
-// DurationUnit returns the length of a unit of the duration grammar
-// ("h", "hours", "MS"; case-insensitive), or false for any other text.
-func DurationUnit(unit string) (time.Duration, bool) {
-	switch strings.ToLower(unit) {
-	case "ns", "nsec", "nsecs", "nanosecond", "nanoseconds":
-		return time.Nanosecond, true
-	case "us", "µs", "μs", "usec", "usecs", "microsecond", "microseconds": // micro sign U+00B5, Greek mu U+03BC
-		return time.Microsecond, true
-	case "ms", "msec", "msecs", "millisecond", "milliseconds":
-		return time.Millisecond, true
-	case "s", "sec", "secs", "second", "seconds":
-		return time.Second, true
-	case "m", "min", "mins", "minute", "minutes":
-		return time.Minute, true
-	case "h", "hr", "hrs", "hour", "hours":
-		return time.Hour, true
-	case "d", "day", "days":
-		return 24 * time.Hour, true
-	}
-	return 0, false
-}
-
-// CutQuantity reads one "<number> [spaces] <unit>" from the start of s:
-// the number (digits with an optional fraction), then, after optional
-// spaces, the unit (a run of letters), and returns what follows with
-// leading spaces removed. The unit is not checked against any list, so
-// callers with units of their own (package wakeup's "whours") can use the
-// same lexer. ok is false when s does not start with a number followed by
-// a unit.
-func CutQuantity(s string) (number, unit, rest string, ok bool) {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i < len(s) && s[i] == '.' {
-		i++
-		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-			i++
-		}
-	}
-	number = s[:i]
-	if number == "" || number == "." {
-		return "", "", s, false
-	}
-	rest = strings.TrimLeftFunc(s[i:], unicode.IsSpace)
-	j := strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsLetter(r) })
-	if j < 0 {
-		j = len(rest)
-	}
-	if j == 0 {
-		return number, "", rest, false
-	}
-	return number, rest[:j], strings.TrimLeftFunc(rest[j:], unicode.IsSpace), true
-}
 
 // ParseDuration reads a length of time in the grammar above: "3600000"
 // (milliseconds), "90m", "1h30m", "1.5h", "1 h", "2 hours", "1 day 3
@@ -119,7 +66,7 @@ func parseDuration(s string) (time.Duration, string) {
 	}
 	var total time.Duration
 	for first := true; first || rest != ""; first = false {
-		num, unit, after, ok := CutQuantity(rest)
+		num, unit, after, ok := quantity.Cut(rest)
 		switch {
 		case ok:
 		case num != "" && (strings.HasPrefix(after, ".") || strings.Count(num, ".") > 1):
@@ -131,7 +78,7 @@ func parseDuration(s string) (time.Duration, string) {
 		default:
 			return 0, fmt.Sprintf("expected a number at %q; want e.g. 30s, 1h30m, 2 hours, 7d or 3600000 (milliseconds)", rest)
 		}
-		size, known := DurationUnit(unit)
+		size, known := quantity.Unit(unit)
 		if !known {
 			return 0, fmt.Sprintf("unknown unit %q in %q; %s", unit, num+unit, unitsWanted)
 		}

@@ -211,24 +211,3 @@ func FuzzParseDuration(f *testing.F) {
 		}
 	})
 }
-
-// TestCutQuantity: the lexer other unit sets (wakeup's whours) share.
-func TestCutQuantity(t *testing.T) {
-	for _, c := range []struct {
-		in, num, unit, rest string
-		ok                  bool
-	}{
-		{"48 whours", "48", "whours", "", true},
-		{"1.5whours", "1.5", "whours", "", true},
-		{"1 d 3 h", "1", "d", "3 h", true},
-		{"1h30m", "1", "h", "30m", true},
-		{"30", "30", "", "", false},
-		{"x", "", "", "x", false},
-		{". h", "", "", ". h", false},
-	} {
-		num, unit, rest, ok := cronx.CutQuantity(c.in)
-		if num != c.num || unit != c.unit || rest != c.rest || ok != c.ok {
-			t.Errorf("CutQuantity(%q) = %q, %q, %q, %v; want %q, %q, %q, %v", c.in, num, unit, rest, ok, c.num, c.unit, c.rest, c.ok)
-		}
-	}
-}

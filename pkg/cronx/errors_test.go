@@ -124,17 +124,17 @@ func TestParseCronErrors(t *testing.T) {
 		{"Hx * * * *", "minute", 1, "want H"},
 	}
 	for _, tt := range tests {
-		c, err := cronx.ParseCron(tt.expr, nil)
+		c, err := cronx.NewCron(tt.expr, cronx.Options{})
 		if err == nil {
-			t.Errorf("ParseCron(%q) = %q, want an error", tt.expr, c)
+			t.Errorf("NewCron(%q) = %q, want an error", tt.expr, c)
 			continue
 		}
-		checkParseError(t, "ParseCron("+tt.expr+")", err, tt.field, tt.pos, tt.reason)
+		checkParseError(t, "NewCron("+tt.expr+")", err, tt.field, tt.pos, tt.reason)
 	}
 }
 
 func TestParseErrorMessage(t *testing.T) {
-	_, err := cronx.ParseCron("0 25 * * *", nil)
+	_, err := cronx.NewCron("0 25 * * *", cronx.Options{})
 	want := `cronx: cron field 2 (hour) "25": value 25 out of range 0-23`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)
@@ -143,7 +143,7 @@ func TestParseErrorMessage(t *testing.T) {
 	if errors.As(err, &pe) && pe.Value != "25" {
 		t.Errorf("Value = %q, want 25", pe.Value)
 	}
-	_, err = cronx.ParseCron("* * *", nil)
+	_, err = cronx.NewCron("* * *", cronx.Options{})
 	want = `cronx: cron "* * *": got 3 fields; want 5 (minute hour day-of-month month day-of-week), 6 (second first) or 7 (second first, year last)`
 	if err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)

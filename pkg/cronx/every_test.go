@@ -34,42 +34,42 @@ func equalTimes(t *testing.T, got []time.Time, want ...string) {
 
 func TestCronStepsAreClockAligned(t *testing.T) {
 	after := ts(t, "2026-01-01T10:07:00Z")
-	c, err := cronx.ParseCron("0 */30 * * * *", nil)
+	c, err := cronx.NewCron("0 */30 * * * *", cronx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	equalTimes(t, walk(t, c, after, 3), "2026-01-01T10:30:00Z", "2026-01-01T11:00:00Z", "2026-01-01T11:30:00Z")
 
-	c, _ = cronx.ParseCron("0 0 */6 * * *", nil)
+	c, _ = cronx.NewCron("0 0 */6 * * *", cronx.Options{})
 	equalTimes(t, walk(t, c, after, 2), "2026-01-01T12:00:00Z", "2026-01-01T18:00:00Z")
 
-	c, _ = cronx.ParseCron("*/20 * * * * *", nil)
+	c, _ = cronx.NewCron("*/20 * * * * *", cronx.Options{})
 	equalTimes(t, walk(t, c, after, 2), "2026-01-01T10:07:20Z", "2026-01-01T10:07:40Z")
 
 	// Cron's */2 in day-of-month restarts each month
 	// (Jan 31 then Feb 1); Interval is the continuous alternative.
-	c, _ = cronx.ParseCron("0 0 0 */2 * *", nil)
+	c, _ = cronx.NewCron("0 0 0 */2 * *", cronx.Options{})
 	equalTimes(t, walk(t, c, ts(t, "2026-01-30T12:00:00Z"), 2), "2026-01-31T00:00:00Z", "2026-02-01T00:00:00Z")
 	iv := cronx.Interval{Every: 48 * time.Hour, Anchor: ts(t, "2026-01-01T00:00:00Z")}
 	equalTimes(t, walk(t, iv, ts(t, "2026-01-30T12:00:00Z"), 2), "2026-01-31T00:00:00Z", "2026-02-02T00:00:00Z")
 
-	c, _ = cronx.ParseCron("0 0 0 1 */3 *", nil)
+	c, _ = cronx.NewCron("0 0 0 1 */3 *", cronx.Options{})
 	equalTimes(t, walk(t, c, after, 2), "2026-04-01T00:00:00Z", "2026-07-01T00:00:00Z")
 
-	if _, err := cronx.ParseCron("0 */0 * * * *", nil); err == nil {
+	if _, err := cronx.NewCron("0 */0 * * * *", cronx.Options{}); err == nil {
 		t.Error("step 0 accepted")
 	}
 }
 
 func TestDailyCronAcrossTheGap(t *testing.T) {
 	ny := mustZone(t, "America/New_York")
-	c, err := cronx.ParseCron("30 2 * * *", ny)
+	c, err := cronx.NewCron("30 2 * * *", cronx.Options{Location: ny})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The spring-forward day's 02:30 fires when the gap ends.
 	equalTimes(t, walk(t, c, ts(t, "2026-03-07T12:00:00-05:00"), 2), "2026-03-08T03:00:00-04:00", "2026-03-09T02:30:00-04:00")
-	if _, err := cronx.ParseCron("0 24 * * *", nil); err == nil {
+	if _, err := cronx.NewCron("0 24 * * *", cronx.Options{}); err == nil {
 		t.Error("hour 24 accepted")
 	}
 }
@@ -80,7 +80,7 @@ func TestAt(t *testing.T) {
 }
 
 func TestBounded(t *testing.T) {
-	every, _ := cronx.ParseCron("0 0 * * * *", nil)
+	every, _ := cronx.NewCron("0 0 * * * *", cronx.Options{})
 	start, end := ts(t, "2026-01-01T10:00:00Z"), ts(t, "2026-01-01T13:00:00Z")
 
 	b, err := cronx.NewBounded(every, start, end, 0)

@@ -7,12 +7,12 @@ import (
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
-func ExampleParseCron() {
+func ExampleNewCron() {
 	loc, err := cronx.LoadZone("America/New_York")
 	if err != nil {
 		panic(err)
 	}
-	c, err := cronx.ParseCron("0 9 * * MON-FRI", loc)
+	c, err := cronx.NewCron("0 9 * * MON-FRI", cronx.Options{Location: loc})
 	if err != nil {
 		panic(err)
 	}
@@ -28,9 +28,9 @@ func ExampleParseCron() {
 	// Wed, 13 Mar 2024 09:00:00 -0400
 }
 
-func ExampleParseCron_seconds() {
+func ExampleNewCron_seconds() {
 	// Six fields: the seconds come first.
-	c, err := cronx.ParseCron("30 */20 * * * *", nil)
+	c, err := cronx.NewCron("30 */20 * * * *", cronx.Options{})
 	if err != nil {
 		panic(err)
 	}
@@ -39,10 +39,10 @@ func ExampleParseCron_seconds() {
 	// 2024-01-01 00:20:30 +0000 UTC
 }
 
-func ExampleParseCron_error() {
-	_, err := cronx.ParseCron("0 0 30 2 *", nil)
+func ExampleNewCron_error() {
+	_, err := cronx.NewCron("0 0 30 2 *", cronx.Options{})
 	fmt.Println(err)
-	_, err = cronx.ParseCron("0 25 * * *", nil)
+	_, err = cronx.NewCron("0 25 * * *", cronx.Options{})
 	fmt.Println(err)
 	// Output:
 	// cronx: cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches

@@ -125,8 +125,8 @@ func TestFeatureNearestWeekday(t *testing.T) {
 			want: []string{"2024-03-29T00:00:00Z", "2024-05-31T00:00:00Z", "2024-07-31T00:00:00Z", "2024-08-30T00:00:00Z"}},
 	})
 	// A 31W restricted to 30-day months can never fire.
-	if _, err := cronx.ParseCron("0 0 31W 4,6,9,11 *", nil); err == nil {
-		t.Errorf(`ParseCron("0 0 31W 4,6,9,11 *") accepted an expression that never fires`)
+	if _, err := cronx.NewCron("0 0 31W 4,6,9,11 *", cronx.Options{}); err == nil {
+		t.Errorf(`NewCron("0 0 31W 4,6,9,11 *") accepted an expression that never fires`)
 	}
 }
 
@@ -177,7 +177,7 @@ func TestFeatureDayRules(t *testing.T) {
 // field's first character) the days {1,7,16,31} must also be Mondays.
 func TestFeatureStarListDayRule(t *testing.T) {
 	const expr = "0 0 */15,7 * 1"
-	c, err := cronx.ParseCron(expr, nil)
+	c, err := cronx.NewCron(expr, cronx.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,8 +351,8 @@ func TestFeatureHashSameKey(t *testing.T) {
 		}
 	}
 	// Without a key the expression is the key: parsing twice agrees.
-	c1, _ := cronx.ParseCron("H H * * *", nil)
-	c2, _ := cronx.ParseCron("H H * * *", nil)
+	c1, _ := cronx.NewCron("H H * * *", cronx.Options{})
+	c2, _ := cronx.NewCron("H H * * *", cronx.Options{})
 	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
 	if n1, n2 := c1.Next(at), c2.Next(at); !n1.Equal(n2) {
 		t.Errorf("default key: %v vs %v", n1, n2)

@@ -8,7 +8,7 @@ import (
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
-// FuzzParseCron checks that ParseCron never panics, that every error is a
+// FuzzParseCron checks that NewCron never panics, that every error is a
 // well-formed *ParseError, and that an accepted expression re-parses from
 // its String() to a Cron with the same fire times.
 func FuzzParseCron(f *testing.F) {
@@ -52,13 +52,13 @@ func FuzzParseCron(f *testing.F) {
 			if err != nil {
 				var pe *cronx.ParseError
 				if !errors.As(err, &pe) || pe.Field == "" || pe.Reason == "" {
-					t.Fatalf("ParseCron(%q): malformed error %#v", expr, err)
+					t.Fatalf("NewCron(%q): malformed error %#v", expr, err)
 				}
 				return
 			}
 			again, err := cronx.NewCron(c.String(), opts)
 			if err != nil {
-				t.Fatalf("ParseCron(%q) ok but its String() %q fails: %v", expr, c.String(), err)
+				t.Fatalf("NewCron(%q) ok but its String() %q fails: %v", expr, c.String(), err)
 			}
 			if again.String() != c.String() {
 				t.Fatalf("String() not stable: %q then %q", c.String(), again.String())

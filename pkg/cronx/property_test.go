@@ -232,7 +232,7 @@ func TestCronWalksDecades(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, expr := range []string{"0 0 * * *", "30 0 * * *", "0 1 * * *", "0 0 1 * *"} {
-			c, err := ParseCron(expr, loc)
+			c, err := NewCron(expr, Options{Location: loc})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,7 +315,7 @@ func TestSundayRangeEndingInSeven(t *testing.T) {
 	raw := cronexpr.MustParse("0 0 0 * * 5-7 *").Next(saturday)
 	t.Logf("cronexpr: 5-7 after a Saturday noon -> %v (%v)", raw, raw.Weekday())
 	for _, expr := range []string{"0 0 * * 5-7", "0 0 * * FRI-SUN", "0 0 * * 5-SUN"} {
-		c, err := ParseCron(expr, nil)
+		c, err := NewCron(expr, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

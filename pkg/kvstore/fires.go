@@ -43,7 +43,7 @@ func (c Compiled) checkFires(now time.Time) error {
 		if _, once := r.Base.(cronx.Once); once {
 			return nil
 		}
-		st := r.Plan(from)
+		st := r.Explain(from)
 		if !st.At.IsZero() && st.At.Sub(from) <= fireHorizon {
 			return nil
 		}
