@@ -85,4 +85,3 @@ func (o *clientOptions) inDomain(js jetstream.JetStream) (jetstream.JetStream, e
 	}
 	return bound, nil
 }
-
