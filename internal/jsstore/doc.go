@@ -12,5 +12,5 @@
 //
 // It is internal: its API changes with the engine. What users rely on is
 // the records contract in pkg/kvstore and the clients built on this store
-// (pkg/client, pkg/wakeup.Client, pkg/worker).
+// (pkg/client, pkg/worker).
 package jsstore

@@ -28,7 +28,7 @@ import (
 // until the due index is complete, the heap per pending timer, and the
 // lateness of 1,000 timers due a few seconds after the start.
 //
-//	JETSCHED_BENCH_TIMERS=1000000 go test -run '^$' -bench PendingTimers -benchtime 1x -timeout 30m ./pkg/wakeup/
+//	JETSCHED_BENCH_TIMERS=1000000 go test -run '^$' -bench PendingTimers -benchtime 1x -timeout 30m ./internal/timers/
 func BenchmarkPendingTimers(b *testing.B) {
 	n := 100_000
 	if v, err := strconv.Atoi(os.Getenv("JETSCHED_BENCH_TIMERS")); err == nil && v > 0 {

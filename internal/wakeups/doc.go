@@ -1,6 +1,8 @@
-// Package wakeups registers, cancels and lists timers on the engine's
-// store (jsstore), and reads the forms a due time is written in (ParseWhen,
-// EvalWhenExpr). The admin API, the CLI and pkg/client use it directly;
-// users reach it through pkg/wakeup.Client. The engine that fires the
+// Package wakeups registers, cancels, lists and re-arms timers on the
+// engine's store (jsstore), and reads the forms a due time is written in
+// (ParseWhen, EvalWhenExpr). The admin API, the CLI, the demo worker and
+// the benchmark use it directly; users reach it through pkg/client's Client
+// (Wakeup, CancelWakeup, CancelWakeups, Wakeups, RearmWakeup), and its
+// data types through the aliases in pkg/wakeup. The engine that fires the
 // timers is internal/timers.
 package wakeups

@@ -1,13 +1,14 @@
 // Package client is the Go client of jetsched: services declare their
 // schedules in code and register them at every start, on every instance;
-// operators pause, resume, trigger and backfill them; workflows set and
-// cancel timers. It writes to the JetStream buckets directly, with the same
-// validation and compare-and-swap as the scheduler CLI; reads of a
-// schedule's state (Get, List, Schedules) ask the admin API of a running
-// scheduler, which shows every schedule as the schedulers see it (one
-// read model: its plan, its record caught up with the fire stream, the
-// ended lists) and keeps the sorted catalogue that makes a page cheap at
-// a million schedules.
+// operators pause, resume, trigger and backfill them; workflows set, list,
+// cancel and re-arm timers (Wakeup, GetWakeup, Wakeups, CancelWakeup,
+// CancelWakeups, RearmWakeup; pkg/wakeup holds their data types). It writes to the JetStream buckets
+// directly, with the same validation and compare-and-swap as the scheduler
+// CLI, and reads timers from their bucket; reads of a schedule's state
+// (Get, List, Schedules) ask the admin API of a running scheduler, which
+// shows every schedule as the schedulers see it (one read model: its plan,
+// its record caught up with the fire stream, the ended lists) and keeps
+// the sorted catalogue that makes a page cheap at a million schedules.
 package client
 
 import (
@@ -24,11 +25,9 @@ import (
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/jsonenc"
 	"github.com/jetsched/jetsched/internal/jsstore"
-	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/jetsched/jetsched/pkg/wakeup"
 )
 
 // ErrNotFound is returned for a schedule or timer that does not exist.
@@ -377,34 +376,4 @@ func (c *Client) Trigger(ctx context.Context, key, note string) (string, error) 
 func (c *Client) Backfill(ctx context.Context, key string, from, to time.Time, rate float64) error {
 	_, err := c.control().Backfill(ctx, key, from, to, rate, "")
 	return err
-}
-
-// Wakeup sets a timer that wakes run at step: one message on
-// sched.wakeup.<workflow> when due. Registering the same run and step again
-// replaces it. r.Run, r.Step and r.Workflow are required; see
-// wakeup.Request for the forms of r.When.
-func (c *Client) Wakeup(ctx context.Context, r wakeup.Request) (TimerInfo, error) {
-	e, err := wakeups.Client{Store: c.store}.Register(ctx, r)
-	if err != nil {
-		return TimerInfo{}, err
-	}
-	return newTimerInfo(e), nil
-}
-
-// GetWakeup returns the pending timer of run at step; ErrNotFound when
-// there is none (it fired, was cancelled, or never was).
-func (c *Client) GetWakeup(ctx context.Context, run, step string) (TimerInfo, error) {
-	e, err := c.store.GetTimer(ctx, kvstore.TimerKey(run, step))
-	if err != nil {
-		return TimerInfo{}, err
-	}
-	return newTimerInfo(e), nil
-}
-
-// CancelWakeup cancels a timer: WakeupCancelled, or WakeupAlreadyFired
-// when a scheduler was already firing it (a harmless race when the
-// worker checks the wakeup's condition). ErrNotFound when none is pending.
-func (c *Client) CancelWakeup(ctx context.Context, run, step string) (CancelOutcome, error) {
-	out, err := wakeups.Client{Store: c.store}.Cancel(ctx, run, step)
-	return CancelOutcome(out), err
 }

@@ -10,7 +10,7 @@
 // `nats kv put sched_specs ID '<json>'`. State and ticks are the
 // scheduler's, written only by CAS (state) or under a claim (ticks). The
 // store that reads and writes them is the engine's (internal/jsstore);
-// users write through pkg/client, pkg/wakeup or the admin API.
+// users write through pkg/client or the admin API.
 //
 // A conflict (ErrConflict) means "re-read and re-decide", never "someone
 // else has it".

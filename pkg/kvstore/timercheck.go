@@ -8,7 +8,7 @@ import (
 )
 
 // ValidateTimer checks a timer record stored under key: the checks the
-// admin API and wakeup.Client.Register make on what they write, made again
+// admin API and pkg/client's Wakeup make on what they write, made again
 // by the scheduler on every record it reads, so that a record written
 // straight into sched_wakeups is held to the same rules. It returns a
 // *FieldError naming the first bad field: run and step (see

@@ -11,15 +11,18 @@
 // Cancelling is a CAS delete at the revision read, so a cancel racing a fire
 // ends with exactly one of "fired" and "cancelled" recorded.
 //
-// The forms a due time may be written in are in docs/timers.md. Register
-// timers with a Client (NewClient), or with pkg/client's Wakeup; read a
-// wakeup message's headers with ParseMeta, or handle wakeups with
-// pkg/worker.
+// The forms a due time may be written in are in docs/timers.md. This
+// package is the timers' data contract: Request and Filter say what to
+// register and what to list, Meta and ParseMeta read a wakeup message's
+// headers, and the Outcome constants name how a cancel ended. Set, get,
+// cancel, list and re-arm timers with pkg/client's Client (Wakeup,
+// GetWakeup, CancelWakeup, CancelWakeups, Wakeups, RearmWakeup); handle
+// wakeups with pkg/worker.
 //
 // Stability: the record in sched_wakeups, the wakeup message and its
 // headers follow docs/timers.md and docs/records.md and change only
-// compatibly (new optional fields). The Go API (NewClient, Client's
-// methods, Request, Filter, Meta, ParseMeta) keeps its signatures within a
-// major version; new options and new Request fields may be added. The
-// engine that fires timers is not part of it (scheduler run is).
+// compatibly (new optional fields). The Go API (Request, Filter, Meta,
+// ParseMeta, OutcomeCancelled, OutcomeFired) keeps its signatures within
+// a major version; new Request and Meta fields may be added. The engine
+// that fires timers is not part of it (scheduler run is).
 package wakeup
