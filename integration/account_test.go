@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/faulttest"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -175,7 +176,7 @@ func accountOf(ctx context.Context, store *jsstore.Store, id string, to time.Tim
 	if err != nil {
 		return account.Summary{}, nil, err
 	}
-	c, err := e.Spec.Compile(id, store.CalendarSource(ctx))
+	c, err := compile.Compile(e.Spec, id, store.CalendarSource(ctx), nil)
 	if err != nil {
 		return account.Summary{}, nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/compile"
 )
 
 func TestScheduleSlots(t *testing.T) {
@@ -46,7 +48,7 @@ func TestCronSpecMatchesGrid(t *testing.T) {
 	from := time.Unix(1_800_000_000, 0).UTC()
 	to := from.Add(3 * time.Minute)
 	for _, s := range recurring(2, 20) {
-		c, err := s.spec("wf").Compile(s.id, nil)
+		c, err := compile.Compile(s.spec("wf"), s.id, nil, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", s.id, err)
 		}

@@ -30,7 +30,7 @@ type Recurrence struct {
 	Limit      int
 }
 
-// RecurrenceOf takes a compiled schedule (kvstore.Compiled.Schedule)
+// RecurrenceOf takes a compiled schedule (compile.Compiled.Schedule)
 // apart.
 func RecurrenceOf(s cronx.Schedule) Recurrence {
 	var r Recurrence

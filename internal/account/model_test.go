@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/account/accounttest"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -62,7 +63,7 @@ func TestPlanMatchesModel(t *testing.T) {
 	for i := range count {
 		from := base.Add(time.Duration(r.IntN(2*365*24*60)) * time.Minute)
 		spec := accounttest.Spec(r, from)
-		c, err := spec.Compile(fmt.Sprintf("s%d", i), nil)
+		c, err := compile.Compile(spec, fmt.Sprintf("s%d", i), nil, nil)
 		if err != nil {
 			continue // a calendar that removes every occurrence, say: refused at registration
 		}
@@ -75,7 +76,7 @@ func TestPlanMatchesModel(t *testing.T) {
 
 // comparePlan compares n steps of c's plan after from with the model, ""
 // when they agree.
-func comparePlan(c kvstore.Compiled, from time.Time, n int) string {
+func comparePlan(c compile.Compiled, from time.Time, n int) string {
 	var fires []account.Occurrence
 	var others []account.Occurrence
 	rec := account.RecurrenceOf(c.Schedule)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -128,7 +129,7 @@ func (h handlers) accountInput(ctx context.Context, id string, now time.Time, re
 	if v.Invalid != "" {
 		return in, v.Invalid, nil
 	}
-	compiled, err := e.Spec.Compile(id, h.store.CalendarSource(ctx))
+	compiled, err := compile.Compile(e.Spec, id, h.store.CalendarSource(ctx), nil)
 	if err != nil {
 		return in, usererr.Message(err), nil
 	}

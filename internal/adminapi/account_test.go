@@ -8,6 +8,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -44,7 +45,7 @@ func TestScheduleAccount(t *testing.T) {
 	}
 
 	// Slots 0 and 1 fired, 2 missed, 3 skipped, 4 nothing, 5 on is next.
-	compiled, err := e.Spec.Compile("a", nil)
+	compiled, err := compile.Compile(e.Spec, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/auditlog"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/strictjson"
@@ -61,7 +62,7 @@ type Config struct {
 	// of every spec (zones and parsed crons), so that a process that also
 	// runs the scheduler keeps one copy of each. Default: the service's
 	// own.
-	Interner *kvstore.Interner
+	Interner *compile.Interner
 	// LoadAfter, when set, holds the listing catalogue's load back until
 	// it is closed. A process that also runs the scheduler passes its
 	// index's Ready: at a cold start of a million schedules both would

@@ -6,11 +6,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // TestValidatorAgreesWithValidate: the catalogue's shared check gives
-// Spec.Validate's verdict, asked twice (the second from what it shared), for
+// compile.Validate's verdict, asked twice (the second from what it shared), for
 // valid and invalid specs of every kind, with ids that pass and fail.
 func TestValidatorAgreesWithValidate(t *testing.T) {
 	at := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -39,10 +40,10 @@ func TestValidatorAgreesWithValidate(t *testing.T) {
 	var v validator
 	for _, id := range []string{"a", "b-2", "bad id", "other"} {
 		for i, s := range specs {
-			want := s.Validate(id) != nil
+			want := compile.Validate(s, id, nil) != nil
 			for range 2 {
 				if got := v.invalid(id, s); got != want {
-					t.Fatalf("spec %d %+v with id %q: invalid %v, Validate says %v (%v)", i, s, id, got, want, s.Validate(id))
+					t.Fatalf("spec %d %+v with id %q: invalid %v, Validate says %v (%v)", i, s, id, got, want, compile.Validate(s, id, nil))
 				}
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -68,10 +69,10 @@ func (r *runner) scale(ctx context.Context) ([]Result, error) {
 	fired := time.Now().UTC()
 	// Zones and crons shared, as the scheduler shares them: compiling a
 	// million specs alone loaded the zone file from disk each time.
-	var shared kvstore.Interner
+	var shared compile.Interner
 	state := func(i int) (string, kvstore.State, error) {
 		id, sp := spec(i)
-		c, err := sp.CompileShared(id, cals, &shared)
+		c, err := compile.Compile(sp, id, cals, &shared)
 		if err != nil {
 			return "", kvstore.State{}, fmt.Errorf("bench: compile %s: %w", id, err)
 		}

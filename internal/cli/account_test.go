@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natsconn"
@@ -45,7 +46,7 @@ func (e *env) forge(id string, n int) forged {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	c, err := spec.Spec.Compile(id, nil)
+	c, err := compile.Compile(spec.Spec, id, nil, nil)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -52,7 +53,7 @@ and one whose stored spec is the same is not written. A progress line
 					items[i] = it
 				}
 				if err == nil {
-					err = spec.Validate(it.ID)
+					err = compile.Validate(spec, it.ID, nil)
 				}
 				if err != nil {
 					return usageError{fmt.Errorf("item %d (id %q): %s", i+1, it.ID, usererr.Message(err))}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -68,7 +69,7 @@ argument (quote it) or the remaining arguments joined by spaces.`,
 			if err := f.rec.apply(&spec, cmd.InOrStdin()); err != nil {
 				return err
 			}
-			var src kvstore.CalendarSource
+			var src compile.CalendarSource
 			if spec.Calendar != "" {
 				cal, err := a.loadCalendar(cmd, spec.Calendar)
 				if err != nil {
@@ -90,7 +91,7 @@ argument (quote it) or the remaining arguments joined by spaces.`,
 
 // preview compiles spec as the scheduler does (an --every without an
 // anchor registered at --from) and prints its fire times after --from.
-func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSource, now time.Time) error {
+func (a *app) preview(f previewFlags, spec kvstore.Spec, src compile.CalendarSource, now time.Time) error {
 	if f.count < 0 {
 		return invalidf("-n %d: must not be negative", f.count)
 	}
@@ -104,7 +105,7 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src kvstore.CalendarSou
 			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)
 		}
 	}
-	c, err := spec.WithAnchor(nil, from).Compile(f.key, src)
+	c, err := compile.Compile(spec.WithAnchor(nil, from), f.key, src, nil)
 	if err != nil {
 		return err
 	}

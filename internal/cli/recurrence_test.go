@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -24,9 +25,9 @@ func (e *env) stored(id string) kvstore.Spec {
 }
 
 // compiled compiles a stored spec as the scheduler does.
-func (e *env) compiled(id string) kvstore.Compiled {
+func (e *env) compiled(id string) compile.Compiled {
 	e.t.Helper()
-	c, err := e.stored(id).Compile(id, e.store.CalendarSource(context.Background()))
+	c, err := compile.Compile(e.stored(id), id, e.store.CalendarSource(context.Background()), nil)
 	if err != nil {
 		e.t.Fatalf("compile %s: %v", id, err)
 	}
@@ -35,7 +36,7 @@ func (e *env) compiled(id string) kvstore.Compiled {
 
 // slotLines writes a compiled schedule's next n slots after from as
 // preview prints them.
-func slotLines(c kvstore.Compiled, from time.Time, n int) string {
+func slotLines(c compile.Compiled, from time.Time, n int) string {
 	var b strings.Builder
 	for t := from; n > 0; n-- {
 		if t = c.Schedule.Next(t); t.IsZero() {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -90,7 +91,7 @@ slots they fire.`,
 				id = kvstore.DefaultKey(spec)
 			}
 			// The store fills in the anchor; check the spec as it will be.
-			if err := spec.WithAnchor(nil, now).Validate(id); err != nil {
+			if err := compile.Validate(spec.WithAnchor(nil, now), id, nil); err != nil {
 				return err
 			}
 			raw, err := spec.Encode()

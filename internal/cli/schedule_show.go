@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -48,7 +49,7 @@ func printView(w io.Writer, v scheduleView) {
 	row := func(k, val string) { fmt.Fprintf(tw, "%s:\t%s\n", k, val) }
 	row("id", v.ID)
 	row("recurrence", v.Spec.RecurrenceString())
-	loc := v.Spec.Location()
+	loc := compile.Location(v.Spec)
 	for _, f := range specFields(v.Spec, loc) {
 		if f.name != "id" {
 			row(f.name, f.value)
@@ -234,11 +235,11 @@ func tableRow(v scheduleView) string {
 		if st.Ended || st.Next.IsZero() {
 			next, nextUTC = "ended", "ended"
 		} else {
-			next = st.Next.In(v.Spec.Location()).Format("2006-01-02 15:04:05 MST")
+			next = st.Next.In(compile.Location(v.Spec)).Format("2006-01-02 15:04:05 MST")
 			nextUTC = st.Next.UTC().Format("2006-01-02 15:04:05Z")
 		}
 		if v.LastSlot != nil {
-			last = v.LastStatus + " " + v.LastSlot.In(v.Spec.Location()).Format("15:04:05")
+			last = v.LastStatus + " " + v.LastSlot.In(compile.Location(v.Spec)).Format("15:04:05")
 		}
 	} else {
 		next = "not planned"

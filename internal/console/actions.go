@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -39,7 +40,7 @@ func (s *Server) scheduleAction(w http.ResponseWriter, r *http.Request) {
 		s.renderSchedule(w, r, id, "", http.StatusNotFound)
 		return
 	}
-	loc := info.Spec.Location()
+	loc := compile.Location(info.Spec)
 	done := ""
 	switch action {
 	case "pause":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -185,9 +186,9 @@ func (s *Server) fireHeaders(ctx context.Context, hist []admin.HistoryItem) ([]f
 	return out, ""
 }
 
-// compile builds the schedule as the engine does (kvstore.Spec.Compile),
+// compile builds the schedule as the engine does (compile.Compile),
 // resolving a named calendar through the admin API.
-func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (kvstore.Compiled, *calendar.Calendar, error) {
+func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (compile.Compiled, *calendar.Calendar, error) {
 	src := func(name string) (*calendar.Calendar, error) {
 		var raw json.RawMessage
 		if err := s.api.call(ctx, "", "calendar.get", admin.CalendarRequest{Name: name}, &raw); err != nil {
@@ -198,7 +199,7 @@ func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (kvs
 		}
 		return calendar.Parse(raw)
 	}
-	c, err := spec.Compile(id, src)
+	c, err := compile.Compile(spec, id, src, nil)
 	if err != nil {
 		return c, nil, err
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -108,7 +109,7 @@ func (s *Server) detailRows(ctx context.Context, rows []listRow) []scheduleRow {
 func (sr *scheduleRow) fill(spec kvstore.Spec) {
 	sr.Words = inWords(spec)
 	sr.Expr = recurrenceExpr(spec)
-	sr.Loc = spec.Location()
+	sr.Loc = compile.Location(spec)
 	sr.Zone = sr.Loc.String()
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/cenkalti/backoff/v4"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/slotid"
@@ -223,7 +224,7 @@ func (c Control) Backfill(ctx context.Context, id string, from, to time.Time, ra
 	if err != nil {
 		return kvstore.State{}, err
 	}
-	compiled, err := e.Spec.Compile(id, c.Store.CalendarSource(ctx))
+	compiled, err := compile.Compile(e.Spec, id, c.Store.CalendarSource(ctx), nil)
 	if err != nil {
 		return kvstore.State{}, fmt.Errorf("schedule %s cannot be backfilled: %w", id, err)
 	}

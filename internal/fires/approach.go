@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -95,7 +96,7 @@ func (ld *loader) compileLazy(en *entry) {
 	en.lazy = false
 	if spec == nil {
 		en.record = ""
-		l.compiled(en, kvstore.Compiled{}, errLazyRecord)
+		l.compiled(en, compile.Compiled{}, errLazyRecord)
 		return
 	}
 	ld.compileHeld(en, spec)
@@ -142,7 +143,7 @@ type lazySpec struct {
 type lazyCompiled struct {
 	id       string
 	rev      uint64
-	compiled kvstore.Compiled
+	compiled compile.Compiled
 	err      error
 	spec     *kvstore.Spec
 }

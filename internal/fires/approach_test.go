@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -107,7 +108,7 @@ func TestCompilePassChecksForgedRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	spec := kvstore.Spec{Workflow: "wf", Every: "1s", Align: kvstore.AlignEpoch} // (its plan is the one this test writes)
-	c, err := spec.Compile("forged", nil)
+	c, err := compile.Compile(spec, "forged", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +205,7 @@ func TestCalendarSpecsCompiledOnApproach(t *testing.T) {
 		if id == "stale" {
 			spec.Calendar = "later"
 		}
-		c, err := spec.Compile(id, h.store.CalendarSource(ctx))
+		c, err := compile.Compile(spec, id, h.store.CalendarSource(ctx), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -39,7 +40,7 @@ func windowLoopOf(shards int) (*loop, *clock.Fake) {
 // (not to its due index).
 func addDue(t testing.TB, l *loop, id string) *entry {
 	t.Helper()
-	compiled, err := kvstore.Spec{Workflow: "wf", Every: "1s"}.CompileShared(id, nil, &l.e.interner)
+	compiled, err := compile.Compile(kvstore.Spec{Workflow: "wf", Every: "1s"}, id, nil, &l.e.interner)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -166,7 +167,7 @@ func hourlySpec() kvstore.Spec {
 // mustPlan is the plan string the engine compiles for schedule id.
 func mustPlan(t *testing.T, id string) string {
 	t.Helper()
-	c, err := hourlySpec().Compile(id, nil)
+	c, err := compile.Compile(hourlySpec(), id, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -60,7 +61,7 @@ func (h *harness) dueRecurring(id string, hour time.Time) {
 	h.t.Helper()
 	recurring := kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch, MisfireThreshold: "2h"}
 	h.put(id, recurring)
-	c, err := recurring.Compile(id, nil)
+	c, err := compile.Compile(recurring, id, nil, nil)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -57,7 +58,7 @@ type Input struct {
 	// Schedule is the spec's compiled recurrence.
 	Schedule cronx.Schedule
 	// Policy is the spec's misfire and overlap handling.
-	Policy kvstore.Policy
+	Policy compile.Policy
 	// State is the schedule's state, nil when it has none.
 	State *kvstore.State
 	// Settled is the token of a claim this instance knows to be settled

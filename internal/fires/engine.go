@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
@@ -58,8 +59,8 @@ type Engine struct {
 	// lease is handed back (handback.go).
 	flushes chan flushReq
 	// interner shares zones and default calendars between the compiled
-	// schedules (see kvstore.Interner).
-	interner kvstore.Interner
+	// schedules (see compile.Interner).
+	interner compile.Interner
 
 	// tracer makes the dispatch spans when traced (Config.TracerProvider
 	// records); both are fixed at New.
@@ -189,7 +190,7 @@ func (e *Engine) LeasesHeld() int { return e.leases.count() }
 // Interner is what the engine shares its zones and parsed crons through,
 // for other parts of the process that compile the same specs (the admin
 // API's listing catalogue) to share too.
-func (e *Engine) Interner() *kvstore.Interner { return &e.interner }
+func (e *Engine) Interner() *compile.Interner { return &e.interner }
 
 // Ready is closed once the due index holds every spec and state that
 // existed when the current run started (a restart makes a new one).
@@ -386,26 +387,26 @@ func (en *entry) heldSpec() *kvstore.Spec {
 }
 
 // sched is what deciding and firing need of a compiled spec
-// (kvstore.Compiled): 48 bytes instead of 128, the policy shared between
+// (compile.Compiled): 48 bytes instead of 128, the policy shared between
 // the schedules that have the same one (loop.sched).
 type sched struct {
 	Schedule cronx.Schedule
 	Location *time.Location
 	Plan     string
-	pol      *kvstore.Policy
+	pol      *compile.Policy
 }
 
 // policy is the schedule's misfire and overlap handling (the zero Policy
 // before it is compiled).
-func (s sched) policy() kvstore.Policy {
+func (s sched) policy() compile.Policy {
 	if s.pol == nil {
-		return kvstore.Policy{}
+		return compile.Policy{}
 	}
 	return *s.pol
 }
 
 // schedOf is c as a sched, its policy pol (nil: c's own, not shared).
-func schedOf(c kvstore.Compiled, pol *kvstore.Policy) sched {
+func schedOf(c compile.Compiled, pol *compile.Policy) sched {
 	if pol == nil {
 		p := c.Policy
 		pol = &p

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
@@ -280,7 +281,7 @@ func TestEngineTakesOverAbandonedClaims(t *testing.T) {
 			now := time.Now().UTC()
 			slot := now.Truncate(time.Hour)
 			claim := &kvstore.Claim{Slot: slot, Token: "dead-token", Owner: "dead", At: now.Add(-40 * time.Second), Expires: now.Add(-10 * time.Second)}
-			st := kvstore.State{Next: slot.Add(time.Hour), Plan: spec.Plan(), Claim: claim, Fires: 1}
+			st := kvstore.State{Next: slot.Add(time.Hour), Plan: compile.Plan(spec), Claim: claim, Fires: 1}
 			if _, err := h.store.CreateState(ctx, "hourly", st); err != nil {
 				t.Fatal(err)
 			}

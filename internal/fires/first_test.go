@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -44,7 +45,7 @@ func TestDecideFirstSlot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			d := Decide(Input{Now: tt.now, Schedule: tt.sched, Written: tt.written, At: tt.oneShot,
-				MisfireThreshold: time.Minute, Policy: kvstore.Policy{MisfireThreshold: tt.threshold}})
+				MisfireThreshold: time.Minute, Policy: compile.Policy{MisfireThreshold: tt.threshold}})
 			if d.Action != ActInit || !d.Next.Equal(tt.want) {
 				t.Fatalf("Decide = %v next %s, want ActInit next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
 			}
@@ -52,7 +53,7 @@ func TestDecideFirstSlot(t *testing.T) {
 			// planned the same way, keeping the action's fields.
 			paused := &kvstore.State{Paused: &kvstore.Pause{Note: "freeze"}}
 			d = Decide(Input{Now: tt.now, Schedule: tt.sched, Plan: "p", State: paused, Written: tt.written, At: tt.oneShot,
-				MisfireThreshold: time.Minute, Policy: kvstore.Policy{MisfireThreshold: tt.threshold}})
+				MisfireThreshold: time.Minute, Policy: compile.Policy{MisfireThreshold: tt.threshold}})
 			if d.Action != ActReplan || !d.Next.Equal(tt.want) {
 				t.Fatalf("Decide on an operator-created record = %v next %s, want ActReplan next %s", d.Action, d.Next.Format(time.RFC3339Nano), tt.want.Format(time.RFC3339Nano))
 			}

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
-	"github.com/nats-io/nats.go/jetstream"
 )
 
 // newEntry indexes a new entry for schedule id. The id is copied: a
@@ -116,12 +118,12 @@ func (e *Engine) compileAhead(d *decodedSpec) {
 }
 
 // compileSpec checks and compiles spec id, with src for a named calendar.
-// Checked and compiled once: CompileShared reports what Validate's own
+// Checked and compiled once: compile.Compile reports what Validate's own
 // compile would, and shares the zones (no zone file read per spec). A
 // calendar change can leave a schedule no slot at all: that is reported
 // (invalid), not taken for the recurrence's end.
-func (e *Engine) compileSpec(id string, spec *kvstore.Spec, src kvstore.CalendarSource) (kvstore.Compiled, error) {
-	return spec.CheckRecord(id, src, &e.interner, e.cfg.Clock.Now()) // as PutSpec checks what it writes
+func (e *Engine) compileSpec(id string, spec *kvstore.Spec, src compile.CalendarSource) (compile.Compiled, error) {
+	return compile.CheckRecord(*spec, id, src, &e.interner, e.cfg.Clock.Now()) // as PutSpec checks what it writes
 }
 
 // compile (re)builds an entry's schedule from its spec and the calendars
@@ -136,7 +138,7 @@ func (l *loop) compile(en *entry) {
 }
 
 // compiled makes c (or err) en's compiled schedule and schedules it.
-func (l *loop) compiled(en *entry, c kvstore.Compiled, err error) {
+func (l *loop) compiled(en *entry, c compile.Compiled, err error) {
 	en.clearPlan() // planned again from the new schedule
 	if err != nil {
 		en.invalid, en.compiled.Schedule = true, nil
@@ -155,7 +157,7 @@ func (l *loop) compiled(en *entry, c kvstore.Compiled, err error) {
 // sched is c as the loop keeps it, its policy shared with the
 // schedules' that have the same one (up to maxPolicies of them: specs
 // may each give their own durations).
-func (l *loop) sched(c kvstore.Compiled) sched {
+func (l *loop) sched(c compile.Compiled) sched {
 	pol := l.policies[c.Policy]
 	if pol == nil && len(l.policies) < maxPolicies {
 		p := c.Policy

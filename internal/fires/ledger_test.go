@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/slotid"
@@ -26,7 +27,7 @@ func TestClaimBeyondTheStreamsRetention(t *testing.T) {
 	now := time.Now().UTC()
 	slot := now.Add(-8 * 24 * time.Hour).Truncate(time.Second) // the stream keeps 7 days
 	claim := &kvstore.Claim{Slot: slot, Token: "long-gone", Owner: "dead", At: slot, Expires: slot.Add(30 * time.Second)}
-	st := kvstore.State{Next: now.Truncate(time.Second).Add(2 * time.Second), Plan: spec.Plan(), Claim: claim, Fires: 1}
+	st := kvstore.State{Next: now.Truncate(time.Second).Add(2 * time.Second), Plan: compile.Plan(spec), Claim: claim, Fires: 1}
 	if _, err := h.store.CreateState(ctx, "old", st); err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func TestBackfillSlotNotLastFire(t *testing.T) {
 	// The second run's claim on the same slot, whose owner died.
 	claim := &kvstore.Claim{Slot: old, SlotID: slotID, Reason: kvstore.ReasonBackfill, Token: "dead", Owner: "dead",
 		At: now.Add(-40 * time.Second), Expires: now.Add(-10 * time.Second)}
-	st := kvstore.State{Next: now.Truncate(time.Hour).Add(time.Hour), Plan: spec.Plan(), Claim: claim, Fires: 2}
+	st := kvstore.State{Next: now.Truncate(time.Hour).Add(time.Hour), Plan: compile.Plan(spec), Claim: claim, Fires: 2}
 	if _, err := h.store.CreateState(ctx, "bf", st); err != nil {
 		t.Fatal(err)
 	}

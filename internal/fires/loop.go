@@ -8,6 +8,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -54,7 +55,7 @@ type loop struct {
 	// win batches due plain slots into window claims (batch.go).
 	win batcher
 	// policies are the misfire and overlap policies in use, shared (sched).
-	policies map[kvstore.Policy]*kvstore.Policy
+	policies map[compile.Policy]*compile.Policy
 	// scratch holds an entry's state viewed for one of the loop's own
 	// decisions (entry.view), so that they allocate nothing.
 	scratch kvstore.State
@@ -113,7 +114,7 @@ func newLoop(e *Engine, specs *laterWatch, states, cals jetstream.KeyWatcher, do
 		in:        inputs{specs: specs, states: states, cals: cals, dones: dones},
 		parked:    make(map[string]bool),
 		cal:       calendars{known: make(map[string]*calendar.Calendar), bad: make(map[string]error)},
-		policies:  make(map[kvstore.Policy]*kvstore.Policy),
+		policies:  make(map[compile.Policy]*compile.Policy),
 		entries:   make(map[string]*entry),
 		waiting:   make(map[string][]doneReport),
 		uncounted: make(map[string]uint64),

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/account"
 	"github.com/jetsched/jetsched/internal/account/accounttest"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -30,7 +31,7 @@ func TestDecisionsMatchModel(t *testing.T) {
 	for i := range count {
 		written := base.Add(time.Duration(r.IntN(2*365*24*3600)) * time.Second).Add(time.Duration(r.IntN(1000)) * time.Millisecond)
 		spec := accounttest.WithPolicy(r, accounttest.Spec(r, written))
-		c, err := spec.Compile(fmt.Sprintf("s%d", i), nil)
+		c, err := compile.Compile(spec, fmt.Sprintf("s%d", i), nil, nil)
 		if err != nil {
 			continue
 		}
@@ -196,7 +197,7 @@ const (
 
 // playAndCompare plays c's decisions over h and compares every slot's
 // fate with the model's; "" when they agree.
-func playAndCompare(c kvstore.Compiled, spec kvstore.Spec, written time.Time, h history) string {
+func playAndCompare(c compile.Compiled, spec kvstore.Spec, written time.Time, h history) string {
 	got, err := play(c, spec, written, h)
 	if err != "" {
 		return err
@@ -224,7 +225,7 @@ func orNothing(s string) string {
 
 // expected is the model's fate of every slot the engine has come to by
 // the history's end, by slot (Unix ns).
-func expected(c kvstore.Compiled, spec kvstore.Spec, written time.Time, h history) map[int64]string {
+func expected(c compile.Compiled, spec kvstore.Spec, written time.Time, h history) map[int64]string {
 	pol := c.Policy
 	threshold := pol.MisfireThreshold
 	if threshold <= 0 {
@@ -281,7 +282,7 @@ func expected(c kvstore.Compiled, spec kvstore.Spec, written time.Time, h histor
 
 // play runs the engine's decisions for c over h on a virtual clock and
 // returns each slot's fate, or why the play went wrong.
-func play(c kvstore.Compiled, spec kvstore.Spec, written time.Time, h history) (map[int64]string, string) {
+func play(c compile.Compiled, spec kvstore.Spec, written time.Time, h history) (map[int64]string, string) {
 	got := map[int64]string{}
 	record := func(s time.Time, fate string) string {
 		if prev, ok := got[s.UnixNano()]; ok {
@@ -364,7 +365,7 @@ func play(c kvstore.Compiled, spec kvstore.Spec, written time.Time, h history) (
 
 // act does what a worker does with decision d, in memory: the state
 // written, and the fate of each slot the decision settles.
-func act(c kvstore.Compiled, stp **kvstore.State, settled *string, d Decision, now time.Time, record func(time.Time, string) string) string {
+func act(c compile.Compiled, stp **kvstore.State, settled *string, d Decision, now time.Time, record func(time.Time, string) string) string {
 	st := *stp
 	missed := func() string {
 		fate := fateMissed

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/clock"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
@@ -207,7 +208,7 @@ func TestRestoredRecordBeyondItsRecurrence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := spec.Compile("restored", nil)
+	c, err := compile.Compile(spec, "restored", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/account/accounttest"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -36,7 +37,7 @@ func TestBatchableIsTheDecidersPlainClaim(t *testing.T) {
 		spec := accounttest.WithPolicy(r, accounttest.Spec(r, now.Add(-time.Duration(r.IntN(48*3600))*time.Second)))
 		spec.Calendar = "" // the loop's test has no calendars
 		id := fmt.Sprintf("s%d", i)
-		c, err := spec.CompileShared(id, nil, &l.e.interner)
+		c, err := compile.Compile(spec, id, nil, &l.e.interner)
 		if err != nil {
 			continue
 		}
@@ -101,7 +102,7 @@ func documentedPlain(in Input) bool {
 }
 
 // genState is a random state of schedule c around now.
-func genState(r *rand.Rand, c kvstore.Compiled, now time.Time) kvstore.State {
+func genState(r *rand.Rand, c compile.Compiled, now time.Time) kvstore.State {
 	st := kvstore.State{Plan: c.Plan, Owner: "i"}
 	if r.IntN(12) == 0 {
 		st.Plan = "changed"

@@ -3,6 +3,7 @@ package fires
 import (
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -11,8 +12,8 @@ import (
 // with the first claim (or misfire). Readers such as the admin API and the
 // Go SDK show it in place of the missing record. written is when the spec
 // was stored (kvstore.SpecEntry.Written); src resolves a named calendar.
-func Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.CalendarSource) (kvstore.State, error) {
-	c, err := spec.Compile(id, src)
+func Planned(id string, spec kvstore.Spec, written, now time.Time, src compile.CalendarSource) (kvstore.State, error) {
+	c, err := compile.Compile(spec, id, src, nil)
 	if err != nil {
 		return kvstore.State{}, err
 	}
@@ -50,13 +51,13 @@ func plannedState(plan string, d Decision, now time.Time) *kvstore.State {
 type Planner struct{}
 
 // Planned is the package's Planned.
-func (Planner) Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.CalendarSource) (kvstore.State, error) {
+func (Planner) Planned(id string, spec kvstore.Spec, written, now time.Time, src compile.CalendarSource) (kvstore.State, error) {
 	return Planned(id, spec, written, now, src)
 }
 
 // Replan moves st past its claim as Decide at now does for a recurring
 // schedule compiled as c, when its decision is to re-plan.
-func (Planner) Replan(c kvstore.Compiled, st *kvstore.State, now time.Time) {
+func (Planner) Replan(c compile.Compiled, st *kvstore.State, now time.Time) {
 	sc := schedOf(c, nil)
 	d := Decide(Input{Now: now, Plan: sc.Plan, Policy: sc.policy(), Schedule: sc.Schedule, State: st, MisfireThreshold: DefaultMisfireThreshold})
 	if d.Action == ActReplan {

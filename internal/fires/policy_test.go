@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -14,26 +15,26 @@ func TestDecidePolicies(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
 	every := cronx.Interval{Every: time.Second}
-	base := kvstore.Policy{Misfire: kvstore.MisfireSkip, CatchupWindow: 24 * time.Hour, Overlap: kvstore.OverlapAllow, CompletionTimeout: time.Hour}
-	with := func(f func(*kvstore.Policy)) kvstore.Policy { p := base; f(&p); return p }
+	base := compile.Policy{Misfire: kvstore.MisfireSkip, CatchupWindow: 24 * time.Hour, Overlap: kvstore.OverlapAllow, CompletionTimeout: time.Hour}
+	with := func(f func(*compile.Policy)) compile.Policy { p := base; f(&p); return p }
 	running := &kvstore.Running{SlotID: "s.1796029200000", Slot: at(0), Since: at(0), Deadline: at(100)}
 	tests := []struct {
 		name   string
 		now    time.Time
-		policy kvstore.Policy
+		policy compile.Policy
 		state  kvstore.State
 		check  func(t *testing.T, d Decision)
 	}{
-		{"fire_all catches up every slot in order", at(300), with(func(p *kvstore.Policy) { p.Misfire = kvstore.MisfireFireAll }),
+		{"fire_all catches up every slot in order", at(300), with(func(p *compile.Policy) { p.Misfire = kvstore.MisfireFireAll }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Reason == kvstore.ReasonCatchup && d.Next.Equal(at(11)) && d.Missed == 0, d)
 			}},
-		{"fire_all drops slots older than the catch-up window", at(300), with(func(p *kvstore.Policy) {
+		{"fire_all drops slots older than the catch-up window", at(300), with(func(p *compile.Policy) {
 			p.Misfire, p.CatchupWindow = kvstore.MisfireFireAll, 100*time.Second
 		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 			want(t, d.Action == ActMisfire && d.Missed == 190 && d.LastMissed.Equal(at(199)) && d.Next.Equal(at(200)), d)
 		}},
-		{"fire_once fires the latest misfired slot and records the ones before it merged", at(300.5), with(func(p *kvstore.Policy) { p.Misfire = kvstore.MisfireFireOnce }),
+		{"fire_once fires the latest misfired slot and records the ones before it merged", at(300.5), with(func(p *compile.Policy) { p.Misfire = kvstore.MisfireFireOnce }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 				// 240 is the last slot late past the 1 m threshold; 241
 				// through 300 are on time and fire as usual afterwards.
@@ -44,24 +45,24 @@ func TestDecidePolicies(t *testing.T) {
 		// Issue 51, case 3: back just after a slot, a fire_once schedule
 		// (threshold 3 s) recorded the slot before it missed, "2.112s late,
 		// threshold 3s", and fired only the latest; skip fired both.
-		{"fire_once leaves the slots within the threshold to fire", at(13.5), with(func(p *kvstore.Policy) {
+		{"fire_once leaves the slots within the threshold to fire", at(13.5), with(func(p *compile.Policy) {
 			p.Misfire, p.MisfireThreshold = kvstore.MisfireFireOnce, 3*time.Second
 		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 			// 10 is 3.5 s late: the one catch-up; 11 (2.5 s late) through
 			// 13 are within the threshold and fire as usual.
 			want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Reason == kvstore.ReasonCatchup && d.Missed == 0 && d.Next.Equal(at(11)), d)
 		}},
-		{"fire_once with nothing late past the threshold fires on time", at(12.112), with(func(p *kvstore.Policy) {
+		{"fire_once with nothing late past the threshold fires on time", at(12.112), with(func(p *compile.Policy) {
 			p.Misfire, p.MisfireThreshold = kvstore.MisfireFireOnce, 3*time.Second
 		}), kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 			want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Reason == "" && d.Missed == 0, d)
 		}},
-		{"a spec's threshold wins over the scheduler's", at(12), with(func(p *kvstore.Policy) { p.MisfireThreshold = time.Second }),
+		{"a spec's threshold wins over the scheduler's", at(12), with(func(p *compile.Policy) { p.MisfireThreshold = time.Second }),
 			kvstore.State{Next: at(10)}, func(t *testing.T, d Decision) {
 				// 10 is 2 s late: missed; 11 is within the threshold: it fires next.
 				want(t, d.Action == ActMisfire && d.Missed == 1 && d.Next.Equal(at(11)) && d.MissedThreshold == time.Second, d)
 			}},
-		{"overlap skip while running", at(10), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapSkip }),
+		{"overlap skip while running", at(10), with(func(p *compile.Policy) { p.Overlap = kvstore.OverlapSkip }),
 			kvstore.State{Next: at(10), Running: running}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActMisfire && d.Missed == 1 && d.Next.Equal(at(11)) && d.MissedReason == "overlap: s.1796029200000 is still running", d)
 			}},
@@ -69,20 +70,20 @@ func TestDecidePolicies(t *testing.T) {
 			kvstore.State{Next: at(10), Running: running}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActClaim && d.Slot.Equal(at(10)), d)
 			}},
-		{"buffer waits for the running fire, or its timeout", at(10), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapBufferAll }),
+		{"buffer waits for the running fire, or its timeout", at(10), with(func(p *compile.Policy) { p.Overlap = kvstore.OverlapBufferAll }),
 			kvstore.State{Next: at(10), Running: running}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActWait && d.Until.Equal(at(100)), d)
 			}},
-		{"buffer_all fires the held slot late, then the next", at(500), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapBufferAll }),
+		{"buffer_all fires the held slot late, then the next", at(500), with(func(p *compile.Policy) { p.Overlap = kvstore.OverlapBufferAll }),
 			kvstore.State{Next: at(10), LastDone: at(400)}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Next.Equal(at(11)) && d.Missed == 0, d)
 			}},
-		{"buffer_one fires the held slot and skips the others due", at(20.5), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapBufferOne }),
+		{"buffer_one fires the held slot and skips the others due", at(20.5), with(func(p *compile.Policy) { p.Overlap = kvstore.OverlapBufferOne }),
 			kvstore.State{Next: at(10), LastDone: at(20.2)}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActClaim && d.Slot.Equal(at(10)) && d.Missed == 10 && d.FirstMissed.Equal(at(11)) &&
 					d.LastMissed.Equal(at(20)) && d.Next.Equal(at(21)), d)
 			}},
-		{"cancel_other claims and cancels the running one", at(10), with(func(p *kvstore.Policy) { p.Overlap = kvstore.OverlapCancelOther }),
+		{"cancel_other claims and cancels the running one", at(10), with(func(p *compile.Policy) { p.Overlap = kvstore.OverlapCancelOther }),
 			kvstore.State{Next: at(10), Running: running}, func(t *testing.T, d Decision) {
 				want(t, d.Action == ActClaim && d.Cancel == running.SlotID, d)
 			}},

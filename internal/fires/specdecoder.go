@@ -5,6 +5,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -36,7 +37,7 @@ type decodedSpec struct {
 	// compiled and cerr are the spec compiled on the decoder's goroutine
 	// (ahead true), when it needs no named calendar (which only the loop
 	// knows): a cold start's compiles then do not all wait on the loop.
-	compiled kvstore.Compiled
+	compiled compile.Compiled
 	cerr     error
 	ahead    bool
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -88,7 +89,7 @@ func TestPutSpecAnchorsAtTheFirstWrite(t *testing.T) {
 	if got, err := store.PutSpec(ctx, "legacy", legacy); err != nil || got != oldRev {
 		t.Fatalf("re-registering a legacy spec: revision %d, %v; want %d", got, err, oldRev)
 	}
-	if e, _ := store.GetSpec(ctx, "legacy"); e.Spec.Align != "" || e.Spec.Anchor != nil || e.Spec.Plan() != "every 1d" {
+	if e, _ := store.GetSpec(ctx, "legacy"); e.Spec.Align != "" || e.Spec.Anchor != nil || compile.Plan(e.Spec) != "every 1d" {
 		t.Fatalf("legacy spec became %+v", e.Spec)
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -214,7 +215,7 @@ func (s *Store) readSpecs(ctx context.Context, ws []SpecWrite, res []SpecResult)
 }
 
 // cachedCalendars is src reading each calendar once (for one batch).
-func cachedCalendars(src kvstore.CalendarSource) kvstore.CalendarSource {
+func cachedCalendars(src compile.CalendarSource) compile.CalendarSource {
 	type got struct {
 		c   *calendar.Calendar
 		err error

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -129,8 +130,8 @@ func (s *Store) WatchCalendars(ctx context.Context) (jetstream.KeyWatcher, error
 	return s.watch(ctx, s.calendars, watchOpts{})
 }
 
-// CalendarSource looks a calendar up by name for Spec.Compile.
-func (s *Store) CalendarSource(ctx context.Context) kvstore.CalendarSource {
+// CalendarSource looks a calendar up by name for compile.Compile.
+func (s *Store) CalendarSource(ctx context.Context) compile.CalendarSource {
 	return func(name string) (*calendar.Calendar, error) {
 		e, err := s.GetCalendar(ctx, name)
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -28,7 +29,7 @@ type StaticSet struct {
 
 // Resolve checks the set without a store and returns it ready to apply:
 // ids derived where they are missing, every spec marked with Source. It
-// checks the source label, each spec (Spec.Validate: a named calendar is
+// checks the source label, each spec (compile.Validate: a named calendar is
 // resolved only by ApplyStatic) and that no id comes twice. An error names
 // the entry (1-based), its id and the field, and matches kvstore.ErrInvalid.
 func (set StaticSet) Resolve() (StaticSet, error) {
@@ -48,7 +49,7 @@ func (set StaticSet) Resolve() (StaticSet, error) {
 		if e.ID == "" {
 			e.ID = kvstore.DefaultKey(e.Spec)
 		}
-		if err := e.Spec.Validate(e.ID); err != nil {
+		if err := compile.Validate(e.Spec, e.ID, nil); err != nil {
 			return set, set.entryError(i, e.ID, err)
 		}
 		if j, dup := seen[e.ID]; dup {

@@ -18,6 +18,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsname"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipelined"
@@ -349,7 +350,7 @@ type specPlan struct {
 // planSpec decides a save of spec under id over cur (nil: no schedule),
 // as o says: unchanged, a refusal, or the spec to write, validated over
 // the stored one (see prepareSpec) with calendars from cals.
-func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals kvstore.CalendarSource) (specPlan, error) {
+func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur jetstream.KeyValueEntry, o SaveOptions, cals compile.CalendarSource) (specPlan, error) {
 	if spec.Trace == nil && s.specTraces.Load() {
 		spec.Trace = TraceContextOf(ctx) // the writer's span, for the dispatch spans' links
 	}
@@ -361,7 +362,7 @@ func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur 
 		return specPlan{written: written, data: data}, err
 	}
 	if o.Create {
-		if err := spec.Validate(id); err != nil {
+		if err := compile.Validate(spec, id, nil); err != nil {
 			return specPlan{}, err // bad input is invalid, whatever is stored
 		}
 		return specPlan{}, existsError(id)
@@ -433,10 +434,10 @@ func (s *Store) CheckSpec(ctx context.Context, id string, spec kvstore.Spec) err
 // Spec.WithAnchor), validates it for id (with o.Now, a one-shot in the
 // past is refused), resolves its calendar from cals, and encodes it; it
 // returns the spec as it will be written and its bytes.
-func (s *Store) prepareSpec(id string, spec kvstore.Spec, stored *kvstore.Spec, o SaveOptions, cals kvstore.CalendarSource) (kvstore.Spec, []byte, error) {
+func (s *Store) prepareSpec(id string, spec kvstore.Spec, stored *kvstore.Spec, o SaveOptions, cals compile.CalendarSource) (kvstore.Spec, []byte, error) {
 	now := time.Now()
 	spec = spec.WithAnchor(stored, now)
-	if err := spec.CheckFields(id); err != nil {
+	if err := compile.CheckFields(spec, id); err != nil {
 		return spec, nil, err
 	}
 	if err := o.checkAt(spec); err != nil {
@@ -444,7 +445,7 @@ func (s *Store) prepareSpec(id string, spec kvstore.Spec, stored *kvstore.Spec, 
 	}
 	// What the scheduler checks on every record it reads (the two
 	// cannot drift).
-	if _, err := spec.CheckRecord(id, cals, nil, now); err != nil {
+	if _, err := compile.CheckRecord(spec, id, cals, nil, now); err != nil {
 		return spec, nil, err
 	}
 	data, err := spec.Encode()

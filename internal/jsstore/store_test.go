@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/slotid"
@@ -106,7 +107,7 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			spec, err := kvstore.DecodeSpec([]byte(tc.json))
 			if err == nil {
-				err = spec.Validate(tc.key)
+				err = compile.Validate(spec, tc.key, nil)
 			}
 			if tc.field == "" {
 				if err != nil {
@@ -126,7 +127,7 @@ func TestDecodeAndValidateSpec(t *testing.T) {
 }
 
 func TestCronErrorKeepsParseError(t *testing.T) {
-	err := kvstore.Spec{Workflow: "wf", Cron: "0 25 * * *"}.Validate("a")
+	err := compile.Validate(kvstore.Spec{Workflow: "wf", Cron: "0 25 * * *"}, "a", nil)
 	var pe *cronx.ParseError
 	if !errors.As(err, &pe) || pe.Field != "hour" {
 		t.Fatalf("err = %v, want a cronx.ParseError on the hour field", err)
@@ -140,12 +141,12 @@ func TestPlanKeepsCadenceOnlyForTheSameRecurrence(t *testing.T) {
 	base := kvstore.Spec{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris"}
 	same := base
 	same.Input, same.Description, same.Workflow = []byte(`{"x":1}`), "changed", "other"
-	if base.Plan() != same.Plan() {
+	if compile.Plan(base) != compile.Plan(same) {
 		t.Error("input, description or workflow changes must not re-plan")
 	}
 	// A spec written before dom_dow existed keeps its plan (and so its
 	// cadence) across the upgrade.
-	if got, want := base.Plan(), "cron 0 9 * * * tz=Europe/Paris"; got != want {
+	if got, want := compile.Plan(base), "cron 0 9 * * * tz=Europe/Paris"; got != want {
 		t.Errorf("Plan() = %q, want %q", got, want)
 	}
 	for _, changed := range []kvstore.Spec{
@@ -155,7 +156,7 @@ func TestPlanKeepsCadenceOnlyForTheSameRecurrence(t *testing.T) {
 		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris", DomDow: "posix"},
 		{Workflow: "wf", Cron: "0 9 * * *", TZ: "Europe/Paris", DSTOverlap: "once"},
 	} {
-		if changed.Plan() == base.Plan() {
+		if compile.Plan(changed) == compile.Plan(base) {
 			t.Errorf("%+v has the same plan as %+v", changed, base)
 		}
 	}
@@ -170,7 +171,7 @@ func TestCompileAppliesDomDow(t *testing.T) {
 		"and":    "2026-05-31T00:00:00Z",
 		"posix":  "2026-03-08T00:00:00Z", // the 1st, 11th, ... or Sundays
 	} {
-		c, err := kvstore.Spec{Workflow: "wf", Cron: "0 0 */10 * SUN", DomDow: rule}.Compile("a", nil)
+		c, err := compile.Compile(kvstore.Spec{Workflow: "wf", Cron: "0 0 */10 * SUN", DomDow: rule}, "a", nil, nil)
 		if err != nil {
 			t.Fatalf("dom_dow %q: %v", rule, err)
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -59,7 +60,7 @@ type Follower struct {
 	// state record is read for its flags only (RecordFlags).
 	Planner Planner
 	// Invalid tells whether a decoded spec is invalid (nil:
-	// kvstore.Spec.Validate).
+	// compile.Validate).
 	Invalid func(id string, spec kvstore.Spec) bool
 	// Extra are the listing's own watches.
 	Extra []Watch
@@ -352,7 +353,7 @@ func (f *Follower) invalid(id string, spec kvstore.Spec) bool {
 	if f.Invalid != nil {
 		return f.Invalid(id, spec)
 	}
-	return spec.Validate(id) != nil
+	return compile.Validate(spec, id, nil) != nil
 }
 
 // plan sets the next slot of a schedule without a state record to the

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/readmodel"
@@ -46,14 +47,14 @@ func (t *table) Reset()           { t.rows = map[string]*tableRow{} }
 // written, or at its one-shot time.
 type planner struct{}
 
-func (planner) Planned(_ string, spec kvstore.Spec, written, _ time.Time, _ kvstore.CalendarSource) (kvstore.State, error) {
+func (planner) Planned(_ string, spec kvstore.Spec, written, _ time.Time, _ compile.CalendarSource) (kvstore.State, error) {
 	if spec.At != nil {
 		return kvstore.State{Next: *spec.At}, nil
 	}
 	return kvstore.State{Next: written.Add(time.Hour)}, nil
 }
 
-func (planner) Replan(kvstore.Compiled, *kvstore.State, time.Time) {}
+func (planner) Replan(compile.Compiled, *kvstore.State, time.Time) {}
 
 // TestFollowerAppliesRecordsInAnyOrder: the follower keeps one row a
 // schedule from the specs, state records and ended lists of a real

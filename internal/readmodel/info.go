@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -19,7 +20,7 @@ func (m Model) Info(ctx context.Context, lists *jsstore.EndedReader, e jsstore.S
 	store := m.Store
 	v := admin.ScheduleInfo{ID: e.ID, Revision: e.Revision, Spec: e.Spec}
 	if decodeErr == nil {
-		decodeErr = e.Spec.Validate(e.ID)
+		decodeErr = compile.Validate(e.Spec, e.ID, nil)
 	}
 	if decodeErr != nil {
 		v.Invalid = decodeErr.Error()

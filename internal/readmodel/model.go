@@ -23,6 +23,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -35,12 +36,12 @@ type Planner interface {
 	// state record yet, at now: written is when its spec was stored
 	// (kvstore.SpecEntry.Written); src resolves a named calendar. An error
 	// says the spec does not compile.
-	Planned(id string, spec kvstore.Spec, written, now time.Time, src kvstore.CalendarSource) (kvstore.State, error)
+	Planned(id string, spec kvstore.Spec, written, now time.Time, src compile.CalendarSource) (kvstore.State, error)
 	// Replan moves st, a recurring schedule's record compiled as c, past
 	// its claim as a scheduler's decision at now would (its next slot, and
 	// the misfires up to now); a record with nothing to re-plan is left as
 	// it is.
-	Replan(c kvstore.Compiled, st *kvstore.State, now time.Time)
+	Replan(c compile.Compiled, st *kvstore.State, now time.Time)
 }
 
 // Model reads a schedule's state from the buckets of Store as the
@@ -76,7 +77,7 @@ func (m Model) CaughtUp(ctx context.Context, e jsstore.SpecEntry, st kvstore.Sta
 	if e.Spec.At != nil || c == nil || c.Window == "" || c.SlotID != "" || !c.Settled() || st.Ended || st.Next.IsZero() || st.Next.After(now) {
 		return st
 	}
-	compiled, err := e.Spec.Compile(e.ID, m.Store.CalendarSource(ctx))
+	compiled, err := compile.Compile(e.Spec, e.ID, m.Store.CalendarSource(ctx), nil)
 	if err != nil {
 		return st
 	}

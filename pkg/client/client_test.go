@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/testwait"
 	"github.com/jetsched/jetsched/pkg/client"
@@ -127,7 +128,7 @@ func TestScheduleWithDomDow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compiled, err := e.Spec.Compile(key, nil)
+	compiled, err := compile.Compile(e.Spec, key, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

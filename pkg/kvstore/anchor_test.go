@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/testtime"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -17,7 +18,7 @@ import (
 // slots lists a compiled spec's first n slots after from.
 func slots(t *testing.T, s kvstore.Spec, from time.Time, n int) []time.Time {
 	t.Helper()
-	c, err := s.Compile("id", nil)
+	c, err := compile.Compile(s, "id", nil, nil)
 	if err != nil {
 		t.Fatalf("Compile(%+v): %v", s, err)
 	}
@@ -42,7 +43,7 @@ func TestIntervalAnchors(t *testing.T) {
 
 	t.Run("without align: as before", func(t *testing.T) {
 		legacy := kvstore.Spec{Workflow: "wf", Every: "7d", TZ: "Europe/Paris"}
-		if got := legacy.Plan(); got != "every 7d" {
+		if got := compile.Plan(legacy); got != "every 7d" {
 			t.Errorf("Plan() = %q, want %q", got, "every 7d")
 		}
 		for _, s := range slots(t, legacy, from, 3) {
@@ -51,7 +52,7 @@ func TestIntervalAnchors(t *testing.T) {
 			}
 		}
 		anchored := kvstore.Spec{Workflow: "wf", Every: "90m", Anchor: &monday}
-		if got, want := anchored.Plan(), "every 90m anchor=2026-03-16T08:00:00Z"; got != want {
+		if got, want := compile.Plan(anchored), "every 90m anchor=2026-03-16T08:00:00Z"; got != want {
 			t.Errorf("Plan() = %q, want %q", got, want)
 		}
 		iv := cronx.Interval{Every: 90 * time.Minute, Anchor: monday}
@@ -69,8 +70,8 @@ func TestIntervalAnchors(t *testing.T) {
 				t.Fatalf("slots %v, want Mondays 09:00 Paris", got)
 			}
 		}
-		if !strings.Contains(s.Plan(), "align=anchor") || !strings.Contains(s.Plan(), "tz=Europe/Paris") {
-			t.Errorf("Plan() = %q does not name the align and the zone", s.Plan())
+		if !strings.Contains(compile.Plan(s), "align=anchor") || !strings.Contains(compile.Plan(s), "tz=Europe/Paris") {
+			t.Errorf("Plan() = %q does not name the align and the zone", compile.Plan(s))
 		}
 	})
 	t.Run("align anchor: a part of a day is elapsed time", func(t *testing.T) {
@@ -121,7 +122,7 @@ func TestIntervalAnchorErrors(t *testing.T) {
 		{"bad phase", kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch, Phase: "soon"}, "phase"},
 		{"phase below a millisecond", kvstore.Spec{Workflow: "wf", Every: "1h", Align: kvstore.AlignEpoch, Phase: "1.5ms"}, "phase"},
 	} {
-		err := c.spec.Validate("a")
+		err := compile.Validate(c.spec, "a", nil)
 		if fe := (*kvstore.FieldError)(nil); !errors.As(err, &fe) || fe.Field != c.field {
 			t.Errorf("%s: %v, want a FieldError on %s", c.name, err, c.field)
 		}
@@ -176,7 +177,7 @@ func TestDefaultHoursKeepTheirPlan(t *testing.T) {
 		return hex.EncodeToString(sum[:])
 	}
 	bho := kvstore.Spec{Workflow: "wf", Cron: "0 2 * * *", BusinessHoursOnly: true}
-	c, err := bho.Compile("a", nil)
+	c, err := compile.Compile(bho, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func TestDefaultHoursKeepTheirPlan(t *testing.T) {
 		t.Errorf("Friday noon: next %v, want Monday 09:00", got)
 	}
 	inline := kvstore.Spec{Workflow: "wf", Cron: "0 10 * * *", CalendarInline: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"X","date":"12-25"}]}`)}
-	c, err = inline.Compile("a", nil)
+	c, err = compile.Compile(inline, "a", nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // Package kvstore is jetsched's records contract on JetStream: the names
 // of its buckets, streams and subjects (Layout), the JSON records kept in
-// them (Spec, State, Claim, Tick, Timer) with their validation, the
+// them (Spec, State, Claim, Tick, Timer) with their strict decoding, the
 // headers of fire messages and worker reports (FireMeta, DoneReport), the
 // observer events, the limits on inputs, the supported time range, and
 // the errors callers branch on (ErrNotFound, ErrConflict, ErrExists,
@@ -10,7 +10,9 @@
 // `nats kv put sched_specs ID '<json>'`. State and ticks are the
 // scheduler's, written only by CAS (state) or under a claim (ticks). The
 // store that reads and writes them is the engine's (internal/jsstore);
-// users write through pkg/client or the admin API.
+// users write through pkg/client or the admin API, which check a spec as
+// the scheduler does before anything is written (what a spec means, its
+// compiled recurrence and calendar, is the engine's: internal/compile).
 //
 // A conflict (ErrConflict) means "re-read and re-decide", never "someone
 // else has it".

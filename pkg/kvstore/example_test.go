@@ -1,20 +1,22 @@
 package kvstore_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// A spec is validated before it is written; the error names the field.
-func ExampleSpec_Validate() {
+// A spec record is read strictly: a field given twice is refused, naming
+// it, as the scheduler does with every record its watch brings.
+func ExampleDecodeSpec() {
 	spec, err := kvstore.DecodeSpec([]byte(`{"workflow":"billing","cron":"0 9 * * 1-5","tz":"Europe/Paris"}`))
-	fmt.Println(spec.RecurrenceString(), err, spec.Validate("billing-daily"))
+	fmt.Println(spec.RecurrenceString(), err)
 
-	bad := kvstore.Spec{Workflow: "billing", Cron: "0 0 30 2 *"}
-	err = bad.Validate("billing-daily")
-	fmt.Println(err.(*kvstore.FieldError).Field)
+	_, err = kvstore.DecodeSpec([]byte(`{"workflow":"billing","cron":"0 9 * * *","cron":"0 10 * * *"}`))
+	var fe *kvstore.FieldError
+	fmt.Println(errors.As(err, &fe), fe.Field, errors.Is(err, kvstore.ErrInvalid))
 	// Output:
-	// cron 0 9 * * 1-5 (Europe/Paris) <nil> <nil>
-	// cron
+	// cron 0 9 * * 1-5 (Europe/Paris) <nil>
+	// true cron true
 }

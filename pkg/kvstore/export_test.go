@@ -13,8 +13,5 @@ var AppendJSON = State.appendJSON
 // DecodeSpecSlow is DecodeSpec without its fast path.
 var DecodeSpecSlow = decodeSpecStrict
 
-// CheckFires is Compiled.checkFires, for the external tests.
-var CheckFires = Compiled.checkFires
-
 // UnescapeTimerID is unescapeTimerID, for the external tests.
 var UnescapeTimerID = unescapeTimerID

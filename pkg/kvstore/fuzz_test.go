@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -49,12 +50,12 @@ func FuzzDecodeSpec(f *testing.F) {
 		}
 		// What the scheduler accepts on read (CheckRecord) the API's
 		// validator accepts too, and its input nests at most MaxJSONDepth.
-		if _, err := spec.CheckRecord("fuzz", nil, nil, now); err == nil {
-			if verr := spec.Validate("fuzz"); verr != nil {
+		if _, err := compile.CheckRecord(spec, "fuzz", nil, nil, now); err == nil {
+			if verr := compile.Validate(spec, "fuzz", nil); verr != nil {
 				t.Fatalf("read accepts what the API refuses: %v", verr)
 			}
 		}
-		if spec.Validate("fuzz") != nil {
+		if compile.Validate(spec, "fuzz", nil) != nil {
 			return
 		}
 		// A valid spec's times are in the supported range, and encode.
@@ -69,11 +70,11 @@ func FuzzDecodeSpec(f *testing.F) {
 		if d := strictjson.Depth(spec.Input); d > kvstore.MaxJSONDepth {
 			t.Fatalf("input %d deep validates", d)
 		}
-		c, err := spec.Compile("fuzz", nil)
+		c, err := compile.Compile(spec, "fuzz", nil, nil)
 		if err != nil {
 			return
 		}
-		_ = kvstore.CheckFires(c, now)
+		_, _ = compile.CheckRecord(spec, "fuzz", nil, nil, now) // the calendar's ten-year check
 		_ = c.Schedule.Next(now)
 	})
 }

@@ -44,7 +44,7 @@ func DefaultKey(s Spec) string {
 	if in, err := jsonenc.Canonical(s.Input); err == nil {
 		h.Write(in)
 	} else {
-		h.Write(s.Input) // invalid JSON: refused by Validate anyway
+		h.Write(s.Input) // invalid JSON: refused by the spec check anyway
 	}
 	return s.Workflow + "-" + hex.EncodeToString(h.Sum(nil))[:12]
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/usererr"
@@ -409,11 +410,11 @@ func TestSpecTraceValidated(t *testing.T) {
 	t.Parallel()
 	s := kvstore.Spec{Workflow: "w", Cron: "@daily", Trace: &kvstore.TraceContext{TraceParent: "00-not-a-trace-01"}}
 	var fe *kvstore.FieldError
-	if err := s.Validate("k"); !errors.As(err, &fe) || fe.Field != "trace.traceparent" {
+	if err := compile.Validate(s, "k", nil); !errors.As(err, &fe) || fe.Field != "trace.traceparent" {
 		t.Fatalf("Validate = %v, want a FieldError on trace.traceparent", err)
 	}
 	s.Trace.TraceParent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	if err := s.Validate("k"); err != nil {
+	if err := compile.Validate(s, "k", nil); err != nil {
 		t.Fatalf("Validate with a valid traceparent: %v", err)
 	}
 }

@@ -37,30 +37,6 @@ const (
 	MaxJSONDepth = fieldcheck.MaxJSONDepth
 )
 
-// checkSpecLimits checks a spec's sizes against the caps.
-func checkSpecLimits(s Spec) error {
-	if err := fieldcheck.Size("input", len(s.Input), MaxInputBytes); err != nil {
-		return err
-	}
-	if err := fieldcheck.Size("calendar_inline", len(s.CalendarInline), MaxCalendarBytes); err != nil {
-		return err
-	}
-	if err := fieldcheck.Note("description", s.Description); err != nil {
-		return err
-	}
-	for _, f := range []struct{ name, value string }{
-		{"cron", s.Cron}, {"every", s.Every}, {"tz", s.TZ}, {"dialect", s.Dialect}, {"dom_dow", s.DomDow}, {"dst_gap", s.DSTGap},
-		{"dst_overlap", s.DSTOverlap}, {"calendar", s.Calendar}, {"holiday_roll", s.HolidayRoll}, {"time", s.Time},
-		{"misfire", string(s.Misfire)}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
-		{"overlap", string(s.Overlap)}, {"completion_timeout", s.CompletionTimeout},
-	} {
-		if err := fieldcheck.Size(f.name, len(f.value), MaxFieldBytes); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // duplicateKey turns a *strictjson.DuplicateKeyError into a *FieldError
 // naming the top-level field that holds the repeated key (record when
 // there is none).

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
@@ -161,68 +160,3 @@ func decodeSpecStrict(data []byte) (Spec, error) {
 
 // Encode returns the record's JSON.
 func (s Spec) Encode() ([]byte, error) { return json.Marshal(s) }
-
-// Validate checks the spec for the given key and returns a *FieldError
-// naming the first bad field.
-func (s Spec) Validate(key string) error { return s.ValidateShared(key, nil) }
-
-// ValidateShared is Validate sharing zones and parsed crons through in
-// (nil: nothing shared), as a process that checks many specs (a listing
-// catalogue of a million) does: loading a zone from disk and parsing a
-// cron for every spec was most of the cost.
-func (s Spec) ValidateShared(key string, in *Interner) error {
-	if err := s.CheckFields(key); err != nil {
-		return err
-	}
-	_, err := s.CompileShared(key, nil, in)
-	if errors.Is(err, errUnresolved) {
-		return nil // syntax is fine; PutSpec and the engine resolve the name
-	}
-	return err
-}
-
-// CheckRecord is the whole check of a spec record stored (or about to be
-// stored) under id, the one function both its writers (the admin API, the
-// CLI, the Go client: PutSpec) and its readers (the scheduler, for every
-// record its watch brings, however it was written) apply: the fields
-// (CheckFields: id, workflow, sizes, input nesting, ...), the recurrence
-// compiled with the calendars of cals (sharing zones and crons through
-// in, which may be nil), and that it still fires after now (checkFires).
-// It returns the compiled schedule, or a *FieldError naming the field.
-func (s Spec) CheckRecord(id string, cals CalendarSource, in *Interner, now time.Time) (Compiled, error) {
-	if err := s.CheckFields(id); err != nil {
-		return Compiled{}, err
-	}
-	c, err := s.CompileShared(id, cals, in)
-	if err != nil {
-		return Compiled{}, err
-	}
-	return c, c.checkFires(now)
-}
-
-// CheckFields is Validate without compiling the recurrence: for a caller
-// that compiles it next anyway (CompileShared reports the same errors), as
-// a scheduler loading its index does, once per spec.
-func (s Spec) CheckFields(key string) error {
-	if err := ValidateID(key); err != nil {
-		return err
-	}
-	if s.ID != "" && s.ID != key {
-		return fieldcheck.New("id", s.ID, fmt.Sprintf("does not match the key %q", key))
-	}
-	if err := ValidateWorkflow(s.Workflow); err != nil {
-		return err
-	}
-	if err := checkSpecLimits(s); err != nil {
-		return err
-	}
-	if err := fieldcheck.JSON("input", s.Input); err != nil {
-		return err
-	}
-	if s.Static != "" {
-		if err := fieldcheck.Source(s.Static); err != nil {
-			return err
-		}
-	}
-	return checkTrace("trace.traceparent", s.Trace)
-}

@@ -24,7 +24,8 @@ type State struct {
 	// calendar or a DST rule moved it; NextReason says why.
 	NextNominal time.Time `json:"next_nominal,omitzero"`
 	NextReason  string    `json:"next_reason,omitempty"`
-	// Plan is the compiled plan (Compiled.Plan) Next was computed from.
+	// Plan is the compiled plan (compile.Compiled.Plan, the spec's recurrence
+	// and calendar fingerprinted) Next was computed from.
 	Plan string `json:"plan"`
 	// Claim is the claim on the most recent slot.
 	Claim *Claim `json:"claim,omitempty"`

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -85,17 +86,17 @@ func TestValidateTimer(t *testing.T) {
 func TestSpecInputDepth(t *testing.T) {
 	for _, n := range []int{kvstore.MaxJSONDepth + 1, 5000} {
 		s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n))}
-		err := s.Validate("x")
+		err := compile.Validate(s, "x", nil)
 		var fe *kvstore.FieldError
 		if !errors.As(err, &fe) || fe.Field != "input" || !strings.Contains(err.Error(), "over the maximum of 64") {
 			t.Errorf("input %d deep: %v", n, err)
 		}
-		if _, err := s.CheckRecord("x", nil, nil, time.Now()); err == nil {
+		if _, err := compile.CheckRecord(s, "x", nil, nil, time.Now()); err == nil {
 			t.Errorf("CheckRecord: input %d deep accepted", n)
 		}
 	}
 	s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat("[", kvstore.MaxJSONDepth) + strings.Repeat("]", kvstore.MaxJSONDepth))}
-	if err := s.Validate("x"); err != nil {
+	if err := compile.Validate(s, "x", nil); err != nil {
 		t.Errorf("input %d deep: %v", kvstore.MaxJSONDepth, err)
 	}
 }

@@ -3,7 +3,6 @@ package kvstore
 import (
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/tracing"
 )
 
@@ -28,16 +27,4 @@ func (t *TraceContext) SpanContext() (sc trace.SpanContext, ok bool) {
 		return trace.SpanContext{}, false
 	}
 	return tracing.Parse(t.TraceParent, t.TraceState)
-}
-
-// checkTrace refuses a trace context whose traceparent is not a W3C
-// traceparent, naming field (e.g. "trace.traceparent").
-func checkTrace(field string, t *TraceContext) error {
-	if t == nil {
-		return nil
-	}
-	if _, ok := t.SpanContext(); !ok {
-		return fieldcheck.New(field, t.TraceParent, "not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>)")
-	}
-	return nil
 }

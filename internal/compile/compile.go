@@ -1,7 +1,6 @@
-package kvstore
+package compile
 
 import (
-	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,13 +11,14 @@ import (
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-// CalendarSource finds a named calendar (ErrNotFound when there is none).
+// CalendarSource finds a named calendar (kvstore.ErrNotFound when there is none).
 type CalendarSource func(name string) (*calendar.Calendar, error)
 
-// errUnresolved: the spec names a calendar and no source was given.
-var errUnresolved = errors.New("kvstore: calendar not resolved")
+// ErrUnresolved: the spec names a calendar and no source was given.
+var ErrUnresolved = errors.New("compile: calendar not resolved")
 
 // Compiled is a spec made ready to fire.
 type Compiled struct {
@@ -105,39 +105,34 @@ func (in *Interner) zones() *cronx.Zones {
 	return &in.Zones
 }
 
-// Compile builds the schedule of spec id. src resolves a named calendar;
-// with a nil src, a named calendar is not checked (Validate) and the error
-// is errUnresolved. Errors are *FieldError naming the field.
-func (s Spec) Compile(id string, src CalendarSource) (Compiled, error) {
-	return s.CompileShared(id, src, nil)
-}
-
-// CompileShared is Compile sharing zones and default calendars through in
-// (nil: nothing shared).
-func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compiled, error) {
-	if err := s.checkRecurrenceKinds(); err != nil {
+// Compile builds the schedule of spec id, sharing zones, parsed crons and
+// default calendars through in (nil: nothing shared). src resolves a named
+// calendar; with a nil src, a named calendar is not checked and the error
+// is ErrUnresolved. Errors are *kvstore.FieldError naming the field.
+func Compile(s kvstore.Spec, id string, src CalendarSource, in *Interner) (Compiled, error) {
+	if err := checkRecurrenceKinds(s); err != nil {
 		return Compiled{}, err
 	}
-	if err := s.checkSpecTimes(); err != nil {
+	if err := checkSpecTimes(s); err != nil {
 		return Compiled{}, err
 	}
 	loc, err := in.zones().Load(s.TZ)
 	if err != nil {
 		return Compiled{}, wrapParse("tz", s.TZ, err)
 	}
-	cal, err := s.calendar(loc, src, in)
+	cal, err := calendarOf(s, loc, src, in)
 	if err != nil {
 		return Compiled{}, err
 	}
-	base, err := s.recurrence(id, loc, cal, in)
+	base, err := recurrence(s, id, loc, cal, in)
 	if err != nil {
 		return Compiled{}, err
 	}
-	policy, err := s.policies()
+	policy, err := policies(s)
 	if err != nil {
 		return Compiled{}, err
 	}
-	c := Compiled{Schedule: base, Location: s.location(in.zones()), Plan: s.Plan(), Calendar: cal, Policy: policy, calendarName: s.Calendar}
+	c := Compiled{Schedule: base, Location: location(s, in.zones()), Plan: Plan(s), Calendar: cal, Policy: policy, calendarName: s.Calendar}
 	switch {
 	case len(s.CalendarInline) > 0:
 		c.calendarField = fieldCalendarInline
@@ -184,13 +179,9 @@ func (s Spec) CompileShared(id string, src CalendarSource, in *Interner) (Compil
 	return c, nil
 }
 
-// RecurrenceField is the field a *FieldError names when a spec has no
-// recurrence or more than one: its Value lists those set ("every,cron").
-const RecurrenceField = "recurrence"
-
 // checkRecurrenceKinds refuses a spec without a recurrence or with several,
 // naming those set.
-func (s Spec) checkRecurrenceKinds() error {
+func checkRecurrenceKinds(s kvstore.Spec) error {
 	var set []string
 	for _, f := range []struct {
 		name string
@@ -204,9 +195,9 @@ func (s Spec) checkRecurrenceKinds() error {
 	case 1:
 		return nil
 	case 0:
-		return fieldcheck.New(RecurrenceField, "", "none set; set one of cron, every, at and business_day")
+		return fieldcheck.New(kvstore.RecurrenceField, "", "none set; set one of cron, every, at and business_day")
 	}
-	return fieldcheck.New(RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
+	return fieldcheck.New(kvstore.RecurrenceField, strings.Join(set, ","), "set exactly one of cron, every, at and business_day")
 }
 
 // maxLimit bounds a spec's limit: a cron schedule with a limit counts its
@@ -215,7 +206,7 @@ const maxLimit = 100_000
 
 // calendar resolves the spec's calendar: named, inline, or (for
 // business_hours_only alone) the default Mon-Fri 09:00-18:00 in TZ.
-func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*calendar.Calendar, error) {
+func calendarOf(s kvstore.Spec, loc *time.Location, src CalendarSource, in *Interner) (*calendar.Calendar, error) {
 	switch {
 	case s.Calendar != "" && len(s.CalendarInline) > 0:
 		return nil, fieldcheck.New("calendar", s.Calendar, "give calendar or calendar_inline, not both")
@@ -224,20 +215,20 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*c
 			return nil, err
 		}
 		if src == nil {
-			return nil, errUnresolved
+			return nil, ErrUnresolved
 		}
 		cal, err := src(s.Calendar)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, kvstore.ErrNotFound) {
 			return nil, fieldcheck.New("calendar", s.Calendar, "no such calendar in sched_calendars (scheduler calendar put)")
 		}
 		if err != nil {
-			return nil, &FieldError{Field: "calendar", Value: s.Calendar, Err: err}
+			return nil, &fieldcheck.FieldError{Field: "calendar", Value: s.Calendar, Err: err}
 		}
 		return cal, nil
 	case len(s.CalendarInline) > 0:
 		cal, err := calendar.ParseZones(s.CalendarInline, in.zones())
 		if err != nil {
-			return nil, &FieldError{Field: "calendar_inline", Err: err}
+			return nil, &fieldcheck.FieldError{Field: "calendar_inline", Err: err}
 		}
 		return cal, nil
 	case s.BusinessHoursOnly || s.HolidayRoll != "" || s.BusinessDay != 0:
@@ -252,7 +243,7 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*c
 		zone, _ := json.Marshal(loc.String())
 		cal, err := calendar.ParseZones([]byte(`{"zone":`+string(zone)+`,"hours":{"mon-fri":["09:00-18:00"]}}`), in.zones())
 		if err != nil {
-			return nil, &FieldError{Field: "tz", Value: s.TZ, Err: err}
+			return nil, &fieldcheck.FieldError{Field: "tz", Value: s.TZ, Err: err}
 		}
 		if in != nil {
 			shared, _ := in.defaults.LoadOrStore(loc.String(), cal)
@@ -264,7 +255,7 @@ func (s Spec) calendar(loc *time.Location, src CalendarSource, in *Interner) (*c
 }
 
 // cronOptions reads the cron options; errors name their field.
-func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cronx.Options, error) {
+func cronOptions(s kvstore.Spec, id string, loc *time.Location, zones *cronx.Zones) (cronx.Options, error) {
 	o := cronx.Options{Location: loc, Key: id, Zones: zones}
 	var err error
 	if o.Dialect, err = cronx.ParseDialect(s.Dialect); err != nil {
@@ -289,8 +280,8 @@ func (s Spec) cronOptions(id string, loc *time.Location, zones *cronx.Zones) (cr
 }
 
 // recurrence parses the base recurrence (H fields are seeded with id).
-func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, in *Interner) (cronx.Schedule, error) {
-	opts, err := s.cronOptions(id, loc, in.zones())
+func recurrence(s kvstore.Spec, id string, loc *time.Location, cal *calendar.Calendar, in *Interner) (cronx.Schedule, error) {
+	opts, err := cronOptions(s, id, loc, in.zones())
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +295,7 @@ func (s Spec) recurrence(id string, loc *time.Location, cal *calendar.Calendar, 
 	case s.Cron != "":
 		return in.cron(s.Cron, opts)
 	case s.Every != "":
-		return s.interval(loc)
+		return interval(s, loc)
 	case s.At != nil:
 		return cronx.Once{At: *s.At}, nil
 	}
@@ -336,9 +327,9 @@ func parseClock(v string) (h, m, s int, err error) {
 
 // Location is the spec's zone: a CRON_TZ=/TZ= prefix of the cron
 // expression, else TZ; UTC when unset or invalid.
-func (s Spec) Location() *time.Location { return s.location(nil) }
+func Location(s kvstore.Spec) *time.Location { return location(s, nil) }
 
-func (s Spec) location(zones *cronx.Zones) *time.Location {
+func location(s kvstore.Spec, zones *cronx.Zones) *time.Location {
 	name := s.TZ
 	if first, _, _ := strings.Cut(strings.TrimSpace(s.Cron), " "); strings.HasPrefix(first, "CRON_TZ=") || strings.HasPrefix(first, "TZ=") {
 		_, name, _ = strings.Cut(first, "=")
@@ -356,7 +347,7 @@ func (s Spec) location(zones *cronx.Zones) *time.Location {
 // The scheduler keeps a schedule's cadence across spec updates whose Plan
 // is unchanged, and re-plans from now when it changes. Compiled.Plan adds
 // the calendar's content.
-func (s Spec) Plan() string {
+func Plan(s kvstore.Spec) string {
 	var p string
 	switch {
 	case s.Cron != "":
@@ -396,46 +387,10 @@ func timeOrNil(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-// RecurrenceString is the recurrence as a person reads it, e.g.
-// "cron 0 9 * * 1-5 (Europe/Paris)", "every 5s" or "business day 2 at
-// 10:00 (ecb)".
-func (s Spec) RecurrenceString() string {
-	var r string
-	switch {
-	case s.Cron != "":
-		r = "cron " + s.Cron
-		if s.TZ != "" {
-			r += " (" + s.TZ + ")"
-		}
-	case s.Every != "":
-		r = "every " + s.Every
-		switch {
-		case s.Align == AlignEpoch && s.Phase != "":
-			r += " from the epoch + " + s.Phase
-		case s.Align == AlignEpoch:
-			r += " from the epoch"
-		}
-		if s.Align != "" && s.TZ != "" {
-			r += " (" + s.TZ + ")"
-		}
-	case s.At != nil:
-		r = "at " + s.At.Format(time.RFC3339)
-	case s.BusinessDay != 0:
-		r = fmt.Sprintf("business day %d at %s", s.BusinessDay, cmp.Or(s.Time, "00:00"))
-	}
-	switch {
-	case s.Calendar != "":
-		r += " [" + s.Calendar + "]"
-	case len(s.CalendarInline) > 0:
-		r += " [inline calendar]"
-	}
-	return r
-}
-
 func wrapParse(field, value string, err error) error {
 	var pe *cronx.ParseError
 	if errors.As(err, &pe) {
-		return &FieldError{Field: field, Value: value, Err: err}
+		return &fieldcheck.FieldError{Field: field, Value: value, Err: err}
 	}
-	return &FieldError{Field: field, Value: value, Reason: err.Error()}
+	return &fieldcheck.FieldError{Field: field, Value: value, Reason: err.Error()}
 }

@@ -1,4 +1,4 @@
-package kvstore_test
+package compile_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -34,11 +35,10 @@ func TestNeverFiringByCalendarIsRefused(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.spec.Workflow = "wf"
-			c, err := tc.spec.Compile("s", nil)
-			if err != nil {
+			if _, err := compile.Compile(tc.spec, "s", nil, nil); err != nil {
 				t.Fatal(err)
 			}
-			err = kvstore.CheckFires(c, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+			_, err := compile.CheckRecord(tc.spec, "s", nil, nil, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 			var fe *kvstore.FieldError
 			switch {
 			case tc.field == "" && err != nil:
