@@ -185,6 +185,8 @@ func TestLeastPrivilege(t *testing.T) {
 		t.Fatalf("payroll's tick after forged reports: %+v %v", tick, err)
 	}
 
+	deadLettersUnderLeastPrivilege(t, op, billing, sched)
+
 	// After all that, both workflows still fire, and the scheduler's own
 	// connection was never refused anything.
 	nextFire(t, invFires)

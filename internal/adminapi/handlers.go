@@ -69,6 +69,10 @@ func (h handlers) table() map[string]endpoint {
 		"wakeup.add":               h.wakeupAdd,
 		"wakeup.cancel":            h.wakeupCancel,
 		"wakeup.list":              h.wakeupList,
+		"deadletter.list":          h.deadLetterList,
+		"deadletter.get":           h.deadLetterGet,
+		"deadletter.retry":         h.deadLetterRetry,
+		"deadletter.purge":         h.deadLetterPurge,
 	}
 }
 

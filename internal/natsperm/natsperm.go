@@ -202,7 +202,8 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets
 	l = l.WithDefaults()
 	head := "KV_" + audit.HeadBucket
 	u.Comment = wrap("The scheduler processes: on each of their streams and buckets only create, update, " +
-		"read, their consumers, acks and flow control (no delete, no purge); their subjects; the admin " +
+		"read, their consumers, acks and flow control (no delete, no purge; single messages of " + l.EventsStream +
+		" only, the dead letters an operator purges); their subjects; the admin " +
 		"API (a micro service) and its replies; which account they are in ($SYS.REQ.USER.INFO, so that " +
 		"the API trusts only the requester info of other accounts). They can never delete, purge or " +
 		"erase entries of the audit trail " + audit.Stream + ", nor update, delete or purge the bucket " +
@@ -212,6 +213,9 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets
 		u.PublishAllow = append(u.PublishAllow, streamRights(s))
 	}
 	u.PublishAllow = append(u.PublishAllow, []string{"$JS.API.STREAM.CREATE." + head, "$JS.API.STREAM.INFO." + head, "$JS.API.STREAM.MSG.GET." + head})
+	// Deleting single messages of the event stream: the admin API's
+	// deadletter.purge (an operator's action, written ahead in the trail).
+	u.PublishAllow = append(u.PublishAllow, []string{"$JS.API.STREAM.MSG.DELETE." + l.EventsStream})
 	var kv []string
 	for _, b := range append(l.Buckets(), audit.HeadBucket) {
 		kv = append(kv, "$KV."+b+".>")

@@ -17,6 +17,10 @@ type Meta struct {
 	DueAt, DispatchedAt time.Time
 	// Rearms counts how often the timer was re-armed before this firing.
 	Rearms int
+	// DeadLetterSeq is set on a wakeup an operator retried from a dead
+	// letter (kvstore.HeaderRetryOf): the dead letter's sequence in the
+	// event stream; ID is then the original wakeup's id. 0 otherwise.
+	DeadLetterSeq uint64
 }
 
 // ParseMeta reads the headers of a wakeup message.
@@ -32,6 +36,12 @@ func ParseMeta(h nats.Header) (Meta, error) {
 		if _, err := fmt.Sscan(v, &m.Rearms); err != nil {
 			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderRearms, err)
 		}
+	}
+	if of := h.Get(kvstore.HeaderRetryOf); of != "" {
+		if _, err := fmt.Sscan(h.Get(kvstore.HeaderDeadLetterSeq), &m.DeadLetterSeq); err != nil {
+			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderDeadLetterSeq, err)
+		}
+		m.ID = of
 	}
 	var err error
 	if m.DueAt, err = time.Parse(time.RFC3339Nano, h.Get(kvstore.HeaderDueAt)); err != nil {

@@ -2,6 +2,7 @@ package kvstore
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -35,6 +36,16 @@ const (
 	// HeaderNote explains Sched-Reason, e.g. the calendar rule that moved
 	// the fire.
 	HeaderNote = "Sched-Note"
+	// HeaderRetryOf is set on a fire or wakeup an operator published
+	// again from a dead letter (`scheduler deadletter retry`): the
+	// original Nats-Msg-Id (slot id or wakeup id), which workers take as
+	// the message's id. The retry's own Nats-Msg-Id is
+	// "<original>.retry-<dead letter seq>", so that the stream keeps one
+	// retry of each dead letter.
+	HeaderRetryOf = "Sched-Retry-Of"
+	// HeaderDeadLetterSeq is set with HeaderRetryOf: the sequence of the
+	// retried dead letter in the event stream.
+	HeaderDeadLetterSeq = "Sched-Dead-Letter-Seq"
 )
 
 // Headers of a wakeup message on sched.wakeup.<workflow> besides
@@ -81,6 +92,10 @@ type FireMeta struct {
 	Note         string
 	NominalAt    time.Time
 	Instance     string
+	// DeadLetterSeq is set on a fire an operator retried from a dead
+	// letter: the dead letter's sequence in the event stream (SlotID is
+	// then the original slot's, from HeaderRetryOf). 0 otherwise.
+	DeadLetterSeq uint64
 }
 
 // ParseFireMeta reads the headers of a fire message.
@@ -97,6 +112,12 @@ func ParseFireMeta(h nats.Header) (FireMeta, error) {
 		return FireMeta{}, fmt.Errorf("kvstore: not a fire message: missing %s or %s header", HeaderMsgID, HeaderScheduleID)
 	}
 	var err error
+	if of := h.Get(HeaderRetryOf); of != "" {
+		if m.DeadLetterSeq, err = strconv.ParseUint(h.Get(HeaderDeadLetterSeq), 10, 64); err != nil {
+			return FireMeta{}, fmt.Errorf("kvstore: fire header %s: %w", HeaderDeadLetterSeq, err)
+		}
+		m.SlotID = of
+	}
 	if m.ScheduledAt, err = time.Parse(time.RFC3339Nano, h.Get(HeaderScheduledAt)); err != nil {
 		return FireMeta{}, fmt.Errorf("kvstore: fire header %s: %w", HeaderScheduledAt, err)
 	}
