@@ -14,7 +14,7 @@
 package admin
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.4.0"
+const Version = "1.5.0"
 
 // Error codes.
 const (

@@ -18,11 +18,25 @@ type (
 	// (conflict).
 	// Without an id, the id is the spec's content hash
 	// (kvstore.DefaultKey), which the response gives.
+	//
+	// schedule.update takes Patch in place of Spec to change some fields
+	// only: an object of spec fields, each replacing the stored field's
+	// whole value, null removing it. Setting one recurrence (cron, every,
+	// at, business_day) removes the others and their own options (a
+	// cron's dialect, dom_dow, dst_gap and dst_overlap; an every's align,
+	// anchor and phase; a business_day's time) unless the patch sets them
+	// too. The patch applies to the schedule as stored when the update is
+	// made (with IfRevision, only at that revision).
+	//
+	// DryRun checks the write and answers as if it were made (the spec as
+	// it would be stored, the changes) without writing anything.
 	PutRequest struct {
 		ID         string          `json:"id,omitempty"`
-		Spec       json.RawMessage `json:"spec"`
+		Spec       json.RawMessage `json:"spec,omitempty"`
+		Patch      json.RawMessage `json:"patch,omitempty"`
 		Upsert     bool            `json:"upsert,omitempty"`
 		IfRevision uint64          `json:"if_revision,omitempty"`
+		DryRun     bool            `json:"dry_run,omitempty"`
 	}
 	// DeleteRequest removes a schedule; with IfRevision only if its spec
 	// is still at that revision.
@@ -67,12 +81,19 @@ type (
 // one derived from the spec's content when the request gave none), the
 // spec's revision, and what was done. Unchanged: the stored spec is the
 // same (kvstore.SameSpec), nothing was written and no audit entry
-// recorded; Revision is then the stored one.
+// recorded; Revision is then the stored one. Spec is the spec as stored
+// (with what the store fills in: an every's anchor, a calendar's zone),
+// and Changes what the write changed over the stored spec, field by
+// field. With DryRun nothing was written: Revision is the stored one (0
+// for none) and Spec and Changes are what the write would store.
 type PutResponse struct {
-	ID        string `json:"id"`
-	Revision  uint64 `json:"revision"`
-	Created   bool   `json:"created"`
-	Unchanged bool   `json:"unchanged"`
+	ID        string          `json:"id"`
+	Revision  uint64          `json:"revision"`
+	Created   bool            `json:"created"`
+	Unchanged bool            `json:"unchanged"`
+	DryRun    bool            `json:"dry_run,omitempty"`
+	Spec      json.RawMessage `json:"spec,omitempty"`
+	Changes   []Change        `json:"changes,omitempty"`
 }
 
 // Requests of the wakeup verbs.
@@ -100,3 +121,11 @@ type (
 		Step string `json:"step,omitempty"`
 	}
 )
+
+// Change is one field a write changes: its JSON name, and its value before
+// and after (absent when the field is not set).
+type Change struct {
+	Field string          `json:"field"`
+	From  json.RawMessage `json:"from,omitempty"`
+	To    json.RawMessage `json:"to,omitempty"`
+}

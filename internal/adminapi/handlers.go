@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"time"
 
@@ -88,18 +89,40 @@ func (h handlers) scheduleCreate(ctx context.Context, body []byte) (any, error) 
 	if r.IfRevision != 0 {
 		return nil, &kvstore.FieldError{Field: "if_revision", Reason: "applies to schedule.update and schedule.delete, not to create"}
 	}
-	return h.save(ctx, r.ID, spec, jsstore.SaveOptions{Create: !r.Upsert})
+	return h.save(ctx, r.ID, spec, jsstore.SaveOptions{Create: !r.Upsert, DryRun: r.DryRun})
 }
 
 func (h handlers) scheduleUpdate(ctx context.Context, body []byte) (any, error) {
-	r, spec, err := decodePut(body)
+	r, err := decode[admin.PutRequest](body)
 	if err != nil {
 		return nil, err
 	}
 	if r.Upsert {
-		return nil, &kvstore.FieldError{Field: "upsert", Reason: "applies to schedule.create; update replaces an existing schedule only"}
+		return nil, &kvstore.FieldError{Field: "upsert", Reason: "applies to schedule.create; update changes an existing schedule only"}
 	}
-	return h.save(ctx, r.ID, spec, jsstore.SaveOptions{Update: true, IfRevision: r.IfRevision})
+	o := jsstore.SaveOptions{Update: true, IfRevision: r.IfRevision, DryRun: r.DryRun, Now: time.Now()}
+	if len(r.Patch) == 0 {
+		var spec kvstore.Spec
+		if r.ID, spec, err = decodeSpec(r.ID, r.Spec); err != nil {
+			return nil, err
+		}
+		return h.save(ctx, r.ID, spec, o)
+	}
+	if len(r.Spec) != 0 {
+		return nil, &kvstore.FieldError{Field: "patch", Reason: "give spec (the whole schedule) or patch (some fields), not both"}
+	}
+	if err := kvstore.ValidateID(r.ID); err != nil {
+		return nil, err
+	}
+	var patch map[string]json.RawMessage
+	if err := json.Unmarshal(r.Patch, &patch); err != nil || patch == nil {
+		return nil, &kvstore.FieldError{Field: "patch", Reason: "want a JSON object of spec fields, each a value or null (to remove it)"}
+	}
+	res, err := h.store.PatchSpec(ctx, r.ID, patch, o)
+	if err != nil {
+		return admin.PutResponse{}, err
+	}
+	return putResponse(r.ID, res, r.DryRun)
 }
 
 // save writes a spec as a put through the API: a dynamic write (a static
@@ -111,7 +134,22 @@ func (h handlers) save(ctx context.Context, id string, spec kvstore.Spec, o jsst
 	if err != nil {
 		return admin.PutResponse{}, err
 	}
-	return admin.PutResponse{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged}, nil
+	return putResponse(id, res, o.DryRun)
+}
+
+// putResponse is the reply to a put: what was (or, dry, would be)
+// stored, and the fields it changed.
+func putResponse(id string, res jsstore.Saved, dry bool) (admin.PutResponse, error) {
+	raw, err := res.Spec.Encode()
+	if err != nil {
+		return admin.PutResponse{}, fmt.Errorf("encode spec %q: %w", id, err)
+	}
+	changes, err := specChanges(res.Previous, res.Spec)
+	if err != nil {
+		return admin.PutResponse{}, err
+	}
+	return admin.PutResponse{ID: id, Revision: res.Revision, Created: res.Created, Unchanged: res.Unchanged,
+		DryRun: dry, Spec: raw, Changes: changes}, nil
 }
 
 // decodePut decodes a put request. Without an id (in the request or in

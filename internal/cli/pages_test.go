@@ -121,22 +121,28 @@ func TestConflictsExit3(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "1m")
-	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m") // upsert by default
+	// Another schedule under a taken id is not replaced silently.
+	e.refused(ExitConflict, "would change every \"1m\" -> \"2m\"; nothing was written: add --replace", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m")
+	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m", "--replace")
 	out, _ := e.must("schedule", "get", "c")
 	if !strings.Contains(out, "revision:") {
 		t.Fatalf("get does not show the revision:\n%s", out)
 	}
 	e.refused(ExitConflict, "exists", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--create-only")
-	e.refused(ExitConflict, "not 1", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", "1")
+	e.refused(ExitConflict, "not 1", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", "1", "--replace")
+	e.refused(ExitInvalid, "--if-revision applies to --replace", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", "1")
 	e.refused(ExitConflict, "not 1", "schedule", "rm", "c", "--if-revision", "1")
-	e.refused(ExitFailure, `not found: schedule "d"`, "schedule", "add", "--id", "d", "--workflow", "w", "--every", "3m", "--if-revision", "1")
+	e.refused(ExitFailure, `not found: schedule "d"`, "schedule", "add", "--id", "d", "--workflow", "w", "--every", "3m", "--if-revision", "1", "--replace")
 	e.refused(ExitInvalid, "--create-only", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--create-only", "--upsert")
 	stored, err := e.store.GetSpec(t.Context(), "c")
 	if err != nil || stored.Spec.Every != "2m" {
 		t.Fatalf("after refused writes: %+v %v", stored.Spec, err)
 	}
-	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", fmt.Sprint(stored.Revision))
+	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", fmt.Sprint(stored.Revision), "--replace")
 	stored, _ = e.store.GetSpec(t.Context(), "c")
+	if stored.Spec.Every != "3m" {
+		t.Fatalf("after --replace --if-revision: %+v", stored.Spec)
+	}
 	e.must("schedule", "rm", "c", "--if-revision", fmt.Sprint(stored.Revision))
 	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--create-only")
 }

@@ -4,14 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
-	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
@@ -25,7 +24,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 		Short:   "Add, inspect and remove schedules",
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
-	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
+	cmd.AddCommand(a.scheduleAdd(), a.scheduleUpdate(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
 		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport())
 	return cmd
 }
@@ -36,7 +35,7 @@ type addFlags struct {
 	rec                                                     recurrenceFlags
 	id, workflow, input, description                        string
 	misfire, catchup, threshold, overlap, completionTimeout string
-	upsert, createOnly                                      bool
+	replace, upsert, createOnly, dryRun                     bool
 	ifRevision                                              uint64
 }
 
@@ -44,28 +43,30 @@ func (a *app) scheduleAdd() *cobra.Command {
 	var f addFlags
 	cmd := &cobra.Command{
 		Use:   "add [--id ID] --workflow WF (--cron EXPR | --every DUR [--anchor A] | --daily-at HH:MM | --at TIME | --business-day N --time HH:MM) [--tz ZONE] [--calendar NAME|FILE.json] [--input JSON|@FILE]",
-		Short: "Create or update a schedule",
-		Long: `Create a schedule, or update the schedule with that id (--upsert, the
-default). Updating keeps the cadence when the recurrence is unchanged, so
-services may register their schedules at every start: an --every interval
-counts from its first registration (or from --anchor), and registering it
-again keeps that anchor. Without --id the id is the schedule's content
-hash, <workflow>-<12 hex digits> of its workflow, recurrence (with zone
-and policies) and input: the id the Go client's Schedule gives the same
-schedule (docs/records.md). Adding a schedule the same as the stored one
-writes nothing and prints "unchanged" (exit status 0), a one-shot that has
-fired included.
+		Short: "Create a schedule (or replace one, with --replace)",
+		Long: `Create a schedule. Adding a schedule the same as the stored one writes
+nothing and prints "unchanged" (exit status 0), a one-shot that has fired
+included, so scripts and services may add their schedules at every start:
+an --every interval counts from its first registration (or from --anchor),
+and adding it again keeps that anchor. Without --id the id is the
+schedule's content hash, <workflow>-<12 hex digits> of its workflow,
+recurrence (with zone and policies) and input: the id the Go client's
+Schedule gives the same schedule (docs/records.md).
 
---create-only refuses an id that exists, and --if-revision N updates the
-schedule only if it is still at revision N (schedule get shows it): both
-exit with status 3 (conflict) when the schedule is not as expected, and
-write nothing.
+An id that exists with other fields is not replaced silently: add prints
+what it would change, field by field, and exits with status 3. --replace
+replaces it whole (fields the flags do not give are dropped; the changes
+are printed); scheduler schedule update changes some fields and keeps the
+rest. --if-revision N (with --replace) replaces it only if it is still at
+revision N (schedule get shows it); --create-only refuses an id that
+exists even when it is the same. --dry-run prints what would be written.
 
-The input is validated before anything is written: a malformed cron, a cron
-that never fires, an unknown zone, invalid JSON, an input over 256 KiB or
-an id that cannot be a KV key is refused with exit status 2 and nothing is
-stored. scheduler preview takes the same recurrence flags and prints the
-slots they fire.`,
+A schedule with a --calendar and no --tz is read in the calendar's zone
+(the output names it). The input is validated before anything is written:
+a malformed cron, a cron that never fires, an unknown zone, invalid JSON,
+an input over 256 KiB or an id that cannot be a KV key is refused with
+exit status 2 and nothing is stored. scheduler preview takes the same
+recurrence flags and prints the slots they fire.`,
 		Example: `  scheduler schedule add --workflow cleanup --every 1h --input '{"olderThanDays":30}'
   scheduler schedule add --id nightly-report --workflow report --cron '0 2 * * *' --tz Europe/Paris
   scheduler schedule add --id heartbeat --workflow ping --every 30s --input '{"target":"db"}'
@@ -74,7 +75,7 @@ slots they fire.`,
   scheduler schedule add --id launch --workflow notify --at 2026-12-31T23:59:00Z --input @payload.json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			verb, upsert, err := f.mode(cmd.Flags().Changed("upsert"))
+			replace, err := f.mode(cmd.Flags().Changed("upsert"))
 			if err != nil {
 				return err
 			}
@@ -98,26 +99,40 @@ slots they fire.`,
 			if err != nil {
 				return err
 			}
-			var out admin.PutResponse
-			req := admin.PutRequest{ID: id, Spec: raw, Upsert: upsert, IfRevision: f.ifRevision}
-			if err := a.call(cmd.Context(), verb, req, &out); err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.stdout, map[string]any{"id": out.ID, "revision": out.Revision, "created": out.Created,
-					"unchanged": out.Unchanged, "spec": spec})
-			}
-			what := "saved"
-			if out.Unchanged {
-				what = "unchanged"
-			}
-			fmt.Fprintf(a.stdout, "schedule %s %s (revision %d): %s -> %s\n", out.ID, what, out.Revision,
-				spec.RecurrenceString(), kvstore.NamedLayout(a.namePrefix).FireSubject(spec.Workflow, out.ID))
-			return nil
+			return a.add(cmd.Context(), id, raw, replace, f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.id, "id", "", "schedule id: letters, digits, '-', '_', '=' (default: the content hash, <workflow>-<12 hex digits>)")
+	f.registerSpecFlags(fl)
+	fl.BoolVar(&f.replace, "replace", false, "replace the schedule with this id if it exists with other fields (the changes are printed)")
+	fl.BoolVar(&f.upsert, "upsert", false, "the old name of --replace")
+	_ = fl.MarkDeprecated("upsert", "use --replace (or schedule update to change some fields)")
+	fl.BoolVar(&f.createOnly, "create-only", false, "refuse an id that exists, even with the same fields (exit status 3)")
+	fl.Uint64Var(&f.ifRevision, "if-revision", 0, "with --replace: replace only if the schedule is at this revision (exit status 3 if not)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be written and write nothing")
+	// --workflow and exactly one recurrence are required; Validate says so
+	// naming the flags, with exit status 2.
+	return cmd
+}
+
+// mode reads --replace, --upsert (its old name), --create-only and
+// --if-revision: whether the add may replace a schedule with other fields.
+// upsertSet says whether --upsert was given.
+func (f addFlags) mode(upsertSet bool) (replace bool, err error) {
+	replace = f.replace || upsertSet && f.upsert
+	switch {
+	case f.createOnly && replace:
+		return false, invalidf("--create-only and --replace are mutually exclusive")
+	case f.ifRevision != 0 && !replace:
+		return false, invalidf("--if-revision applies to --replace (or use schedule update ID --if-revision N to change some fields)")
+	}
+	return replace, nil
+}
+
+// registerSpecFlags adds the flags that make a spec, shared by add and
+// update.
+func (f *addFlags) registerSpecFlags(fl *pflag.FlagSet) {
 	fl.StringVar(&f.workflow, "workflow", "", "workflow: fires go to sched.fire.<workflow>.<id> (required)")
 	f.rec.register(fl)
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
@@ -127,36 +142,14 @@ slots they fire.`,
 	fl.StringVar(&f.threshold, "misfire-threshold", "", "how late a slot may be and still fire normally (default: the scheduler's, 1m)")
 	fl.StringVar(&f.overlap, "overlap", "", "a slot due while the previous fire runs: allow (default), skip, buffer_one, buffer_all, cancel_other")
 	fl.StringVar(&f.completionTimeout, "completion-timeout", "", "with an overlap policy: how long a fire may run without a completion report (default 1h)")
-	fl.BoolVar(&f.upsert, "upsert", true, "create the schedule, or replace the one with this id")
-	fl.BoolVar(&f.createOnly, "create-only", false, "refuse an id that exists (exit status 3)")
-	fl.Uint64Var(&f.ifRevision, "if-revision", 0, "update the existing schedule only if it is at this revision (exit status 3 if not)")
-	// --workflow and exactly one recurrence are required; Validate says so
-	// naming the flags, with exit status 2.
-	return cmd
-}
-
-// mode chooses the API verb from --upsert, --create-only and
-// --if-revision; upsertSet says whether --upsert was given.
-func (f addFlags) mode(upsertSet bool) (verb string, upsert bool, err error) {
-	switch {
-	case f.createOnly && upsertSet && f.upsert:
-		return "", false, invalidf("--create-only and --upsert are mutually exclusive")
-	case f.ifRevision != 0 && (f.createOnly || upsertSet && !f.upsert):
-		return "", false, invalidf("--if-revision updates an existing schedule; it does not go with --create-only")
-	case f.ifRevision != 0:
-		return "schedule.update", false, nil
-	case f.createOnly || !f.upsert:
-		return "schedule.create", false, nil
-	}
-	return "schedule.create", true, nil
 }
 
 // spec builds the spec from the flags; errors name the flag's field.
 func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 	s := kvstore.Spec{
 		Workflow: f.workflow, Description: f.description,
-		Misfire: kvstore.MisfirePolicy(kvstore.MisfirePolicy(kvstore.MisfirePolicy(f.misfire))), CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
-		Overlap: kvstore.OverlapPolicy(kvstore.OverlapPolicy(f.overlap)), CompletionTimeout: f.completionTimeout,
+		Misfire: kvstore.MisfirePolicy(f.misfire), CatchupWindow: f.catchup, MisfireThreshold: f.threshold,
+		Overlap: kvstore.OverlapPolicy(f.overlap), CompletionTimeout: f.completionTimeout,
 	}
 	if err := f.rec.apply(&s, stdin); err != nil {
 		return s, err

@@ -109,7 +109,8 @@ func TestAddWithoutIDAndAgain(t *testing.T) {
 	if err != nil || got.Revision != 1 {
 		t.Fatalf("spec after two adds: revision %d, %v", got.Revision, err)
 	}
-	// JSON says so too; another description updates in place.
+	// JSON says so too; another description is not taken silently, and
+	// replaces the schedule in place with --replace.
 	code, out, _ = e.run(append(args, "--json")...)
 	var res struct {
 		ID        string `json:"id"`
@@ -119,7 +120,11 @@ func TestAddWithoutIDAndAgain(t *testing.T) {
 	if code != ExitOK || json.Unmarshal([]byte(out), &res) != nil || res.ID != want || !res.Unchanged || res.Revision != 1 {
 		t.Fatalf("--json: exit %d, %s", code, out)
 	}
-	if code, out, _ = e.run(append(args, "--description", "weekly clean")...); code != ExitOK || !strings.Contains(out, want+" saved (revision 2)") {
+	if code, _, errOut = e.run(append(args, "--description", "weekly clean")...); code != ExitConflict || !strings.Contains(errOut, `would change description (none) -> "weekly clean"`) {
+		t.Fatalf("a changed description without --replace: exit %d, %q", code, errOut)
+	}
+	if code, out, _ = e.run(append(args, "--description", "weekly clean", "--replace")...); code != ExitOK || !strings.Contains(out, want+" saved (revision 2)") ||
+		!strings.Contains(out, `description: (none) -> "weekly clean"`) {
 		t.Fatalf("a changed description: exit %d, %q", code, out)
 	}
 }

@@ -84,6 +84,13 @@ func (s *Server) scheduleAction(w http.ResponseWriter, r *http.Request) {
 	case "backfill-cancel":
 		err = s.api.call(ctx, actor, "schedule.backfill.cancel", admin.IDRequest{ID: id}, nil)
 		done = "cancelled"
+	case "update":
+		var preview []admin.Change
+		if preview, err = s.update(r, actor, info); err == nil && preview != nil {
+			s.renderScheduleWith(w, r, id, "", http.StatusOK, func(d *scheduleData) { d.Preview, d.Previewed, d.Edit = preview, true, formValues(r) })
+			return
+		}
+		done = "updated"
 	case "remove":
 		if r.PostFormValue("confirm") != id {
 			err = fieldError("confirm", fmt.Errorf("type the schedule's id, %s, to remove it", id))

@@ -114,6 +114,36 @@ func TestBrowser(t *testing.T) {
 		t.Errorf("the audit entry of the pause names %q, not console:alice", who)
 	}
 
+	// Editing a field from the page: the preview lists the change and
+	// writes nothing; applying writes that field only.
+	specOf := func() kvstore.Spec {
+		t.Helper()
+		var v struct {
+			Spec kvstore.Spec `json:"spec"`
+		}
+		if err := json.Unmarshal([]byte(e.cli("schedule", "get", "payroll", "--json")), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v.Spec
+	}
+	run(t, ctx, "edit preview",
+		chromedp.Navigate(e.web+"/schedules/payroll"),
+		chromedp.SetValue(chromedp.CSS(`#edit input[name="cron"]`), "0 10 25 * *"),
+		chromedp.Click(chromedp.CSS(`#edit-preview-btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`#edit-preview`)))
+	if txt := eval[string](t, ctx, `document.getElementById("edit-preview").textContent`); !strings.Contains(txt, "0 9 25 * *") || !strings.Contains(txt, "0 10 25 * *") || strings.Contains(txt, "tz") {
+		t.Errorf("the edit preview says %q", txt)
+	}
+	if got := specOf(); got.Cron != "0 9 25 * *" {
+		t.Fatalf("the preview wrote: cron %q", got.Cron)
+	}
+	run(t, ctx, "edit apply",
+		chromedp.Click(chromedp.CSS(`#edit-apply`)),
+		chromedp.WaitVisible(chromedp.CSS(`.banner.ok`)))
+	if got := specOf(); got.Cron != "0 10 25 * *" || got.TZ != "America/New_York" || got.Calendar != "us" || got.HolidayRoll != "previous_business_day" {
+		t.Fatalf("after applying the edit: %+v", got)
+	}
+
 	// The calendar's year grid marks next year's Christmas, and so does
 	// the schedule's month view.
 	year := time.Now().Year() + 1

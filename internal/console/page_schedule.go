@@ -51,6 +51,11 @@ type scheduleData struct {
 	HeadErr  string
 	Calendar string
 	Now      time.Time
+	// Edit holds the edit form's values (editValues); Preview, once
+	// Previewed, what the form's dry run would change.
+	Edit      map[string]string
+	Preview   []admin.Change
+	Previewed bool
 }
 
 // nextFire is one coming fire time and what moved or skipped it.
@@ -73,6 +78,12 @@ func (s *Server) schedulePage(w http.ResponseWriter, r *http.Request) {
 // renderSchedule renders a schedule's page, with errMsg (from an action)
 // at the top.
 func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errMsg string, status int) {
+	s.renderScheduleWith(w, r, id, errMsg, status, nil)
+}
+
+// renderScheduleWith is renderSchedule with more for the page (with: nil
+// for nothing), set once the page's data is read.
+func (s *Server) renderScheduleWith(w http.ResponseWriter, r *http.Request, id, errMsg string, status int, with func(*scheduleData)) {
 	ctx := r.Context()
 	d := scheduleData{base: s.base(r, id, "schedules", topicSchedule(id)), ID: id, Now: time.Now()}
 	d.Error = errMsg
@@ -98,6 +109,10 @@ func (s *Server) renderSchedule(w http.ResponseWriter, r *http.Request, id, errM
 		d.Input = string(v.Spec.Input)
 	}
 	d.Changes, d.AuditMsg = s.audit.changes("schedule", id)
+	d.Edit = editValues(v.Spec)
+	if with != nil {
+		with(&d)
+	}
 	d.Calendar = v.Spec.Calendar
 	month, err := parseMonth(r.URL.Query().Get("month"), d.Row.Loc, d.Now)
 	if err != nil {

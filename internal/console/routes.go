@@ -152,6 +152,8 @@ func doneMessage(code string) string {
 		return "Backfill cancelled."
 	case "removed":
 		return "Schedule removed."
+	case "updated":
+		return "Schedule updated: the changed fields are in the audit trail below."
 	case "timer":
 		return "Timer cancelled."
 	case "timers":

@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestScheduleUpdateChangesOnlyTheGivenFields: update keeps the zone and
+// the input an add would drop, prints the changes, and --dry-run,
+// --if-revision and bad input write nothing.
+func TestScheduleUpdateChangesOnlyTheGivenFields(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must("schedule", "add", "--id", "nightly", "--workflow", "report", "--cron", "0 2 * * *", "--tz", "Europe/Paris",
+		"--input", `{"full":true}`, "--description", "the nightly report", "--dst-gap", "skip")
+	stored := func() (rev uint64, spec map[string]any) {
+		t.Helper()
+		got, err := e.store.GetSpec(t.Context(), "nightly")
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := got.Spec.Encode()
+		_ = json.Unmarshal(raw, &spec)
+		return got.Revision, spec
+	}
+	rev, _ := stored()
+
+	out, _ := e.must("schedule", "update", "nightly", "--cron", "0 3 * * *", "--dry-run")
+	if !strings.Contains(out, "would change (dry run: nothing written)") || !strings.Contains(out, `cron: "0 2 * * *" -> "0 3 * * *"`) {
+		t.Fatalf("--dry-run output:\n%s", out)
+	}
+	if now, _ := stored(); now != rev {
+		t.Fatalf("--dry-run wrote revision %d", now)
+	}
+
+	out, _ = e.must("schedule", "update", "nightly", "--cron", "0 3 * * *", "--description", "")
+	if !strings.Contains(out, "saved (revision 2)") || !strings.Contains(out, `cron: "0 2 * * *" -> "0 3 * * *"`) ||
+		!strings.Contains(out, `description: "the nightly report" -> (none)`) || strings.Contains(out, "tz:") {
+		t.Fatalf("update output:\n%s", out)
+	}
+	rev, spec := stored()
+	if spec["cron"] != "0 3 * * *" || spec["tz"] != "Europe/Paris" || spec["dst_gap"] != "skip" || spec["description"] != nil ||
+		spec["input"].(map[string]any)["full"] != true {
+		t.Fatalf("after update: %v", spec)
+	}
+
+	// A new recurrence drops the old one and its cron-only options.
+	e.must("schedule", "update", "nightly", "--every", "2h")
+	if _, spec = stored(); spec["cron"] != nil || spec["dst_gap"] != nil || spec["every"] != "2h" || spec["tz"] != "Europe/Paris" {
+		t.Fatalf("cron -> every: %v", spec)
+	}
+
+	e.refused(ExitConflict, "not 1", "schedule", "update", "nightly", "--every", "3h", "--if-revision", "1")
+	e.refused(ExitInvalid, "nothing to update", "schedule", "update", "nightly")
+	e.refused(ExitInvalid, "--every", "schedule", "update", "nightly", "--every", "nonsense")
+	e.refused(ExitFailure, `not found: schedule "nope"`, "schedule", "update", "nope", "--every", "1h")
+	if now, spec := stored(); now != rev+1 || spec["every"] != "2h" {
+		t.Fatalf("refused updates wrote: revision %d (want %d), %v", now, rev+1, spec)
+	}
+}
+
+// TestAddSaysTheCalendarZone: a cron with a calendar and no --tz is read
+// in the calendar's zone, and add says so.
+func TestAddSaysTheCalendarZone(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	file := filepath.Join(t.TempDir(), "us.json")
+	if err := os.WriteFile(file, []byte(`{"zone":"America/New_York","holidays":[{"name":"Independence Day","date":"07-04"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := e.must("schedule", "add", "--id", "payroll", "--workflow", "pay", "--cron", "0 9 15 * *", "--calendar", file)
+	if !strings.Contains(out, "zone America/New_York: the calendar's") || !strings.Contains(out, "(America/New_York)") {
+		t.Fatalf("add output:\n%s", out)
+	}
+	got, err := e.store.GetSpec(t.Context(), "payroll")
+	if err != nil || got.Spec.TZ != "America/New_York" {
+		t.Fatalf("stored tz %q, %v", got.Spec.TZ, err)
+	}
+	// The same add again is unchanged, with or without the zone spelt out.
+	for _, extra := range [][]string{nil, {"--tz", "America/New_York"}} {
+		args := append([]string{"schedule", "add", "--id", "payroll", "--workflow", "pay", "--cron", "0 9 15 * *", "--calendar", file}, extra...)
+		if out, _ := e.must(args...); !strings.Contains(out, "unchanged") {
+			t.Fatalf("%v again:\n%s", extra, out)
+		}
+	}
+}
