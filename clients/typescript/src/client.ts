@@ -37,6 +37,8 @@ export interface PutOptions {
   createOnly?: boolean;
   /** Replace only if the stored spec is still at this revision (ConflictError otherwise; NotFoundError when gone). */
   ifRevision?: number;
+  /** Check the write and say what it would do (`dry_run`, `changes`), writing nothing. */
+  dryRun?: boolean;
 }
 
 /** Options of update. */
@@ -145,13 +147,16 @@ export class Client {
     } else if (!options.createOnly) {
       req.upsert = true;
     }
+    if (options.dryRun) req.dry_run = true;
     return this.call<PutResult>(verb, req);
   }
 
   /**
-   * update changes only the fields a JSON merge patch (RFC 7396) of the
-   * spec names (null removes a field) and says what changed; with
-   * `dryRun` it writes nothing.
+   * update changes only the fields the patch names, over the spec stored
+   * when the write is made: each replaces the stored field's whole value (an
+   * `input` is replaced, not merged), null removes it, and a patch that
+   * sets one recurrence removes the others (docs/api.md, "Changing some
+   * fields"). It says what changed; with `dryRun` it writes nothing.
    */
   async update(id: string, patch: Record<string, Json | undefined>, options: UpdateOptions = {}): Promise<UpdateResult> {
     const req: Record<string, unknown> = { id, patch };

@@ -89,28 +89,34 @@ export interface Page<T> {
   next_cursor?: string;
 }
 
-/** What put did: `created` (a new id), `unchanged` (the same spec was stored: nothing written). */
+/**
+ * What put and update did (or, with `dryRun`, would do): `created` (a new
+ * id), `unchanged` (the stored spec is the same: nothing written,
+ * `revision` the stored one), the spec as stored (with what the store fills
+ * in: an every's `anchor`, a calendar's zone) and the fields changed.
+ */
 export interface PutResult {
   id: string;
   revision: number;
   created: boolean;
   unchanged: boolean;
+  /** The write was only checked: nothing was written. */
+  dry_run?: boolean;
+  spec?: Spec;
+  changes?: FieldChange[];
 }
 
-/** One changed field of an update. */
+/** One changed field: `from` absent for a field added, `to` absent for one removed. */
 export interface FieldChange {
   field: string;
   from?: unknown;
   to?: unknown;
 }
 
-/** What update did (or, with `dryRun`, would do): the changes and the resulting spec. */
-export interface UpdateResult {
-  id: string;
-  revision: number;
-  written: boolean;
-  changes: FieldChange[];
+/** What update did: a PutResult with the spec and the changes. */
+export interface UpdateResult extends PutResult {
   spec: Spec;
+  changes: FieldChange[];
 }
 
 /** A row of the status listing. */

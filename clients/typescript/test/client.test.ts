@@ -140,28 +140,29 @@ describe("Client: schedules", { skip: noServer }, () => {
 });
 
 describe("Client: update", { skip: noServer }, () => {
-  test("update merges a patch, says what changed, and dryRun writes nothing", async (t) => {
+  test("update changes the fields a patch names, says what changed, and dryRun writes nothing", async (t) => {
     const { client } = await open(t);
     const id = unique("ts-upd");
     const { revision } = await client.put({ workflow: "ts-upd", cron: "0 2 * * *", tz: "Europe/Paris", input: { full: true } }, { id });
-    let dry;
-    try {
-      dry = await client.update(id, { cron: "0 3 * * *" }, { dryRun: true });
-    } catch (e) {
-      // A scheduler from before issue 54's patch verb refuses the field.
-      if (e instanceof InvalidError && e.field === "patch") return t.skip("this scheduler's schedule.update takes no patch yet (issue 54, item 1)");
-      throw e;
-    }
-    assert.equal(dry.written, false);
+    const dry = await client.update(id, { cron: "0 3 * * *" }, { dryRun: true });
+    assert.equal(dry.dry_run, true);
     assert.deepEqual(dry.changes, [{ field: "cron", from: "0 2 * * *", to: "0 3 * * *" }]);
+    assert.equal(dry.spec.cron, "0 3 * * *");
     assert.equal((await client.get(id)).revision, revision);
     const done = await client.update(id, { cron: "0 3 * * *", description: "moved" }, { ifRevision: revision });
-    assert.equal(done.written, true);
+    assert.equal(done.dry_run, undefined);
+    assert.equal(done.unchanged, false);
     assert.ok(done.revision > revision);
     assert.equal(done.spec.tz, "Europe/Paris"); // the fields the patch does not name stay
     assert.deepEqual(done.spec.input, { full: true });
     const removed = await client.update(id, { description: null });
     assert.equal(removed.spec.description, undefined);
+    assert.deepEqual(removed.changes, [{ field: "description", from: "moved" }]);
+    const every = await client.update(id, { every: "1h" }); // one recurrence replaces the other
+    assert.equal(every.spec.cron, undefined);
+    const replaced = await client.put({ workflow: "ts-upd", every: "2h" }, { id, dryRun: true });
+    assert.equal(replaced.dry_run, true);
+    assert.equal((await client.get(id)).spec.every, "1h");
     await assert.rejects(client.update(id, { cron: "0 4 * * *" }, { ifRevision: revision }), ConflictError);
     await assert.rejects(client.update(id, { cron: "0 25 * * *" }), (e) => e instanceof InvalidError && e.field === "cron");
     await assert.rejects(client.update(unique("ts-upd-none"), { cron: "0 4 * * *" }), NotFoundError);
