@@ -249,7 +249,7 @@ func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if r.Run != "" {
-		if err := kvstore.ValidateTimerID("run", r.Run); err != nil {
+		if err := fieldcheck.TimerID("run", r.Run); err != nil {
 			return nil, &kvstore.FieldError{Field: "run", Err: err}
 		}
 		q.prefix = kvstore.EscapeTimerID(r.Run) + "."

@@ -96,10 +96,10 @@ func (c Client) Register(ctx context.Context, r Request) (kvstore.TimerEntry, er
 
 func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.TimerEntry, error) {
 	now := c.Clock.Now()
-	if err := kvstore.ValidateTimerID("run", r.Run); err != nil {
+	if err := fieldcheck.TimerID("run", r.Run); err != nil {
 		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "run", Err: err}
 	}
-	if err := kvstore.ValidateTimerID("step", r.Step); err != nil {
+	if err := fieldcheck.TimerID("step", r.Step); err != nil {
 		return kvstore.TimerEntry{}, &kvstore.FieldError{Field: "step", Err: err}
 	}
 	if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
@@ -246,7 +246,7 @@ func (c Client) checkConditionKey(ctx context.Context, r Request) error {
 // two is recorded in the ledger. kvstore.ErrNotFound: no such timer.
 func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 	for _, id := range []struct{ field, v string }{{"run", run}, {"step", step}} {
-		if err := kvstore.ValidateTimerID(id.field, id.v); err != nil {
+		if err := fieldcheck.TimerID(id.field, id.v); err != nil {
 			return "", &kvstore.FieldError{Field: id.field, Err: err}
 		}
 	}
@@ -279,7 +279,7 @@ func (c Client) Cancel(ctx context.Context, run, step string) (string, error) {
 // CancelRun cancels every pending timer of run (it left the activity) and
 // returns how many were cancelled.
 func (c Client) CancelRun(ctx context.Context, run string) (int, error) {
-	if err := kvstore.ValidateTimerID("run", run); err != nil {
+	if err := fieldcheck.TimerID("run", run); err != nil {
 		return 0, &kvstore.FieldError{Field: "run", Err: err}
 	}
 	timers, err := c.Store.ListTimers(ctx, kvstore.TimerRunFilter(run))

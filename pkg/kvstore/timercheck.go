@@ -12,7 +12,7 @@ import (
 // by the scheduler on every record it reads, so that a record written
 // straight into sched_wakeups is held to the same rules. It returns a
 // *FieldError naming the first bad field: run and step (see
-// ValidateTimerID), key (it must be TimerKey(run, step), so a record
+// fieldcheck.TimerID), key (it must be TimerKey(run, step), so a record
 // cannot fire as another run), workflow (one subject token), due (set),
 // expires_at (not before due), rearms, payload (fieldcheck.JSON), the text that
 // becomes headers (condition, when, zone, calendar, when_expr: fieldcheck.Text),
@@ -21,7 +21,7 @@ import (
 // (scheduler run --condition-buckets), which the scheduler checks.
 func ValidateTimer(key string, t Timer) error {
 	for _, id := range [...]struct{ field, v string }{{"run", t.Run}, {"step", t.Step}} {
-		if err := ValidateTimerID(id.field, id.v); err != nil {
+		if err := fieldcheck.TimerID(id.field, id.v); err != nil {
 			return &FieldError{Field: id.field, Err: err}
 		}
 	}

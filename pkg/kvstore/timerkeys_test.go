@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -183,7 +184,7 @@ func TestKeyRunFilter(t *testing.T) {
 func TestKeyValidateID(t *testing.T) {
 	for _, id := range []string{"x", "a.b", "日本語", "😀", "wait for payment", "invoice/2026-11", "(a)+[b]=c,d;e:f@g#h~i!j$k%l&m'n",
 		strings.Repeat("a", kvstore.MaxTimerIDLen), strings.Repeat("é", kvstore.MaxTimerIDLen/2)} {
-		if err := kvstore.ValidateTimerID("run", id); err != nil {
+		if err := fieldcheck.TimerID("run", id); err != nil {
 			t.Errorf("ValidateID(run, %q) = %v, want nil", id, err)
 		}
 	}
@@ -207,7 +208,7 @@ func TestKeyValidateID(t *testing.T) {
 		{"run", " a", `wakeup: run " a": a space at either end is not allowed`},
 		{"step", "a ", `wakeup: step "a ": a space at either end is not allowed`},
 	} {
-		err := kvstore.ValidateTimerID(c.field, c.id)
+		err := fieldcheck.TimerID(c.field, c.id)
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("ValidateID(%q, %q) = %v, want %s", c.field, c.id, err, c.want)
 		}
@@ -241,7 +242,7 @@ func FuzzEscape(f *testing.F) {
 		if id, err := kvstore.UnescapeTimerID(s); err == nil && kvstore.EscapeTimerID(id) != s {
 			t.Fatalf("Unescape(%q) = %q, which escapes to %q", s, id, kvstore.EscapeTimerID(id))
 		}
-		if kvstore.ValidateTimerID("run", s) == nil && (s == "" || !utf8.ValidString(s) || len(s) > kvstore.MaxTimerIDLen) {
+		if fieldcheck.TimerID("run", s) == nil && (s == "" || !utf8.ValidString(s) || len(s) > kvstore.MaxTimerIDLen) {
 			t.Fatalf("ValidateID(run, %q) accepted an invalid id", s)
 		}
 	})
