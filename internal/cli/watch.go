@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -47,8 +48,9 @@ func (p *pageFlags) registerWatch(fl *pflag.FlagSet) {
 // terminal the table is redrawn at each change and each second (its LEFT
 // and PASSED columns move); otherwise only the rows that changed are
 // printed (a removed one as "<key> removed"), with --json as JSON lines
-// ({"removed": key} for a removed one). It returns nil when ctx ends
-// (Ctrl-C).
+// ({"removed": key} for a removed one). A read that fails after the
+// first is said on stderr and tried again each second. It returns nil
+// when ctx ends (Ctrl-C).
 func (l listing[T]) watchRun(ctx context.Context) error {
 	if err := l.flags.validate(); err != nil {
 		return err
@@ -71,6 +73,8 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 	// The watches open before the first read, so that no change falls
 	// between the two.
 	changes := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	defer wg.Wait() // the forwarders end with ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, b := range l.watch.buckets(kvstore.NamedLayout(a.namePrefix).WithDefaults()) {
@@ -83,7 +87,7 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 			return fmt.Errorf("--watch: watch bucket %s: %w", b, err)
 		}
 		defer func() { _ = w.Stop() }()
-		go forwardChanges(ctx, w, changes)
+		wg.Go(func() { forwardChanges(ctx, w, changes) })
 	}
 	v := l.newView(isTerminal(a.stdout))
 	if err := v.refresh(ctx); err != nil {
@@ -93,7 +97,19 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 	settle.Stop()
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	pending := false
+	pending, failed := false, false
+	// reread reads the page again; a failure (a scheduler restarting) is
+	// said on stderr and the read tried again each second.
+	reread := func() {
+		err := v.refresh(ctx)
+		switch {
+		case err == nil:
+			failed = false
+		case ctx.Err() == nil && !failed:
+			failed = true
+			fmt.Fprintf(a.stderr, "scheduler: %s; still watching, trying again each second\n", describe(err))
+		}
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,14 +121,12 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 			}
 		case <-settle.C:
 			pending = false
-			if err := v.refresh(ctx); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return err
-			}
+			reread()
 		case <-tick.C:
-			if v.tty {
+			switch {
+			case failed:
+				reread()
+			case v.tty:
 				v.draw()
 			}
 		}
