@@ -33,3 +33,16 @@ func cliRunner(d *daemon.Daemon, extra ...string) func(args ...string) (int, str
 		return code, out.String(), errOut.String()
 	}
 }
+
+// mustRun is run failing the test on an exit status other than 0, and
+// returning stdout.
+func mustRun(t *testing.T, run func(args ...string) (int, string, string)) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		code, out, errOut := run(args...)
+		if code != cli.ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		return out
+	}
+}

@@ -51,6 +51,7 @@ func (h handlers) table() map[string]endpoint {
 		"schedule.update":          h.scheduleUpdate,
 		"schedule.import":          h.scheduleImport,
 		"schedule.get":             h.scheduleGet,
+		"schedule.describe":        h.scheduleDescribe,
 		"schedule.list":            h.scheduleList,
 		"schedule.delete":          h.scheduleDelete,
 		"schedule.pause":           h.schedulePause,
@@ -205,11 +206,17 @@ func (h handlers) scheduleGet(ctx context.Context, body []byte) (any, error) {
 // infoOf is info of one schedule, its ended list looked up where the
 // catalogue last saw one name it.
 func (h handlers) infoOf(ctx context.Context, e jsstore.SpecEntry, decodeErr error) admin.ScheduleInfo {
+	return h.model.Info(ctx, h.listsOf(e.ID), e, decodeErr)
+}
+
+// listsOf is a reader of the ended lists that looks for schedule id
+// where the catalogue last saw one name it.
+func (h handlers) listsOf(id string) *jsstore.EndedReader {
 	lists := h.store.NewEndedReader()
-	if key := h.cat.listOf(e.ID); key != "" {
-		lists.Hint(e.ID, key)
+	if key := h.cat.listOf(id); key != "" {
+		lists.Hint(id, key)
 	}
-	return h.model.Info(ctx, lists, e, decodeErr)
+	return lists
 }
 
 func (h handlers) scheduleDelete(ctx context.Context, body []byte) (any, error) {

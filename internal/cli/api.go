@@ -27,17 +27,21 @@ const HeaderActor = "Sched-Actor"
 // response into resp (nil: ignore it). The CLI operates the fleet only
 // through the API, so an operator needs NATS rights on sched.api.> alone.
 func (a *app) call(ctx context.Context, endpoint string, req, resp any) error {
+	data := []byte("{}")
+	if req != nil {
+		var err error
+		if data, err = json.Marshal(req); err != nil {
+			return err
+		}
+	}
+	if a.apiConn != nil {
+		return a.request(ctx, a.apiConn, endpoint, data, resp)
+	}
 	nc, err := a.connectAPI()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
-	data := []byte("{}")
-	if req != nil {
-		if data, err = json.Marshal(req); err != nil {
-			return err
-		}
-	}
 	return a.request(ctx, nc, endpoint, data, resp)
 }
 

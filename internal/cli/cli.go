@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/lmittmann/tint"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
@@ -57,6 +58,9 @@ type app struct {
 	jsonOut        bool
 	auditKeyFile   string
 	namePrefix     string
+	// apiConn, when set, is the connection call uses (a --watch keeps
+	// one open); otherwise each call connects.
+	apiConn *nats.Conn
 	// environ is the process environment (os.Environ in Main): the
 	// JETSCHED_ settings of run and the default of --nats-url.
 	environ []string

@@ -18,6 +18,7 @@ type pageFlags struct {
 	limit  int
 	cursor string
 	all    bool
+	watch  bool // --watch, on the listings that register it
 }
 
 func (p *pageFlags) register(fl *pflag.FlagSet, defaultLimit int, what string) {
@@ -56,9 +57,14 @@ type listing[T any] struct {
 	// pageJSON, when set, is what --json prints for one page instead of
 	// the page itself (status adds its summary).
 	pageJSON func(admin.Page[T]) any
+	// watch is how the listing follows its buckets under --watch.
+	watch *watchSpec[T]
 }
 
 func (l listing[T]) run(ctx context.Context) error {
+	if l.flags.watch {
+		return l.watchRun(ctx)
+	}
 	if err := l.flags.validate(); err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 		Short:   "Add, inspect and remove schedules",
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
-	cmd.AddCommand(a.scheduleAdd(), a.scheduleUpdate(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
+	cmd.AddCommand(a.scheduleAdd(), a.scheduleUpdate(), a.scheduleGet(), a.scheduleDescribe(), a.scheduleList(), a.scheduleRemove(),
 		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport())
 	return cmd
 }

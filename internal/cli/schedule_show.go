@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -199,7 +200,7 @@ func (f listFlags) request(cursor string, limit int) admin.ListRequest {
 func (a *app) scheduleList() *cobra.Command {
 	var f listFlags
 	cmd := &cobra.Command{
-		Use:     "ls [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all]",
+		Use:     "ls [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all | --watch]",
 		Aliases: []string{"list"},
 		Short:   "List schedules in id order, a page at a time, with their next fire and last status",
 		Long: `List schedules in id order, a page at a time (--limit, default 100). A page
@@ -208,7 +209,16 @@ next; --all prints every page in turn, holding one page in memory at a
 time. --json prints one page as {"items", "total", "next_cursor"}; with
 --all it prints JSON lines, one schedule per line. An input larger than
 1 KiB is left out of a listed schedule (named in its "omitted" field);
-schedule get shows it.`,
+schedule get shows it.
+
+--watch keeps following the page (one page: not with --all) from the
+KV watches of the specs and state buckets, not by polling: each change
+reads the page again. On a terminal the table is redrawn, with a STATE
+column and the columns LEFT (time to the next fire) and PASSED (since
+the last slot), refreshed each second; when stdout is not a terminal the
+whole page is printed once, then only the rows that change, and
+"<id> removed" for a schedule gone (--json: JSON lines, {"removed": id}).
+Ctrl-C ends it (exit status 0).`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules",
@@ -216,13 +226,36 @@ schedule get shows it.`,
 					var pg admin.Page[scheduleView]
 					return pg, a.call(ctx, "schedule.list", f.request(cursor, limit), &pg)
 				},
-				header: "ID\tWORKFLOW\tRECURRENCE\tNEXT (ZONE)\tNEXT (UTC)\tLAST",
+				header: scheduleHeader,
 				row:    tableRow,
+				watch: &watchSpec[scheduleView]{buckets: scheduleBuckets, key: func(v scheduleView) string { return v.ID },
+					header: scheduleHeader + "\tSTATE", row: func(v scheduleView) string { return tableRow(v) + "\t" + readmodel.StateOf(v) },
+					times: scheduleTimes, passed: true},
 			}.run(cmd.Context())
 		},
 	}
 	f.register(cmd)
+	f.registerWatch(cmd.Flags())
 	return cmd
+}
+
+// scheduleHeader is schedule ls's table header.
+const scheduleHeader = "ID\tWORKFLOW\tRECURRENCE\tNEXT (ZONE)\tNEXT (UTC)\tLAST"
+
+// scheduleBuckets are the buckets whose changes a schedule listing's
+// --watch follows: the specs and the state records.
+func scheduleBuckets(l kvstore.Layout) []string { return []string{l.SpecsBucket, l.StateBucket} }
+
+// scheduleTimes are a listed schedule's next fire and last slot (zero:
+// none), for --watch's LEFT and PASSED.
+func scheduleTimes(v scheduleView) (next, last time.Time) {
+	if st := v.State; st != nil && !st.Ended && v.Invalid == "" {
+		next = st.Next
+	}
+	if v.LastSlot != nil {
+		last = *v.LastSlot
+	}
+	return next, last
 }
 
 // tableRow is a schedule's line in schedule ls.

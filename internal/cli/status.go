@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,13 +17,17 @@ import (
 func (a *app) statusCommand() *cobra.Command {
 	var f listFlags
 	cmd := &cobra.Command{
-		Use:   "status [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all]",
+		Use:   "status [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all | --watch]",
 		Short: "A summary of every schedule, then per schedule: next fire, last slot and status, misfires, pause, backfill, owning instance",
 		Long: `Print a summary of every schedule (counts by state, timers, shards held per
 instance), then one row per schedule in id order, a page at a time like
 schedule ls. --json prints {"summary", "items", "total", "next_cursor"};
 with --all it prints JSON lines, one row per line (the summary is in
-status --json).`,
+status --json).
+
+--watch follows the page as schedule ls --watch does (the summary is
+redrawn with the table on a terminal; otherwise printed once), with the
+columns LEFT and PASSED.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			var sum admin.Summary
@@ -39,14 +44,32 @@ status --json).`,
 					return admin.StatusPage{Summary: sum, Items: pg.Items, Total: pg.Total, NextCursor: pg.NextCursor}
 				},
 				head:   func(w io.Writer) { printSummary(w, sum) },
-				header: "ID\tSTATE\tNEXT (UTC)\tLAST SLOT\tLAST STATUS\tFIRES\tMISSED\tPAUSED\tBACKFILL\tOWNER",
+				header: statusHeader,
 				row:    statusLine,
+				watch: &watchSpec[admin.StatusRow]{buckets: scheduleBuckets, key: func(r admin.StatusRow) string { return r.ID },
+					header: statusHeader, row: statusLine, times: statusTimes, passed: true},
 			}.run(cmd.Context())
 		},
 	}
 	cmd.Flags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
 	f.register(cmd)
+	f.registerWatch(cmd.Flags())
 	return cmd
+}
+
+// statusHeader is status's table header.
+const statusHeader = "ID\tSTATE\tNEXT (UTC)\tLAST SLOT\tLAST STATUS\tFIRES\tMISSED\tPAUSED\tBACKFILL\tOWNER"
+
+// statusTimes are a status row's next fire and last slot (zero: none),
+// for --watch's LEFT and PASSED.
+func statusTimes(r admin.StatusRow) (next, last time.Time) {
+	if r.Next != nil {
+		next = *r.Next
+	}
+	if r.LastSlot != nil {
+		last = *r.LastSlot
+	}
+	return next, last
 }
 
 func printSummary(w io.Writer, s admin.Summary) {

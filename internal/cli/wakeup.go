@@ -184,12 +184,16 @@ func (a *app) wakeupList() *cobra.Command {
 	var f admin.WakeupListRequest
 	var p pageFlags
 	cmd := &cobra.Command{
-		Use:     "ls [--run RUN] [--workflow WF] [--limit N] [--cursor C | --all]",
+		Use:     "ls [--run RUN] [--workflow WF] [--limit N] [--cursor C | --all | --watch]",
 		Aliases: []string{"list"},
 		Short:   "List pending timers in key order, a page at a time",
 		Long: `List pending timers in key order (run, then step), a page at a time like
 schedule ls. A payload larger than 1 KiB is left out of a listed timer
-(named in its "omitted" field).`,
+(named in its "omitted" field).
+
+--watch follows the page from the KV watch of the wakeups bucket, as
+schedule ls --watch does, with a LEFT column (time to the due time): a
+timer that fires or is cancelled shows as "<key> removed".`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listing[admin.TimerItem]{a: a, flags: p, what: "timers",
@@ -199,20 +203,31 @@ schedule ls. A payload larger than 1 KiB is left out of a listed timer
 					var pg admin.Page[admin.TimerItem]
 					return pg, a.call(ctx, "wakeup.list", req, &pg)
 				},
-				header: "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION",
-				row: func(t admin.TimerItem) string {
-					if t.Invalid != "" {
-						return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\tINVALID (key %s): %s", orDash(t.Run), orDash(t.Step), orDash(t.Workflow), orDash(formatDue(t.Due)), orDash(t.When), t.Key, t.Invalid)
-					}
-					return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
-				},
+				header: timerHeader,
+				row:    timerRow,
+				watch: &watchSpec[admin.TimerItem]{
+					buckets: func(l kvstore.Layout) []string { return []string{l.WakeupsBucket} },
+					key:     func(t admin.TimerItem) string { return t.Key }, header: timerHeader, row: timerRow,
+					times: func(t admin.TimerItem) (time.Time, time.Time) { return t.Due, time.Time{} }},
 			}.run(cmd.Context())
 		},
 	}
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
 	cmd.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
 	p.register(cmd.Flags(), admin.DefaultLimit, "timers")
+	p.registerWatch(cmd.Flags())
 	return cmd
+}
+
+// timerHeader is wakeup ls's table header.
+const timerHeader = "RUN\tSTEP\tWORKFLOW\tDUE (UTC)\tWHEN\tCONDITION"
+
+// timerRow is a timer's line in wakeup ls.
+func timerRow(t admin.TimerItem) string {
+	if t.Invalid != "" {
+		return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\tINVALID (key %s): %s", orDash(t.Run), orDash(t.Step), orDash(t.Workflow), orDash(formatDue(t.Due)), orDash(t.When), t.Key, t.Invalid)
+	}
+	return fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s", t.Run, t.Step, t.Workflow, t.Due.UTC().Format(time.RFC3339), orDash(t.When), orDash(t.Condition))
 }
 
 // formatDue is a listed timer's due time, empty when it has none (a

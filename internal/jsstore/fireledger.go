@@ -172,6 +172,12 @@ func (s *Store) FiresOf(ctx context.Context, id string, fn func(Fired) bool) err
 	}
 }
 
+// DeleteConsumer deletes ordered consumer cons of stream once a read is
+// done with it, as the store's own reads do (deleteConsumer).
+func (s *Store) DeleteConsumer(stream string, cons jetstream.Consumer) {
+	s.deleteConsumer(stream, cons)
+}
+
 // deleteConsumer deletes an ordered consumer a read is done with, under
 // a context of its own (the read's may have ended).
 func (s *Store) deleteConsumer(stream string, cons jetstream.Consumer) {

@@ -160,3 +160,32 @@ func TestScheduleRunStopsAtADSTGap(t *testing.T) {
 		t.Fatalf("fires\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestScheduleExplainsTheRecurrencesDSTMove: a calendar over a cron says
+// the cron's own move of an occurrence (a DST gap) as the cron alone
+// does, and joins it to the calendar's when both move it.
+func TestScheduleExplainsTheRecurrencesDSTMove(t *testing.T) {
+	c := mustParse(t, `{"zone": "America/New_York", "holidays": [{"name": "Spring", "dates": ["2027-03-14"]}]}`)
+	base, err := cronx.Parse("30 2 * * *", cronx.Options{Location: c.Location()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2027, 3, 13, 12, 0, 0, 0, c.Location())
+	for _, tc := range []struct {
+		roll calendar.Roll
+		want string
+	}{
+		{calendar.RollSkip, `skipped 2027-03-14 03:00: holiday "Spring" (date 2027-03-14)`},
+		{calendar.RollNext, `moved: 02:30 does not exist on 2027-03-14 (DST gap); fires when the gap ends; rolled to the next business day: holiday "Spring" (date 2027-03-14)`},
+	} {
+		st := chain(calendar.Schedule{Base: base, Calendar: c, Roll: tc.roll}, from, 1)[0]
+		if got := strings.Join(st.Notes(c.Location(), "2006-01-02 15:04"), "; "); got != tc.want {
+			t.Errorf("roll %s: %q\nwant %q", tc.roll, got, tc.want)
+		}
+	}
+	c = mustParse(t, `{"zone": "America/New_York", "holidays": []}`)
+	st := chain(calendar.Schedule{Base: base, Calendar: c}, from, 1)[0]
+	if got := strings.Join(st.Notes(c.Location(), "2006-01-02 15:04"), "; "); !strings.Contains(got, "DST gap") {
+		t.Errorf("no holiday: %q, want the DST gap said", got)
+	}
+}

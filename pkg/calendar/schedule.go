@@ -109,7 +109,12 @@ func (s Schedule) plan(from, after time.Time, explain, fired bool) cronx.Step {
 	}
 	n := from
 	for range maxPassedOver {
-		next := s.Base.Next(n)
+		next, baseMoved := s.Base.Next(n), ""
+		if explain {
+			// The recurrence's own move (a cron's DST gap) is said too.
+			base := cronx.Explain(s.Base, n)
+			next, baseMoved = base.At, base.Moved
+		}
 		if next.IsZero() || !next.After(n) {
 			return st
 		}
@@ -119,7 +124,7 @@ func (s Schedule) plan(from, after time.Time, explain, fired bool) cronx.Step {
 		case a.stuck:
 			return st
 		case !a.skipped && a.at.After(after):
-			st.At, st.Nominal, st.Moved = a.at, n, a.moved
+			st.At, st.Nominal, st.Moved = a.at, n, joinMoves(baseMoved, a.moved)
 			return st
 		}
 		sk := cronx.Skip{Nominal: n, Reason: a.reason}
@@ -191,6 +196,18 @@ func (s Schedule) runEnd(n time.Time, a adjusted, after time.Time, fired bool) t
 	// A business day: an occurrence not later than after (its own time,
 	// or the working start business hours move it to) merges into it.
 	return earlier(after, dayEnd)
+}
+
+// joinMoves joins the recurrence's move of an occurrence and the
+// calendar's, either of which may be "".
+func joinMoves(base, cal string) string {
+	switch {
+	case base == "":
+		return cal
+	case cal == "":
+		return base
+	}
+	return base + "; " + cal
 }
 
 // earlier is the earlier of a and b.
