@@ -120,9 +120,18 @@ func TestDispatchDigests(t *testing.T) {
 	t.Parallel()
 	b := setup(t, time.Second)
 	ctx := context.Background()
+	var last uint64
 	for i := 1; i <= 70; i++ {
-		b.fire(t, fmt.Sprintf("s.%d", i), fmt.Sprintf(`{"i":%d}`, i))
+		last = b.fire(t, fmt.Sprintf("s.%d", i), fmt.Sprintf(`{"i":%d}`, i))
 	}
+	// A round digests the fires older than its settle time (1ms here): a
+	// local publish and ledger write can both take less than that.
+	fires, _ := b.js.Stream(ctx, "SCHED_FIRES")
+	lastMsg, err := fires.GetMsg(ctx, last)
+	if err != nil {
+		t.Fatal(err)
+	}
+	testwait.Eventually(t, 5*time.Second, "the last fire older than the settle time", func() bool { return time.Since(lastMsg.Time) > 10*time.Millisecond })
 	if err := b.a.Round(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +140,6 @@ func TestDispatchDigests(t *testing.T) {
 		t.Fatalf("untouched stream: %+v %+v", r, r.Dispatches)
 	}
 
-	fires, _ := b.js.Stream(ctx, "SCHED_FIRES")
 	if err := fires.DeleteMsg(ctx, 3); err != nil {
 		t.Fatal(err)
 	}

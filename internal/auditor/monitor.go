@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/pkg/audit"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -146,7 +147,7 @@ func (m *monitor) report(err error) {
 // publishEvent publishes an observer event on its subject.
 func (a *Auditor) publishEvent(ev kvstore.Event) {
 	data, _ := json.Marshal(ev)
-	if err := a.js.Conn().Publish(a.layout.EventSubject(ev.Kind, ev.SubjectID()), data); err != nil {
+	if err := a.js.Conn().Publish(a.layout.EventSubject(ev.Kind, eventfilter.SubjectID(ev)), data); err != nil {
 		a.log.Warn("publish "+string(ev.Kind)+" event", "err", err)
 	}
 }

@@ -231,7 +231,7 @@ func flagMessage(field, msg string) string {
 		return "--calendar: " + msg
 	case "id", "workflow", "cron", "every", "at", "tz", "input", "anchor", "dialect", "dom_dow", "dst_gap", "dst_overlap",
 		"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time", "business_hours_only", "daily_at",
-		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
+		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout", "jitter",
 		"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until",
 		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state":
 		return "--" + strings.ReplaceAll(field, "_", "-") + ": " + msg

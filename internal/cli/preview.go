@@ -84,7 +84,7 @@ argument (quote it) or the remaining arguments joined by spaces.`,
 	f.rec.register(fl)
 	fl.StringVar(&f.from, "from", "", "print fire times strictly after this RFC 3339 time (default now)")
 	fl.IntVarP(&f.count, "count", "n", 5, "how many fire times")
-	fl.StringVar(&f.key, "key", "", "schedule id that seeds H fields (default: the expression)")
+	fl.StringVar(&f.key, "key", "", "schedule id that seeds H fields and fixes --jitter's offsets (default: the expression)")
 	fl.BoolVar(&f.explain, "explain", false, "say why a time moved or what was skipped before it")
 	return cmd
 }
@@ -122,6 +122,10 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src compile.CalendarSou
 			break
 		}
 		b.WriteString(t.In(c.Location).Format(time.RFC3339Nano))
+		if j := c.Policy.Jitter; j > 0 {
+			off := compile.JitterOffset(f.key, t, j)
+			fmt.Fprintf(&b, "  +%s jitter: fires %s", off, t.Add(off).In(c.Location).Format(time.RFC3339Nano))
+		}
 		if f.explain {
 			if why := explainStep(step, c.Location); why != "" {
 				b.WriteString("  " + why)

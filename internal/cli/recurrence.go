@@ -22,6 +22,7 @@ type recurrenceFlags struct {
 	cron, every, at, dailyAt, anchor, tz string
 	dialect, domDow, dstGap, dstOverlap  string
 	start, end, calendar, roll, bdTime   string
+	jitter                               string
 	limit, businessDay                   int
 	businessHoursOnly                    bool
 }
@@ -46,6 +47,7 @@ func (f *recurrenceFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.domDow, "dom-dow", "", "cron day-of-month/day-of-week rule: cronie (default), posix or and")
 	fl.StringVar(&f.dstGap, "dst-gap", "", "cron time in a DST gap: natural (default), skip or shift")
 	fl.StringVar(&f.dstOverlap, "dst-overlap", "", "cron time in a DST overlap: natural (default), once or twice")
+	fl.StringVar(&f.jitter, "jitter", "", `spread the fires: each slot fires up to this long (1ms to 24h: "30s", "5 minutes") after its time, at an offset fixed by its slot id`)
 }
 
 // given reports whether a recurrence flag is set.
@@ -60,6 +62,7 @@ func (f *recurrenceFlags) apply(s *kvstore.Spec, stdin io.Reader) error {
 	s.Cron, s.Every, s.TZ, s.Limit = f.cron, f.every, f.tz, f.limit
 	s.Dialect, s.DomDow, s.DSTGap, s.DSTOverlap = f.dialect, f.domDow, f.dstGap, f.dstOverlap
 	s.HolidayRoll, s.BusinessHoursOnly, s.BusinessDay, s.Time = f.roll, f.businessHoursOnly, f.businessDay, f.bdTime
+	s.Jitter = f.jitter
 	if f.dailyAt != "" {
 		if f.cron != "" {
 			return &kvstore.FieldError{Field: "daily_at", Value: f.dailyAt, Reason: "give --daily-at or a cron expression, not both"}

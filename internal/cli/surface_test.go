@@ -260,7 +260,7 @@ func TestGetShowsEverySpecField(t *testing.T) {
 		Every: "1h", Align: kvstore.AlignEpoch, Anchor: &at, Phase: "15m", At: &at, Start: &at, End: &at, Limit: 5, TZ: "Europe/Paris",
 		Input: json.RawMessage(`{"a":1}`), Calendar: "us", CalendarInline: json.RawMessage(`{"zone":"UTC"}`),
 		HolidayRoll: "skip", BusinessHoursOnly: true, BusinessDay: 2, Time: "10:00", Misfire: "fire_all", CatchupWindow: "1h",
-		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Description: "d", Static: "f.yaml",
+		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Jitter: "30s", Description: "d", Static: "f.yaml",
 		Trace: &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 	v := reflect.ValueOf(spec)
 	for i := range v.NumField() {

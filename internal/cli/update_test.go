@@ -2,10 +2,14 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jetsched/jetsched/internal/compile"
 )
 
 // TestScheduleUpdateChangesOnlyTheGivenFields: update keeps the zone and
@@ -86,4 +90,29 @@ func TestAddSaysTheCalendarZone(t *testing.T) {
 			t.Fatalf("%v again:\n%s", extra, out)
 		}
 	}
+}
+
+// TestJitterFlags: --jitter is stored, shown by preview with each fire's
+// offset (the one the scheduler uses), changed by update, and refused
+// naming the flag when it is no duration.
+func TestJitterFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.must("schedule", "add", "--id", "spread", "--workflow", "w", "--every", "1h", "--jitter", "5 minutes")
+	got, err := e.store.GetSpec(t.Context(), "spread")
+	if err != nil || got.Spec.Jitter != "5 minutes" {
+		t.Fatalf("stored jitter %q, %v", got.Spec.Jitter, err)
+	}
+	from := "2026-12-07T00:00:00Z"
+	out, _ := e.must("preview", "--every", "1h", "--jitter", "5m", "--key", "spread", "--from", from, "-n", "2")
+	slot := time.Date(2026, 12, 7, 1, 0, 0, 0, time.UTC)
+	off := compile.JitterOffset("spread", slot, 5*time.Minute)
+	want := fmt.Sprintf("2026-12-07T01:00:00Z  +%s jitter: fires %s", off, slot.Add(off).Format(time.RFC3339Nano))
+	if !strings.Contains(out, want) {
+		t.Fatalf("preview:\n%s\nwant a line %q", out, want)
+	}
+	if out, _ := e.must("schedule", "update", "spread", "--jitter", ""); !strings.Contains(out, `jitter: "5 minutes" -> (none)`) {
+		t.Fatalf("update --jitter '':\n%s", out)
+	}
+	e.refused(ExitInvalid, "--jitter", "schedule", "add", "--id", "bad", "--workflow", "w", "--every", "1h", "--jitter", "soon")
 }

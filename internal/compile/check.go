@@ -89,7 +89,7 @@ func checkSpecLimits(s kvstore.Spec) error {
 		{"cron", s.Cron}, {"every", s.Every}, {"tz", s.TZ}, {"dialect", s.Dialect}, {"dom_dow", s.DomDow}, {"dst_gap", s.DSTGap},
 		{"dst_overlap", s.DSTOverlap}, {"calendar", s.Calendar}, {"holiday_roll", s.HolidayRoll}, {"time", s.Time},
 		{"misfire", string(s.Misfire)}, {"catchup_window", s.CatchupWindow}, {"misfire_threshold", s.MisfireThreshold},
-		{"overlap", string(s.Overlap)}, {"completion_timeout", s.CompletionTimeout},
+		{"overlap", string(s.Overlap)}, {"completion_timeout", s.CompletionTimeout}, {"jitter", s.Jitter},
 	} {
 		if err := fieldcheck.Size(f.name, len(f.value), kvstore.MaxFieldBytes); err != nil {
 			return err

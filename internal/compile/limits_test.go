@@ -2,8 +2,11 @@ package compile_test
 
 import (
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -42,5 +45,54 @@ func TestSpecLimits(t *testing.T) {
 				t.Fatalf("the message repeats the value: %d bytes", len(err.Error()))
 			}
 		})
+	}
+}
+
+// TestJitterOffset: the offset is FNV-1a of the slot id modulo the
+// jitter's milliseconds, the same for every caller, within [0, jitter),
+// spread over it, and free of allocations.
+func TestJitterOffset(t *testing.T) {
+	slot := time.Date(2026, 12, 7, 9, 0, 0, 0, time.UTC)
+	h := fnv.New64a()
+	h.Write([]byte(kvstore.SlotID("nightly", slot)))
+	if got, want := compile.JitterOffset("nightly", slot, time.Hour), time.Duration(h.Sum64()%3_600_000)*time.Millisecond; got != want {
+		t.Fatalf("offset %v, want FNV-1a of the slot id modulo the jitter: %v", got, want)
+	}
+	if got := compile.JitterOffset("nightly", slot, 0); got != 0 {
+		t.Fatalf("no jitter: offset %v", got)
+	}
+	const jitter = 10 * time.Second
+	var buckets [10]int
+	for i := range 10_000 {
+		off := compile.JitterOffset(fmt.Sprintf("s-%d", i%7), slot.Add(time.Duration(i)*time.Minute), jitter)
+		if off < 0 || off >= jitter || off%time.Millisecond != 0 {
+			t.Fatalf("offset %v outside [0, %v) or not whole milliseconds", off, jitter)
+		}
+		buckets[off/time.Second]++
+	}
+	for i, n := range buckets {
+		if n < 800 || n > 1200 { // 1,000 expected in each second
+			t.Errorf("second %d of the jitter holds %d of 10,000 offsets", i, n)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { compile.JitterOffset("nightly", slot, jitter) }); n != 0 {
+		t.Errorf("JitterOffset allocates %v times", n)
+	}
+}
+
+// TestJitterField: a spec's jitter is a duration from 1ms to 24h, in the
+// duration grammar; the error names the field.
+func TestJitterField(t *testing.T) {
+	for v, ok := range map[string]bool{"30s": true, "2 minutes": true, "24h": true, "1ms": true, "0s": false, "25h": false, "soon": false, "500us": false} {
+		c, err := compile.Compile(kvstore.Spec{Workflow: "w", Every: "1h", Jitter: v}, "s", nil, nil)
+		var fe *kvstore.FieldError
+		switch {
+		case ok && err != nil:
+			t.Errorf("jitter %q refused: %v", v, err)
+		case ok && c.Policy.Jitter <= 0:
+			t.Errorf("jitter %q compiled to %v", v, c.Policy.Jitter)
+		case !ok && (!errors.As(err, &fe) || fe.Field != "jitter"):
+			t.Errorf("jitter %q: %v, want a field error on jitter", v, err)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package compile
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -17,6 +19,8 @@ type Policy struct {
 	MisfireThreshold  time.Duration
 	Overlap           kvstore.OverlapPolicy
 	CompletionTimeout time.Duration
+	// Jitter is the spec's jitter (0: none): see JitterOffset.
+	Jitter time.Duration
 }
 
 // policies parses the spec's policies; errors are *FieldError.
@@ -60,5 +64,42 @@ func policies(s kvstore.Spec) (Policy, error) {
 		}
 		*d.dst = v
 	}
+	if s.Jitter != "" {
+		j, err := cronx.ParseDuration(s.Jitter)
+		switch {
+		case err != nil:
+			return p, &fieldcheck.FieldError{Field: "jitter", Value: s.Jitter, Err: err}
+		case j < time.Millisecond || j > MaxJitter:
+			return p, fieldcheck.New("jitter", s.Jitter, fmt.Sprintf("want 1ms to %s", MaxJitter))
+		}
+		p.Jitter = j
+	}
 	return p, nil
+}
+
+// MaxJitter bounds a spec's jitter.
+const MaxJitter = 24 * time.Hour
+
+// JitterOffset is how long after its time the slot of schedule id at
+// slot is due under jitter: a whole number of milliseconds in [0,
+// jitter), fixed by the slot id (kvstore.SlotID: FNV-1a of it, modulo the
+// jitter's milliseconds), so that every instance, every retry and every
+// preview picks the same instant, and the slots of one schedule spread
+// evenly. 0 without a jitter. It does not allocate.
+func JitterOffset(id string, slot time.Time, jitter time.Duration) time.Duration {
+	ms := jitter.Milliseconds()
+	if ms <= 0 {
+		return 0
+	}
+	const offset64, prime64 = 14695981039346656037, 1099511628211
+	h := uint64(offset64)
+	for i := 0; i < len(id); i++ {
+		h = (h ^ uint64(id[i])) * prime64
+	}
+	h = (h ^ '.') * prime64
+	var digits [20]byte
+	for _, b := range strconv.AppendInt(digits[:0], slot.UnixMilli(), 10) {
+		h = (h ^ uint64(b)) * prime64
+	}
+	return time.Duration(h%uint64(ms)) * time.Millisecond
 }

@@ -2,7 +2,8 @@
 // (`scheduler run --events`). The events themselves, their kinds and
 // subjects are the public contract of pkg/kvstore (Event, EventKind,
 // Layout.EventSubject); which of them a scheduler sends is its
-// configuration, kept here.
+// configuration, kept here, with the last token of an event's subject
+// (SubjectID) that its publishers share.
 package eventfilter
 
 import (

@@ -205,11 +205,15 @@ func TestCalendarSpecsCompiledOnApproach(t *testing.T) {
 		if id == "stale" {
 			spec.Calendar = "later"
 		}
-		c, err := compile.Compile(spec, id, h.store.CalendarSource(ctx), nil)
+		h.put(id, spec)
+		stored, err := h.store.GetSpec(ctx, id) // with the calendar's zone the store fills in
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.put(id, spec)
+		c, err := compile.Compile(stored.Spec, id, h.store.CalendarSource(ctx), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
 		plans[id] = c.Plan
 	}
 	holiday := map[string]any{"name": "Far off", "dates": []string{"2098-12-25"}}

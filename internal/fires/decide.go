@@ -53,6 +53,10 @@ const maxMissedCount = 100_000
 // and reads no clock, so every decision is a table test.
 type Input struct {
 	Now time.Time
+	// ID is the schedule's id: with a jitter (Policy.Jitter), each slot is
+	// due at its time plus the offset its slot id fixes
+	// (compile.JitterOffset).
+	ID string
 	// Plan is the compiled spec's plan.
 	Plan string
 	// Schedule is the spec's compiled recurrence.
@@ -171,12 +175,22 @@ func firstAfter(in Input) time.Time {
 }
 
 // threshold is how late a slot may be and still fire: the spec's
-// misfire_threshold, else the scheduler's.
+// misfire_threshold, else the scheduler's, counted from the latest a slot
+// may be due (its time plus the jitter).
 func (in Input) threshold() time.Duration {
+	t := in.MisfireThreshold
 	if in.Policy.MisfireThreshold > 0 {
-		return in.Policy.MisfireThreshold
+		t = in.Policy.MisfireThreshold
 	}
-	return in.MisfireThreshold
+	return t + in.Policy.Jitter
+}
+
+// due is when a regular slot is due: its time, plus its jitter offset.
+func (in Input) due(slot time.Time) time.Time {
+	if in.Policy.Jitter <= 0 {
+		return slot
+	}
+	return slot.Add(compile.JitterOffset(in.ID, slot, in.Policy.Jitter))
 }
 
 // planUndecodable is the plan of a state record that does not decode: it
@@ -284,8 +298,8 @@ func decideRegular(in Input) Decision {
 		step := cronx.Explain(in.Schedule, replanFrom(in))
 		return Decision{Action: ActReplan, Next: step.At, Step: step, Implausible: why}
 	}
-	if slot.After(in.Now) {
-		return Decision{Action: ActWait, Until: slot}
+	if due := in.due(slot); due.After(in.Now) {
+		return Decision{Action: ActWait, Until: due}
 	}
 	if slot.Before(resumed) {
 		return skipThrough(in, slot, resumed.Add(-time.Nanosecond), reasonPaused)

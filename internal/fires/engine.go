@@ -438,6 +438,7 @@ func targetOf(s *kvstore.Spec, traced bool) target {
 // decideInput is the Input of a schedule's next decision.
 func (e *Engine) decideInput(now time.Time, id string, t target, c sched, written time.Time, st *kvstore.State, settled, checked string) Input {
 	return Input{
+		ID:               id,
 		TenureSince:      e.tenureSince(id, st, settled),
 		MaxClaim:         e.maxClaim(),
 		Now:              now,

@@ -409,3 +409,35 @@ func TestEngineStopsALimitedSchedule(t *testing.T) {
 		t.Fatalf("state %+v (%v), want ended", st, err)
 	}
 }
+
+// TestEngineJitter: a jittered schedule's fires are published at their
+// slot's time plus the offset its slot id fixes, never before, and say so
+// in Sched-Jitter; the slots and their ids are the schedule's own.
+func TestEngineJitter(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	h.engine(fires.Config{})
+	const jitter = 700 * time.Millisecond
+	h.put("jit", kvstore.Spec{Workflow: "wf", Every: "1s", Jitter: "700ms"})
+	got := h.waitFires("jit", 15*time.Second, atLeast(3))
+	checkCadence(t, got, time.Second)
+	jittered := 0
+	for _, f := range got {
+		want := compile.JitterOffset("jit", f.meta.ScheduledAt, jitter)
+		if f.meta.Jitter != want {
+			t.Errorf("slot %v: Sched-Jitter %v, want %v", f.meta.ScheduledAt, f.meta.Jitter, want)
+		}
+		if f.meta.DispatchedAt.Before(f.meta.ScheduledAt.Add(want)) {
+			t.Errorf("slot %v dispatched at %v, before its jittered instant (+%v)", f.meta.ScheduledAt, f.meta.DispatchedAt, want)
+		}
+		if f.meta.SlotID != kvstore.SlotID("jit", f.meta.ScheduledAt) {
+			t.Errorf("Nats-Msg-Id %q is not the slot id of %v", f.meta.SlotID, f.meta.ScheduledAt)
+		}
+		if want > 0 {
+			jittered++
+		}
+	}
+	if jittered == 0 {
+		t.Errorf("no fire of %d had an offset", len(got))
+	}
+}

@@ -27,5 +27,6 @@ func plain(in Input, d Decision) bool {
 		return false
 	}
 	st := in.State // not nil: a claim comes of a state
-	return st.Backfill == nil && st.Paused == nil && st.Running == nil && in.Policy.Overlap == kvstore.OverlapAllow
+	return st.Backfill == nil && st.Paused == nil && st.Running == nil && in.Policy.Overlap == kvstore.OverlapAllow &&
+		in.Policy.Jitter == 0 // a window claims its slots together, not each at its own instant
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -42,7 +43,7 @@ func (m Model) Describe(ctx context.Context, lists *jsstore.EndedReader, e jssto
 	case d.State == nil || d.State.Ended:
 		d.NextNote = "none: the schedule has ended"
 	default:
-		d.Next = NextFires(c.Schedule, d.State, now, cmp.Or(req.Next, admin.DefaultDescribeNext), loc)
+		d.Next = NextFires(e.ID, c, d.State, now, cmp.Or(req.Next, admin.DefaultDescribeNext), loc)
 		switch {
 		case len(d.Next) == 0:
 			d.NextNote = "none: the recurrence has no further fire"
@@ -96,8 +97,10 @@ func joinNote(a, b string) string {
 // NextFires are the next n fires of sched from st, a schedule's state at
 // now (its record, or its plan): its next slot first, each with what
 // moved it and what was skipped before it (cronx.Step.Notes, in loc), and
-// the fires the state will skip (a pause, skip-next) marked so.
-func NextFires(sched cronx.Schedule, st *kvstore.State, now time.Time, n int, loc *time.Location) []admin.NextFire {
+// the fires the state will skip (a pause, skip-next) marked so. A
+// schedule with a jitter notes each fire's offset and instant.
+func NextFires(id string, c compile.Compiled, st *kvstore.State, now time.Time, n int, loc *time.Location) []admin.NextFire {
+	sched := c.Schedule
 	out := []admin.NextFire{}
 	step := firstStep(sched, st, now)
 	skipNext := st.SkipNext
@@ -106,6 +109,10 @@ func NextFires(sched cronx.Schedule, st *kvstore.State, now time.Time, n int, lo
 			break
 		}
 		f := admin.NextFire{At: step.At.In(loc), Notes: step.Notes(loc, noteLayout)}
+		if j := c.Policy.Jitter; j > 0 {
+			off := compile.JitterOffset(id, step.At, j)
+			f.Notes = append(f.Notes, fmt.Sprintf("jitter +%s: fires %s", off, step.At.Add(off).In(loc).Format(time.RFC3339Nano)))
+		}
 		if !step.Nominal.IsZero() && !step.Nominal.Equal(step.At) {
 			nom := step.Nominal.In(loc)
 			f.Nominal = &nom

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -258,7 +259,7 @@ func (e *Engine) episodes() *pipeline.Episodes {
 				return
 			}
 			if data, err := json.Marshal(ev); err == nil {
-				_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().EventSubject(ev.Kind, ev.SubjectID()), data)
+				_ = e.cfg.Store.JetStream().Conn().Publish(e.cfg.Store.Layout().EventSubject(ev.Kind, eventfilter.SubjectID(ev)), data)
 			}
 		}}
 }

@@ -36,6 +36,10 @@ const (
 	// HeaderNote explains Sched-Reason, e.g. the calendar rule that moved
 	// the fire.
 	HeaderNote = "Sched-Note"
+	// HeaderJitter is set on a regular fire of a schedule with a jitter:
+	// how long after Sched-Scheduled-At it was due (a Go duration, e.g.
+	// "3m12.345s"), the offset its slot id fixes (Spec.Jitter).
+	HeaderJitter = "Sched-Jitter"
 	// HeaderRetryOf is set on a fire or wakeup an operator published
 	// again from a dead letter (`scheduler deadletter retry`): the
 	// original Nats-Msg-Id (slot id or wakeup id), which workers take as
@@ -92,6 +96,9 @@ type FireMeta struct {
 	Note         string
 	NominalAt    time.Time
 	Instance     string
+	// Jitter is how long after ScheduledAt a jittered fire was due
+	// (HeaderJitter); 0 without one.
+	Jitter time.Duration
 	// DeadLetterSeq is set on a fire an operator retried from a dead
 	// letter: the dead letter's sequence in the event stream (SlotID is
 	// then the original slot's, from HeaderRetryOf). 0 otherwise.
@@ -129,6 +136,11 @@ func ParseFireMeta(h nats.Header) (FireMeta, error) {
 	if v := h.Get(HeaderDispatchedAt); v != "" {
 		if m.DispatchedAt, err = time.Parse(time.RFC3339Nano, v); err != nil {
 			return FireMeta{}, fmt.Errorf("kvstore: fire header %s: %w", HeaderDispatchedAt, err)
+		}
+	}
+	if v := h.Get(HeaderJitter); v != "" {
+		if m.Jitter, err = time.ParseDuration(v); err != nil {
+			return FireMeta{}, fmt.Errorf("kvstore: fire header %s: %w", HeaderJitter, err)
 		}
 	}
 	return m, nil

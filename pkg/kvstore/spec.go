@@ -105,6 +105,13 @@ type Spec struct {
 	// (default 1h) frees the slot when no report comes.
 	Overlap           OverlapPolicy `json:"overlap,omitempty"`
 	CompletionTimeout string        `json:"completion_timeout,omitempty"`
+	// Jitter spreads the fires: each regular slot is published up to
+	// Jitter (a duration, 1ms to 24h) after its time, by an offset fixed
+	// by its slot id, so every instance and every retry picks the same
+	// instant (Sched-Jitter says which). The slots, the ledger and the
+	// misfire threshold (which counts from the latest instant a slot may
+	// be due) are as without it; triggers and backfills are not delayed.
+	Jitter string `json:"jitter,omitempty"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty"`
 	// Static marks a schedule declared in a file of `scheduler run

@@ -70,6 +70,8 @@ func decodeSpecFast(data []byte) (s Spec, ok bool) {
 			return 1 << 26, d.str(&s.Description)
 		case "static":
 			return 1 << 27, d.str(&s.Static)
+		case "jitter":
+			return 1 << 29, d.str(&s.Jitter)
 		}
 		return 0, false // input, calendar_inline, trace, unknown: encoding/json's
 	})

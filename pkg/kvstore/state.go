@@ -3,8 +3,6 @@ package kvstore
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -408,20 +406,4 @@ type Event struct {
 	DispatchedAt time.Time `json:"dispatched_at,omitzero"`
 	Stream       string    `json:"stream,omitempty"`
 	Seq          uint64    `json:"seq,omitempty"`
-}
-
-// SubjectID is the last token of the event's subject: the schedule id,
-// else the key with its dots as dashes for a lease_ignored event
-// ("shard-5", "member-b"), else "shard-<n>" for a lease event, else the
-// instance.
-func (ev Event) SubjectID() string {
-	switch {
-	case ev.Schedule != "":
-		return ev.Schedule
-	case ev.Key != "":
-		return strings.ReplaceAll(ev.Key, ".", "-")
-	case ev.Shard != nil:
-		return "shard-" + strconv.Itoa(*ev.Shard)
-	}
-	return ev.Instance
 }
