@@ -26,6 +26,10 @@ func (s *Server) routes() http.Handler {
 	app.HandleFunc("POST /schedules/{id}/{action}", s.scheduleAction)
 	app.HandleFunc("GET /timers", s.timersPage)
 	app.HandleFunc("POST /timers/cancel", s.cancelTimer)
+	app.HandleFunc("GET /deadletters", s.deadLettersPage)
+	app.HandleFunc("GET /deadletters/{seq}", s.deadLetterPage)
+	app.HandleFunc("POST /deadletters/{seq}/{action}", s.deadLetterAction)
+	app.HandleFunc("POST /deadletters/purge", s.purgeWorkflow)
 	app.HandleFunc("GET /calendars", s.calendarsPage)
 	app.HandleFunc("GET /calendars/{name}", s.calendarPage)
 	app.HandleFunc("GET /fleet", s.fleetPage)
@@ -158,6 +162,14 @@ func doneMessage(code string) string {
 		return "Timer cancelled."
 	case "timers":
 		return "The run's timers are cancelled."
+	case "dl-retried":
+		return "Dead letter retried: the message is published again for the workflow's workers."
+	case "dl-already":
+		return "Already retried: nothing was published again."
+	case "dl-purged":
+		return "Dead letter purged."
+	case "dl-purged-all":
+		return "The workflow's dead letters are purged."
 	case "logged-in":
 		return "Signed in."
 	}
