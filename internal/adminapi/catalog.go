@@ -56,7 +56,7 @@ type catalog struct {
 	schedules sortedIndex
 	timers    sortedIndex
 	workflows interner
-	labelSets labels.Sets // of schedules and timers
+	labelSets labels.Sets     // of schedules and timers
 	applied   [watches]uint64 // the last revision each watch applied
 	// check is used by the watch goroutine only.
 	check validator
