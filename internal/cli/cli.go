@@ -218,6 +218,9 @@ const recurrenceFlagList = "--cron, --every, --daily-at, --at and --business-day
 // flagMessage puts the flag of a spec or request field before msg, when
 // the field has one.
 func flagMessage(field, msg string) string {
+	if field == "labels" || strings.HasPrefix(field, "labels.") {
+		return "--label: " + msg
+	}
 	switch field {
 	case kvstore.RecurrenceField:
 		return recurrenceFlagList + ": " + msg
@@ -229,7 +232,7 @@ func flagMessage(field, msg string) string {
 		"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time", "business_hours_only", "daily_at",
 		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout",
 		"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until",
-		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state":
+		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state", "selector":
 		return "--" + strings.ReplaceAll(field, "_", "-") + ": " + msg
 	}
 	return msg
