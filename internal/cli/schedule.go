@@ -27,7 +27,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
 	cmd.AddCommand(a.scheduleAdd(), a.scheduleGet(), a.scheduleList(), a.scheduleRemove(),
-		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport())
+		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport(), a.scheduleExport())
 	return cmd
 }
 
