@@ -125,7 +125,8 @@ Start here:
 	a.conn.RegisterFlags(pf.StringVar, a.getenv("NATS_URL"))
 	pf.StringVar(&a.namePrefix, "name-prefix", "sched", "names of the buckets, streams and subjects: <prefix>_specs, <PREFIX>_FIRES, <prefix>.fire.…, <prefix>.api.… (several jetsched systems on one NATS)")
 	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.consoleCommand(), a.configCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.consoleCommand(), a.configCommand(), a.manCommand())
+	a.addCompletions(root)
 	return root
 }
 
