@@ -15,14 +15,16 @@ type Page[T any] struct {
 
 // ListRequest pages through schedules (schedule.list and status). Cursor
 // is a previous page's next_cursor; Limit the page size (default
-// DefaultLimit, at most MaxLimit). Workflow, State (one of States) and
-// Prefix (of the id) filter. Schedules come in id order.
+// DefaultLimit, at most MaxLimit). Workflow, State (one of States),
+// Prefix (of the id) and Selector (a label selector, "team=billing,
+// tier!=gold": internal/labels.Parse) filter. Schedules come in id order.
 type ListRequest struct {
 	Cursor   string `json:"cursor,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
 	Workflow string `json:"workflow,omitempty"`
 	State    string `json:"state,omitempty"`
 	Prefix   string `json:"prefix,omitempty"`
+	Selector string `json:"selector,omitempty"`
 }
 
 // StatusPage is the reply of status: a summary of every schedule and a
@@ -51,10 +53,12 @@ type HistoryItem struct {
 }
 
 // WakeupListRequest pages through pending timers, in key order, of a run
-// or a workflow or all.
+// or a workflow or all, and of those the ones whose labels Selector (as
+// ListRequest's) matches.
 type WakeupListRequest struct {
 	Run      string `json:"run,omitempty"`
 	Workflow string `json:"workflow,omitempty"`
+	Selector string `json:"selector,omitempty"`
 	Cursor   string `json:"cursor,omitempty"`
 	Limit    int    `json:"limit,omitempty"`
 }

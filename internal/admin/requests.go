@@ -114,6 +114,8 @@ type (
 		// time: unless it holds Condition, the timer is dropped as stale.
 		ConditionKey string `json:"condition_key,omitempty"`
 		ExpireAfter  string `json:"expire_after,omitempty"`
+		// Labels are kept in the timer record (kvstore.Timer.Labels).
+		Labels map[string]string `json:"labels,omitempty"`
 	}
 	// WakeupCancelRequest cancels a timer, or every timer of a run.
 	WakeupCancelRequest struct {

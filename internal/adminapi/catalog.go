@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -40,8 +41,8 @@ const (
 )
 
 // catalog is the admin service's sorted view of every schedule id and
-// timer key, with what listings filter on: the workflow and, for
-// schedules, the state (invalid, paused, ended, planned, active). A
+// timer key, with what listings filter on: the workflow, the labels and,
+// for schedules, the state (invalid, paused, ended, planned, active). A
 // readmodel.Follower keeps its schedule rows current from the specs, state
 // and ended lists (it also follows the wakeups bucket for the timers), so
 // a page starts at its cursor with a binary search, and a count is a walk
@@ -55,6 +56,7 @@ type catalog struct {
 	schedules sortedIndex
 	timers    sortedIndex
 	workflows interner
+	labelSets labels.Sets     // of schedules and timers
 	applied   [watches]uint64 // the last revision each watch applied
 	// check is used by the watch goroutine only.
 	check validator
@@ -135,7 +137,8 @@ func (c *catalog) applyTimer(e jetstream.KeyValueEntry) {
 	// row would keep alive.
 	key := strings.Clone(e.Key())
 	var t struct {
-		Workflow string `json:"workflow"`
+		Workflow string            `json:"workflow"`
+		Labels   map[string]string `json:"labels"`
 	}
 	if !del {
 		_ = json.Unmarshal(e.Value(), &t)
@@ -145,7 +148,7 @@ func (c *catalog) applyTimer(e jetstream.KeyValueEntry) {
 	if del {
 		c.timers.remove(key)
 	} else {
-		c.timers.put(row{key: key, group: c.workflows.id(t.Workflow)})
+		c.timers.put(row{key: key, group: c.workflows.id(t.Workflow), labels: c.labelSets.ID(t.Labels)})
 	}
 }
 
@@ -163,7 +166,7 @@ func (t *scheduleRows) Row(id string) *readmodel.Row {
 
 // Put adds or replaces the row of schedule id.
 func (t *scheduleRows) Put(id string, spec kvstore.Spec, r readmodel.Row) {
-	t.schedules.put(row{key: id, group: t.workflows.id(spec.Workflow), Row: r})
+	t.schedules.put(row{key: id, group: t.workflows.id(spec.Workflow), labels: t.labelSets.ID(spec.Labels), Row: r})
 }
 
 // Remove drops the row of schedule id.
@@ -276,6 +279,8 @@ type query struct {
 	workflow string
 	// state, when set, keeps the schedules in that state only.
 	state string
+	// sel keeps the rows whose labels it matches (all when empty).
+	sel   labels.Selector
 	limit int
 }
 
@@ -305,11 +310,12 @@ func (c *catalog) find(timers bool, q query) page {
 			return page{}
 		}
 	}
+	labelled := c.labelSets.Matcher(q.sel)
 	match := func(r *row) bool {
-		return (q.workflow == "" || r.group == group) && (q.state == "" || r.State() == q.state)
+		return (q.workflow == "" || r.group == group) && (q.state == "" || r.State() == q.state) && labelled(r.labels)
 	}
 	var p page
-	if q.prefix == "" && q.workflow == "" && q.state == "" {
+	if q.prefix == "" && q.workflow == "" && q.state == "" && q.sel.Empty() {
 		// Nothing to filter: the count is known, and the walk stops after
 		// the page.
 		p.total = x.Len()

@@ -25,7 +25,7 @@ var apiSeeds = map[string][]string{
 		`{"items":[]}`, `{"items":[{}]}`, `{"items":null,"check":false}`,
 	},
 	"schedule.get":             {`{"id":"x"}`},
-	"schedule.list":            {`{}`, `{"cursor":"a","limit":10,"workflow":"wf","state":"paused","prefix":"x"}`},
+	"schedule.list":            {`{}`, `{"cursor":"a","limit":10,"workflow":"wf","state":"paused","prefix":"x"}`, `{"selector":"team=billing,tier!=gold,env in (a,b),!legacy"}`},
 	"schedule.delete":          {`{"id":"x","if_revision":3}`},
 	"schedule.pause":           {`{"id":"x","note":"audit","until":"2099-01-01T00:00:00Z"}`},
 	"schedule.resume":          {`{"id":"x"}`},
@@ -42,7 +42,7 @@ var apiSeeds = map[string][]string{
 	"calendar.delete":          {`{"name":"fr","force":true}`},
 	"wakeup.add":               {`{"run":"order.1","step":"esc","workflow":"approvals","when":"1h","payload":{"o":1},"condition":"waiting","expire_after":"1h"}`},
 	"wakeup.cancel":            {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`, `{"step":"0"}`},
-	"wakeup.list":              {`{"run":"order.1","workflow":"approvals","limit":3}`},
+	"wakeup.list":              {`{"run":"order.1","workflow":"approvals","limit":3}`, `{"selector":"team"}`},
 }
 
 // FuzzAPI sends random bodies to every verb's handler against a real

@@ -15,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -73,7 +74,8 @@ func scheduleQuery(r admin.ListRequest) (query, error) {
 	if r.State != "" && !slices.Contains(admin.States, r.State) {
 		return q, &kvstore.FieldError{Field: "state", Value: r.State, Reason: "want one of " + strings.Join(admin.States, ", ")}
 	}
-	return q, nil
+	q.sel, err = labels.Parse("selector", r.Selector)
+	return q, err
 }
 
 // schedulePage decodes and checks a ListRequest, waits for the catalogue
@@ -258,6 +260,9 @@ func (h handlers) wakeupList(ctx context.Context, body []byte) (any, error) {
 		if err := kvstore.ValidateWorkflow(r.Workflow); err != nil {
 			return nil, err
 		}
+	}
+	if q.sel, err = labels.Parse("selector", r.Selector); err != nil {
+		return nil, err
 	}
 	if r.Cursor != "" && !timerKey(r.Cursor) {
 		return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}

@@ -14,6 +14,7 @@ type row struct {
 	key           string
 	readmodel.Row        // a schedule's flags, time and ended list (readmodel.Follower)
 	group         uint32 // the interned workflow (interner)
+	labels        uint32 // the numbered label set (labels.Sets)
 }
 
 // blockMax is the most rows one block of a sortedIndex holds; a fuller

@@ -18,7 +18,7 @@ func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	req := wakeup.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
-		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey}
+		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Labels: r.Labels}
 	if r.ExpireAfter != "" {
 		d, err := time.ParseDuration(r.ExpireAfter)
 		if err != nil {

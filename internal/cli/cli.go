@@ -129,7 +129,8 @@ Start here:
 	a.conn.RegisterFlags(pf.StringVar, a.getenv("NATS_URL"))
 	pf.StringVar(&a.namePrefix, "name-prefix", "sched", "names of the buckets, streams and subjects: <prefix>_specs, <PREFIX>_FIRES, <prefix>.fire.…, <prefix>.api.… (several jetsched systems on one NATS)")
 	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
-	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.deadLetterCommand(), a.consoleCommand(), a.configCommand())
+	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.deadLetterCommand(), a.consoleCommand(), a.configCommand(), a.manCommand())
+	a.addCompletions(root)
 	return root
 }
 
@@ -222,6 +223,9 @@ const recurrenceFlagList = "--cron, --every, --daily-at, --at and --business-day
 // flagMessage puts the flag of a spec or request field before msg, when
 // the field has one.
 func flagMessage(field, msg string) string {
+	if field == "labels" || strings.HasPrefix(field, "labels.") {
+		return "--label: " + msg
+	}
 	switch field {
 	case kvstore.RecurrenceField:
 		return recurrenceFlagList + ": " + msg
@@ -233,7 +237,7 @@ func flagMessage(field, msg string) string {
 		"start", "end", "limit", "calendar", "holiday_roll", "business_day", "time", "business_hours_only", "daily_at",
 		"misfire", "catchup_window", "misfire_threshold", "overlap", "completion_timeout", "jitter",
 		"description", "note", "payload", "condition", "expire_after", "count", "from", "to", "rate", "until",
-		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state":
+		"run", "step", "when", "when_expr", "condition_key", "zone", "cursor", "prefix", "state", "selector":
 		return "--" + strings.ReplaceAll(field, "_", "-") + ": " + msg
 	}
 	return msg

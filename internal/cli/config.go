@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/pflag"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/regfile"
 )
 
@@ -358,6 +359,21 @@ func (a *app) configure(cmd *cobra.Command, file string) (*settings, error) {
 		file = a.getenv(configEnv)
 	}
 	return applyConfig(cmd.Flags(), a.runFlagSet(), file, a.environ)
+}
+
+// configured applies the config file and variables to cmd's flags (run's,
+// in f) and builds the daemon's configuration from them, as run does
+// before it starts: an error names the flag and where its value came from.
+func (a *app) configured(cmd *cobra.Command, f *daemonFlags) (*settings, daemon.Config, error) {
+	st, err := a.configure(cmd, f.configFile)
+	if err != nil {
+		return nil, daemon.Config{}, err
+	}
+	cfg, err := a.daemonConfig(f)
+	if err != nil {
+		return nil, daemon.Config{}, st.annotate(err)
+	}
+	return st, cfg, nil
 }
 
 // runFlagSet is a fresh set of every flag of run, its persistent ones

@@ -65,7 +65,7 @@ they name are checked by run when it starts. See docs/configuration.md.`,
 	}
 	f.register(print, "./jetsched-data", "")
 	print.Flags().StringVar(&format, "format", "yaml", "output format: yaml (a config file) or json")
-	cmd.AddCommand(print)
+	cmd.AddCommand(print, a.configValidate())
 	return cmd
 }
 

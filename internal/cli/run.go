@@ -384,13 +384,9 @@ and stream sequence (docs/fire-messages.md).`,
   scheduler run --nats-url nats://nats:4222 --events default,fired`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			st, err := a.configure(cmd, f.configFile)
+			st, cfg, err := a.configured(cmd, &f)
 			if err != nil {
 				return err
-			}
-			cfg, err := a.daemonConfig(&f)
-			if err != nil {
-				return st.annotate(err)
 			}
 			st.warn(cfg.Logger)
 			mem, err := memlimit.Apply(f.memoryLimit, os.Getenv, os.DirFS("/"))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -25,7 +26,7 @@ func (a *app) scheduleCommand() *cobra.Command {
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
 	cmd.AddCommand(a.scheduleAdd(), a.scheduleUpdate(), a.scheduleGet(), a.scheduleDescribe(), a.scheduleList(), a.scheduleRemove(),
-		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport())
+		a.schedulePause(), a.scheduleResume(), a.scheduleSkip(), a.scheduleTrigger(), a.scheduleBackfill(), a.scheduleHistory(), a.scheduleAccount(), a.scheduleImport(), a.scheduleExport())
 	return cmd
 }
 
@@ -37,6 +38,7 @@ type addFlags struct {
 	misfire, catchup, threshold, overlap, completionTimeout string
 	replace, upsert, createOnly, dryRun                     bool
 	ifRevision                                              uint64
+	labels                                                  []string // --label KEY=VALUE, repeatable
 }
 
 func (a *app) scheduleAdd() *cobra.Command {
@@ -137,6 +139,7 @@ func (f *addFlags) registerSpecFlags(fl *pflag.FlagSet) {
 	f.rec.register(fl)
 	fl.StringVar(&f.input, "input", "", "fire message body: JSON, or @FILE to read it from a file")
 	fl.StringVar(&f.description, "description", "", "free text for operators")
+	fl.StringArrayVar(&f.labels, "label", nil, "a label KEY=VALUE, repeatable (--label team=billing --label tier=gold): what ls --selector filters on")
 	fl.StringVar(&f.misfire, "misfire", "", "slots later than the misfire threshold: skip (default), fire_once, fire_all")
 	fl.StringVar(&f.catchup, "catchup-window", "", "how far back fire_once/fire_all catch up (default 24h)")
 	fl.StringVar(&f.threshold, "misfire-threshold", "", "how late a slot may be and still fire normally (default: the scheduler's, 1m)")
@@ -152,6 +155,10 @@ func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 		Overlap: kvstore.OverlapPolicy(f.overlap), CompletionTimeout: f.completionTimeout,
 	}
 	if err := f.rec.apply(&s, stdin); err != nil {
+		return s, err
+	}
+	var err error
+	if s.Labels, err = labels.ParsePairs(f.labels); err != nil {
 		return s, err
 	}
 	if f.input != "" {

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -153,6 +155,8 @@ func specFields(spec kvstore.Spec, loc *time.Location) []specField {
 			text = string(x)
 		case *kvstore.TraceContext:
 			text = strings.TrimSpace(x.TraceParent + " " + x.TraceState)
+		case map[string]string:
+			text = labels.Format(x)
 		default:
 			text = fmt.Sprint(x)
 		}
@@ -182,7 +186,7 @@ func nextString(st *kvstore.State, loc *time.Location) string {
 // listFlags are the filters of schedule ls and status.
 type listFlags struct {
 	pageFlags
-	workflow, state, prefix string
+	workflow, state, prefix, selector string
 }
 
 func (f *listFlags) register(cmd *cobra.Command) {
@@ -191,16 +195,30 @@ func (f *listFlags) register(cmd *cobra.Command) {
 	fl.StringVar(&f.workflow, "workflow", "", "only the schedules of this workflow")
 	fl.StringVar(&f.state, "state", "", "only the schedules in this state: "+strings.Join(admin.States, ", "))
 	fl.StringVar(&f.prefix, "prefix", "", "only the schedules whose id starts with this")
+	registerSelector(fl, &f.selector, "schedules")
 }
 
 func (f listFlags) request(cursor string, limit int) admin.ListRequest {
-	return admin.ListRequest{Cursor: cursor, Limit: limit, Workflow: f.workflow, State: f.state, Prefix: f.prefix}
+	return admin.ListRequest{Cursor: cursor, Limit: limit, Workflow: f.workflow, State: f.state, Prefix: f.prefix, Selector: f.selector}
+}
+
+// registerSelector adds -l/--selector, the label filter of the listings.
+func registerSelector(fl *pflag.FlagSet, dst *string, what string) {
+	fl.StringVarP(dst, "selector", "l", "", "only the "+what+" whose labels match: team=billing,tier!=gold,env in (prod,staging),!legacy")
+}
+
+// checkSelector checks a --selector before anything is asked (the API
+// checks it again).
+func checkSelector(sel string) error {
+	_, err := labels.Parse("selector", sel)
+	return err
 }
 
 func (a *app) scheduleList() *cobra.Command {
 	var f listFlags
+	var wide bool
 	cmd := &cobra.Command{
-		Use:     "ls [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all | --watch]",
+		Use:     "ls [--workflow WF] [--state STATE] [--prefix P] [-l SELECTOR] [--wide] [--limit N] [--cursor C | --all | --watch]",
 		Aliases: []string{"list"},
 		Short:   "List schedules in id order, a page at a time, with their next fire and last status",
 		Long: `List schedules in id order, a page at a time (--limit, default 100). A page
@@ -211,6 +229,11 @@ time. --json prints one page as {"items", "total", "next_cursor"}; with
 1 KiB is left out of a listed schedule (named in its "omitted" field);
 schedule get shows it.
 
+-l/--selector keeps the schedules whose labels (schedule add --label)
+match a selector: requirements joined by commas, each key=value,
+key!=value, key in (v1,v2), key notin (v1,v2), key (the label is set) or
+!key (it is not). --wide adds a LABELS column; --json always has them.
+
 --watch keeps following the page (one page: not with --all) from the
 KV watches of the specs and state buckets, not by polling: each change
 reads the page again. On a terminal the table is redrawn, with a STATE
@@ -219,23 +242,35 @@ the last slot), refreshed each second; when stdout is not a terminal the
 whole page is printed once, then only the rows that change, and
 "<id> removed" for a schedule gone (--json: JSON lines, {"removed": id}).
 Ctrl-C ends it (exit status 0).`,
+		Example: `  scheduler schedule ls -l team=billing
+  scheduler schedule ls --selector 'team=billing,tier!=gold' --wide
+  scheduler schedule ls -l 'env in (prod,staging),!legacy' --all --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelector(f.selector); err != nil {
+				return err
+			}
+			header, row := "ID\tWORKFLOW\tRECURRENCE\tNEXT (ZONE)\tNEXT (UTC)\tLAST", tableRow
+			if wide {
+				header += "\tLABELS"
+				row = func(v scheduleView) string { return tableRow(v) + "\t" + orDash(labels.Format(v.Spec.Labels)) }
+			}
 			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules",
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[scheduleView], error) {
 					var pg admin.Page[scheduleView]
 					return pg, a.call(ctx, "schedule.list", f.request(cursor, limit), &pg)
 				},
-				header: scheduleHeader,
-				row:    tableRow,
+				header: header,
+				row:    row,
 				watch: &watchSpec[scheduleView]{buckets: scheduleBuckets, key: func(v scheduleView) string { return v.ID },
-					header: scheduleHeader + "\tSTATE", row: func(v scheduleView) string { return tableRow(v) + "\t" + readmodel.StateOf(v) },
+					header: header + "\tSTATE", row: func(v scheduleView) string { return row(v) + "\t" + readmodel.StateOf(v) },
 					times: scheduleTimes, passed: true},
 			}.run(cmd.Context())
 		},
 	}
 	f.register(cmd)
 	f.registerWatch(cmd.Flags())
+	cmd.Flags().BoolVar(&wide, "wide", false, "add a LABELS column")
 	return cmd
 }
 

@@ -27,7 +27,7 @@ var patchFields = map[string][]string{
 	"anchor": {"align", "anchor", "phase"}, "tz": {"tz"}, "start": {"start"}, "end": {"end"}, "limit": {"limit"},
 	"calendar": {"calendar", "calendar_inline"}, "holiday-roll": {"holiday_roll"}, "business-hours-only": {"business_hours_only"},
 	"time": {"time"}, "dialect": {"dialect"}, "dom-dow": {"dom_dow"}, "dst-gap": {"dst_gap"}, "dst-overlap": {"dst_overlap"},
-	"jitter": {"jitter"},
+	"jitter": {"jitter"}, "label": {"labels"},
 }
 
 func (a *app) scheduleUpdate() *cobra.Command {

@@ -17,7 +17,7 @@ import (
 func (a *app) statusCommand() *cobra.Command {
 	var f listFlags
 	cmd := &cobra.Command{
-		Use:   "status [--workflow WF] [--state STATE] [--prefix P] [--limit N] [--cursor C | --all | --watch]",
+		Use:   "status [--workflow WF] [--state STATE] [--prefix P] [-l SELECTOR] [--limit N] [--cursor C | --all | --watch]",
 		Short: "A summary of every schedule, then per schedule: next fire, last slot and status, misfires, pause, backfill, owning instance",
 		Long: `Print a summary of every schedule (counts by state, timers, shards held per
 instance), then one row per schedule in id order, a page at a time like
@@ -30,6 +30,9 @@ redrawn with the table on a terminal; otherwise printed once), with the
 columns LEFT and PASSED.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelector(f.selector); err != nil {
+				return err
+			}
 			var sum admin.Summary
 			return listing[admin.StatusRow]{a: a, flags: f.pageFlags, what: "schedules",
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.StatusRow], error) {

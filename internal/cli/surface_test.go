@@ -261,7 +261,8 @@ func TestGetShowsEverySpecField(t *testing.T) {
 		Input: json.RawMessage(`{"a":1}`), Calendar: "us", CalendarInline: json.RawMessage(`{"zone":"UTC"}`),
 		HolidayRoll: "skip", BusinessHoursOnly: true, BusinessDay: 2, Time: "10:00", Misfire: "fire_all", CatchupWindow: "1h",
 		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Jitter: "30s", Description: "d", Static: "f.yaml",
-		Trace: &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
+		Labels: map[string]string{"team": "billing"},
+		Trace:  &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
 	v := reflect.ValueOf(spec)
 	for i := range v.NumField() {
 		if v.Field(i).IsZero() {

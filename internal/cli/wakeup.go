@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -33,6 +34,7 @@ again replaces it. Forms of --when are in docs/timers.md.`,
 func (a *app) wakeupAdd() *cobra.Command {
 	var r admin.WakeupRequest
 	var at, payload string
+	var labelPairs []string
 	var expire time.Duration
 	cmd := &cobra.Command{
 		Use:   "add --run RUN --step STEP --workflow WF (--when FORM | --when-expr EXPR | --at RFC3339) [--zone Z] [--calendar C] [--payload JSON|@FILE] [--condition VALUE [--condition-key BUCKET/KEY]] [--expire-after D]",
@@ -68,6 +70,9 @@ func (a *app) wakeupAdd() *cobra.Command {
 			}
 			var err error
 			if r.Payload, err = readPayload(payload); err != nil {
+				return err
+			}
+			if r.Labels, err = labels.ParsePairs(labelPairs); err != nil {
 				return err
 			}
 			if err := fieldcheck.Note("condition", r.Condition); err != nil {
@@ -116,6 +121,7 @@ func (a *app) wakeupAdd() *cobra.Command {
 	fl.StringVar(&r.Condition, "condition", "", "token the worker checks before acting (e.g. the activity the run must still be in); with --condition-key, the value the scheduler checks")
 	fl.StringVar(&r.ConditionKey, "condition-key", "", "BUCKET/KEY the workflow keeps current: at due time the scheduler drops the timer as stale unless the key holds --condition")
 	fl.DurationVar(&expire, "expire-after", 0, "drop the timer if not delivered this long after it is due")
+	fl.StringArrayVar(&labelPairs, "label", nil, "a label KEY=VALUE, repeatable: what wakeup ls --selector filters on")
 	return cmd
 }
 
@@ -184,7 +190,7 @@ func (a *app) wakeupList() *cobra.Command {
 	var f admin.WakeupListRequest
 	var p pageFlags
 	cmd := &cobra.Command{
-		Use:     "ls [--run RUN] [--workflow WF] [--limit N] [--cursor C | --all | --watch]",
+		Use:     "ls [--run RUN] [--workflow WF] [-l SELECTOR] [--limit N] [--cursor C | --all | --watch]",
 		Aliases: []string{"list"},
 		Short:   "List pending timers in key order, a page at a time",
 		Long: `List pending timers in key order (run, then step), a page at a time like
@@ -196,6 +202,9 @@ schedule ls --watch does, with a LEFT column (time to the due time): a
 timer that fires or is cancelled shows as "<key> removed".`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkSelector(f.Selector); err != nil {
+				return err
+			}
 			return listing[admin.TimerItem]{a: a, flags: p, what: "timers",
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.TimerItem], error) {
 					req := f
@@ -214,6 +223,7 @@ timer that fires or is cancelled shows as "<key> removed".`,
 	}
 	cmd.Flags().StringVar(&f.Run, "run", "", "only this run")
 	cmd.Flags().StringVar(&f.Workflow, "workflow", "", "only this workflow")
+	registerSelector(cmd.Flags(), &f.Selector, "timers")
 	p.register(cmd.Flags(), admin.DefaultLimit, "timers")
 	p.registerWatch(cmd.Flags())
 	return cmd

@@ -66,6 +66,9 @@ func CheckFields(s kvstore.Spec, key string) error {
 	if err := fieldcheck.JSON("input", s.Input); err != nil {
 		return err
 	}
+	if err := fieldcheck.Labels(s.Labels); err != nil {
+		return err
+	}
 	if s.Static != "" {
 		if err := fieldcheck.Source(s.Static); err != nil {
 			return err

@@ -25,6 +25,11 @@ func TestSpecLimits(t *testing.T) {
 		{"description over the cap", `{"workflow":"w","every":"1m","description":"` + over(kvstore.MaxNoteBytes) + `"}`, "description"},
 		{"cron over the cap", `{"workflow":"w","cron":"` + over(kvstore.MaxFieldBytes) + `"}`, "cron"},
 		{"inline calendar over the cap", `{"workflow":"w","every":"1m","calendar_inline":{"zone":"UTC","x":"` + over(kvstore.MaxCalendarBytes) + `"}}`, "calendar_inline"},
+		{"labels", `{"workflow":"w","every":"1m","labels":{"team":"billing","tier":""}}`, ""},
+		{"a label value with a space", `{"workflow":"w","every":"1m","labels":{"team":"bil ling"}}`, "labels.team"},
+		{"a label key with a colon", `{"workflow":"w","every":"1m","labels":{"te:am":"x"}}`, "labels.te:am"},
+		{"labels not an object", `{"workflow":"w","every":"1m","labels":["team"]}`, "labels"},
+		{"duplicate label", `{"workflow":"w","every":"1m","labels":{"team":"a","team":"b"}}`, "labels"},
 		{"duplicate field", `{"workflow":"a","workflow":"b","every":"1m"}`, "workflow"},
 		{"duplicate key in the input", `{"workflow":"w","every":"1m","input":{"a":{"b":1,"b":2}}}`, "input"},
 	}
@@ -94,5 +99,19 @@ func TestJitterField(t *testing.T) {
 		case !ok && (!errors.As(err, &fe) || fe.Field != "jitter"):
 			t.Errorf("jitter %q: %v, want a field error on jitter", v, err)
 		}
+	}
+}
+
+// TestPlanLeavesLabelsOut: a labels change is a change of the spec
+// (SameSpec) but not of its plan, so the schedule keeps its cadence.
+func TestPlanLeavesLabelsOut(t *testing.T) {
+	a := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *", TZ: "Europe/Paris"}
+	b := a
+	b.Labels = map[string]string{"team": "billing"}
+	if compile.Plan(a) != compile.Plan(b) {
+		t.Errorf("Plan changes with the labels: %q vs %q", compile.Plan(a), compile.Plan(b))
+	}
+	if kvstore.SameSpec(a, b) || kvstore.DefaultKey(a) != kvstore.DefaultKey(b) {
+		t.Error("labels: want another spec with the same content key")
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/readmodel"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -25,6 +26,7 @@ type row struct {
 	id       string
 	workflow string
 	recur    string
+	labels   uint32 // the numbered label set (index.labelSets)
 	readmodel.Row
 }
 
@@ -72,13 +74,15 @@ type index struct {
 	log    *slog.Logger
 	notify func(topic string)
 
-	mu      sync.RWMutex
-	rows    map[string]*row
-	strs    map[string]string // interned workflow and recurrence strings
-	shardOf map[int]lease
-	members map[string]lease
-	loaded  bool
-	ready   chan struct{}
+	mu   sync.RWMutex
+	rows map[string]*row
+	strs map[string]string // interned workflow and recurrence strings
+	// labelSets numbers the rows' label sets.
+	labelSets labels.Sets
+	shardOf   map[int]lease
+	members   map[string]lease
+	loaded    bool
+	ready     chan struct{}
 
 	follower readmodel.Follower
 	readmodel.Runner
@@ -166,7 +170,7 @@ func (t *scheduleRows) Row(id string) *readmodel.Row {
 
 // Put adds or replaces the row of schedule id.
 func (t *scheduleRows) Put(id string, spec kvstore.Spec, r readmodel.Row) {
-	t.rows[id] = &row{id: id, workflow: t.intern(spec.Workflow), recur: t.intern(spec.RecurrenceString()), Row: r}
+	t.rows[id] = &row{id: id, workflow: t.intern(spec.Workflow), recur: t.intern(spec.RecurrenceString()), labels: t.labelSets.ID(spec.Labels), Row: r}
 }
 
 // Remove drops the row of schedule id.

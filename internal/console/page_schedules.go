@@ -9,6 +9,8 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/labels"
+	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -42,17 +44,20 @@ const rowFetchers = 16
 func (s *Server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := schedulesData{base: s.base(r, "Schedules", "schedules", topicSchedules), States: admin.States}
-	d.Query = listQuery{Workflow: q.Get("workflow"), State: q.Get("state"), Text: q.Get("q"), Limit: s.cfg.PageSize}
+	d.Query = listQuery{Workflow: q.Get("workflow"), State: q.Get("state"), Text: q.Get("q"), Selector: q.Get("selector"), Limit: s.cfg.PageSize}
 	status := http.StatusOK
 	after, err := parseCursor(q.Get("after"))
+	sel, selErr := labels.Parse("selector", d.Query.Selector)
 	switch {
 	case err != nil:
 		d.Error, status = err.Error(), http.StatusBadRequest
+	case selErr != nil:
+		d.Error, status = usererr.Message(selErr), http.StatusBadRequest
 	case !validState(d.Query.State):
 		d.Error, status = "state "+d.Query.State+": want one of active, planned, paused, ended, invalid", http.StatusBadRequest
 		d.Query.State = ""
 	}
-	d.Query.After = after
+	d.Query.After, d.Query.sel = after, sel
 	res := s.index.list(d.Query)
 	d.Total, d.Counts, d.Workflows, d.Paged = res.Total, res.Counts, res.Workflows, after.id != ""
 	d.Rows = s.detailRows(r.Context(), res.Rows)
@@ -68,7 +73,7 @@ func (s *Server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 // listURL is the link to a page of the list with the same filters.
 func listURL(q listQuery, after string) string {
 	v := url.Values{}
-	for k, val := range map[string]string{"workflow": q.Workflow, "state": q.State, "q": q.Text, "after": after} {
+	for k, val := range map[string]string{"workflow": q.Workflow, "state": q.State, "q": q.Text, "selector": q.Selector, "after": after} {
 		if val != "" {
 			v.Set(k, val)
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/readmodel"
 )
 
@@ -18,8 +19,10 @@ type listQuery struct {
 	Workflow string // exact workflow name; "" all
 	State    string // one of admin.States; "" all
 	Text     string // a substring of the id, workflow or recurrence; "" all
+	Selector string // a label selector as given; "" all
 	After    cursor // the page starts after this row
 	Limit    int
+	sel      labels.Selector // Selector parsed
 }
 
 // cursor is a position in the list's order: (next fire, id).
@@ -88,13 +91,14 @@ func (ix *index) list(q listQuery) listResult {
 	wf := map[string]struct{}{}
 	ix.mu.RLock()
 	res.Loaded = ix.loaded
+	labelled := ix.labelSets.Matcher(q.sel)
 	for _, r := range ix.rows {
 		st := r.State()
 		res.Counts[st]++
 		if len(wf) < maxWorkflows {
 			wf[r.workflow] = struct{}{}
 		}
-		if q.Workflow != "" && r.workflow != q.Workflow || q.State != "" && st != q.State {
+		if q.Workflow != "" && r.workflow != q.Workflow || q.State != "" && st != q.State || !labelled(r.labels) {
 			continue
 		}
 		if text != "" && !containsFold(r.id, text) && !containsFold(r.workflow, text) && !containsFold(r.recur, text) {

@@ -56,6 +56,9 @@ type Request struct {
 	// ExpireAfter drops the timer, recorded as expired, if it has not been
 	// delivered this long after it was due. Zero: never.
 	ExpireAfter time.Duration
+	// Labels are key=value pairs operators select timers by
+	// (kvstore.Timer.Labels).
+	Labels map[string]string
 }
 
 // Outcomes of Cancel.
@@ -191,7 +194,7 @@ func (c Client) register(ctx context.Context, r Request, rearms int) (kvstore.Ti
 	t := kvstore.Timer{
 		Run: r.Run, Step: r.Step, Workflow: r.Workflow, Due: due.UTC(), When: r.When, WhenExpr: r.WhenExpr, Zone: zone,
 		Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Created: now.UTC(),
-		Rearms: rearms,
+		Rearms: rearms, Labels: r.Labels,
 	}
 	if r.ExpireAfter > 0 {
 		t.ExpiresAt = due.Add(r.ExpireAfter).UTC()

@@ -16,6 +16,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -204,6 +205,18 @@ func WithOverlap(policy kvstore.OverlapPolicy, completionTimeout time.Duration) 
 // WithDescription sets free text for operators.
 func WithDescription(text string) Option {
 	return specOption(func(s *kvstore.Spec) { s.Description = text })
+}
+
+// WithLabels sets the schedule's labels, key=value pairs that List
+// (ListOptions.Selector), `scheduler schedule ls --selector` and the
+// console filter on: at most kvstore.MaxLabels, keys of letters, digits,
+// '-', '_', '.' and '/', values of letters, digits, '-', '_' and '.'.
+// Schedule refuses others, naming the field labels.<key>. Like the
+// description, labels are not part of the default key: changing them
+// updates the schedule in place. The map is copied.
+func WithLabels(labels map[string]string) Option {
+	labels = maps.Clone(labels)
+	return specOption(func(s *kvstore.Spec) { s.Labels = labels })
 }
 
 // Schedule registers workflow to fire on recurrence with input (any value

@@ -283,3 +283,29 @@ func ExampleClient_CancelWakeup() {
 	fmt.Println(out, err)
 	// Output: cancelled <nil>
 }
+
+// Labels say who owns a schedule; List's Selector keeps the schedules
+// whose labels match, as `scheduler schedule ls -l` does.
+func ExampleWithLabels() {
+	c, _, stop := example()
+	defer stop()
+	ctx := context.Background()
+	_, _ = c.Schedule(ctx, "invoices", nil, client.Cron("0 9 1 * *"), client.WithKey("monthly-invoices"),
+		client.WithLabels(map[string]string{"team": "billing", "tier": "gold"}))
+	_, _ = c.Schedule(ctx, "reminders", nil, client.Cron("0 9 * * *"), client.WithKey("daily-reminders"),
+		client.WithLabels(map[string]string{"team": "billing", "tier": "silver"}))
+	_, _ = c.Schedule(ctx, "reindex", nil, client.Every(time.Hour), client.WithKey("hourly-reindex"),
+		client.WithLabels(map[string]string{"team": "search"}))
+	pg, _ := c.List(ctx, client.ListOptions{Selector: "team=billing,tier!=silver"})
+	for _, it := range pg.Items {
+		fmt.Println(it.Key, it.Labels["tier"])
+	}
+	_, err := c.Schedule(ctx, "x", nil, client.Every(time.Hour), client.WithLabels(map[string]string{"team": "bil ling"}))
+	fmt.Println(err)
+	_, err = c.List(ctx, client.ListOptions{Selector: "team billing"})
+	fmt.Println(err)
+	// Output:
+	// monthly-invoices gold
+	// invalid labels.team "bil ling": character ' ' at byte 3 is not allowed in a value (use letters, digits, '-', '_', '.'; a letter or digit first and last)
+	// invalid selector "team billing": want =, !=, in or notin after key team at byte 5 (the form: k=v,k2!=v2,k3 in (a,b),!k4; docs/cli.md)
+}

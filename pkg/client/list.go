@@ -25,6 +25,12 @@ type ListOptions struct {
 	// Workflow, State (one of admin.States: active, paused, ended,
 	// invalid, planned) and Prefix (of the key) filter; "" keeps all.
 	Workflow, State, Prefix string
+	// Selector keeps the schedules whose labels (WithLabels) match a
+	// label selector: requirements joined by commas, each key=value,
+	// key!=value, key in (v1,v2), key notin (v1,v2), key or !key
+	// ("team=billing,tier!=gold"); "" keeps all. A malformed one is an
+	// *APIError of code invalid naming the field selector.
+	Selector string
 }
 
 // Page is one page of schedules, in key order.
@@ -42,7 +48,8 @@ type Page struct {
 // listed schedule (named in ScheduleInfo.Omitted); Get returns it.
 func (c *Client) List(ctx context.Context, opts ListOptions) (Page, error) {
 	var pg admin.Page[admin.ScheduleInfo]
-	req := admin.ListRequest{Cursor: opts.Cursor, Limit: opts.Limit, Workflow: opts.Workflow, State: opts.State, Prefix: opts.Prefix}
+	req := admin.ListRequest{Cursor: opts.Cursor, Limit: opts.Limit, Workflow: opts.Workflow, State: opts.State, Prefix: opts.Prefix,
+		Selector: opts.Selector}
 	if err := c.call(ctx, "schedule.list", req, &pg); err != nil {
 		return Page{}, err
 	}

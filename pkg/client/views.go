@@ -58,6 +58,8 @@ type ScheduleInfo struct {
 	// Static names the set that declares the schedule (client.Static or
 	// scheduler run --schedules); "" for one registered alone.
 	Static string
+	// Labels are the schedule's labels (WithLabels); nil when none.
+	Labels map[string]string
 	// Misfire and Overlap are the policies in force (defaults filled in).
 	Misfire kvstore.MisfirePolicy
 	Overlap kvstore.OverlapPolicy
@@ -99,7 +101,7 @@ func newScheduleInfo(v admin.ScheduleInfo) ScheduleInfo {
 	info := ScheduleInfo{
 		Key: v.ID, Revision: v.Revision, Workflow: s.Workflow, Recurrence: recurrenceText(s), Zone: s.TZ,
 		DomDow: s.DomDow, Input: s.Input, Description: s.Description, Calendar: s.Calendar,
-		HolidayRoll: s.HolidayRoll, Static: s.Static,
+		HolidayRoll: s.HolidayRoll, Static: s.Static, Labels: s.Labels,
 		Misfire: cmp.Or(s.Misfire, kvstore.MisfireSkip),
 		Overlap: cmp.Or(s.Overlap, kvstore.OverlapAllow),
 		State:   ScheduleState(readmodel.StateOf(v)), LastStatus: v.LastStatus, Invalid: v.Invalid, Omitted: v.Omitted,
@@ -156,6 +158,9 @@ type TimerInfo struct {
 	Created   time.Time
 	// Rearms counts "not ready, retry at" re-registrations.
 	Rearms int
+	// Labels are the timer's labels (wakeup.Request.Labels); nil when
+	// none.
+	Labels map[string]string
 	// Firing: a scheduler has claimed the timer and is publishing its
 	// wakeup; a cancel now loses the race (WakeupAlreadyFired).
 	Firing bool
@@ -165,7 +170,7 @@ func newTimerInfo(e kvstore.TimerEntry) TimerInfo {
 	t := e.Timer
 	return TimerInfo{Run: t.Run, Step: t.Step, Workflow: t.Workflow, Due: t.Due, When: t.When, Zone: t.Zone,
 		Calendar: t.Calendar, Payload: t.Payload, Condition: t.Condition, ExpiresAt: t.ExpiresAt, Created: t.Created,
-		Rearms: t.Rearms, Firing: t.Claim != nil}
+		Rearms: t.Rearms, Labels: t.Labels, Firing: t.Claim != nil}
 }
 
 // CancelOutcome is what CancelWakeup did.

@@ -35,9 +35,10 @@ import (
 // holiday_roll, business_hours_only, misfire, catchup_window,
 // misfire_threshold, overlap, completion_timeout. So a spec whose zone or
 // policies differ is another schedule, and a spec with none of them has
-// the key it had before they were part of the form. The description and
-// static are not part of the content: changing the description of a
-// schedule updates it in place.
+// the key it had before they were part of the form. The description,
+// labels and static are not part of the content: changing the description
+// or the labels of a schedule updates it in place (SameSpec sees the
+// change; the plan, compile.Plan, does not).
 func DefaultKey(s Spec) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", s.Workflow, s.identityRecurrence())

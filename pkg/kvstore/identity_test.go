@@ -60,6 +60,7 @@ func TestDefaultKey(t *testing.T) {
 		same := []kvstore.Spec{
 			{Workflow: "cleanup", Every: "60m", Input: json.RawMessage(`{ "olderThanDays" : 30 }`)},
 			{Workflow: "cleanup", Every: "3600s", Input: json.RawMessage(`{"olderThanDays":30}`), Description: "the description is not content"},
+			{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`), Labels: map[string]string{"team": "ops"}},
 			{ID: "ignored", Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`)},
 		}
 		for _, s := range same {
@@ -150,6 +151,8 @@ func TestSameSpec(t *testing.T) {
 		{"another description", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`)}, false},
 		{"another input", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":2,"b":[true]}`), Description: "d"}, false},
 		{"static", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Static: "f.yaml"}, false},
+		{"labels", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{"team": "ops"}}, false},
+		{"no labels, given empty", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{}}, true},
 	}
 	for _, tc := range tests {
 		if got := kvstore.SameSpec(stored, tc.incoming); got != tc.same {
@@ -191,6 +194,8 @@ func TestSameSpec(t *testing.T) {
 			cv.Set(reflect.ValueOf(&later))
 		case reflect.Slice:
 			cv.SetBytes([]byte(`{"other":1}`))
+		case reflect.Map:
+			cv.Set(reflect.ValueOf(map[string]string{"other": "1"}))
 		default:
 			t.Fatalf("field %s: kind %s not covered", name, cv.Kind())
 		}
@@ -224,7 +229,8 @@ func fullSpec() kvstore.Spec {
 		Start: ptime("2026-01-01T00:00:00Z"), End: ptime("2036-01-01T00:00:00Z"), Limit: 5, TZ: "Europe/Paris",
 		Input: json.RawMessage(`{"a":1}`), Calendar: "us", CalendarInline: json.RawMessage(`{"zone":"UTC"}`),
 		HolidayRoll: "skip", BusinessHoursOnly: true, BusinessDay: 2, Time: "10:00", Misfire: "fire_all", CatchupWindow: "1h",
-		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Description: "d", Static: "f.yaml"}
+		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Description: "d", Static: "f.yaml",
+		Labels: map[string]string{"team": "billing"}}
 }
 
 // recorder is an Auditor that remembers what it was told.

@@ -35,6 +35,11 @@ const (
 	// common decoders (serde_json stops at 128, Python and Jackson near
 	// 1,000), so a worker in any language decodes what jetsched accepts.
 	MaxJSONDepth = fieldcheck.MaxJSONDepth
+	// MaxLabels caps the labels of a spec or a timer; MaxLabelKeyLen and
+	// MaxLabelValueLen cap a label's key and value, in bytes.
+	MaxLabels        = fieldcheck.MaxLabels
+	MaxLabelKeyLen   = fieldcheck.MaxLabelKeyLen
+	MaxLabelValueLen = fieldcheck.MaxLabelValueLen
 )
 
 // duplicateKey turns a *strictjson.DuplicateKeyError into a *FieldError

@@ -114,6 +114,14 @@ type Spec struct {
 	Jitter string `json:"jitter,omitempty"`
 	// Description is free text for operators.
 	Description string `json:"description,omitempty"`
+	// Labels are key=value pairs operators select schedules by
+	// (`scheduler schedule ls --selector team=billing`): at most
+	// MaxLabels, keys of letters, digits, '-', '_', '.' and '/', values of
+	// letters, digits, '-', '_' and '.' (docs/records.md). Like the
+	// description they are not part of the schedule's content hash
+	// (DefaultKey) nor of its plan: changing them updates the schedule in
+	// place and keeps its cadence.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Static marks a schedule declared in a file of `scheduler run
 	// --schedules` or by client.Static, and names that source (the file's
 	// base name, or the label the code gave). Only its source creates,

@@ -70,6 +70,8 @@ func decodeSpecFast(data []byte) (s Spec, ok bool) {
 			return 1 << 26, d.str(&s.Description)
 		case "static":
 			return 1 << 27, d.str(&s.Static)
+		case "labels":
+			return 1 << 28, d.labels(&s.Labels)
 		case "jitter":
 			return 1 << 29, d.str(&s.Jitter)
 		}
@@ -89,4 +91,40 @@ func (d *fastDecoder) timePtr(dst **time.Time) bool {
 	}
 	*dst = t
 	return true
+}
+
+// labels reads an object of strings (a spec's labels) into a new map; a
+// key given twice is encoding/json's to report.
+func (d *fastDecoder) labels(dst *map[string]string) bool {
+	if !d.open() {
+		return false
+	}
+	m := map[string]string{}
+	if d.closing() {
+		*dst = m
+		return true
+	}
+	for {
+		k, ok := d.raw()
+		if !ok || d.i >= len(d.b) || d.b[d.i] != ':' {
+			return false
+		}
+		d.i++
+		v, ok := d.raw()
+		if !ok {
+			return false
+		}
+		if _, dup := m[string(k)]; dup {
+			return false
+		}
+		m[string(k)] = string(v)
+		more, ok := d.next()
+		if !ok {
+			return false
+		}
+		if !more {
+			*dst = m
+			return true
+		}
+	}
 }

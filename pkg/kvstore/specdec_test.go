@@ -71,6 +71,7 @@ func TestSpecDecodeFastProperty(t *testing.T) {
 	for _, s := range []kvstore.Spec{
 		{Workflow: "billing", Cron: "0 9 * * MON-FRI", TZ: "Europe/Paris", Calendar: "fr", HolidayRoll: "next_business_day"},
 		{Workflow: "scale", Every: "24h", MisfireThreshold: "1h"},
+		{Workflow: "scale", Every: "24h", Labels: map[string]string{"team": "billing", "tier": "gold"}},
 	} {
 		data, err := s.Encode()
 		if err != nil {

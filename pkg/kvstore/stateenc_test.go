@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -206,6 +207,16 @@ func fill(t testing.TB, r *rand.Rand, v reflect.Value, path string) {
 			fill(t, r, s.Index(i), path+"[]")
 		}
 		v.Set(s)
+	case reflect.Map:
+		m := reflect.MakeMap(v.Type())
+		for i := range r.IntN(3) {
+			// Distinct keys: tricky strings with invalid UTF-8 would
+			// collide once replaced by U+FFFD.
+			e := reflect.New(v.Type().Elem()).Elem()
+			fill(t, r, e, path+"[]")
+			m.SetMapIndex(reflect.ValueOf("k"+strconv.Itoa(i)), e)
+		}
+		v.Set(m)
 	case reflect.Struct:
 		for i := range v.NumField() {
 			fill(t, r, v.Field(i), path+"."+v.Type().Field(i).Name)

@@ -16,7 +16,7 @@ import (
 // cannot fire as another run), workflow (one subject token), due (set),
 // expires_at (not before due), rearms, payload (fieldcheck.JSON), the text that
 // becomes headers (condition, when, zone, calendar, when_expr: fieldcheck.Text),
-// and condition_key (its form, and a condition to compare with). Which
+// labels (fieldcheck.Labels) and condition_key (its form, and a condition to compare with). Which
 // buckets a condition key may name is the scheduler's configuration
 // (scheduler run --condition-buckets), which the scheduler checks.
 func ValidateTimer(key string, t Timer) error {
@@ -52,6 +52,9 @@ func ValidateTimer(key string, t Timer) error {
 		if err := fieldcheck.Text(f.name, f.value, f.max); err != nil {
 			return err
 		}
+	}
+	if err := fieldcheck.Labels(t.Labels); err != nil {
+		return err
 	}
 	if t.Calendar != "" {
 		if err := fieldcheck.Token("calendar", t.Calendar); err != nil {

@@ -39,6 +39,9 @@ type Timer struct {
 	// delivered by then.
 	ExpiresAt time.Time `json:"expires_at,omitzero"`
 	Created   time.Time `json:"created"`
+	// Labels are key=value pairs operators select timers by (`scheduler
+	// wakeup ls --selector team=billing`), checked as a spec's are.
+	Labels map[string]string `json:"labels,omitempty"`
 	// Rearms counts "not ready, retry at T" re-registrations.
 	Rearms int `json:"rearms,omitempty"`
 	// Claim is set while a scheduler fires it.
