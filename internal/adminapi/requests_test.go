@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -94,7 +95,7 @@ func TestRefusals(t *testing.T) {
 		{"schedule.trigger", admin.TriggerRequest{ID: "s", Note: note}, admin.CodeInvalid, "note"},
 		{"schedule.backfill", admin.BackfillRequest{ID: "s", From: time.Now().Add(-time.Hour), To: time.Now().Add(-time.Minute), Note: note}, admin.CodeInvalid, "note"},
 		{"schedule.create", admin.PutRequest{ID: "d", Spec: json.RawMessage(`{"workflow":"w","every":"1m","description":"` + note + `"}`)}, admin.CodeInvalid, "description"},
-		{"calendar.put", admin.CalendarRequest{Name: "big", Calendar: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"` + strings.Repeat("h", kvstore.MaxCalendarBytes) + `","date":"01-01"}]}`)}, admin.CodeInvalid, "calendar"},
+		{"calendar.put", admin.CalendarRequest{Name: "big", Calendar: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"` + strings.Repeat("h", calendar.MaxJSONBytes) + `","date":"01-01"}]}`)}, admin.CodeInvalid, "calendar"},
 		{"calendar.put", admin.CalendarRequest{Name: "long", Calendar: json.RawMessage(`{"zone":"UTC","holidays":[{"name":"` + note + `","date":"01-01"}]}`)}, admin.CodeInvalid, "calendar"},
 		{"calendar.get", admin.CalendarRequest{Name: "a.b"}, admin.CodeInvalid, "calendar"},
 		{"calendar.put", json.RawMessage(`{"name":"dup","calendar":{"zone":"UTC","holidays":[{"name":"a","date":"01-01","date":"01-02"}]}}`), admin.CodeInvalid, "calendar"},

@@ -82,7 +82,7 @@ func checkSpecLimits(s kvstore.Spec) error {
 	if err := fieldcheck.Size("input", len(s.Input), kvstore.MaxInputBytes); err != nil {
 		return err
 	}
-	if err := fieldcheck.Size("calendar_inline", len(s.CalendarInline), kvstore.MaxCalendarBytes); err != nil {
+	if err := fieldcheck.Size("calendar_inline", len(s.CalendarInline), calendar.MaxJSONBytes); err != nil {
 		return err
 	}
 	if err := fieldcheck.Note("description", s.Description); err != nil {

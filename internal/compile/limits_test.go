@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -24,7 +25,7 @@ func TestSpecLimits(t *testing.T) {
 		{"input over the cap", `{"workflow":"w","every":"1m","input":"` + over(kvstore.MaxInputBytes) + `"}`, "input"},
 		{"description over the cap", `{"workflow":"w","every":"1m","description":"` + over(kvstore.MaxNoteBytes) + `"}`, "description"},
 		{"cron over the cap", `{"workflow":"w","cron":"` + over(kvstore.MaxFieldBytes) + `"}`, "cron"},
-		{"inline calendar over the cap", `{"workflow":"w","every":"1m","calendar_inline":{"zone":"UTC","x":"` + over(kvstore.MaxCalendarBytes) + `"}}`, "calendar_inline"},
+		{"inline calendar over the cap", `{"workflow":"w","every":"1m","calendar_inline":{"zone":"UTC","x":"` + over(calendar.MaxJSONBytes) + `"}}`, "calendar_inline"},
 		{"labels", `{"workflow":"w","every":"1m","labels":{"team":"billing","tier":""}}`, ""},
 		{"a label value with a space", `{"workflow":"w","every":"1m","labels":{"team":"bil ling"}}`, "labels.team"},
 		{"a label key with a colon", `{"workflow":"w","every":"1m","labels":{"te:am":"x"}}`, "labels.te:am"},

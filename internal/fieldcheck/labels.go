@@ -5,8 +5,7 @@ import (
 	"strconv"
 )
 
-// The caps on a record's labels (kvstore.MaxLabels, MaxLabelKeyLen and
-// MaxLabelValueLen document them).
+// The caps on a record's labels (docs/records.md states them).
 const (
 	// MaxLabels is the most labels one record carries.
 	MaxLabels = 32

@@ -5,7 +5,6 @@ import (
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
-	"github.com/jetsched/jetsched/pkg/calendar"
 )
 
 // Caps on what users write. They keep every record, fire message and
@@ -23,9 +22,6 @@ const (
 	// (trigger and backfill notes travel as the Sched-Note header), a
 	// spec's description, a timer's condition, a calendar holiday's name.
 	MaxNoteBytes = fieldcheck.MaxNoteBytes
-	// MaxCalendarBytes caps a calendar's JSON form, stored or inline in a
-	// spec.
-	MaxCalendarBytes = calendar.MaxJSONBytes
 	// MaxFieldBytes caps every other text field of a spec (cron, tz,
 	// durations, ...).
 	MaxFieldBytes = 1 << 10
@@ -35,11 +31,6 @@ const (
 	// common decoders (serde_json stops at 128, Python and Jackson near
 	// 1,000), so a worker in any language decodes what jetsched accepts.
 	MaxJSONDepth = fieldcheck.MaxJSONDepth
-	// MaxLabels caps the labels of a spec or a timer; MaxLabelKeyLen and
-	// MaxLabelValueLen cap a label's key and value, in bytes.
-	MaxLabels        = fieldcheck.MaxLabels
-	MaxLabelKeyLen   = fieldcheck.MaxLabelKeyLen
-	MaxLabelValueLen = fieldcheck.MaxLabelValueLen
 )
 
 // duplicateKey turns a *strictjson.DuplicateKeyError into a *FieldError
