@@ -90,7 +90,7 @@ func TestCalendarLifecycle(t *testing.T) {
 	if code, _, errOut = e.run("calendar", "rm", "us", "--force"); code != ExitOK {
 		t.Fatalf("rm --force: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut = e.run("calendar", "get", "us"); code != ExitFailure || !strings.Contains(errOut, `not found: calendar "us"`) {
+	if code, _, errOut = e.run("calendar", "get", "us"); code != ExitNotFound || !strings.Contains(errOut, `not found: calendar "us"`) {
 		t.Fatalf("get after rm: exit %d: %s", code, errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -48,9 +49,9 @@ func policies(s kvstore.Spec) (Policy, error) {
 		if d.value == "" {
 			continue
 		}
-		v, err := time.ParseDuration(d.value)
+		v, err := timearg.ParseDuration(d.value)
 		if err != nil {
-			return p, fieldcheck.New(d.field, d.value, "want a duration such as 30s, 15m or 24h")
+			return p, fieldcheck.New(d.field, d.value, err.Error())
 		}
 		if v < d.min {
 			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
