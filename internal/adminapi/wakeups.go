@@ -4,9 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/jetsched/jetsched/pkg/wakeup"
@@ -20,9 +20,9 @@ func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
 	req := wakeup.Request{Run: r.Run, Step: r.Step, Workflow: r.Workflow, When: r.When, WhenExpr: r.WhenExpr, At: r.At,
 		Zone: r.Zone, Calendar: r.Calendar, Payload: r.Payload, Condition: r.Condition, ConditionKey: r.ConditionKey, Labels: r.Labels}
 	if r.ExpireAfter != "" {
-		d, err := time.ParseDuration(r.ExpireAfter)
+		d, err := timearg.ParseDuration(r.ExpireAfter)
 		if err != nil {
-			return nil, &kvstore.FieldError{Field: "expire_after", Value: r.ExpireAfter, Reason: "want a duration"}
+			return nil, &kvstore.FieldError{Field: "expire_after", Value: r.ExpireAfter, Reason: err.Error()}
 		}
 		req.ExpireAfter = d
 	}

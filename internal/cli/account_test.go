@@ -159,7 +159,7 @@ func TestScheduleAccount(t *testing.T) {
 
 	e.refused(ExitInvalid, "--from", "schedule", "account", "a", "--from", "yesterday")
 	e.refused(ExitInvalid, "--to", "schedule", "account", "a", "--from", "2026-12-02T00:00:00Z", "--to", "2026-12-01T00:00:00Z")
-	e.refused(ExitFailure, `not found: schedule "nope"`, "schedule", "account", "nope")
+	e.refused(ExitNotFound, `not found: schedule "nope"`, "schedule", "account", "nope")
 }
 
 // TestScheduleAccountFromTheEngine: a schedule the fire engine ran, with

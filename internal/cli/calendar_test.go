@@ -90,7 +90,7 @@ func TestCalendarLifecycle(t *testing.T) {
 	if code, _, errOut = e.run("calendar", "rm", "us", "--force"); code != ExitOK {
 		t.Fatalf("rm --force: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut = e.run("calendar", "get", "us"); code != ExitFailure || !strings.Contains(errOut, `not found: calendar "us"`) {
+	if code, _, errOut = e.run("calendar", "get", "us"); code != ExitNotFound || !strings.Contains(errOut, `not found: calendar "us"`) {
 		t.Fatalf("get after rm: exit %d: %s", code, errOut)
 	}
 }
@@ -150,5 +150,34 @@ func TestPreviewWithCalendar(t *testing.T) {
 	if code := Main(context.Background(), []string{"preview", "--business-hours-only", "--tz", "Europe/Paris", "--from", "2026-12-04T12:00:00+01:00", "-n", "2", "0 2 * * *"},
 		&out, &errOut); code != ExitOK || out.String() != "2026-12-07T09:00:00+01:00\n2026-12-08T09:00:00+01:00\n" {
 		t.Fatalf("--business-hours-only without --calendar: exit %d: %s%s", code, out.String(), errOut.String())
+	}
+}
+
+// TestSampleCalendars: the calendars under examples/calendars, which the
+// docs' examples name (us.json, fr-holidays.json), load with calendar put
+// and say what the docs say of them.
+func TestSampleCalendars(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, c := range []struct {
+		name, file, from string
+		want             []string
+	}{
+		{"us", "us.json", "2026-11-20", []string{"2026-11-26", "Thanksgiving", "2026-12-25", "Christmas Day", "Sat"}},
+		{"fr", "fr-holidays.json", "2026-05-01", []string{"2026-05-01", "Fête du Travail", "2026-05-08", "Victoire 1945", "2026-05-14", "Ascension", "2026-05-25", "Lundi de Pentecôte"}},
+	} {
+		path := filepath.Join("..", "..", "examples", "calendars", c.file)
+		e.must("calendar", "put", c.name, path)
+		out, _ := e.must("calendar", "check", c.name, "--from", c.from, "--days", "40")
+		for _, w := range c.want {
+			if !strings.Contains(out, w) {
+				t.Errorf("calendar check %s from %s: no %q in\n%s", c.file, c.from, w, out)
+			}
+		}
+	}
+	// A calendar of holidays only: a Saturday is a business day.
+	out, _ := e.must("calendar", "check", "fr", "--from", "2026-05-01", "--days", "3")
+	if strings.Contains(out, "Sat") {
+		t.Errorf("fr-holidays.json has a weekend:\n%s", out)
 	}
 }

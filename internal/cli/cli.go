@@ -37,7 +37,20 @@ const (
 	// directory's lock); two on one store would corrupt it. Retrying does
 	// not help until that one stops.
 	ExitLocked = 4
+	// ExitNotFound: the schedule, timer, calendar or slot named does not
+	// exist (it exited 1 before issue 54).
+	ExitNotFound = 5
 )
+
+// exitCodes is the table of exit statuses in `scheduler --help`, the
+// README and docs/cli.md.
+const exitCodes = `Exit status:
+  0  done (a repeated pause or resume too, unless --strict)
+  1  failed: NATS unreachable, a server error, schedule account found a slot unaccounted
+  2  invalid input: a flag, argument, config value or spec field (named in the message)
+  3  conflict: the record changed since --if-revision, or add --create-only found it
+  4  locked: another scheduler runs on this --data-dir
+  5  not found: the schedule, timer, calendar or slot named does not exist`
 
 // usageError marks an error as the caller's input (exit status 2).
 type usageError struct{ err error }
@@ -61,6 +74,10 @@ type app struct {
 	// apiConn, when set, is the connection call uses (a --watch keeps
 	// one open); otherwise each call connects.
 	apiConn *nats.Conn
+	// readableLogs makes --log-format auto write tint's text without
+	// colour, not JSON, when stderr is not a terminal: the demo's log is
+	// read by people even when piped (durations as 1.5s, not nanoseconds).
+	readableLogs bool
 	// environ is the process environment (os.Environ in Main): the
 	// JETSCHED_ settings of run and the default of --nats-url.
 	environ []string
@@ -95,6 +112,9 @@ func mainEnv(ctx context.Context, args, environ []string, stdout, stderr io.Writ
 	if errors.Is(err, natsembed.ErrStoreLocked) {
 		err = fmt.Errorf("--data-dir: %w; two schedulers on one data dir corrupt its store: stop the other, or give this one another --data-dir", err)
 	}
+	if errors.Is(err, natsembed.ErrAddrInUse) {
+		err = fmt.Errorf("%w; another NATS server or scheduler is running there: pass --listen 127.0.0.1:0 for a free port", err)
+	}
 	fmt.Fprintf(stderr, "scheduler: %s\n", describe(err))
 	var ue usageError
 	switch {
@@ -104,6 +124,8 @@ func mainEnv(ctx context.Context, args, environ []string, stdout, stderr io.Writ
 		return ExitLocked
 	case errors.As(err, &ue) || errors.Is(err, kvstore.ErrInvalid) || errors.Is(err, kvstore.ErrStatic) || isFlagError(err):
 		return ExitInvalid
+	case errors.Is(err, kvstore.ErrNotFound):
+		return ExitNotFound
 	}
 	return ExitFailure
 }
@@ -118,19 +140,22 @@ occurrence by compare-and-swap, and publishes it on sched.fire.<workflow>.
 Start here:
   scheduler demo                 embedded NATS, sample schedules, a demo worker
   scheduler run                  the scheduler daemon (embedded NATS by default)
-  scheduler schedule add ...     register a schedule`,
+  scheduler schedule add ...     register a schedule
+
+` + exitCodes,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error { return usageError{flagError(cmd, err)} })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.logLevel, "log-level", "info", "log level: debug, info, warn, error")
-	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise), text, json")
+	pf.StringVar(&a.logFormat, "log-format", "auto", "log format: auto (colour on a terminal, JSON otherwise; the demo writes plain text when piped), text, json")
 	a.conn.RegisterFlags(pf.StringVar, a.getenv("NATS_URL"))
 	pf.StringVar(&a.namePrefix, "name-prefix", "sched", "names of the buckets, streams and subjects: <prefix>_specs, <PREFIX>_FIRES, <prefix>.fire.…, <prefix>.api.… (several jetsched systems on one NATS)")
 	pf.StringVar(&a.auditKeyFile, "audit-key-file", "", "HMAC key for the audit trail (or env JETSCHED_AUDIT_KEY): mutations are recorded in SCHED_AUDIT")
 	root.AddCommand(a.runCommand(), a.demoCommand(), a.scheduleCommand(), a.previewCommand(), a.calendarCommand(), a.statusCommand(), a.wakeupCommand(), a.auditCommand(), a.benchCommand(), a.natsconfCommand(), a.deadLetterCommand(), a.consoleCommand(), a.configCommand(), a.manCommand())
 	a.addCompletions(root)
+	guardGroups(root)
 	return root
 }
 
@@ -140,16 +165,16 @@ func (a *app) logger() (*slog.Logger, error) {
 	if err := level.UnmarshalText([]byte(a.logLevel)); err != nil {
 		return nil, invalidf("--log-level %q: want debug, info, warn or error", a.logLevel)
 	}
-	format := a.logFormat
+	format, colour := a.logFormat, false
 	if format == "auto" {
 		format = "json"
-		if isTerminal(a.stderr) {
+		if colour = isTerminal(a.stderr); colour || a.readableLogs {
 			format = "tint"
 		}
 	}
 	switch format {
 	case "tint":
-		return slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, TimeFormat: "15:04:05.000"})), nil
+		return slog.New(tint.NewHandler(a.stderr, &tint.Options{Level: level, TimeFormat: "15:04:05.000", NoColor: !colour})), nil
 	case "text":
 		return slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: level})), nil
 	case "json":

@@ -186,7 +186,7 @@ func TestScheduleLifecycle(t *testing.T) {
 	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitOK {
 		t.Fatalf("rm: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitFailure || !strings.Contains(errOut, `not found: schedule "report"`) {
+	if code, _, errOut = e.run("schedule", "rm", "report"); code != ExitNotFound || !strings.Contains(errOut, `not found: schedule "report"`) {
 		t.Fatalf("rm again: exit %d: %s", code, errOut)
 	}
 	if n := e.specCount(); n != 0 {
@@ -333,7 +333,8 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		var out, errOut bytes.Buffer
 		dir := t.TempDir()
 		code := Main(context.Background(), append([]string{"run", "--listen", "127.0.0.1:0", "--data-dir", dir}, args...), &out, &errOut)
-		if code != ExitInvalid || !strings.Contains(errOut.String(), args[0]+" "+args[1]) {
+		named := strings.Contains(errOut.String(), args[0]+" "+args[1]) || strings.Contains(errOut.String(), fmt.Sprintf("%s %q", args[0], args[1]))
+		if code != ExitInvalid || !named {
 			t.Errorf("run %v: exit %d, stderr %q; want %d naming the flag", args, code, errOut.String(), ExitInvalid)
 		}
 		if entries, _ := os.ReadDir(dir); len(entries) != 0 {

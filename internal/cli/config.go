@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/daemon"
 	"github.com/jetsched/jetsched/internal/regfile"
+	"github.com/jetsched/jetsched/internal/suggest"
 )
 
 // Where a setting of run came from, highest precedence first
@@ -175,7 +177,10 @@ func setFlag(fs *pflag.FlagSet, v value) error {
 	}
 	for _, item := range v.items {
 		if err := fs.Set(v.flag, item); err != nil {
-			return usageError{fmt.Errorf("%s: %s: %w", v.where, v.flag, err)}
+			if iv := (*pflag.InvalidValueError)(nil); errors.As(err, &iv) {
+				err = fmt.Errorf("invalid %s %q: %w", v.flag, item, valueReason(iv))
+			}
+			return usageError{fmt.Errorf("%s: %w", v.where, err)}
 		}
 	}
 	return nil
@@ -208,7 +213,7 @@ func readEnv(ref *pflag.FlagSet, environ []string) ([]value, []string, error) {
 		case ok && !configurable(f):
 			return nil, nil, invalidf("%s: --%s is a test setting, given only on the command line", name, f.Name)
 		case !ok:
-			if near := nearest(name, names, 2); near != "" {
+			if near := suggest.Nearest(name, names, 2); near != "" {
 				return nil, nil, invalidf("%s: no such setting (did you mean %s?)", name, near)
 			}
 			warnings = append(warnings, fmt.Sprintf("%s is not a setting of jetsched: ignored (settings: docs/configuration.md)", name))
@@ -265,7 +270,7 @@ func readConfigFile(ref *pflag.FlagSet, path string) ([]value, error) {
 		case f != nil && !configurable(f):
 			return nil, invalidf("%s: %s: a test setting, given only on the command line (--%s)", where, key, key)
 		case f == nil:
-			if near := nearest(key, keys, 3); near != "" {
+			if near := suggest.Nearest(key, keys, 3); near != "" {
 				return nil, invalidf("%s: unknown key %q (did you mean %s?)", where, key, near)
 			}
 			return nil, invalidf("%s: unknown key %q (keys: docs/configuration.md)", where, key)
@@ -310,39 +315,6 @@ func resolve(n *yaml.Node) *yaml.Node {
 		n = n.Alias
 	}
 	return n
-}
-
-// nearest is the name in names closest to s by edit distance, if within
-// most edits; "" when none is.
-func nearest(s string, names []string, most int) string {
-	best, bestD := "", most+1
-	for _, n := range names {
-		if d := editDistance(s, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // warn logs the warnings about unknown JETSCHED_ variables.

@@ -178,8 +178,8 @@ func TestConfigRefusesBadInput(t *testing.T) {
 	}{
 		{"unknown key, suggested", "workers: 8\nlease-tll: 5s\n", nil, []string{"line 2", `unknown key "lease-tll"`, "did you mean lease-ttl?"}},
 		{"unknown key", "frobnicate: 1\n", nil, []string{"line 1", `unknown key "frobnicate"`}},
-		{"bad duration", "replicas: 3\nlease-ttl: 10\n", nil, []string{"line 2", "lease-ttl", "missing unit in duration"}},
-		{"bad int", "replicas: three\n", nil, []string{"line 1", "replicas", "invalid syntax"}},
+		{"bad duration", "replicas: 3\nlease-ttl: 10\n", nil, []string{"line 2", "lease-ttl", "a bare number needs a unit here; did you mean 10s or 10m?"}},
+		{"bad int", "replicas: three\n", nil, []string{"line 1", "replicas", "want a whole number"}},
 		{"bad bool", "console-read-only: maybe\n", nil, []string{"line 1", "console-read-only"}},
 		{"list for a single value", "lease-ttl: [5s]\n", nil, []string{"line 1", "lease-ttl", "not a list"}},
 		{"mapping value", "lease-ttl: {a: 1}\n", nil, []string{"line 1", "lease-ttl", "not a mapping"}},

@@ -126,7 +126,7 @@ It listens on loopback by default and refuses any other address unless
 		},
 	}
 	f.register(cmd.Flags(), "", console.DefaultListen, "HTTP address; a non-loopback one needs --auth")
-	cmd.Flags().DurationVar(&tolerance, "dead-man-tolerance", time.Minute, "the fleet page lists a schedule overdue when its slot is this late (as the schedulers' flag)")
+	durationVar(cmd.Flags(), &tolerance, "dead-man-tolerance", time.Minute, "the fleet page lists a schedule overdue when its slot is this late (as the schedulers' flag)")
 	cmd.AddCommand(a.consoleHashCommand())
 	return cmd
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,6 +13,8 @@ import (
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/timearg"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -37,9 +40,9 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, v)
+	t, err := timearg.ParseTime(v, time.Now())
 	if err != nil {
-		return time.Time{}, invalidf("--%s %q: want an RFC 3339 time such as 2026-12-01T09:00:00Z", name, v)
+		return time.Time{}, invalidf("invalid --%s %q: %w", name, v, err)
 	}
 	if !kvstore.InTimeRange(t) {
 		// (The zero time among them: taken as "not given", a pause until
@@ -52,10 +55,18 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 func (a *app) schedulePause() *cobra.Command {
 	var note, until string
 	var forDur time.Duration
+	var strict bool
 	cmd := &cobra.Command{
-		Use:   "pause ID [--note TEXT] [--until RFC3339 | --for DURATION]",
+		Use:   "pause ID [--note TEXT] [--until TIME | --for DURATION] [--strict]",
 		Short: "Pause a schedule's regular fires (slots due meanwhile are skipped and recorded)",
-		Args:  exactArgs(1),
+		Long: `Pause a schedule's regular fires: slots due meanwhile are skipped and
+recorded. Pausing a paused schedule succeeds (exit 0) and says so; its note
+and end are replaced by the ones given. --strict refuses it instead (exit 2),
+for scripts that must know they changed something.
+
+--until takes an RFC 3339 time or now+DURATION; --for a duration such as 90m,
+2 hours or 1d 3h.`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := fieldcheck.Note("note", note); err != nil {
 				return err
@@ -70,11 +81,25 @@ func (a *app) schedulePause() *cobra.Command {
 				}
 				u = time.Now().Add(forDur)
 				if !kvstore.InTimeRange(u) {
-					return invalidf("--for %s: ends past the supported time range %s", forDur, kvstore.TimeRange)
+					return invalidf("--for %s: ends past the supported time range %s", cronx.FormatDuration(forDur), kvstore.TimeRange)
 				}
+			}
+			if err := kvstore.ValidateID(args[0]); err != nil {
+				return err
+			}
+			var v scheduleView
+			if err := a.call(cmd.Context(), "schedule.get", admin.IDRequest{ID: args[0]}, &v); err != nil {
+				return err
+			}
+			already := v.State != nil && v.State.Paused != nil
+			if already && strict {
+				return invalidf("schedule %s is already paused (--strict)", args[0])
 			}
 			return a.control(cmd.Context(), args[0], "schedule.pause", admin.PauseRequest{ID: args[0], Note: note, Until: u}, func(json.RawMessage) string {
 				msg := "schedule " + args[0] + " paused"
+				if already {
+					msg = "schedule " + args[0] + " already paused; note and end updated"
+				}
 				if !u.IsZero() {
 					msg += " until " + u.Format(time.RFC3339)
 				}
@@ -83,22 +108,37 @@ func (a *app) schedulePause() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&note, "note", "", "why (shown by status)")
-	cmd.Flags().StringVar(&until, "until", "", "resume by itself at this time")
-	cmd.Flags().DurationVar(&forDur, "for", 0, "resume by itself after this long")
+	cmd.Flags().StringVar(&until, "until", "", "resume by itself at this time: RFC 3339 or now+DURATION")
+	durationVar(cmd.Flags(), &forDur, "for", 0, "resume by itself after this long (90m, 2 hours, 1d 3h)")
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 2 if the schedule is already paused, changing nothing")
 	return cmd
 }
 
 func (a *app) scheduleResume() *cobra.Command {
-	return &cobra.Command{
-		Use:   "resume ID",
+	var strict bool
+	cmd := &cobra.Command{
+		Use:   "resume ID [--strict]",
 		Short: "Resume a paused schedule from its next slot",
-		Args:  exactArgs(1),
+		Long: `Resume a paused schedule from its next slot. Resuming a schedule that is
+not paused succeeds (exit 0) and says "not paused", so a script may repeat
+it; --strict makes it an error (exit 2), as before.`,
+		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return a.control(cmd.Context(), args[0], "schedule.resume", admin.IDRequest{ID: args[0]}, func(json.RawMessage) string {
+			err := a.control(cmd.Context(), args[0], "schedule.resume", admin.IDRequest{ID: args[0]}, func(json.RawMessage) string {
 				return "schedule " + args[0] + " resumed"
 			})
+			if err == nil || strict || !errors.As(err, new(usageError)) || !strings.HasSuffix(err.Error(), control.NotPaused) {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.stdout, map[string]any{"id": args[0], "resumed": false, "reason": "not paused"})
+			}
+			fmt.Fprintf(a.stdout, "schedule %s not paused\n", args[0])
+			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&strict, "strict", false, "exit 2 if the schedule is not paused")
+	return cmd
 }
 
 func (a *app) scheduleSkip() *cobra.Command {

@@ -132,7 +132,7 @@ func TestConflictsExit3(t *testing.T) {
 	e.refused(ExitConflict, "not 1", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", "1", "--replace")
 	e.refused(ExitInvalid, "--if-revision applies to --replace", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--if-revision", "1")
 	e.refused(ExitConflict, "not 1", "schedule", "rm", "c", "--if-revision", "1")
-	e.refused(ExitFailure, `not found: schedule "d"`, "schedule", "add", "--id", "d", "--workflow", "w", "--every", "3m", "--if-revision", "1", "--replace")
+	e.refused(ExitNotFound, `not found: schedule "d"`, "schedule", "add", "--id", "d", "--workflow", "w", "--every", "3m", "--if-revision", "1", "--replace")
 	e.refused(ExitInvalid, "--create-only", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "3m", "--create-only", "--upsert")
 	stored, err := e.store.GetSpec(t.Context(), "c")
 	if err != nil || stored.Spec.Every != "2m" {
@@ -195,7 +195,7 @@ func TestEdgeLimits(t *testing.T) {
 	if out, _ = e.must("schedule", "backfill", "--cancel", "s"); !strings.Contains(out, "cancelled after 0 of 10 slots") {
 		t.Fatalf("backfill --cancel:\n%s", out)
 	}
-	e.refused(ExitFailure, `not found: backfill in progress for schedule "s"`, "schedule", "backfill", "--cancel", "s")
+	e.refused(ExitNotFound, `not found: backfill in progress for schedule "s"`, "schedule", "backfill", "--cancel", "s")
 }
 
 // TestHistoryOfExtraSlots (issue 51): the ledger entry of a trigger's or a

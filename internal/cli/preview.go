@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -98,8 +99,8 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src compile.CalendarSou
 	from := now
 	if f.from != "" {
 		var err error
-		if from, err = time.Parse(time.RFC3339Nano, f.from); err != nil {
-			return invalidf("--from %q: want an RFC 3339 time such as 2026-03-08T00:00:00Z", f.from)
+		if from, err = timearg.ParseTime(f.from, now); err != nil {
+			return invalidf("invalid --from %q: %w", f.from, err)
 		}
 		if err := fieldcheck.Time("from", from); err != nil {
 			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)

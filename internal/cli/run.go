@@ -67,6 +67,7 @@ type daemonFlags struct {
 	pprof        bool
 	pprofRemote  bool
 	deadMan      time.Duration
+	logFires     bool
 	memoryLimit  string
 	gcHeadroom   string
 	backfill     int
@@ -93,34 +94,35 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.StringVar(&f.serverConfig, "server-config", "", "nats-server config file for the embedded server (accounts, authorization, TLS, monitoring), e.g. natsconf/single.conf; the scheduler then connects as --user/--password, --nkey or --creds")
 	fl.IntVar(&f.replicas, "replicas", 1, "replicas of every bucket and stream (3 on a cluster)")
 	fl.StringVar(&f.instance, "instance", "", "instance id in claims and ticks (default: random per process)")
-	fl.DurationVar(&f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
-	fl.DurationVar(&f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
+	durationVar(fl, &f.claimTTL, "claim-ttl", 30*time.Second, "how long a claim is exclusive before others may take its slot over")
+	durationVar(fl, &f.misfire, "misfire-threshold", time.Minute, "how late a slot may be and still fire; later slots are recorded as missed")
 	fl.IntVar(&f.workers, "workers", fires.DefaultWorkers, "schedules processed concurrently")
 	fl.IntVar(&f.windowSlots, "window-slots", fires.DefaultWindowSlots, "most due slots of one shard claimed by one window CAS (0: claim every slot on its own record; docs/protocol.md)")
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
-	fl.DurationVar(&f.stateEvery, "state-interval", defaultStateInterval, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded within each interval (each shard at its own share of it, from half to all), at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
+	durationVar(fl, &f.stateEvery, "state-interval", defaultStateInterval, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded within each interval (each shard at its own share of it, from half to all), at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
 	fl.BoolVar(&f.endedLists, "ended-lists", true, "write the records of a window's one-shots as one ended list per batch (a key in the leases bucket) instead of a state record each, while every instance reads such lists; false: turn this instance's shards' lists into state records (docs/records.md)")
-	fl.DurationVar(&f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
+	durationVar(fl, &f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.StringSliceVar(&f.condBuckets, "condition-buckets", nil, "the KV buckets timers' condition keys may name (comma list; default none: a timer with a condition key is refused, and one written straight into the bucket is reported invalid, never fired); the scheduler's own buckets are never allowed. Give its user read rights on them (scheduler natsconf --condition-buckets)")
-	fl.DurationVar(&f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
-	fl.DurationVar(&f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
+	durationVar(fl, &f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
+	durationVar(fl, &f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
 	fl.Int64Var(&f.fireHistory, "fire-history", jsstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
-	fl.DurationVar(&f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
-	fl.DurationVar(&f.leaseTTL, "lease-ttl", fires.DefaultLeaseTTL, "shard lease TTL: a dead instance's shards move after this long")
-	fl.DurationVar(&f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
+	durationVar(fl, &f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
+	durationVar(fl, &f.leaseTTL, "lease-ttl", fires.DefaultLeaseTTL, "shard lease TTL: a dead instance's shards move after this long")
+	durationVar(fl, &f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", jsstore.DefaultShards, "shard count, fixed when the leases bucket is created")
 	fl.StringVar(&f.metrics, "metrics-listen", "", "serve Prometheus /metrics, /healthz and /readyz on this address, e.g. 127.0.0.1:9464 (default: off)")
 	fl.IntVar(&f.wfLimit, "metrics-workflow-limit", labelcap.DefaultMax, "the most workflows with series of their own in the workflow-labelled metrics (jetsched_fires_total, jetsched_fire_lateness_seconds): later ones are counted under workflow=\"other\"")
-	fl.DurationVar(&f.stopTimeout, "stop-timeout", daemon.DefaultStopTimeout, "how long a stop (SIGINT, SIGTERM) may take to finish in-flight fires and write their records before the process exits with an error; keep it below the supervisor's kill delay (Kubernetes' terminationGracePeriodSeconds)")
+	durationVar(fl, &f.stopTimeout, "stop-timeout", daemon.DefaultStopTimeout, "how long a stop (SIGINT, SIGTERM) may take to finish in-flight fires and write their records before the process exits with an error; keep it below the supervisor's kill delay (Kubernetes' terminationGracePeriodSeconds)")
 	fl.BoolVar(&f.pprof, "pprof", false, "also serve Go's profiles under /debug/pprof/ on --metrics-listen, which must then be a loopback address (CPU, heap, goroutines; no cmdline; seconds= at most 60)")
 	fl.BoolVar(&f.pprofRemote, "pprof-allow-remote", false, "with --pprof: allow a --metrics-listen that is not loopback (anyone who reaches it can profile the process and read its memory's shape)")
-	fl.DurationVar(&f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
+	durationVar(fl, &f.deadMan, "dead-man-tolerance", time.Minute, "report a schedule on jetsched_schedule_overdue_seconds when its slot is this late")
+	fl.BoolVar(&f.logFires, "log-fires", false, "log one info line per fire: schedule, workflow, slot, lateness and reason (off: no work on the fire path)")
 	fl.IntVar(&f.gcPercent, "gc-percent", memlimit.DefaultGCPercent, "the Go collector's GOGC (negative: off); a GOGC environment variable wins. 200 keeps collections from stalling fires on small machines; a memory limit still caps the heap")
 	fl.StringVar(&f.gcHeadroom, "gc-headroom", memlimit.DefaultHeadroomFlag, "the most the Go heap may grow past the live heap between collections (GOGC is lowered for a large heap, never below 25): keeps a million schedules from taking three times their memory; off: GOGC alone. Not with a GOGC environment variable")
 	fl.StringVar(&f.memoryLimit, "memory-limit", memlimit.Auto, "the Go runtime's soft memory limit: a size (1.5GiB, 800MB), off, or auto (90% of the cgroup's memory limit when there is one); a GOMEMLIMIT environment variable wins")
 	fl.IntVar(&f.backfill, "max-backfill-slots", control.DefaultMaxBackfillSlots, "the most slots one backfill request may replay (larger ranges are refused)")
-	fl.DurationVar(&f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
+	signedDurationVar(fl, &f.clockOffset, "clock-offset", 0, "for tests: add this to the system clock, e.g. 30s or -30s, to simulate a wrong clock")
 	_ = fl.MarkHidden("clock-offset")
 	fl.StringArrayVar(&f.schedules, "schedules", nil, "static schedules file (JSON or YAML, docs/operations.md), repeatable: its schedules are created or updated at start, removed when they leave it, and refused to put or rm")
 	fl.StringVar(&f.events, "events", "default", "observer events to publish on sched.event.>: a comma list of default (all but fired), all, none, or kinds: "+eventfilter.Set(nil).String()+",fired")
@@ -262,6 +264,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.ConditionBuckets = f.condBuckets
 	cfg.Fire.LeaseTTL = f.leaseTTL
 	cfg.Fire.Events = events
+	cfg.Fire.LogFires = f.logFires
 	cfg.Fire.StepHook = crashHook(os.Getenv("JETSCHED_CRASH_AT"), os.Exit)
 	return cfg, nil
 }
@@ -445,6 +448,7 @@ While it runs, look at what it wrote with the nats CLI:
 				f.dataDir, f.tempDataDir = dir, true
 			}
 			a.conn.URL = "" // the demo always embeds its server
+			a.readableLogs = true
 			f.console.listen = demoConsole(f.console.listen, cmd.Flags().Changed("console-listen"), f.serverConfig)
 			cfg, err := a.daemonConfig(&f)
 			if err != nil {

@@ -136,12 +136,12 @@ func TestMessagesNameTheThingAndTheFlag(t *testing.T) {
 	e := newEnv(t)
 	for _, verb := range []string{"get", "rm", "pause", "resume", "trigger", "skip"} {
 		code, out, errOut := e.run("schedule", verb, "nosuchid")
-		if code != ExitFailure || errOut != "scheduler: not found: schedule \"nosuchid\"\n" || out != "" {
+		if code != ExitNotFound || errOut != "scheduler: not found: schedule \"nosuchid\"\n" || out != "" {
 			t.Errorf("schedule %s nosuchid: exit %d, stderr %q", verb, code, errOut)
 		}
 	}
 	code, _, errOut := e.run("schedule", "backfill", "nosuchid", "--from", "2026-01-01T00:00:00Z", "--to", "2026-01-02T00:00:00Z")
-	if code != ExitFailure || errOut != "scheduler: not found: schedule \"nosuchid\"\n" {
+	if code != ExitNotFound || errOut != "scheduler: not found: schedule \"nosuchid\"\n" {
 		t.Errorf("backfill nosuchid: exit %d, stderr %q", code, errOut)
 	}
 	for _, tc := range []struct {

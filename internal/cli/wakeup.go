@@ -8,12 +8,14 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/wakeups"
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -86,11 +88,8 @@ func (a *app) wakeupAdd() *cobra.Command {
 					return invalidf("--condition-key: give --condition, the value the key must hold when the timer falls due")
 				}
 			}
-			switch {
-			case expire < 0:
-				return invalidf("--expire-after %s: must not be negative", expire)
-			case expire > 0:
-				r.ExpireAfter = expire.String()
+			if expire > 0 {
+				r.ExpireAfter = cronx.FormatDuration(expire)
 			}
 			var out struct {
 				Key      string        `json:"key"`
@@ -115,12 +114,18 @@ func (a *app) wakeupAdd() *cobra.Command {
 	fl.StringVar(&r.When, "when", "", `due time: "90m", "1 d 3 h", "3600000" (ms), "02:00", "2026-12-31", "2026-12-31 23:59", RFC 3339, "48 whours", "3 wdays", "1 wmonth", "2 wyears"`)
 	fl.StringVar(&r.WhenExpr, "when-expr", "", `due time computed at registration from the payload and now: 'date(payload.due_at) - duration("24h")', 'addWorking(now, "16h")' (docs/timers.md)`)
 	fl.StringVar(&at, "at", "", "an absolute due time (RFC 3339): the form of a computed timer")
-	fl.StringVar(&r.Zone, "zone", "", "IANA zone of time-of-day and date forms (default UTC, or the calendar's)")
+	fl.StringVar(&r.Zone, "zone", "", "IANA zone of time-of-day and date forms (default UTC, or the calendar's); --tz is accepted as another name")
+	fl.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "tz" { // the schedules' name for the same thing
+			name = "zone"
+		}
+		return pflag.NormalizedName(name)
+	})
 	fl.StringVar(&r.Calendar, "calendar", "", "calendar for working-time forms (whours, wdays, wmonth, wyears)")
 	fl.StringVar(&payload, "payload", "", "message body: JSON, or @FILE")
 	fl.StringVar(&r.Condition, "condition", "", "token the worker checks before acting (e.g. the activity the run must still be in); with --condition-key, the value the scheduler checks")
 	fl.StringVar(&r.ConditionKey, "condition-key", "", "BUCKET/KEY the workflow keeps current: at due time the scheduler drops the timer as stale unless the key holds --condition")
-	fl.DurationVar(&expire, "expire-after", 0, "drop the timer if not delivered this long after it is due")
+	durationVar(fl, &expire, "expire-after", 0, "drop the timer if not delivered this long after it is due")
 	fl.StringArrayVar(&labelPairs, "label", nil, "a label KEY=VALUE, repeatable: what wakeup ls --selector filters on")
 	return cmd
 }

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
-	"github.com/jetsched/jetsched/pkg/cronx"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -52,9 +52,9 @@ func policies(s kvstore.Spec) (Policy, error) {
 		if d.value == "" {
 			continue
 		}
-		v, err := time.ParseDuration(d.value)
+		v, err := timearg.ParseDuration(d.value)
 		if err != nil {
-			return p, fieldcheck.New(d.field, d.value, "want a duration such as 30s, 15m or 24h")
+			return p, fieldcheck.New(d.field, d.value, err.Error())
 		}
 		if v < d.min {
 			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
@@ -65,10 +65,10 @@ func policies(s kvstore.Spec) (Policy, error) {
 		*d.dst = v
 	}
 	if s.Jitter != "" {
-		j, err := cronx.ParseDuration(s.Jitter)
+		j, err := timearg.ParseDuration(s.Jitter)
 		switch {
 		case err != nil:
-			return p, &fieldcheck.FieldError{Field: "jitter", Value: s.Jitter, Err: err}
+			return p, fieldcheck.New("jitter", s.Jitter, err.Error())
 		case j < time.Millisecond || j > MaxJitter:
 			return p, fieldcheck.New("jitter", s.Jitter, fmt.Sprintf("want 1ms to %s", MaxJitter))
 		}

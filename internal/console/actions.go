@@ -11,6 +11,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -177,11 +178,14 @@ func parseWhen(s string, loc *time.Location, now time.Time, durations bool) (tim
 		return time.Time{}, nil
 	}
 	if durations {
-		if d, err := time.ParseDuration(s); err == nil {
+		if d, err := timearg.ParseDuration(s); err == nil {
 			if d <= 0 {
 				return time.Time{}, errors.New("a duration must be positive")
 			}
 			return now.Add(d), nil
+		}
+		if t, err := timearg.ParseTime(s, now); err == nil && strings.HasPrefix(strings.ToLower(s), "now") {
+			return t, nil
 		}
 	}
 	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
@@ -194,7 +198,7 @@ func parseWhen(s string, loc *time.Location, now time.Time, durations bool) (tim
 	}
 	hint := "want RFC 3339 (2026-12-01T09:00:00Z) or 2026-12-01T09:00 in the schedule's zone " + loc.String()
 	if durations {
-		hint += ", or a duration such as 2h"
+		hint += ", or a duration such as 2h, 2 hours or 1d 3h"
 	}
 	return time.Time{}, fmt.Errorf("%q: %s", s, hint)
 }

@@ -45,7 +45,7 @@ type targetChanges struct {
 // auditFollower reads the audit trail (SCHED_AUDIT): its last window
 // entries at start, then every new one, keeping per target the last
 // definition change and the last action. A trail that does not exist (a
-// scheduler without --audit-key) is looked for again every 10 s.
+// scheduler without --audit-key-file) is looked for again every 10 s.
 type auditFollower struct {
 	js     jetstream.JetStream
 	window int
@@ -70,7 +70,7 @@ func (a *auditFollower) start(ctx context.Context) {
 		defer a.mu.Unlock()
 		a.state = "the audit trail is not readable: " + err.Error()
 		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			a.state = "no audit trail: the schedulers run without --audit-key"
+			a.state = "no audit trail: the schedulers run without --audit-key-file or JETSCHED_AUDIT_KEY"
 		}
 	})
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
-	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -135,8 +134,9 @@ func durText(d time.Duration) string {
 	case d < 48*time.Hour:
 		return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 	}
-	days := int(d / (24 * time.Hour))
-	return fmt.Sprintf("%dd%dh", days, int(math.Round(float64(d%(24*time.Hour))/float64(time.Hour))))
+	// Round to the hour first, then split, so 6d23h40m is 7d0h, never 6d24h.
+	hours := int(d.Round(time.Hour) / time.Hour)
+	return fmt.Sprintf("%dd%dh", hours/24, hours%24)
 }
 
 func pct(done, total int) int {

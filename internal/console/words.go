@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -39,10 +40,11 @@ func inWords(s kvstore.Spec) string {
 	return ""
 }
 
-// durationWords spells a Go duration ("90m" -> "1 hour 30 minutes");
-// other forms ("1d") are returned as they are.
+// durationWords spells a duration of the grammar of spec fields ("90m",
+// "1d 3h", "2 hours"; cronx.ParseDuration) in words ("1 hour 30
+// minutes"); text it cannot read is returned as it is.
 func durationWords(s string) string {
-	d, err := time.ParseDuration(s)
+	d, err := cronx.ParseDuration(s)
 	if err != nil || d <= 0 {
 		return s
 	}
@@ -50,7 +52,7 @@ func durationWords(s string) string {
 	for _, u := range []struct {
 		d    time.Duration
 		name string
-	}{{time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}, {time.Millisecond, "millisecond"}} {
+	}{{24 * time.Hour, "day"}, {time.Hour, "hour"}, {time.Minute, "minute"}, {time.Second, "second"}, {time.Millisecond, "millisecond"}} {
 		if n := d / u.d; n > 0 {
 			parts = append(parts, plural(int(n), u.name))
 			d -= n * u.d

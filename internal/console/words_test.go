@@ -16,7 +16,7 @@ func TestInWords(t *testing.T) {
 		{kvstore.Spec{Every: "5s"}, "every 5 seconds"},
 		{kvstore.Spec{Every: "1h"}, "every hour"},
 		{kvstore.Spec{Every: "90m"}, "every 1 hour 30 minutes"},
-		{kvstore.Spec{Every: "1d"}, "every 1d"},
+		{kvstore.Spec{Every: "1d"}, "every day"}, {kvstore.Spec{Every: "1 day 3 hours"}, "every 1 day 3 hours"},
 		{kvstore.Spec{At: &at}, "once"},
 		{kvstore.Spec{BusinessDay: 1, Time: "09:00"}, "the 1st business day of each month at 09:00"},
 		{kvstore.Spec{BusinessDay: -1}, "the last business day of each month at 00:00"},

@@ -141,13 +141,18 @@ func (c Control) Pause(ctx context.Context, id, note string, until time.Time) (k
 	})
 }
 
+// NotPaused ends the message of Resume's error for a schedule that is not
+// paused ("invalid: nightly is not paused"); the CLI recognises it to
+// make a repeated resume succeed.
+const NotPaused = "is not paused"
+
 // Resume ends a pause. The schedule fires again from its next slot after
 // now; the slots it missed while paused are recorded as skipped.
 func (c Control) Resume(ctx context.Context, id string) (kvstore.State, error) {
 	now := c.Clock.Now()
 	return c.update(ctx, id, "schedule.resume", func(st *kvstore.State) (any, error) {
 		if st.Paused == nil {
-			return nil, fmt.Errorf("%w: %s is not paused", kvstore.ErrInvalid, id)
+			return nil, fmt.Errorf("%w: %s %s", kvstore.ErrInvalid, id, NotPaused)
 		}
 		st.Paused, st.ResumedAt = nil, now.UTC()
 		return nil, nil

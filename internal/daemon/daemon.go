@@ -350,8 +350,8 @@ func (d *Daemon) startEmbedded(ctx context.Context, cfg Config) error {
 		Base: base, Host: host, Port: port, StoreDir: dataDir, Logger: d.log.With("component", "nats-server"),
 	})
 	switch {
-	case errors.Is(err, natsembed.ErrStoreLocked):
-		return err // it names the directory and its holder
+	case errors.Is(err, natsembed.ErrStoreLocked), errors.Is(err, natsembed.ErrAddrInUse):
+		return err // it names the directory and its holder, or the address
 	case err != nil:
 		return fmt.Errorf("embedded nats-server on %s: %w", listen, err)
 	}

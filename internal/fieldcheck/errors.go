@@ -3,6 +3,8 @@ package fieldcheck
 import (
 	"errors"
 	"fmt"
+
+	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
 // ErrInvalid is wrapped by every validation error (see *FieldError).
@@ -26,7 +28,12 @@ func (e *FieldError) Error() string {
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
-	if e.Err != nil {
+	var pe *cronx.ParseError
+	switch {
+	case e.Err == nil:
+	case e.Reason == "" && errors.As(e.Err, &pe) && pe.Pos == 0 && pe.Value == e.Value:
+		msg += ": " + pe.Reason // the field and its value are said once
+	default:
 		msg += ": " + e.Err.Error()
 	}
 	return msg

@@ -126,6 +126,10 @@ type Config struct {
 	// already; a fired event is published once the stream has acknowledged
 	// the fire, with its sequence.
 	Events eventfilter.Set
+	// LogFires logs one info line per fire the stream acknowledged:
+	// schedule, workflow, slot, lateness and reason (scheduler run
+	// --log-fires). Default false: no work on the fire path.
+	LogFires bool
 	// TracerProvider, when it records (not nil, not otel's noop), gives
 	// every dispatched fire a span "dispatch <workflow>" (docs/tracing.md)
 	// whose context goes into the fire's traceparent and tracestate

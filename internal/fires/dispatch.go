@@ -225,6 +225,9 @@ func (e *Engine) published(j slotJob, c kvstore.Claim, reason string, now time.T
 		reason = c.Reason
 	}
 	e.cfg.Observer.Fired(j.workflow, now.Sub(c.Slot), reason)
+	if e.cfg.LogFires && ack != nil && !ack.Duplicate {
+		e.log.Info("fired", "schedule", j.id, "workflow", j.workflow, "slot", c.Slot.UTC(), "lateness", now.Sub(c.Slot), "reason", reason)
+	}
 	if c.Reason == kvstore.ReasonMoved && reason == kvstore.ReasonMoved {
 		e.event(kvstore.Event{Kind: kvstore.EventMoved, Schedule: j.id, Slot: c.Slot, Reason: c.Note, Owner: e.cfg.Instance, At: now.UTC()})
 	}

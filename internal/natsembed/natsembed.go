@@ -13,6 +13,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -23,6 +24,11 @@ import (
 // ErrNotReady is returned by Start when the server did not accept client
 // connections within Config.ReadyTimeout.
 var ErrNotReady = errors.New("natsembed: server not ready for connections")
+
+// ErrAddrInUse is wrapped by Start's error when the client address is
+// taken (another NATS server, or another scheduler, listens there): Start
+// says so at once instead of waiting for a server that cannot start.
+var ErrAddrInUse = errors.New("address already in use")
 
 // Config describes an embedded server. The zero value is not useful: StoreDir
 // is required.
@@ -158,6 +164,9 @@ func newServer(ctx context.Context, cfg Config) (*server.Server, error) {
 		opts.Cluster.Port = c.Port
 		opts.Routes = server.RoutesFromStr(strings.Join(c.Routes, ","))
 	}
+	if err := checkListen(opts.Host, opts.Port); err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(opts)
 	if err != nil {
 		return nil, fmt.Errorf("natsembed: configure server: %w", err)
@@ -177,6 +186,25 @@ func newServer(ctx context.Context, cfg Config) (*server.Server, error) {
 		return nil, fmt.Errorf("%w after %s (store %q)", ErrNotReady, wait, cfg.StoreDir)
 	}
 	return srv, nil
+}
+
+// checkListen reports whether the client address host:port is taken,
+// by listening on it for a moment: the server itself would log the
+// failure and leave Start waiting for readiness until its timeout. A
+// random port (-1) is never taken.
+func checkListen(host string, port int) error {
+	if port <= 0 {
+		return nil
+	}
+	addr := net.JoinHostPort(host, strconv.Itoa(port))
+	l, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return fmt.Errorf("listen %s: %w", addr, ErrAddrInUse)
+	}
+	if err != nil {
+		return fmt.Errorf("natsembed: listen %s: %w", addr, err)
+	}
+	return l.Close()
 }
 
 // ClientURL is the URL clients connect to, e.g. "nats://127.0.0.1:4222".

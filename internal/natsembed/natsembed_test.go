@@ -2,7 +2,10 @@ package natsembed
 
 import (
 	"context"
+	"errors"
+	"net"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +55,25 @@ func TestStartRunsWithoutTheSharedMatchCache(t *testing.T) {
 	if sz.NumCache != 0 {
 		t.Fatalf("the shared match cache holds %d subjects, want 0 (disabled)", sz.NumCache)
 	}
+}
+
+// TestStartOnTakenAddress: a taken client address fails Start at once
+// with ErrAddrInUse naming it, and leaves the store unlocked.
+func TestStartOnTakenAddress(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	dir := t.TempDir()
+	_, err = Start(context.Background(), Config{Host: "127.0.0.1", Port: port, StoreDir: dir})
+	if !errors.Is(err, ErrAddrInUse) || !strings.Contains(err.Error(), l.Addr().String()) {
+		t.Fatalf("Start on a taken port: %v; want ErrAddrInUse naming %s", err, l.Addr())
+	}
+	srv, err := Start(context.Background(), Config{StoreDir: dir})
+	if err != nil {
+		t.Fatalf("Start on the same store after the failure: %v", err)
+	}
+	srv.Shutdown()
 }

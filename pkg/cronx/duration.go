@@ -80,7 +80,7 @@ func parseDuration(s string) (time.Duration, string) {
 		}
 		size, known := quantity.Unit(unit)
 		if !known {
-			return 0, fmt.Sprintf("unknown unit %q in %q; %s", unit, num+unit, unitsWanted)
+			return 0, fmt.Sprintf("unknown unit %q; %s", unit, unitsWanted)
 		}
 		v, ok := scaleDecimal(num, size)
 		if !ok || v > math.MaxInt64-total {
@@ -164,6 +164,9 @@ func ParseEvery(s string) (time.Duration, error) {
 	switch {
 	case reason != "":
 		return fail(reason)
+	case d < minEvery && isDigits(strings.TrimSpace(s)):
+		n := strings.TrimSpace(s)
+		return fail(fmt.Sprintf("%s is %s: a bare number is milliseconds; at least 100ms; did you mean %ss?", n, FormatDuration(d), n))
 	case d < minEvery:
 		return fail("interval must be at least 100ms")
 	case d%time.Millisecond != 0:

@@ -126,8 +126,8 @@ func TestParseEveryErrors(t *testing.T) {
 		{"abc", `expected a number at "abc"`},
 		{"5", "at least 100ms"}, // 5 milliseconds
 		{"1h30", `missing unit after "30"`},
-		{"5x", `unknown unit "x" in "5x"`},
-		{"1 hour 5 parsecs", `unknown unit "parsecs" in "5parsecs"`},
+		{"5x", `unknown unit "x"`},
+		{"1 hour 5 parsecs", `unknown unit "parsecs"`},
 		{"1h,30m", `expected a number at ",30m"`},
 		{"-5s", "positive"},
 		{"+", "empty"},

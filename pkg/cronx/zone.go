@@ -3,6 +3,8 @@ package cronx
 import (
 	"sync"
 	"time"
+
+	"github.com/jetsched/jetsched/internal/suggest"
 )
 
 // LoadZone resolves an IANA time zone name such as "Europe/London".
@@ -22,7 +24,11 @@ func LoadZone(name string) (*time.Location, error) {
 	}
 	loc, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, &ParseError{Field: "tz", Value: name, Reason: "unknown time zone"}
+		reason := "unknown time zone"
+		if near := suggest.Zone(name); near != "" {
+			reason += `; did you mean "` + near + `"?`
+		}
+		return nil, &ParseError{Field: "tz", Value: name, Reason: reason}
 	}
 	return loc, nil
 }
