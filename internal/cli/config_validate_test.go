@@ -42,7 +42,7 @@ func TestConfigValidate(t *testing.T) {
 		want       []string
 	}{
 		{"unknown key", "replicas: 3\nlease-tll: 5s\n", nil, []string{"line 2", `unknown key "lease-tll"`, "did you mean lease-ttl?"}},
-		{"bad value", "replicas: three\n", nil, []string{"line 1", "replicas", "invalid syntax"}},
+		{"bad value", "replicas: three\n", nil, []string{"line 1", "replicas", "want a whole number"}},
 		{"out of range", "replicas: 9\n", nil, []string{"--replicas 9: must be 1 to 5", "line 1"}},
 		{"a schedule that never fires", "schedules: [" + badSchedules + "]\n", nil, []string{badSchedules, "invoices", "cron"}},
 		{"a bad label", "schedules: [" + badLabel + "]\n", nil, []string{badLabel, "invoices", "labels.team"}},

@@ -232,7 +232,7 @@ func (f *deadLetterFlags) register(cmd *cobra.Command, purge bool) {
 	fl.BoolVar(&f.all, "all", false, "every dead letter (of --workflow when given) instead of one SEQ")
 	fl.BoolVar(&f.yes, "yes", false, "do not ask for confirmation of --all")
 	if purge {
-		fl.DurationVar(&f.olderThan, "older-than", 0, "only dead letters stored longer ago than this, such as 72h")
+		durationVar(fl, &f.olderThan, "older-than", 0, "only dead letters stored longer ago than this, such as 72h")
 	}
 }
 

@@ -126,14 +126,14 @@ func TestDeadLetters(t *testing.T) {
 	if code != ExitOK || json.Unmarshal([]byte(out), &d) != nil || string(d.Body) != `{"n":1}` || d.Headers["Sched-Error"] == nil {
 		t.Fatalf("show --json: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, _, errOut = e.run("deadletter", "show", "999999"); code != ExitFailure || !strings.Contains(errOut, "not found") {
+	if code, _, errOut = e.run("deadletter", "show", "999999"); code != ExitNotFound || !strings.Contains(errOut, "not found") {
 		t.Fatalf("show of no dead letter: exit %d: %s", code, errOut)
 	}
 	ev, err := js.Publish(ctx, "sched.event.fired.invoice", []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code, _, errOut = e.run("deadletter", "show", fmt.Sprint(ev.Sequence)); code != ExitFailure || !strings.Contains(errOut, "not a dead letter") {
+	if code, _, errOut = e.run("deadletter", "show", fmt.Sprint(ev.Sequence)); code != ExitNotFound || !strings.Contains(errOut, "not a dead letter") {
 		t.Fatalf("show of another event: exit %d: %s", code, errOut)
 	}
 
@@ -192,7 +192,7 @@ func TestDeadLetters(t *testing.T) {
 	if code, out, _ = e.run("deadletter", "ls", "--json"); code != ExitOK || total(out) != 0 {
 		t.Fatalf("ls after purge: exit %d\n%s", code, out)
 	}
-	if code, _, errOut = e.run("deadletter", "retry", fmt.Sprint(seq)); code != ExitFailure || !strings.Contains(errOut, "not found") {
+	if code, _, errOut = e.run("deadletter", "retry", fmt.Sprint(seq)); code != ExitNotFound || !strings.Contains(errOut, "not found") {
 		t.Fatalf("retry of a purged dead letter: exit %d: %s", code, errOut)
 	}
 }

@@ -60,7 +60,7 @@ func TestScheduleUpdateChangesOnlyTheGivenFields(t *testing.T) {
 	e.refused(ExitConflict, "not 1", "schedule", "update", "nightly", "--every", "3h", "--if-revision", "1")
 	e.refused(ExitInvalid, "nothing to update", "schedule", "update", "nightly")
 	e.refused(ExitInvalid, "--every", "schedule", "update", "nightly", "--every", "nonsense")
-	e.refused(ExitFailure, `not found: schedule "nope"`, "schedule", "update", "nope", "--every", "1h")
+	e.refused(ExitNotFound, `not found: schedule "nope"`, "schedule", "update", "nope", "--every", "1h")
 	if now, spec := stored(); now != rev+1 || spec["every"] != "2h" {
 		t.Fatalf("refused updates wrote: revision %d (want %d), %v", now, rev+1, spec)
 	}

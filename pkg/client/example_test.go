@@ -107,7 +107,7 @@ func ExampleClient_Schedule() {
 	// Output:
 	// cleanup-e25ada0ec13e <nil> true
 	// weekday-report
-	// invalid cron "0 0 30 2 *": cronx: cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches
+	// invalid cron "0 0 30 2 *": never fires: no date from 1970 to 2199 matches
 }
 
 // Get and List show what is registered and when it fires next. List
