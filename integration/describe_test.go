@@ -73,7 +73,7 @@ func TestScheduleDescribe(t *testing.T) {
 	if code, _, errOut := run("schedule", "describe", "ops", "--next", "0"); code != cli.ExitInvalid || !strings.Contains(errOut, "--next") {
 		t.Fatalf("--next 0: exit %d: %s", code, errOut)
 	}
-	if code, _, errOut := run("schedule", "describe", "nope"); code != cli.ExitFailure || !strings.Contains(errOut, "nope") {
+	if code, _, errOut := run("schedule", "describe", "nope"); code != cli.ExitNotFound || !strings.Contains(errOut, "nope") {
 		t.Fatalf("describe of an unknown schedule: exit %d: %s", code, errOut)
 	}
 }

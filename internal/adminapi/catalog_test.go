@@ -98,9 +98,9 @@ func TestCatalogRemembersEachSchedulesList(t *testing.T) {
 	spec("b", at, "")
 	spec("c", at, "")
 	spec("a", at, "not a cron") // an edit (invalid) keeps the list
-	until("a invalid, b and c", func() error {
-		if s := stateOf("a"); s != admin.StateInvalid || stateOf("c") != admin.StatePlanned {
-			return fmt.Errorf("a %q c %q", s, stateOf("c"))
+	until("a invalid, b ended, c planned", func() error {
+		if s := stateOf("a"); s != admin.StateInvalid || stateOf("b") != admin.StateEnded || stateOf("c") != admin.StatePlanned {
+			return fmt.Errorf("a %q b %q c %q", s, stateOf("b"), stateOf("c"))
 		}
 		return nil
 	})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -31,12 +32,12 @@ type recurrenceFlags struct {
 func (f *recurrenceFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.cron, "cron", "", "cron expression: 5 fields, 6 with seconds first, or @daily etc.")
 	fl.StringVar(&f.every, "every", "", `fixed interval: 30s, 90m, "2 hours", "1 day 3 hours", 7d, 3600000 (ms); counted from --anchor`)
-	fl.StringVar(&f.at, "at", "", "one-shot time: RFC 3339, or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
+	fl.StringVar(&f.at, "at", "", "one-shot time: RFC 3339, now+DURATION (now+2h), or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
 	fl.StringVar(&f.dailyAt, "daily-at", "", "every day at HH:MM[:SS] in --tz (the cron 'M H * * *')")
-	fl.StringVar(&f.anchor, "anchor", "", "with --every: now (default: the first registration), epoch, epoch+DURATION, or an RFC 3339 time; whole days follow --tz's wall clock")
+	fl.StringVar(&f.anchor, "anchor", "", "with --every: now (default: the first registration), now+DURATION, epoch, epoch+DURATION, or an RFC 3339 time; whole days follow --tz's wall clock")
 	fl.StringVar(&f.tz, "tz", "", "IANA time zone of the recurrence and of --at (default UTC)")
-	fl.StringVar(&f.start, "start", "", "RFC 3339 time before which the schedule does not fire")
-	fl.StringVar(&f.end, "end", "", "RFC 3339 time after which the schedule does not fire")
+	fl.StringVar(&f.start, "start", "", "time before which the schedule does not fire: RFC 3339 or now+DURATION")
+	fl.StringVar(&f.end, "end", "", "time after which the schedule does not fire: RFC 3339 or now+DURATION (now+30d)")
 	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
 	fl.StringVar(&f.calendar, "calendar", "", "business calendar: a name in sched_calendars (scheduler calendar put), or a JSON file (FILE.json, - for stdin) stored in the spec")
 	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a non-business day: skip (default), next_business_day, previous_business_day, modified_following")
@@ -80,9 +81,9 @@ func (f *recurrenceFlags) apply(s *kvstore.Spec, stdin io.Reader) error {
 		if b.value == "" {
 			continue
 		}
-		t, err := time.Parse(time.RFC3339Nano, b.value)
+		t, err := timearg.ParseTime(b.value, time.Now())
 		if err != nil {
-			return &kvstore.FieldError{Field: b.name, Value: b.value, Reason: "want an RFC 3339 time"}
+			return &kvstore.FieldError{Field: b.name, Value: b.value, Reason: err.Error()}
 		}
 		*b.dst = &t
 	}
@@ -132,6 +133,13 @@ func applyAnchor(s *kvstore.Spec, v string) error {
 	switch phase, isPhase := strings.CutPrefix(v, "epoch+"); {
 	case v == "now":
 		s.Align = kvstore.AlignAnchor
+	case strings.HasPrefix(v, "now"):
+		t, err := timearg.ParseTime(v, time.Now())
+		if err != nil {
+			return &kvstore.FieldError{Field: "anchor", Value: v, Reason: err.Error()}
+		}
+		t = t.UTC().Truncate(time.Millisecond)
+		s.Align, s.Anchor = kvstore.AlignAnchor, &t
 	case v == "epoch":
 		s.Align = kvstore.AlignEpoch
 	case isPhase:
@@ -139,7 +147,7 @@ func applyAnchor(s *kvstore.Spec, v string) error {
 	default:
 		t, err := time.Parse(time.RFC3339Nano, v)
 		if err != nil {
-			return &kvstore.FieldError{Field: "anchor", Value: v, Reason: "want now, epoch, epoch+DURATION (epoch+15m) or an RFC 3339 time"}
+			return &kvstore.FieldError{Field: "anchor", Value: v, Reason: "want now, now+DURATION, epoch, epoch+DURATION (epoch+15m) or an RFC 3339 time"}
 		}
 		s.Align, s.Anchor = kvstore.AlignAnchor, &t
 	}

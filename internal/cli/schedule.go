@@ -15,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/strictjson"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -189,6 +190,9 @@ func (f addFlags) spec(stdin io.Reader, now time.Time) (kvstore.Spec, error) {
 }
 
 func parseAt(v string, loc *time.Location) (time.Time, error) {
+	if strings.HasPrefix(strings.TrimSpace(v), "now") {
+		return timearg.ParseTime(v, time.Now())
+	}
 	if t, err := time.Parse(time.RFC3339Nano, v); err == nil {
 		return t, nil
 	}
@@ -197,7 +201,7 @@ func parseAt(v string, loc *time.Location) (time.Time, error) {
 			return t, nil
 		}
 	}
-	return time.Time{}, errors.New("want RFC 3339 (2026-12-31T23:59:00Z) or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
+	return time.Time{}, errors.New("want RFC 3339 (2026-12-31T23:59:00Z), now+DURATION (now+2h) or 'YYYY-MM-DD HH:MM[:SS]' in --tz")
 }
 
 func compactJSON(b []byte) []byte {

@@ -116,3 +116,26 @@ func TestJitterFlags(t *testing.T) {
 	}
 	e.refused(ExitInvalid, "--jitter", "schedule", "add", "--id", "bad", "--workflow", "w", "--every", "1h", "--jitter", "soon")
 }
+
+// TestRelativeTimeFlags: --at, --start, --end and --anchor take now+DUR
+// as every time flag does (the one grammar of docs/cli.md).
+func TestRelativeTimeFlags(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	before := time.Now()
+	e.must("schedule", "add", "--id", "soon", "--workflow", "w", "--at", "now+2h")
+	e.must("schedule", "add", "--id", "bounded", "--workflow", "w", "--every", "1h", "--start", "now+1h", "--end", "now+30d", "--anchor", "now+5m")
+	after := time.Now()
+	within := func(t0 *time.Time, d time.Duration) bool {
+		return t0 != nil && !t0.Before(before.Add(d).Add(-time.Second)) && !t0.After(after.Add(d).Add(time.Second))
+	}
+	soon, err := e.store.GetSpec(t.Context(), "soon")
+	if err != nil || !within(soon.Spec.At, 2*time.Hour) {
+		t.Fatalf("--at now+2h stored %v (%v)", soon.Spec.At, err)
+	}
+	b, err := e.store.GetSpec(t.Context(), "bounded")
+	if err != nil || !within(b.Spec.Start, time.Hour) || !within(b.Spec.End, 30*24*time.Hour) || !within(b.Spec.Anchor, 5*time.Minute) {
+		t.Fatalf("--start/--end/--anchor now+DUR stored %+v (%v)", b.Spec, err)
+	}
+	e.refused(ExitInvalid, "--end", "schedule", "add", "--id", "x", "--workflow", "w", "--every", "1h", "--end", "now+forever")
+}
