@@ -92,7 +92,10 @@ checks_pid=$!
   for target in "${targets[@]}"; do
     set -- $target
     # A target that moved would otherwise fuzz nothing and pass.
-    if ! nice -n 19 go test -list "^$1\$" "$2" | grep -qx "$1"; then
+    # (Captured first: under pipefail, grep -q closing the pipe early
+    # would fail the listing with SIGPIPE.)
+    listed=$(nice -n 19 go test -list "^$1\$" "$2" 2>&1) || true
+    if ! grep -qx "$1" <<<"$listed"; then
       echo "fuzz target $1 not found in $2"; fs=1; continue
     fi
     # -fuzzminimizetime: a new input that widens coverage is minimised
