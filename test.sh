@@ -9,6 +9,17 @@ export GOFLAGS="${GOFLAGS:-}"
 # The console's browser test drives headless Chromium from the Debian
 # package; install it when it is missing (CI runs as root). Elsewhere the
 # test is skipped, except under CI where a missing browser fails it.
+# The TypeScript client's tests (integration/tsclient_test.go) run with
+# node and npm; under CI (.ci/run) a missing npm fails that test instead
+# of skipping it, so install it here as Chromium is.
+if ! command -v npm >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing nodejs and npm for the TypeScript client's tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null
+  else
+    echo "note: npm is not installed: the TypeScript client's tests will be skipped (apt-get install -y nodejs npm)"
+  fi
+fi
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing chromium for the console's browser test"
