@@ -6,9 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")"
 export GOFLAGS="${GOFLAGS:-}"
 
-# The console's browser test drives headless Chromium from the Debian
-# package; install it when it is missing (CI runs as root). Elsewhere the
-# test is skipped, except under CI where a missing browser fails it.
 # The TypeScript client's tests (integration/tsclient_test.go) run with
 # node and npm; under CI (.ci/run) a missing npm fails that test instead
 # of skipping it, so install it here as Chromium is.
@@ -20,6 +17,10 @@ if ! command -v npm >/dev/null 2>&1; then
     echo "note: npm is not installed: the TypeScript client's tests will be skipped (apt-get install -y nodejs npm)"
   fi
 fi
+
+# The console's browser test drives headless Chromium from the Debian
+# package; install it when it is missing (CI runs as root). Elsewhere the
+# test is skipped, except under CI where a missing browser fails it.
 if ! command -v chromium >/dev/null 2>&1; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing chromium for the console's browser test"
