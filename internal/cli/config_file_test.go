@@ -57,7 +57,9 @@ func TestStartFilesMustBeRegular(t *testing.T) {
 			done <- result{code, stderr}
 		}()
 		var r result
-		if err := testwait.Until(10*time.Second, strings.Join(c.args, " ")+" to return", func() error {
+		// A generous deadline: this detects a hang, not slowness (reading
+		// 64 MiB of /dev/zero on a loaded box takes seconds).
+		if err := testwait.Until(60*time.Second, strings.Join(c.args, " ")+" to return", func() error {
 			select {
 			case r = <-done:
 				return nil
@@ -65,11 +67,13 @@ func TestStartFilesMustBeRegular(t *testing.T) {
 				return os.ErrDeadlineExceeded
 			}
 		}); err != nil {
-			// End the read that hangs: a writer comes and goes.
-			if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			// End a read that hangs on the FIFO: a writer comes and goes.
+			// Non-blocking, so that a hang elsewhere (no reader on the
+			// FIFO) does not block the test here for good.
+			if w, err := os.OpenFile(fifo, os.O_WRONLY|unix.O_NONBLOCK, 0); err == nil {
 				_ = w.Close()
+				<-done
 			}
-			<-done
 			t.Fatalf("%q: %v (it hangs)", c.args, err)
 		}
 		if r.code != ExitInvalid || !strings.Contains(r.stderr, c.file) || !strings.Contains(r.stderr, c.reason) {
