@@ -10,7 +10,9 @@ import (
 // periodic terms, in Terrestrial Time; ΔT (TT - UT) by the polynomials of
 // Espenak and Meeus. The instant is within a minute or two of the true one
 // for the years 1000 to 3000, which settles the date in a zone but for an
-// equinox within minutes of midnight.
+// equinox within minutes of midnight; far from the present (ΔT is then a
+// guess, and past 3000 the mean equinox year carries on) the date is an
+// estimate, within days.
 
 // equinoxTerms are Meeus's periodic terms: A, B (degrees), C (degrees per
 // Julian century).
@@ -35,11 +37,20 @@ func equinoxInstant(y int, month time.Month) int64 {
 			jde0 = 1721325.70455 + 365242.49558*t - 0.11677*t*t - 0.00297*t*t*t + 0.00074*t*t*t*t
 		}
 	} else {
-		t := (float64(y) - 2000) / 1000
+		// Past 3000 the polynomials diverge: continue from 3000 along
+		// their slope there, the length of the equinox year.
+		t := (float64(min(y, 3000)) - 2000) / 1000
 		if month == time.March {
 			jde0 = 2451623.80984 + 365242.37404*t + 0.05169*t*t - 0.00411*t*t*t - 0.00057*t*t*t*t
 		} else {
 			jde0 = 2451810.21715 + 365242.01767*t - 0.11575*t*t + 0.00337*t*t*t + 0.00078*t*t*t*t
+		}
+		if y > 3000 {
+			year := 365.2424629 // d/dy of the March polynomial at 3000
+			if month == time.September {
+				year = 365.2417995
+			}
+			jde0 += float64(y-3000) * year
 		}
 	}
 	const rad = math.Pi / 180
