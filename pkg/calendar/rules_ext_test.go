@@ -334,6 +334,14 @@ func TestHalfDays(t *testing.T) {
 	if h, ok := c.Holiday(at("2026-12-24 10:00")); ok {
 		t.Errorf("a half day is no holiday: %+v", h)
 	}
+	if h, ok := c.HalfDay(at("2026-12-24 23:00")); !ok || h.Name != "Christmas Eve" || h.Rule != "fixed 12-24, half day 09:30-13:00" || !h.Date.Equal(at("2026-12-24")) {
+		t.Errorf("HalfDay(2026-12-24) = %+v, %v", h, ok)
+	}
+	for _, day := range []string{"2026-12-23", "2026-12-25", "2022-12-24"} { // a plain day, a holiday, a Saturday
+		if h, ok := c.HalfDay(at(day + " 10:00")); ok {
+			t.Errorf("HalfDay(%s) = %+v", day, h)
+		}
+	}
 	add := func(from string, d time.Duration) string {
 		r, err := c.AddWorkingContext(t.Context(), at(from), d)
 		if err != nil {
