@@ -79,7 +79,7 @@ func (c *Calendar) AddWorkingMonthsExplain(t time.Time, n int) (time.Time, Expla
 // AddWorkingYearsExplain is [Calendar.AddWorkingYears] with the
 // explanation of the roll.
 func (c *Calendar) AddWorkingYearsExplain(t time.Time, n int) (time.Time, Explanation, error) {
-	if n < 0 || n > maxMonths/12 {
+	if n < -maxMonths/12 || n > maxMonths/12 {
 		_, err := c.AddWorkingYears(t, n)
 		return time.Time{}, c.explanation(t), err
 	}

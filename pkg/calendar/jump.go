@@ -351,8 +351,12 @@ func (w *workWalk) jump(f *yearFacts, wall *[7]int64, a, b int64) (jumped bool, 
 }
 
 // addWorkingDaysJump is AddWorkingDays by years and weeks (see above).
+// A negative n counts backwards (subWorkingDaysJump).
 func (c *Calendar) addWorkingDaysJump(m *meter, t time.Time, n int) (time.Time, error) {
 	w := newDayWalk(c, t, n, nil)
+	if w.dir < 0 {
+		return c.subWorkingDaysJump(m, w)
+	}
 	wall := c.wallSeconds()
 	var f yearFacts
 	f.y = MaxYear + 1
