@@ -45,7 +45,7 @@ func TestEvalWhenExpr(t *testing.T) {
 		// three working days before a date, a zero step rolls.
 		{`addWorking(date("2026-12-21 11:00"), "-48h")`, "2026-12-11T17:00:00-05:00"},
 		{`addWorking(date(payload.due_at), duration("-1h"))`, "2026-12-30T17:00:00-05:00"}, // 05:00 is before the day's hours
-		{`addWorkingDays(date("2026-12-28"), -3)`, "2026-12-22T00:00:00-05:00"}, // Christmas skipped
+		{`addWorkingDays(date("2026-12-28"), -3)`, "2026-12-22T00:00:00-05:00"},            // Christmas skipped
 		{`addWorkingDays(date("2026-12-25 10:00"), 0)`, "2026-12-28T10:00:00-05:00"},
 		{`addWorking(date("2026-12-05"), "0h")`, "2026-12-07T09:00:00-05:00"},
 		// Counts: [a, b), in working time and working days.
