@@ -1,7 +1,6 @@
 package calendar
 
 import (
-	"slices"
 	"time"
 )
 
@@ -126,19 +125,11 @@ func (c *Calendar) subWorkingJump(m *meter, t time.Time, d time.Duration) (time.
 			return time.Time{}, err
 		}
 		x := w.day.unixDays()
-		if first || w.day.y <= 1 || w.day.y > MaxYear {
-			if r, done, err := w.step(); done || err != nil {
-				return r, err
-			}
-			continue
+		i, regular, err := c.regularAt(m, zones, &f, w.day)
+		if err != nil {
+			return time.Time{}, err
 		}
-		if f.y != w.day.y {
-			if err := c.factsOf(m, w.day.y, zones, &f); err != nil {
-				return time.Time{}, err
-			}
-		}
-		i, irregular := slices.BinarySearch(f.irregular, x)
-		if irregular {
+		if first || !regular {
 			if r, done, err := w.step(); done || err != nil {
 				return r, err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 )
 
@@ -140,17 +139,11 @@ func (w *timeCount) run(m *meter) (time.Duration, error) {
 			return 0, err
 		}
 		d := dateOfDays(x)
-		if x == first || x == last || d.y < 1 || d.y > MaxYear {
-			w.walk(d)
-			continue
+		i, regular, err := c.regularAt(m, zones, &f, d)
+		if err != nil {
+			return 0, err
 		}
-		if f.y != d.y {
-			if err := c.factsOf(m, d.y, zones, &f); err != nil {
-				return 0, err
-			}
-		}
-		i, irregular := slices.BinarySearch(f.irregular, x)
-		if irregular {
+		if x == first || x == last || !regular {
 			w.walk(d)
 			continue
 		}
