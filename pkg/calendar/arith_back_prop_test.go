@@ -31,8 +31,23 @@ func TestBothWaysProperties(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s\nAddWorking(%s, -%v): %v", js, fmtT(from), d, err)
 			}
-			if walked, _, err := c.AddWorkingExplainContext(ctx, from, -d); err != nil || !walked.Equal(back) {
+			walked, ex, err := c.AddWorkingExplainContext(ctx, from, -d)
+			if err != nil || !walked.Equal(back) {
 				t.Fatalf("%s\nAddWorking(%s, -%v) = %s, walked %s, %v", js, fmtT(from), d, fmtT(back), fmtT(walked), err)
+			}
+			// The explanation's intervals: latest first, inside working
+			// time, adding up to d and ending at the result.
+			var sum time.Duration
+			prev := from
+			for _, iv := range ex.Intervals {
+				if iv.End.After(prev) || !iv.End.After(iv.Start) || !c.IsWorkingTime(iv.Start) {
+					t.Fatalf("%s\nAddWorkingExplain(%s, -%v): interval %s-%s out of order or not working time", js, fmtT(from), d, fmtT(iv.Start), fmtT(iv.End))
+				}
+				sum += iv.End.Sub(iv.Start)
+				prev = iv.Start
+			}
+			if sum != d || !prev.Equal(back) {
+				t.Fatalf("%s\nAddWorkingExplain(%s, -%v): intervals sum to %v, end at %s", js, fmtT(from), d, sum, fmtT(prev))
 			}
 			if got, err := c.WorkingTimeBetween(ctx, from, back); err != nil || got != -d {
 				t.Fatalf("%s\nWorkingTimeBetween(%s, %s) = %v, %v; want -%v", js, fmtT(from), fmtT(back), got, err, d)
