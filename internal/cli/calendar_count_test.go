@@ -76,3 +76,31 @@ func TestCalendarCount(t *testing.T) {
 		t.Errorf("missing calendar: exit %d %s", code, errOut)
 	}
 }
+
+// TestWakeupPreviewBothWays: through the real entry, a when_expr counts
+// back from a date, a zero working form rolls only, and a negative form is
+// refused with exit 2 pointing at when_expr.
+func TestWakeupPreviewBothWays(t *testing.T) {
+	t.Parallel()
+	weekend := writeFile(t, "us-weekend.json", strings.Replace(usCalendar, `"holidays"`, `"weekend": ["sat", "sun"], "holidays"`, 1))
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--from", "2026-12-01T00:00:00Z", "--zone", "America/New_York", "--when-expr", `addWorking(date("2026-12-21 11:00"), "-48h")`},
+			"2026-12-11T17:00:00-05:00\n"},
+		{[]string{"--from", "2026-12-01T00:00:00Z", "--zone", "America/New_York", "--when-expr", `addWorkingDays(date("2026-12-28 09:00"), -3)`},
+			"2026-12-22T09:00:00-05:00\n"}, // Christmas (Friday) not counted
+		{[]string{"--from", "2026-12-05T15:00:00Z", "--when", "0 wdays"}, "2026-12-07T10:00:00-05:00\n"}, // Saturday 10:00: Monday
+		{[]string{"--from", "2026-12-05T15:00:00Z", "--when", "0 whours"}, "2026-12-07T09:00:00-05:00\n"},
+	} {
+		code, out, errOut := runCLI(append([]string{"wakeup", "preview", "--calendar", weekend}, c.args...)...)
+		if code != ExitOK || out != c.want {
+			t.Errorf("preview %v: exit %d %s\n%s\nwant %s", c.args, code, errOut, out, c.want)
+		}
+	}
+	code, _, errOut := runCLI("wakeup", "preview", "--calendar", weekend, "--from", "2026-12-05T15:00:00Z", "--when", "-3 wdays")
+	if code != ExitInvalid || !strings.Contains(errOut, "--when") || !strings.Contains(errOut, "when_expr such as addWorkingDays") {
+		t.Errorf("--when -3 wdays: exit %d %s", code, errOut)
+	}
+}
