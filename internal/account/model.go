@@ -188,6 +188,13 @@ func (r Recurrence) adjust(n time.Time) (o Occurrence, stuck bool) {
 					target = prev
 				}
 			}
+		case calendar.RollModifiedPreceding:
+			target, ok = businessDay(c, local, -1)
+			if ok && target.Month() != local.Month() {
+				if next, okNext := businessDay(c, local, 1); okNext {
+					target = next
+				}
+			}
 		default:
 			return Occurrence{Nominal: n, Fate: Skipped, Reason: why}, false
 		}

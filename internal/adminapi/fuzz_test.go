@@ -40,9 +40,11 @@ var apiSeeds = map[string][]string{
 	"calendar.get":             {`{"name":"fr"}`},
 	"calendar.list":            {`{"limit":2}`},
 	"calendar.delete":          {`{"name":"fr","force":true}`},
-	"wakeup.add":               {`{"run":"order.1","step":"esc","workflow":"approvals","when":"1h","payload":{"o":1},"condition":"waiting","expire_after":"1h"}`},
-	"wakeup.cancel":            {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`, `{"step":"0"}`},
-	"wakeup.list":              {`{"run":"order.1","workflow":"approvals","limit":3}`, `{"selector":"team"}`},
+	"calendar.count": {`{"name":"fr","from":"2026-12-01T00:00:00Z","to":"2027-01-01T00:00:00Z"}`,
+		`{"calendar":{"zone":"UTC","weekend":["sat","sun"]},"from":"now","to":"now-30d"}`},
+	"wakeup.add":    {`{"run":"order.1","step":"esc","workflow":"approvals","when":"1h","payload":{"o":1},"condition":"waiting","expire_after":"1h"}`},
+	"wakeup.cancel": {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`, `{"step":"0"}`},
+	"wakeup.list":   {`{"run":"order.1","workflow":"approvals","limit":3}`, `{"selector":"team"}`},
 }
 
 // FuzzAPI sends random bodies to every verb's handler against a real

@@ -67,6 +67,7 @@ func (h handlers) table() map[string]endpoint {
 		"calendar.get":             h.calendarGet,
 		"calendar.list":            h.calendarList,
 		"calendar.delete":          h.calendarDelete,
+		"calendar.count":           h.calendarCount,
 		"wakeup.add":               h.wakeupAdd,
 		"wakeup.cancel":            h.wakeupCancel,
 		"wakeup.list":              h.wakeupList,

@@ -30,7 +30,7 @@ func (a *app) calendarCommand() *cobra.Command {
 working hours. The JSON form is in docs/calendar.md.`,
 	}
 	cmd.PersistentFlags().BoolVar(&a.jsonOut, "json", false, "print JSON instead of a human table")
-	cmd.AddCommand(a.calendarPut(), a.calendarGet(), a.calendarList(), a.calendarRemove(), a.calendarCheck())
+	cmd.AddCommand(a.calendarPut(), a.calendarGet(), a.calendarList(), a.calendarRemove(), a.calendarCheck(), a.calendarCount())
 	return cmd
 }
 

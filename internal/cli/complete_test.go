@@ -67,7 +67,7 @@ func TestCompletion(t *testing.T) {
 		{[]string{"preview", "--tz", "Australia/Lord"}, []string{"Australia/Lord_Howe"}},
 		{[]string{"schedule", "add", "--misfire", ""}, []string{"skip", "fire_once", "fire_all"}},
 		{[]string{"schedule", "add", "--overlap", ""}, []string{"allow", "skip", "buffer_one", "buffer_all", "cancel_other"}},
-		{[]string{"schedule", "add", "--holiday-roll", ""}, []string{"skip", "next_business_day", "previous_business_day", "modified_following"}},
+		{[]string{"schedule", "add", "--holiday-roll", ""}, []string{"skip", "next_business_day", "previous_business_day", "modified_following", "modified_preceding"}},
 		{[]string{"schedule", "add", "--dialect", ""}, []string{"standard", "quartz"}},
 		{[]string{"schedule", "add", "--dom-dow", ""}, []string{"cronie", "posix", "and"}},
 		{[]string{"schedule", "add", "--dst-gap", ""}, []string{"natural", "skip", "shift"}},

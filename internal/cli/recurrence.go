@@ -40,7 +40,7 @@ func (f *recurrenceFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.end, "end", "", "time after which the schedule does not fire: RFC 3339 or now+DURATION (now+30d)")
 	fl.IntVar(&f.limit, "limit", 0, "fire at most this many times, counted from --start")
 	fl.StringVar(&f.calendar, "calendar", "", "business calendar: a name in sched_calendars (scheduler calendar put), or a JSON file (FILE.json, - for stdin) stored in the spec")
-	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a non-business day: skip (default), next_business_day, previous_business_day, modified_following")
+	fl.StringVar(&f.roll, "holiday-roll", "", "an occurrence on a non-business day: skip (default), next_business_day, previous_business_day, modified_following, modified_preceding")
 	fl.BoolVar(&f.businessHoursOnly, "business-hours-only", false, "move occurrences outside working hours to the next working start (default hours: Mon-Fri 09:00-18:00 in --tz)")
 	fl.IntVar(&f.businessDay, "business-day", 0, "recurrence: the n-th business day of each month (-1 the last) of --calendar (default: Mon-Fri in --tz)")
 	fl.StringVar(&f.bdTime, "time", "", "with --business-day: the time of day, HH:MM[:SS]")

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/expr-lang/expr"
@@ -92,13 +93,23 @@ func CheckWhenExpr(text string) error {
 //	date(s [, layout [, zone]])  an RFC 3339 instant, or "2026-12-31 23:59[:59]"
 //	                      or "2026-12-31" read in env.Zone (or the zone given)
 //	addWorking(t, d)      t plus d of working time against env.Calendar (d a
-//	                      duration or a string such as "16h" or "1h30m"):
-//	                      Calendar.AddWorking
-//	addWorkingDays(t, n)  the same wall-clock time n working days later:
-//	                      Calendar.AddWorkingDays
+//	                      duration or a string such as "16h", "1h30m" or
+//	                      "-48h": a negative d counts back, 0 rolls to
+//	                      working time): Calendar.AddWorking
+//	addWorkingDays(t, n)  the same wall-clock time n working days later
+//	                      (n < 0: earlier; 0: t's date rolled forward to a
+//	                      working day): Calendar.AddWorkingDays
+//	workingTimeBetween(a, b)  the working time in [a, b), a duration,
+//	                      negative when b is before a:
+//	                      Calendar.WorkingTimeBetween
+//	workingDaysBetween(a, b)  the working days among the dates of [a, b), an
+//	                      integer, negative when b is before a:
+//	                      Calendar.WorkingDaysBetween
 //
-// For example `date(payload.due_at) - duration("24h")` or
-// `addWorking(now, "16h")`. The expression sees nothing else (no
+// For example `date(payload.due_at) - duration("24h")`,
+// `addWorking(now, "16h")` or, 48 working hours before a deadline,
+// `addWorking(date(payload.deadline), "-48h")`. Working time and days are
+// at most 100 years either way. The expression sees nothing else (no
 // variables, no environment, no I/O); its size and the memory its
 // evaluation allocates are bounded. The result must be a time, not before
 // env.Now. Errors are *ExprError, with the line and column where the
@@ -170,6 +181,8 @@ func compileWhenExpr(text string, env *ExprEnv) (*vm.Program, error) {
 		expr.Function("addWorking", env.addWorking,
 			new(func(time.Time, string) time.Time), new(func(time.Time, time.Duration) time.Time)),
 		expr.Function("addWorkingDays", env.addWorkingDays, new(func(time.Time, int) time.Time), new(func(time.Time, float64) time.Time)),
+		expr.Function("workingTimeBetween", env.workingTimeBetween, new(func(time.Time, time.Time) time.Duration)),
+		expr.Function("workingDaysBetween", env.workingDaysBetween, new(func(time.Time, time.Time) int)),
 	)
 	if err != nil {
 		return nil, exprError(text, err)
@@ -242,19 +255,22 @@ func (env *ExprEnv) addWorking(args ...any) (any, error) {
 	case time.Duration:
 		d = v
 	case string:
-		p, err := cronx.ParseDuration(v)
+		body, neg := strings.CutPrefix(strings.TrimSpace(v), "-")
+		p, err := cronx.ParseDuration(body)
 		if err != nil {
 			return nil, fmt.Errorf("addWorking: duration %q: %w", v, err)
 		}
-		d = p
+		if d = p; neg {
+			d = -p
+		}
 	default:
 		return nil, fmt.Errorf("addWorking: the second argument is %s, not a duration", describeValue(args[1]))
 	}
 	if env.Calendar == nil {
 		return nil, errors.New("addWorking needs the timer's calendar (--calendar)")
 	}
-	if d <= 0 || d > formMaxSpan {
-		return nil, fmt.Errorf("addWorking: working time %v must be positive and at most 100 years", d)
+	if d < -formMaxSpan || d > formMaxSpan {
+		return nil, fmt.Errorf("addWorking: working time %v: at most 100 years either way", d)
 	}
 	if env.Explain == nil {
 		return env.Calendar.AddWorkingContext(env.context(), t, d)
@@ -287,8 +303,8 @@ func (env *ExprEnv) addWorkingDays(args ...any) (any, error) {
 	if env.Calendar == nil {
 		return nil, errors.New("addWorkingDays needs the timer's calendar (--calendar)")
 	}
-	if n <= 0 || n > 36525 {
-		return nil, fmt.Errorf("addWorkingDays: %d working days: must be 1 to 36525 (100 years)", n)
+	if n < -36525 || n > 36525 {
+		return nil, fmt.Errorf("addWorkingDays: %d working days: must be -36525 to 36525 (100 years either way)", n)
 	}
 	if env.Explain == nil {
 		return env.Calendar.AddWorkingDaysContext(env.context(), t, n)
@@ -298,6 +314,43 @@ func (env *ExprEnv) addWorkingDays(args ...any) (any, error) {
 		env.Explain(fmt.Sprintf("addWorkingDays(%s, %d)", t.Format(time.RFC3339), n), ex)
 	}
 	return r, err
+}
+
+// betweenArgs reads the two instants of a count's call.
+func (env *ExprEnv) betweenArgs(name string, args []any) (a, b time.Time, err error) {
+	for i, v := range args[:2] {
+		t, ok := v.(time.Time)
+		if !ok {
+			return a, b, fmt.Errorf("%s: argument %d is %s, not a time", name, i+1, describeValue(v))
+		}
+		if i == 0 {
+			a = t
+		} else {
+			b = t
+		}
+	}
+	if env.Calendar == nil {
+		return a, b, fmt.Errorf("%s needs the timer's calendar (--calendar)", name)
+	}
+	return a, b, nil
+}
+
+// workingTimeBetween is the expression's workingTimeBetween(a, b).
+func (env *ExprEnv) workingTimeBetween(args ...any) (any, error) {
+	a, b, err := env.betweenArgs("workingTimeBetween", args)
+	if err != nil {
+		return nil, err
+	}
+	return env.Calendar.WorkingTimeBetween(env.context(), a, b)
+}
+
+// workingDaysBetween is the expression's workingDaysBetween(a, b).
+func (env *ExprEnv) workingDaysBetween(args ...any) (any, error) {
+	a, b, err := env.betweenArgs("workingDaysBetween", args)
+	if err != nil {
+		return nil, err
+	}
+	return env.Calendar.WorkingDaysBetween(env.context(), a, b)
 }
 
 // exprError converts an error of expr into an *ExprError with its

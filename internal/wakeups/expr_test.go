@@ -41,6 +41,17 @@ func TestEvalWhenExpr(t *testing.T) {
 		{`addWorkingDays(date("2026-12-24"), 1)`, "2026-12-28T00:00:00-05:00"}, // the zone reads the date; Christmas skipped
 		{`now.Hour() >= 17 ? addWorkingDays(now, 1) : now + duration("1h")`, "2026-12-07T17:00:00-05:00"},
 		{"date(payload.due_at)\n  - duration(\"1h\")", "2026-12-31T09:00:00Z"},
+		// Both ways: 48 working hours (nine to six) before a deadline,
+		// three working days before a date, a zero step rolls.
+		{`addWorking(date("2026-12-21 11:00"), "-48h")`, "2026-12-11T17:00:00-05:00"},
+		{`addWorking(date(payload.due_at), duration("-1h"))`, "2026-12-30T17:00:00-05:00"}, // 05:00 is before the day's hours
+		{`addWorkingDays(date("2026-12-28"), -3)`, "2026-12-22T00:00:00-05:00"},            // Christmas skipped
+		{`addWorkingDays(date("2026-12-25 10:00"), 0)`, "2026-12-28T10:00:00-05:00"},
+		{`addWorking(date("2026-12-05"), "0h")`, "2026-12-07T09:00:00-05:00"},
+		// Counts: [a, b), in working time and working days.
+		{`now + workingTimeBetween(date("2026-12-07 09:00"), date("2026-12-08 10:00"))`, "2026-12-05T03:00:00-05:00"},
+		{`workingDaysBetween(now, date("2026-12-31")) == 18 ? date(payload.due_at) : now`, "2026-12-31T10:00:00Z"},
+		{`workingDaysBetween(date("2026-12-31"), now) == -18 ? date(payload.due_at) : now`, "2026-12-31T10:00:00Z"},
 	} {
 		got, err := wakeups.EvalWhenExpr(tt.expr, wakeups.ExprEnv{Now: friday, Zone: ny, Calendar: cal, Payload: payload})
 		if err != nil || !got.Equal(mustTime(t, tt.want)) {
@@ -74,6 +85,12 @@ func TestEvalWhenExprErrors(t *testing.T) {
 		{`addWorking(now, "16h")`, true, 1, 1, "needs the timer's calendar"},
 		{`addWorking(now, "soon")`, false, 1, 1, `duration "soon"`},
 		{`addWorkingDays(now, payload.n / 2)`, false, 1, 1, "1.5 working days is not a whole number"},
+		{`addWorkingDays(now, -36526)`, false, 1, 1, "-36525 to 36525"},
+		{`addWorkingDays(now, -1)`, false, 0, 0, "is in the past"},
+		{`addWorking(now, "-876601h")`, false, 1, 1, "at most 100 years either way"},
+		{`now + workingTimeBetween(now, 3)`, false, 1, 31, "cannot use int"},
+		{`now + workingTimeBetween(now, now)`, true, 1, 7, "workingTimeBetween needs the timer's calendar"},
+		{`now + duration("1h") * workingDaysBetween(now, now)`, true, 1, 24, "workingDaysBetween needs the timer's calendar"},
 		{`len(map(1..10000000, #)) > 0 ? now : now`, false, 1, 10, "memory budget exceeded"},
 		{`date("31/12/2026")`, false, 1, 1, `date "31/12/2026": want RFC 3339`},
 		{`date(payload.n)`, false, 1, 1, "not a string"},

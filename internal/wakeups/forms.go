@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +52,11 @@ const formUnrecognized = `unrecognized form (want an interval such as "90m" or "
 	`a time of day "14:30", a date "2026-12-31", a date and time "2026-12-31 23:59", an RFC 3339 instant ` +
 	`or working time such as "48 whours" or "3 wdays")`
 
+// formNegativeWorking is the reason for a negative working form: a
+// timer counts from its registration, so it would be due in the past.
+const formNegativeWorking = "a timer's working time counts forward from its registration, so a negative one would be due " +
+	"in the past; to count back from a date, use a when_expr such as addWorkingDays(date(payload.due), -3)"
+
 // formWantDate is the reason for a malformed date, date and time or
 // instant.
 const formWantDate = `want a date "2026-12-31", a date and time "2026-12-31 23:59" (seconds allowed, "T" separator allowed) ` +
@@ -83,10 +87,16 @@ const formWantDate = `want a date "2026-12-31", a date and time "2026-12-31 23:5
 //
 // A wall-clock time in a DST gap is the instant the gap ends; one in an
 // overlap is its first occurrence. Units are case-insensitive. An interval
-// must be positive and at most 100 years; so must whours and wminutes, and
-// wdays, wmonths and wyears are at most 100 years' worth (36525, 1200,
-// 100). Working counts are positive integers, except whours, which may
-// have up to 9 decimal places ("1.5 whours" is 90 minutes of working time).
+// must be positive and at most 100 years; whours and wminutes are at most
+// 100 years, and wdays, wmonths and wyears at most 100 years' worth
+// (36525, 1200, 100). Working counts are whole numbers from 0, except
+// whours, which may have up to 9 decimal places ("1.5 whours" is 90
+// minutes of working time). A zero working form rolls only: "0 whours" is
+// the registration instant if it is working time, else the next working
+// start; "0 wdays", "0 wmonths" and "0 wyears" keep the registration's
+// date if it is a working day, else move to the same wall-clock time on
+// the next one. A negative working form is refused: it would be due
+// before its registration (a when_expr counts back from a date).
 //
 // The zero Form is not valid; build one with [ParseWhen]. Forms are
 // comparable: two Forms parsed from texts that mean the same are equal
@@ -370,7 +380,7 @@ func formParseSpan(s string) (Form, string) {
 			case part > 0 || after != "":
 				return Form{}, "working time cannot be combined with other parts"
 			case neg:
-				return Form{}, "working time must be positive"
+				return Form{}, formNegativeWorking
 			}
 			return formParseWorking(num, w)
 		}
@@ -412,9 +422,6 @@ func formParseWorking(num, unit string) (Form, string) {
 		if err != nil || v > formMaxSpan {
 			return Form{}, "working time longer than 100 years"
 		}
-		if v <= 0 {
-			return Form{}, "working time must be positive"
-		}
 		f.dur = v
 		return f, ""
 	}
@@ -425,9 +432,6 @@ func formParseWorking(num, unit string) (Form, string) {
 	n, err := strconv.ParseUint(intPart, 10, 64)
 	if err != nil || n > limit {
 		return Form{}, fmt.Sprintf("%s: at most %d (100 years)", unit, limit)
-	}
-	if n == 0 {
-		return Form{}, "working time must be positive"
 	}
 	f.n = int(n)
 	if unit == formWMinutes {
@@ -558,44 +562,4 @@ func formRangeReason(s string, err error) string {
 		return ""
 	}
 	return fmt.Sprintf("%s %d out of range %s", field, n, bounds)
-}
-
-// formWall is the first instant whose wall-clock reading in loc is the
-// given date and time; a reading in a DST gap is the instant the gap ends.
-// The date is normalized as by time.Date (day 32 is the next month's 1st).
-func formWall(loc *time.Location, y int, mo time.Month, d, h, m, s, ns int) time.Time {
-	base := time.Date(y, mo, d, h, m, s, 0, time.UTC)
-	l := base.Unix() // the reading, as if it were UTC
-	// No UTC offset exceeds 26 hours: the periods of constant offset that
-	// cover [l-30h, l+30h] hold every candidate instant.
-	type period struct{ start, end, off int64 }
-	var ps []period
-	for t, to := l-30*3600, l+30*3600; ; {
-		tt := time.Unix(t, 0).In(loc)
-		_, off := tt.Zone()
-		zs, ze := tt.ZoneBounds()
-		p := period{start: math.MinInt64, end: math.MaxInt64, off: int64(off)}
-		if !zs.IsZero() {
-			p.start = zs.Unix()
-		}
-		if !ze.IsZero() {
-			p.end = ze.Unix()
-		}
-		ps = append(ps, p)
-		if p.end >= to || p.end <= t {
-			break
-		}
-		t = p.end
-	}
-	for _, p := range ps {
-		if u := l - p.off; p.start <= u && u < p.end {
-			return time.Unix(u, int64(ns)).In(loc)
-		}
-	}
-	for _, p := range ps {
-		if p.start != math.MinInt64 && p.start+p.off > l {
-			return time.Unix(p.start, 0).In(loc)
-		}
-	}
-	return time.Date(y, mo, d, h, m, s, ns, loc) // not reached
 }

@@ -60,6 +60,22 @@ func checkWorkingMatchesWalk(t *testing.T, js string, c *Calendar, from time.Tim
 	if !sameOutcome(got, err, want, werr) {
 		t.Fatalf("%s\nAddWorking(%s, %v) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), d, got, err, want, werr)
 	}
+	if err == nil {
+		if n, err := c.WorkingTimeBetween(context.Background(), from, got); err != nil || n != d {
+			t.Fatalf("%s\nWorkingTimeBetween(%s, %s) = %v, %v; want %v", js, from.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), n, err, d)
+		}
+	}
+	// Backwards, against the backward walk.
+	want, werr = newBackWalk(c, from, d, nil).walk(newMeter(context.Background(), "walk", jumpBudget))
+	got, err = c.AddWorkingContext(context.Background(), from, -d)
+	if !sameOutcome(got, err, want, werr) {
+		t.Fatalf("%s\nAddWorking(%s, -%v) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), d, got, err, want, werr)
+	}
+	if err == nil {
+		if n, err := c.WorkingTimeBetween(context.Background(), from, got); err != nil || n != -d {
+			t.Fatalf("%s\nWorkingTimeBetween(%s, %s) = %v, %v; want -%v", js, from.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), n, err, d)
+		}
+	}
 }
 
 // checkDaysMatchesWalk holds AddWorkingDays to the reference walk.
@@ -69,6 +85,17 @@ func checkDaysMatchesWalk(t *testing.T, js string, c *Calendar, from time.Time, 
 	got, err := c.AddWorkingDaysContext(context.Background(), from, n)
 	if !sameOutcome(got, err, want, werr) {
 		t.Fatalf("%s\nAddWorkingDays(%s, %d) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), n, got, err, want, werr)
+	}
+	// Backwards, against the backward walk; the count back is -n.
+	want, werr = newDayWalk(c, from, -n, nil).walk(newMeter(context.Background(), "walk", jumpBudget))
+	got, err = c.AddWorkingDaysContext(context.Background(), from, -n)
+	if !sameOutcome(got, err, want, werr) {
+		t.Fatalf("%s\nAddWorkingDays(%s, -%d) = %v, %v\nthe walk gives %v, %v", js, from.Format(time.RFC3339Nano), n, got, err, want, werr)
+	}
+	if err == nil {
+		if k, err := c.WorkingDaysBetween(context.Background(), from, got); err != nil || k != -n {
+			t.Fatalf("%s\nWorkingDaysBetween(%s, %s) = %d, %v; want -%d", js, from.Format(time.RFC3339Nano), got.Format(time.RFC3339Nano), k, err, n)
+		}
 	}
 }
 

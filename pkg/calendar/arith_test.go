@@ -3,6 +3,7 @@ package calendar_test
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -146,13 +147,12 @@ func TestAddWorking(t *testing.T) {
 	got, err := us.AddWorkingContext(context.Background(), ts(t, "2026-01-05T09:00:00-05:00"), time.Duration(n)*9*time.Hour)
 	checkTime(t, "AddWorking(a year's working hours)", got, err, "2026-12-31T18:00:00-05:00")
 
-	// d == 0 returns t unchanged, even outside working time.
+	// d == 0 rolls only: outside working time, to the next working start.
 	sunday := ts(t, "2026-01-11T03:00:00Z")
-	if got, err := spec.AddWorkingContext(context.Background(), sunday, 0); got != sunday || err != nil {
-		t.Errorf("AddWorking(t, 0) = %v, %v", got, err)
-	}
-	if _, err := spec.AddWorkingContext(context.Background(), sunday, -time.Second); err == nil {
-		t.Error("AddWorking with a negative duration: no error")
+	got, err = spec.AddWorkingContext(context.Background(), sunday, 0)
+	checkTime(t, "AddWorking(Saturday night, 0)", got, err, "2026-01-12T09:00:00-05:00")
+	if _, err := spec.AddWorkingContext(context.Background(), sunday, math.MinInt64); !errors.Is(err, calendar.ErrOutOfRange) {
+		t.Errorf("AddWorking(t, MinInt64): %v, want ErrOutOfRange", err)
 	}
 }
 
@@ -180,12 +180,12 @@ func TestAddWorkingDays(t *testing.T) {
 		got, err := tt.c.AddWorkingDaysContext(context.Background(), ts(t, tt.from), tt.n)
 		checkTime(t, "AddWorkingDays("+tt.from+")", got, err, tt.want)
 	}
-	from := ts(t, "2026-01-10T10:00:00Z")
-	if got, err := us.AddWorkingDaysContext(context.Background(), from, 0); got != from || err != nil {
-		t.Errorf("AddWorkingDays(t, 0) = %v, %v", got, err)
-	}
-	if _, err := us.AddWorkingDaysContext(context.Background(), from, -1); err == nil {
-		t.Error("AddWorkingDays(t, -1): no error")
+	// n == 0 rolls only: a Saturday to Monday, a Monday stays.
+	got, err := us.AddWorkingDaysContext(context.Background(), ts(t, "2026-01-10T10:00:00Z"), 0)
+	checkTime(t, "AddWorkingDays(Saturday, 0)", got, err, "2026-01-12T05:00:00-05:00")
+	monday := ts(t, "2026-01-12T10:00:00Z")
+	if got, err := us.AddWorkingDaysContext(context.Background(), monday, 0); got != monday || err != nil {
+		t.Errorf("AddWorkingDays(Monday, 0) = %v, %v", got, err)
 	}
 }
 
@@ -230,7 +230,7 @@ func TestAddWorkingMonthsYears(t *testing.T) {
 	if got, err := us.AddWorkingMonths(from, 0); got != from || err != nil {
 		t.Errorf("AddWorkingMonths(business day, 0) = %v, %v", got, err)
 	}
-	for _, n := range []int{-1, 1 << 40} {
+	for _, n := range []int{-(1 << 40), 1 << 40} {
 		if _, err := us.AddWorkingMonths(from, n); err == nil {
 			t.Errorf("AddWorkingMonths(t, %d): no error", n)
 		}

@@ -3,6 +3,7 @@ package calendar
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,12 +26,20 @@ const MaxExplainDays = 100_000
 // it after about a second of work. Past it the error wraps ErrOverBudget.
 const jumpBudget = 1 << 22
 
-// maxTime is the last instant arithmetic returns (see MaxYear).
-var maxTime = time.Date(MaxYear, time.December, 31, 23, 59, 59, 999_999_999, time.UTC)
+// maxTime is the last instant arithmetic returns (see MaxYear), and
+// minTime the first (year 1, which RFC 3339 can hold too).
+var (
+	maxTime = time.Date(MaxYear, time.December, 31, 23, 59, 59, 999_999_999, time.UTC)
+	minTime = time.Date(1, time.January, 1, 0, 0, 0, 0, time.UTC)
+)
 
 // stopDays is the unix day (10000-01-03) from which no wall-clock reading
 // is in year 9999 UTC, whatever the zone's offset: walks stop there.
 var stopDays = daysOf(MaxYear+1, time.January, 3)
+
+// startDays is the unix day (0000-12-30) before which no wall-clock
+// reading is in year 1 UTC: backward walks stop there.
+var startDays = daysOf(0, time.December, 30)
 
 // meter counts the work of one computation against its budget and
 // watches its context, checking the context on the first unit and then
@@ -73,8 +82,13 @@ func (m *meter) spend(n int) error {
 	return nil
 }
 
-// outOfRange is the error for a count that ends after year 9999.
+// outOfRange is the error for a count that ends after year 9999 (or,
+// counting backwards, before year 1).
 func outOfRange(from time.Time, count string) error {
-	return fmt.Errorf("%w: %s from %s ends after %d-12-31 (the calendar has too little working time for it)",
-		ErrOutOfRange, count, from.Format(time.RFC3339), MaxYear)
+	end := fmt.Sprintf("after %d-12-31", MaxYear)
+	if strings.HasPrefix(count, "-") {
+		end = "before 0001-01-01"
+	}
+	return fmt.Errorf("%w: %s from %s ends %s (the calendar has too little working time for it)",
+		ErrOutOfRange, count, from.Format(time.RFC3339), end)
 }

@@ -1,8 +1,10 @@
 // Package calendar provides business calendars for the scheduler: an IANA
 // time zone, working hours per weekday and holiday rules, with queries
 // ([Calendar.IsBusinessDay], [Calendar.IsWorkingTime], [Calendar.Holiday]),
-// working-time arithmetic ([Calendar.AddWorkingContext], [Calendar.AddWorkingDaysContext],
-// [Calendar.AddWorkingMonths], [Calendar.AddWorkingYears]) and two
+// working-time arithmetic in both directions ([Calendar.AddWorkingContext],
+// [Calendar.AddWorkingDaysContext], [Calendar.AddWorkingMonths],
+// [Calendar.AddWorkingYears]: a negative count goes back, zero only rolls),
+// counts ([Calendar.WorkingDaysBetween], [Calendar.WorkingTimeBetween]) and two
 // recurrences built on [cronx.Schedule]: [Schedule], which applies a
 // calendar to any recurrence, and [BusinessDay], the N-th business day of
 // each month.

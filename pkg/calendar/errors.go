@@ -49,9 +49,10 @@ func fieldError(field, value, reason string) *Error {
 }
 
 // ErrOutOfRange is returned (wrapped) when working-time arithmetic would
-// end after [MaxTime], the last instant a record can hold (year 9999): a
-// calendar open so little that the count is not reached by then.
-var ErrOutOfRange = errors.New("calendar: result after year 9999")
+// end after year 9999 ([MaxYear]), the last a record can hold (a calendar
+// open so little that the count is not reached by then), or, counting
+// backwards, before year 1.
+var ErrOutOfRange = errors.New("calendar: result outside years 1-9999")
 
 // ErrOverBudget is returned (wrapped) when a computation needs more steps
 // than its budget: an explanation walking more than [MaxExplainDays] days,

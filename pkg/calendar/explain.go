@@ -14,10 +14,12 @@ type Explanation struct {
 	// From is the instant counted from, in the calendar's zone.
 	From time.Time `json:"from"`
 	// Intervals are the parts of working intervals AddWorking used, in
-	// order; their lengths add up to the duration asked for.
+	// the order counted (latest first when counting back); their lengths
+	// add up to the duration asked for.
 	Intervals []WorkedInterval `json:"intervals,omitempty"`
 	// Days are the working days AddWorkingDays counted (at 00:00 in the
-	// calendar's zone), in order.
+	// calendar's zone), in the order counted (latest first when counting
+	// back).
 	Days []time.Time `json:"days,omitempty"`
 	// Skipped are the days passed over: days without working time that
 	// AddWorking and AddWorkingDays went through, and the days
@@ -79,7 +81,7 @@ func (c *Calendar) AddWorkingMonthsExplain(t time.Time, n int) (time.Time, Expla
 // AddWorkingYearsExplain is [Calendar.AddWorkingYears] with the
 // explanation of the roll.
 func (c *Calendar) AddWorkingYearsExplain(t time.Time, n int) (time.Time, Explanation, error) {
-	if n < 0 || n > maxMonths/12 {
+	if n < -maxMonths/12 || n > maxMonths/12 {
 		_, err := c.AddWorkingYears(t, n)
 		return time.Time{}, c.explanation(t), err
 	}

@@ -267,19 +267,11 @@ func (c *Calendar) addWorkingJump(m *meter, t time.Time, d time.Duration) (time.
 			return time.Time{}, err
 		}
 		x := w.day.unixDays()
-		if first || w.day.y > MaxYear {
-			if r, done, err := w.step(); done || err != nil {
-				return r, err
-			}
-			continue
+		i, regular, err := c.regularAt(m, zones, &f, w.day)
+		if err != nil {
+			return time.Time{}, err
 		}
-		if f.y != w.day.y {
-			if err := c.factsOf(m, w.day.y, zones, &f); err != nil {
-				return time.Time{}, err
-			}
-		}
-		i, irregular := slices.BinarySearch(f.irregular, x)
-		if irregular {
+		if first || !regular {
 			if r, done, err := w.step(); done || err != nil {
 				return r, err
 			}
@@ -307,6 +299,23 @@ func (c *Calendar) addWorkingJump(m *meter, t time.Time, d time.Duration) (time.
 			}
 		}
 	}
+}
+
+// regularAt reports whether date d is regular (see above), loading its
+// year's facts into f when f holds another year's; i is the index in
+// f.irregular of the first irregular date after d. A date in year 1 or
+// after MaxYear is never regular: those years are walked.
+func (c *Calendar) regularAt(m *meter, zones *zoneYears, f *yearFacts, d date) (i int, regular bool, err error) {
+	if d.y <= 1 || d.y > MaxYear {
+		return 0, false, nil
+	}
+	if f.y != d.y {
+		if err := c.factsOf(m, d.y, zones, f); err != nil {
+			return 0, false, err
+		}
+	}
+	i, irregular := slices.BinarySearch(f.irregular, d.unixDays())
+	return i, !irregular, nil
 }
 
 // jumpWeeks jumps the whole weeks from unix day a on that end by end, by
@@ -352,8 +361,12 @@ func (w *workWalk) jump(f *yearFacts, wall *[7]int64, a, b int64) (jumped bool, 
 }
 
 // addWorkingDaysJump is AddWorkingDays by years and weeks (see above).
+// A negative n counts backwards (subWorkingDaysJump).
 func (c *Calendar) addWorkingDaysJump(m *meter, t time.Time, n int) (time.Time, error) {
 	w := newDayWalk(c, t, n, nil)
+	if w.dir < 0 {
+		return c.subWorkingDaysJump(m, w)
+	}
 	wall := c.wallSeconds()
 	var f yearFacts
 	f.y = MaxYear + 1

@@ -278,6 +278,7 @@ func TestParseRoll(t *testing.T) {
 		{"next_business_day", calendar.RollNext, "next_business_day"},
 		{"previous_business_day", calendar.RollPrevious, "previous_business_day"},
 		{"modified_following", calendar.RollModifiedFollowing, "modified_following"},
+		{"modified_preceding", calendar.RollModifiedPreceding, "modified_preceding"},
 	} {
 		r, err := calendar.ParseRoll(tt.in)
 		if err != nil || r != tt.want || r.String() != tt.name {

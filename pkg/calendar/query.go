@@ -186,7 +186,12 @@ func (c *Calendar) NextWorkingStart(t time.Time) (time.Time, error) {
 	return time.Time{}, noWorkingTime(t)
 }
 
-// noWorkingTime wraps ErrNoWorkingTime with the instant searched from.
+// noWorkingTime wraps ErrNoWorkingTime with the instant searched from,
+// and noWorkingTimeBefore for a search backwards.
 func noWorkingTime(t time.Time) error {
 	return fmt.Errorf("%w after %s", ErrNoWorkingTime, t.Format(time.RFC3339))
+}
+
+func noWorkingTimeBefore(t time.Time) error {
+	return fmt.Errorf("%w before %s", ErrNoWorkingTime, t.Format(time.RFC3339))
 }

@@ -266,26 +266,3 @@ func (s Schedule) adjust(n time.Time, explain bool) adjusted {
 	}
 	return a
 }
-
-// roll finds the business day an occurrence on non-business day d moves
-// to; how describes the move, "" when the roll skips.
-func (c *Calendar) roll(d date, r Roll) (target date, ok bool, how string) {
-	switch r {
-	case RollNext:
-		target, ok = c.businessDateFrom(d, 1)
-		return target, ok, "rolled to the next business day"
-	case RollPrevious:
-		target, ok = c.businessDateFrom(d, -1)
-		return target, ok, "rolled to the previous business day"
-	case RollModifiedFollowing:
-		target, ok = c.businessDateFrom(d, 1)
-		if ok && target.y == d.y && target.m == d.m {
-			return target, true, "rolled to the next business day"
-		}
-		if prev, okPrev := c.businessDateFrom(d, -1); okPrev {
-			return prev, true, "rolled to the previous business day (modified following: the next one is in another month)"
-		}
-		return target, ok, "rolled to the next business day"
-	}
-	return date{}, false, ""
-}

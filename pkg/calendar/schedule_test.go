@@ -173,6 +173,16 @@ func TestScheduleRolls(t *testing.T) {
 		// 1 February 2026 is a Sunday.
 		{"0 10 1 * *", calendar.RollModifiedFollowing, "2026-01-15T00:00:00-05:00", "2026-02-02T10:00:00-05:00",
 			"rolled to the next business day: no working hours on Sunday", nil},
+		// Modified preceding: the previous business day, unless that is
+		// in another month. 1 February 2026 is a Sunday: the Friday
+		// before is in January, so Monday 2 February.
+		{"0 10 1 * *", calendar.RollModifiedPreceding, "2026-01-15T00:00:00-05:00", "2026-02-02T10:00:00-05:00",
+			"rolled to the next business day (modified preceding: the previous one is in another month): no working hours on Sunday", nil},
+		{"0 10 25 12 *", calendar.RollModifiedPreceding, "2026-12-01T00:00:00-05:00", "2026-12-24T10:00:00-05:00",
+			"rolled to the previous business day: " + christmas, nil},
+		// 31 January 2026 is a Saturday: Friday 30 is in January.
+		{"0 10 L * *", calendar.RollModifiedPreceding, "2026-01-15T00:00:00-05:00", "2026-01-30T10:00:00-05:00",
+			"rolled to the previous business day: no working hours on Saturday", nil},
 		// Daily, rolled back: the weekend merges into Friday's own fire.
 		{"0 10 * * *", calendar.RollPrevious, "2026-01-09T10:00:00-05:00", "2026-01-12T10:00:00-05:00", "",
 			[]string{"2026-01-10T10:00:00-05:00|merged into the fire at 2026-01-09T10:00:00-05:00",

@@ -84,20 +84,24 @@ func (w *workWalk) step() (time.Time, bool, error) {
 }
 
 // walk steps until the count ends, spending a unit of m per day.
-func (w *workWalk) walk(m *meter) (time.Time, error) {
+func (w *workWalk) walk(m *meter) (time.Time, error) { return stepUntil(m, w.step) }
+
+// stepUntil calls step until it is done or fails, spending a unit of m
+// per call.
+func stepUntil(m *meter, step func() (time.Time, bool, error)) (time.Time, error) {
 	for {
 		if err := m.spend(1); err != nil {
 			return time.Time{}, err
 		}
-		if r, done, err := w.step(); done || err != nil {
+		if r, done, err := step(); done || err != nil {
 			return r, err
 		}
 	}
 }
 
 // dayWalk is AddWorkingDays's state: the last date counted or passed
-// over, the working days left and the last working day, for the 10-year
-// horizon.
+// over, the working days left, the direction (1 forward, -1 backward) and
+// the last working day, for the 10-year horizon.
 type dayWalk struct {
 	c         *Calendar
 	from      time.Time
@@ -105,49 +109,71 @@ type dayWalk struct {
 	day       date
 	sec, nsec int
 	n         int
+	dir       int
 	last      date
 	ex        *Explanation
 }
 
-// newDayWalk starts counting n working days from t.
+// newDayWalk starts counting n working days from t (backwards when n < 0).
 func newDayWalk(c *Calendar, t time.Time, n int, ex *Explanation) *dayWalk {
 	day, sec, nsec := c.local(t)
-	return &dayWalk{c: c, from: t, count: n, day: day, sec: sec, nsec: nsec, n: n, last: day, ex: ex}
+	w := &dayWalk{c: c, from: t, count: n, day: day, sec: sec, nsec: nsec, n: n, dir: 1, last: day, ex: ex}
+	if n < 0 {
+		w.n, w.dir = -n, -1
+	}
+	return w
 }
 
-// step moves to the next date and counts it when it is a working day;
-// done is true once n days are counted.
+// pastHorizon reports whether d is more than 10 years past the last
+// working day, in the walk's direction.
+func (w *dayWalk) pastHorizon(d date) bool {
+	if w.dir < 0 {
+		return d.before(w.last.addYears(-horizonYears))
+	}
+	return w.last.addYears(horizonYears).before(d)
+}
+
+// step moves to the next date (the previous one, backwards) and counts it
+// when it is a working day; done is true once n days are counted.
 func (w *dayWalk) step() (bool, error) {
 	c := w.c
-	if w.day = w.day.add(1); c.isWorkingDate(w.day) {
+	if w.day = w.day.add(w.dir); c.isWorkingDate(w.day) {
 		w.n--
 		w.last = w.day
 		w.ex.count(c, w.day)
 		return w.n == 0, nil
 	}
 	w.ex.skip(c, w.day)
-	if w.last.addYears(horizonYears).before(w.day) {
-		return false, noWorkingTime(w.from)
+	if w.pastHorizon(w.day) {
+		return false, w.noWorkingTime()
 	}
-	if w.day.unixDays() >= stopDays {
+	if x := w.day.unixDays(); x >= stopDays || x < startDays {
 		return false, outOfRange(w.from, w.countText())
 	}
 	return false, nil
 }
 
+// noWorkingTime is the horizon's error, in the walk's direction.
+func (w *dayWalk) noWorkingTime() error {
+	if w.dir < 0 {
+		return noWorkingTimeBefore(w.from)
+	}
+	return noWorkingTime(w.from)
+}
+
 // result is the same wall-clock time as from on the date reached.
 func (w *dayWalk) result() (time.Time, error) {
 	r := w.c.atWall(w.day, w.sec, w.nsec)
-	if r.After(maxTime) {
+	if r.After(maxTime) || r.Before(minTime) {
 		return time.Time{}, outOfRange(w.from, w.countText())
 	}
 	return r, nil
 }
 
-// countText is the count for errors: "3 working days".
+// countText is the count for errors: "3 working days", "-1 working day".
 func (w *dayWalk) countText() string {
-	if w.count == 1 {
-		return "1 working day"
+	if w.count == 1 || w.count == -1 {
+		return strconv.Itoa(w.count) + " working day"
 	}
 	return strconv.Itoa(w.count) + " working days"
 }

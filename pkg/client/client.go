@@ -164,7 +164,7 @@ func WithDomDow(rule cronx.DomDow) Option {
 
 // WithCalendar applies a calendar from sched_calendars, and how an
 // occurrence on a holiday rolls: calendar.RollSkip (the zero value),
-// RollNext, RollPrevious or RollModifiedFollowing.
+// RollNext, RollPrevious, RollModifiedFollowing or RollModifiedPreceding.
 func WithCalendar(name string, holidayRoll calendar.Roll) Option {
 	return specOption(func(s *kvstore.Spec) { s.Calendar, s.HolidayRoll = name, holidayRoll.String() })
 }

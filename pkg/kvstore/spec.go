@@ -81,7 +81,7 @@ type Spec struct {
 	CalendarInline json.RawMessage `json:"calendar_inline,omitempty"`
 	// HolidayRoll is what an occurrence on a holiday does: "skip"
 	// (default), "next_business_day", "previous_business_day",
-	// "modified_following".
+	// "modified_following", "modified_preceding".
 	HolidayRoll string `json:"holiday_roll,omitempty"`
 	// BusinessHoursOnly moves an occurrence outside working hours to the
 	// next working start (without a calendar: Mon-Fri 09:00-18:00 in TZ).

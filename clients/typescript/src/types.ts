@@ -29,7 +29,7 @@ export interface Spec {
   input?: Json;
   calendar?: string;
   calendar_inline?: Json;
-  holiday_roll?: "skip" | "next_business_day" | "previous_business_day" | "modified_following";
+  holiday_roll?: "skip" | "next_business_day" | "previous_business_day" | "modified_following" | "modified_preceding";
   business_hours_only?: boolean;
   business_day?: number;
   time?: string;

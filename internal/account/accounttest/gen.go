@@ -112,7 +112,7 @@ func Spec(r *rand.Rand, from time.Time) kvstore.Spec {
 	if r.IntN(5) > 0 {
 		s.CalendarInline = json.RawMessage(Calendar(r, zone))
 		if s.BusinessDay == 0 {
-			s.HolidayRoll = []string{"skip", "next_business_day", "previous_business_day", "modified_following"}[r.IntN(4)]
+			s.HolidayRoll = []string{"skip", "next_business_day", "previous_business_day", "modified_following", "modified_preceding"}[r.IntN(5)]
 			s.BusinessHoursOnly = r.IntN(2) == 0
 		}
 	}
