@@ -18,13 +18,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/suggest"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 )
 
 // Prefix starts the name of every shipped calendar.
-const Prefix = "builtin:"
+const Prefix = fieldcheck.BuiltinPrefix
 
 // ErrNotFound is returned (wrapped) for a builtin: name that no shipped
 // calendar has.
