@@ -68,12 +68,13 @@ func sortInts(a []int) {
 	}
 }
 
-// genRule is one random holiday rule.
+// genRule is one random holiday rule: every kind, with "observed",
+// "substitute" or half-day "hours" where the kind allows them.
 func genRule(r *rand.Rand, i int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, `{"name": "h%d"`, i)
 	md := func() string { return fmt.Sprintf("%02d-%02d", 1+r.IntN(12), 1+r.IntN(28)) }
-	kind := r.IntN(6)
+	kind := r.IntN(10)
 	switch kind {
 	case 0:
 		d := md()
@@ -103,6 +104,16 @@ func genRule(r *rand.Rand, i int) string {
 			ds = append(ds, fmt.Sprintf("%q", fmt.Sprintf("%04d-%02d-%02d", 1995+r.IntN(110), 1+r.IntN(12), 1+r.IntN(28))))
 		}
 		fmt.Fprintf(&b, `, "dates": [%s]`, strings.Join(ds, ", "))
+	case 6:
+		fmt.Fprintf(&b, `, "julian_easter": %d`, r.IntN(7)-3)
+	case 7:
+		fmt.Fprintf(&b, `, "equinox": %q`, []string{"march", "september"}[r.IntN(2)])
+	case 8:
+		anchor := []string{fmt.Sprintf("%q", md()), fmt.Sprintf(`{"month": %d, "weekday": %q, "nth": %d}`, 1+r.IntN(12), dayNames[r.IntN(7)], 1+r.IntN(4)),
+			fmt.Sprintf(`{"easter": %d}`, r.IntN(61)-30), fmt.Sprintf(`{"julian_easter": %d}`, r.IntN(11)-5)}[r.IntN(4)]
+		fmt.Fprintf(&b, `, "weekday": %q, %q: %s`, dayNames[r.IntN(7)], []string{"before", "after", "on_or_before", "on_or_after"}[r.IntN(4)], anchor)
+	case 9:
+		b.WriteString(`, "between_holidays": true`)
 	default: // a closure of whole years: the 10-year horizon
 		fmt.Fprintf(&b, `, "from": "01-01", "to": "12-31"`)
 		y := 1990 + r.IntN(110)
@@ -110,8 +121,17 @@ func genRule(r *rand.Rand, i int) string {
 		b.WriteString("}")
 		return b.String()
 	}
-	if (kind == 0 || kind == 1 || kind == 3) && r.IntN(3) == 0 {
+	single := kind == 0 || kind == 1 || kind == 3 || (kind >= 6 && kind <= 8)
+	switch k := r.IntN(6); {
+	case single && k <= 1:
 		fmt.Fprintf(&b, `, "observed": %q`, []string{"nearest", "monday", "sunday_to_monday"}[r.IntN(3)])
+	case single && k == 2:
+		b.WriteString(`, "substitute": "next_free_weekday"`)
+		if r.IntN(2) == 0 {
+			fmt.Fprintf(&b, `, "substitute_on": [%q]`, dayNames[r.IntN(7)])
+		}
+	case kind != 9 && k == 3: // a half day
+		fmt.Fprintf(&b, `, "hours": [%s]`, strings.Join(genSpans(r), ", "))
 	}
 	if r.IntN(4) == 0 {
 		y := 1990 + r.IntN(110)

@@ -24,8 +24,13 @@ type Calendar struct {
 	ownHours bool
 	rules    []rule
 
+	// derives: a rule has a "substitute" or is a bridge day, so a year's
+	// holidays depend on the others' (see derive); halves: a rule gives
+	// half days.
+	derives, halves bool
+
 	mu    sync.RWMutex
-	years map[int]map[date]hit // holiday dates per calendar year
+	years map[int]*yearInfo // holidays and half days per calendar year
 
 	// fp is the Fingerprint, computed once: a calendar does not change
 	// after Parse, and every schedule naming it asks when it compiles.
@@ -101,6 +106,7 @@ func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 		return nil, fieldError("weekend", "", "give hours or weekend, not both: with hours, the days without hours are the weekend")
 	}
 	c.ownHours = hours || weekend
+	c.noteRules()
 	return c, nil
 }
 

@@ -56,18 +56,40 @@ type canonicalDoc struct {
 }
 
 // canonicalRule is a holiday rule's canonical JSON form.
+// The members added with the later rule kinds come only with them, so
+// the calendars written before keep their canonical form and fingerprint.
 type canonicalRule struct {
-	Name     string   `json:"name"`
-	Date     string   `json:"date,omitempty"`
-	Month    int      `json:"month,omitempty"`
-	Weekday  string   `json:"weekday,omitempty"`
-	Nth      int      `json:"nth,omitempty"`
-	From     string   `json:"from,omitempty"`
-	To       string   `json:"to,omitempty"`
-	Easter   *int     `json:"easter,omitempty"`
-	Dates    []string `json:"dates,omitempty"`
-	Observed string   `json:"observed,omitempty"`
-	Years    []int    `json:"years,omitempty"`
+	Name            string   `json:"name"`
+	Date            string   `json:"date,omitempty"`
+	Month           int      `json:"month,omitempty"`
+	Weekday         string   `json:"weekday,omitempty"`
+	Nth             int      `json:"nth,omitempty"`
+	Before          any      `json:"before,omitempty"`
+	After           any      `json:"after,omitempty"`
+	OnOrBefore      any      `json:"on_or_before,omitempty"`
+	OnOrAfter       any      `json:"on_or_after,omitempty"`
+	From            string   `json:"from,omitempty"`
+	To              string   `json:"to,omitempty"`
+	Easter          *int     `json:"easter,omitempty"`
+	JulianEaster    *int     `json:"julian_easter,omitempty"`
+	Equinox         string   `json:"equinox,omitempty"`
+	BetweenHolidays bool     `json:"between_holidays,omitempty"`
+	Dates           []string `json:"dates,omitempty"`
+	Observed        string   `json:"observed,omitempty"`
+	Substitute      string   `json:"substitute,omitempty"`
+	SubstituteOn    []string `json:"substitute_on,omitempty"`
+	Hours           []string `json:"hours,omitempty"`
+	Years           []int    `json:"years,omitempty"`
+}
+
+// canonicalAnchor is a weekday-relative rule's anchor, when not a plain
+// "MM-DD".
+type canonicalAnchor struct {
+	Month        int    `json:"month,omitempty"`
+	Weekday      string `json:"weekday,omitempty"`
+	Nth          int    `json:"nth,omitempty"`
+	Easter       *int   `json:"easter,omitempty"`
+	JulianEaster *int   `json:"julian_easter,omitempty"`
 }
 
 // canonical builds the rule's canonical form.
@@ -88,6 +110,33 @@ func (r *rule) canonical() canonicalRule {
 		for _, d := range r.dates {
 			out.Dates = append(out.Dates, d.String())
 		}
+	case kindJulianEaster:
+		e := r.easter
+		out.JulianEaster = &e
+	case kindEquinox:
+		out.Equinox = strings.ToLower(r.month.String())
+	case kindRelative:
+		out.Weekday = dayNames[(int(r.weekday)+6)%7]
+		a := r.anchor.canonicalAnchor()
+		switch r.rel {
+		case relBefore:
+			out.Before = a
+		case relAfter:
+			out.After = a
+		case relOnOrBefore:
+			out.OnOrBefore = a
+		default:
+			out.OnOrAfter = a
+		}
+	case kindBridge:
+		out.BetweenHolidays = true
+	}
+	if r.subst {
+		out.Substitute = substituteNextFree
+		out.SubstituteOn = weekdayNames(r.substOn)
+	}
+	for _, h := range r.half {
+		out.Hours = append(out.Hours, h.String())
 	}
 	if r.hasYears {
 		out.Years = []int{r.fromYear, r.toYear}
@@ -124,4 +173,20 @@ func (w week) MarshalJSON() ([]byte, error) {
 	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
+}
+
+// canonicalAnchor is an anchor's canonical form: "MM-DD" for a date, else
+// an object.
+func (r *rule) canonicalAnchor() any {
+	switch r.kind {
+	case kindDate:
+		return monthDay(r.month, r.day)
+	case kindNth:
+		return canonicalAnchor{Month: int(r.month), Weekday: dayNames[(int(r.weekday)+6)%7], Nth: r.nth}
+	case kindJulianEaster:
+		e := r.easter
+		return canonicalAnchor{JulianEaster: &e}
+	}
+	e := r.easter
+	return canonicalAnchor{Easter: &e}
 }

@@ -45,12 +45,27 @@
 // year; "02-29" only in leap years), "month"+"weekday"+"nth" (nth 1..5, or
 // -1 for the last, -2 the second to last, ...), "from"+"to" (an inclusive
 // "MM-DD" range that may wrap the year; it belongs to the year it starts
-// in), "easter" (days from Western Easter Sunday) or "dates" (explicit
-// "YYYY-MM-DD" dates). "date", "month" and "easter" rules may carry
-// "observed": "nearest" (Saturday to the Friday before, Sunday to the
-// Monday after), "monday" (Saturday or Sunday to the following Monday) or
-// "sunday_to_monday"; both the actual and the observed date are holidays.
-// "years": [from, to] limits a rule to those years.
+// in), "easter" (days from Western Easter Sunday), "julian_easter" (days
+// from Orthodox Easter Sunday), "equinox" ("march" or "september": the
+// equinox's date in the calendar's zone), "weekday" with one of "before",
+// "after", "on_or_before" or "on_or_after" an anchor ("MM-DD", or an
+// object with "date", "month"+"weekday"+"nth", "easter" or
+// "julian_easter"; {"weekday": "wed", "before": "11-23"} is Buß- und
+// Bettag), "between_holidays": true (a bridge day between two actual
+// holidays) or "dates" (explicit "YYYY-MM-DD" dates).
+//
+// Rules naming one date a year may carry "observed": "nearest" (Saturday
+// to the Friday before, Sunday to the Monday after), "monday" (Saturday or
+// Sunday to the following Monday) or "sunday_to_monday"; both the actual
+// and the observed date are holidays. Instead, "substitute":
+// "next_free_weekday" keeps a holiday falling on a weekday of
+// "substitute_on" (default: the weekdays without working hours) also on
+// the first later weekday with hours that is neither a holiday nor an
+// earlier substitute, so substitutes cascade (England's Christmas on a
+// Sunday and Boxing Day on the Monday give Tuesday 27). A rule with
+// "hours" makes half days, not holidays: business days with those hours.
+// "years": [from, to] limits a rule to those years. docs/calendar.md has
+// an example of each.
 //
 // [Calendar.MarshalJSON] writes the canonical form (hours when the calendar
 // has its own, a weekend written as its hours, intervals merged and

@@ -19,6 +19,9 @@ func FuzzParse(f *testing.F) {
 	for _, js := range propertyCalendars {
 		f.Add([]byte(js))
 	}
+	for _, js := range extendedCalendars {
+		f.Add([]byte(js))
+	}
 	for _, js := range []string{
 		`{"zone": "UTC", "hours": {"mon-fri": ["09:00-12:00", "11:00-13:00"]}}`,
 		`{"zone": "UTC", "holidays": [{"name": "X", "month": 1, "weekday": "mnday", "nth": 3}]}`,

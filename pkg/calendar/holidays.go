@@ -16,16 +16,7 @@ type dayRun struct{ from, to date }
 // in), ignoring "years": a range as one run, every other date as a run of
 // one.
 func (r *rule) occurrences(ry int, out []dayRun) []dayRun {
-	one := func(d date) { out = append(out, dayRun{d, d}) }
 	switch r.kind {
-	case kindDate:
-		if r.day <= daysIn(ry, r.month) {
-			one(date{ry, r.month, r.day})
-		}
-	case kindNth:
-		if d, ok := nthWeekday(ry, r.month, r.weekday, r.nth); ok {
-			one(d)
-		}
 	case kindRange:
 		from := date{ry, r.month, r.day}
 		if from.d > daysIn(ry, from.m) { // 02-29 in a common year starts on 03-01
@@ -39,15 +30,63 @@ func (r *rule) occurrences(ry int, out []dayRun) []dayRun {
 		if !to.before(from) {
 			out = append(out, dayRun{from, to})
 		}
-	case kindEaster:
-		one(easterSunday(ry).add(r.easter))
 	case kindDates: // sorted: the year's dates are a run
 		i, _ := slices.BinarySearchFunc(r.dates, ry, func(d date, y int) int { return d.y - y })
 		for ; i < len(r.dates) && r.dates[i].y == ry; i++ {
-			one(r.dates[i])
+			out = append(out, dayRun{r.dates[i], r.dates[i]})
+		}
+	case kindBridge: // derived from the other rules' dates (see derive)
+	default:
+		if d, ok := r.dateIn(ry); ok {
+			out = append(out, dayRun{d, d})
 		}
 	}
 	return out
+}
+
+// dateIn is the date of a rule naming one date a year (see singleDate) in
+// rule year ry, if it has one.
+func (r *rule) dateIn(ry int) (date, bool) {
+	switch r.kind {
+	case kindDate:
+		return date{ry, r.month, r.day}, r.day <= daysIn(ry, r.month)
+	case kindNth:
+		return nthWeekday(ry, r.month, r.weekday, r.nth)
+	case kindEaster:
+		return easterSunday(ry).add(r.easter), true
+	case kindJulianEaster:
+		return julianEasterSunday(ry).add(r.easter), true
+	case kindEquinox:
+		return equinoxDate(ry, r.month, r.loc), true
+	case kindRelative:
+		a, ok := r.anchor.dateIn(ry)
+		if !ok {
+			return date{}, false
+		}
+		return a.add(r.rel.shift(a.weekday(), r.weekday)), true
+	}
+	return date{}, false
+}
+
+// shift is the number of days from an anchor on weekday from to the
+// weekday wd the relation names.
+func (rel relation) shift(from, wd time.Weekday) int {
+	back, ahead := int(from-wd+7)%7, int(wd-from+7)%7
+	switch rel {
+	case relBefore:
+		if back == 0 {
+			back = 7
+		}
+		return -back
+	case relAfter:
+		if ahead == 0 {
+			ahead = 7
+		}
+		return ahead
+	case relOnOrBefore:
+		return -back
+	}
+	return ahead
 }
 
 // nthWeekday is the n-th (n < 0: from the end) weekday wd of a month.
@@ -103,23 +142,20 @@ func (r *rule) describe() string {
 	case kindRange:
 		b.WriteString("from " + monthDay(r.month, r.day) + " to " + monthDay(r.toMonth, r.toDay))
 	case kindEaster:
-		b.WriteString("Easter Sunday")
-		switch {
-		case r.easter == 1 || r.easter == -1:
-			fmt.Fprintf(&b, " %+d day", r.easter)
-		case r.easter != 0:
-			fmt.Fprintf(&b, " %+d days", r.easter)
-		}
+		b.WriteString("Easter Sunday" + daysText(r.easter))
 	case kindDates:
 		if len(r.dates) == 1 {
 			b.WriteString("date " + r.dates[0].String())
 		} else {
 			fmt.Fprintf(&b, "%d dates from %s to %s", len(r.dates), r.dates[0], r.dates[len(r.dates)-1])
 		}
+	default:
+		b.WriteString(r.describeExt())
 	}
 	if r.observed != observedNone {
 		b.WriteString(", observed " + observedNames[r.observed])
 	}
+	b.WriteString(r.describeOptions())
 	if r.hasYears {
 		if r.fromYear == r.toYear {
 			fmt.Fprintf(&b, ", in %d", r.fromYear)
@@ -128,6 +164,17 @@ func (r *rule) describe() string {
 		}
 	}
 	return b.String()
+}
+
+// daysText is an offset in days for descriptions: "", " +1 day", " -2 days".
+func daysText(n int) string {
+	switch {
+	case n == 1 || n == -1:
+		return fmt.Sprintf(" %+d day", n)
+	case n != 0:
+		return fmt.Sprintf(" %+d days", n)
+	}
+	return ""
 }
 
 // ordinal names the n-th: "1st", "2nd", "last", "2nd to last".

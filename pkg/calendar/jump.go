@@ -31,7 +31,7 @@ type yearFacts struct {
 	// sorted, disjoint and not touching.
 	holidays []span64
 	// irregular are the unix days of the year that a change of UTC offset
-	// touches (AddWorking only), sorted and distinct.
+	// touches, and its half days (AddWorking only), sorted and distinct.
 	irregular []int64
 	runs      []dayRun // a buffer for eachHolidayRun
 }
@@ -67,6 +67,7 @@ func (c *Calendar) factsOf(m *meter, y int, zones *zoneYears, f *yearFacts) erro
 		if f.irregular, err = zones.irregular(m, y, f.first, f.end, f.irregular); err != nil {
 			return err
 		}
+		f.irregular = c.withHalfDays(y, f.irregular)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package calendar_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ var validCalendars = []string{
 }
 
 func TestParseValid(t *testing.T) {
-	for _, js := range validCalendars {
+	for _, js := range slices.Concat(validCalendars, extendedCalendars) {
 		c := mustParse(t, js)
 		b, err := c.MarshalJSON()
 		if err != nil {
@@ -185,7 +186,7 @@ func TestParseErrors(t *testing.T) {
 		{`{` + zone + `"holidays": [{"date": "01-01"}]}`, "holidays[0].name", "", "required"},
 		{`{` + zone + `"holidays": [{"name": " ", "date": "01-01"}]}`, "holidays[0].name", "", "required"},
 		{`{` + zone + `"holidays": [{"name": "X"}]}`, "holidays[0]", "", "want exactly one of"},
-		{`{` + zone + `"holidays": [{"name": "X", "date": "01-01", "easter": 1}]}`, "holidays[0]", "", `want exactly one of "date", "month"+"weekday"+"nth", "from"+"to", "easter" or "dates"; got "date" and "easter"`},
+		{`{` + zone + `"holidays": [{"name": "X", "date": "01-01", "easter": 1}]}`, "holidays[0]", "", `want exactly one of "date", "month"+"weekday"+"nth", "from"+"to", "easter", "julian_easter", "equinox", "weekday"+"before"/"after"/"on_or_before"/"on_or_after", "between_holidays" or "dates"; got "date" and "easter"`},
 		{`{` + zone + `"holidays": [{"name": "X", "dates": ["2026-01-01"], "to": "01-02"}]}`, "holidays[0]", "", "want exactly one of"},
 		{`{` + zone + `"holidays": [{"name": "X", "date": "01-01", "foo": 1}]}`, "holidays[0].foo", "", "unknown field"},
 		{`{` + zone + `"holidays": [{"name": "X", "Name": "Y", "date": "01-01"}]}`, "holidays[0].Name", "", "unknown field"},

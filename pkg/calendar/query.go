@@ -15,8 +15,9 @@ type Holiday struct {
 	// Date is the date, at 00:00 in the calendar's zone (or when a DST
 	// gap that swallows midnight ends).
 	Date time.Time
-	// Observed is true when the date is the observed shift of the rule's
-	// actual date (a Saturday holiday observed on the Friday before).
+	// Observed is true when the date stands in for the rule's actual date:
+	// its observed shift (a Saturday holiday observed on the Friday
+	// before) or its substitute (the next free weekday).
 	Observed bool
 }
 
@@ -35,7 +36,7 @@ func (c *Calendar) Holiday(t time.Time) (Holiday, bool) {
 		Name:     r.name,
 		Rule:     r.describe(),
 		Date:     c.atWall(d, 0, 0),
-		Observed: h.observed,
+		Observed: h.shifted(),
 	}, true
 }
 
@@ -122,8 +123,11 @@ func (c *Calendar) workReason(d date) string {
 func (c *Calendar) holidayReason(h hit) string {
 	r := &c.rules[h.rule]
 	s := fmt.Sprintf("holiday %q (%s)", r.name, r.describe())
-	if h.observed {
+	switch h.kind {
+	case hitObserved:
 		s += fmt.Sprintf(", observed for %s %s", h.actual.weekday(), h.actual)
+	case hitSubstitute:
+		s += fmt.Sprintf(", substitute for %s %s", h.actual.weekday(), h.actual)
 	}
 	return s
 }

@@ -12,11 +12,15 @@ import (
 type ruleKind int
 
 const (
-	kindDate   ruleKind = iota // "date": MM-DD every year
-	kindNth                    // "month" + "weekday" + "nth"
-	kindRange                  // "from" + "to"
-	kindEaster                 // "easter": offset from Easter Sunday
-	kindDates                  // "dates": explicit dates
+	kindDate         ruleKind = iota // "date": MM-DD every year
+	kindNth                          // "month" + "weekday" + "nth"
+	kindRange                        // "from" + "to"
+	kindEaster                       // "easter": offset from Easter Sunday
+	kindDates                        // "dates": explicit dates
+	kindJulianEaster                 // "julian_easter": offset from Orthodox Easter Sunday
+	kindEquinox                      // "equinox": the day of the March or September equinox
+	kindRelative                     // "weekday" + "before"/"after"/...: a weekday near an anchor
+	kindBridge                       // "between_holidays": a day between two holidays
 )
 
 // observedMode says which weekday a weekend holiday is also observed on.
@@ -49,6 +53,19 @@ type rule struct {
 	easter   int
 	dates    []date // kindDates: sorted, distinct
 	observed observedMode
+	// subst: "substitute": "next_free_weekday"; substOn are the weekdays
+	// (bits 1<<time.Weekday) whose holidays get one, 0 for the weekdays
+	// without working hours.
+	subst   bool
+	substOn uint8
+	// rel and anchor: kindRelative's relation and the rule (without a
+	// name) giving its anchor date.
+	rel    relation
+	anchor *rule
+	// half: the dates are half days with these hours, not holidays.
+	half []clockSpan
+	// loc is the calendar's zone (kindEquinox).
+	loc      *time.Location
 	hasYears bool
 	fromYear int
 	toYear   int
@@ -61,6 +78,7 @@ type ruleFields struct {
 	dates                                   []date
 	hasDates                                bool
 	years                                   []int
+	ext                                     extFields
 }
 
 // parseRule reads one holiday object.
@@ -115,7 +133,7 @@ func (f *ruleFields) set(m member, path string) error {
 	case "years":
 		return f.setYears(m.val, path)
 	}
-	return fieldError(path, "", "unknown field")
+	return f.ext.set(m, path)
 }
 
 // setDates reads the "dates" list, sorted and without repeats.
@@ -179,32 +197,18 @@ func (f *ruleFields) build(path string) (rule, error) {
 		return r, fieldError(joinPath(path, "name"), "", fmt.Sprintf("%d bytes is over the maximum of %d", len(*f.name), MaxNameBytes))
 	}
 	r.name = *f.name
-	var kinds []string
-	if f.date != nil {
-		kinds = append(kinds, `"date"`)
-	}
-	if f.month != nil || f.weekday != nil || f.nth != nil {
-		kinds = append(kinds, `"month"/"weekday"/"nth"`)
-	}
-	if f.from != nil || f.to != nil {
-		kinds = append(kinds, `"from"/"to"`)
-	}
-	if f.easter != nil {
-		kinds = append(kinds, `"easter"`)
-	}
-	if f.hasDates {
-		kinds = append(kinds, `"dates"`)
-	}
-	const oneOf = `want exactly one of "date", "month"+"weekday"+"nth", "from"+"to", "easter" or "dates"`
+	kinds := f.kinds()
 	switch len(kinds) {
 	case 0:
-		return r, fieldError(path, "", oneOf)
+		return r, fieldError(path, "", oneOfKinds)
 	case 1:
 	default:
-		return r, fieldError(path, "", oneOf+"; got "+strings.Join(kinds, " and "))
+		return r, fieldError(path, "", oneOfKinds+"; got "+strings.Join(kinds, " and "))
 	}
 	var err error
 	switch {
+	case f.ext.relation != nil:
+		err = f.buildRelative(&r, path)
 	case f.date != nil:
 		r.kind = kindDate
 		r.month, r.day, err = monthDayField(*f.date, joinPath(path, "date"))
@@ -216,10 +220,14 @@ func (f *ruleFields) build(path string) (rule, error) {
 		err = f.buildRange(&r, path)
 	case f.easter != nil:
 		r.kind = kindEaster
-		r.easter = *f.easter
-		if r.easter < -maxEasterOffset || r.easter > maxEasterOffset {
-			err = fieldError(joinPath(path, "easter"), fmt.Sprint(r.easter), fmt.Sprintf("want days from -%d to %d", maxEasterOffset, maxEasterOffset))
-		}
+		r.easter, err = easterOffset(*f.easter, joinPath(path, "easter"))
+	case f.ext.julianEaster != nil:
+		r.kind = kindJulianEaster
+		r.easter, err = easterOffset(*f.ext.julianEaster, joinPath(path, "julian_easter"))
+	case f.ext.equinox != nil:
+		err = f.ext.buildEquinox(&r, path)
+	case f.ext.between:
+		r.kind = kindBridge
 	default:
 		r.kind = kindDates
 		r.dates = f.dates
@@ -234,14 +242,53 @@ func (f *ruleFields) build(path string) (rule, error) {
 			return r, fieldError(opath, *f.observed, `unknown mode; want "", "nearest", "monday" or "sunday_to_monday"`)
 		}
 		r.observed = observedMode(i)
-		if r.observed != observedNone && (r.kind == kindRange || r.kind == kindDates) {
-			return r, fieldError(opath, *f.observed, `only allowed with "date", "month"+"weekday"+"nth" or "easter"`)
+		if r.observed != observedNone && !r.singleDate() {
+			return r, fieldError(opath, *f.observed, `only allowed with "date", "month"+"weekday"+"nth", "easter", "julian_easter", "equinox" or a weekday-relative rule`)
 		}
+	}
+	if err := f.ext.buildOptions(&r, path, f.observed != nil && r.observed != observedNone); err != nil {
+		return r, err
 	}
 	if f.years != nil {
 		r.hasYears, r.fromYear, r.toYear = true, f.years[0], f.years[1]
 	}
 	return r, nil
+}
+
+// oneOfKinds is the error for a rule of no kind or of several.
+const oneOfKinds = `want exactly one of "date", "month"+"weekday"+"nth", "from"+"to", "easter", "julian_easter", ` +
+	`"equinox", "weekday"+"before"/"after"/"on_or_before"/"on_or_after", "between_holidays" or "dates"`
+
+// kinds names the rule kinds whose fields f holds.
+func (f *ruleFields) kinds() []string {
+	var kinds []string
+	add := func(set bool, name string) {
+		if set {
+			kinds = append(kinds, name)
+		}
+	}
+	add(f.date != nil, `"date"`)
+	if f.ext.relation != nil {
+		kinds = append(kinds, `"weekday"+"`+f.ext.relationKey+`"`)
+		add(f.month != nil || f.nth != nil, `"month"/"nth"`)
+	} else {
+		add(f.month != nil || f.weekday != nil || f.nth != nil, `"month"/"weekday"/"nth"`)
+	}
+	add(f.from != nil || f.to != nil, `"from"/"to"`)
+	add(f.easter != nil, `"easter"`)
+	add(f.ext.julianEaster != nil, `"julian_easter"`)
+	add(f.ext.equinox != nil, `"equinox"`)
+	add(f.ext.hasBetween, `"between_holidays"`)
+	add(f.hasDates, `"dates"`)
+	return kinds
+}
+
+// easterOffset checks an "easter" or "julian_easter" offset.
+func easterOffset(n int, path string) (int, error) {
+	if n < -maxEasterOffset || n > maxEasterOffset {
+		return 0, fieldError(path, fmt.Sprint(n), fmt.Sprintf("want days from -%d to %d", maxEasterOffset, maxEasterOffset))
+	}
+	return n, nil
 }
 
 // buildNth validates a "month"+"weekday"+"nth" rule.

@@ -62,7 +62,8 @@ func (c *Calendar) zonePeriod(t int64) period {
 type span struct{ start, end time.Time }
 
 // workSpans lists the working intervals of date d as instants, sorted and
-// merged: none on a holiday or a day without working hours.
+// merged: none on a holiday or a day without working hours, a half day's
+// own hours on a half day.
 func (c *Calendar) workSpans(d date) []span {
 	hours := c.hours[d.weekday()]
 	if len(hours) == 0 {
@@ -70,6 +71,9 @@ func (c *Calendar) workSpans(d date) []span {
 	}
 	if _, ok := c.holidayOn(d); ok {
 		return nil
+	}
+	if i, ok := c.halfDayOn(d); ok {
+		hours = c.rules[i].half
 	}
 	return c.spansOf(d, hours)
 }
