@@ -27,6 +27,10 @@ func TestBuiltinCalendars(t *testing.T) {
 	if len(holidays) != 13 || holidays[0] != "2022-01-01" || holidays[12] != "2022-12-26" {
 		t.Errorf("check builtin:us-federal --year 2022: holidays %v", holidays)
 	}
+	code, out, _ = e.run("calendar", "check", "builtin:uk-england", "--year", "2022")
+	if want := "2022-12-27 Tue  holiday \"Christmas Day\" (fixed 12-25, substitute next_free_weekday), substitute for Sunday 2022-12-25\n"; code != ExitOK || !strings.Contains(out, want) {
+		t.Errorf("check builtin:uk-england --year 2022: exit %d:\n%s\nwant a line %s", code, out, want)
+	}
 	if code, _, errOut := e.run("calendar", "check", "builtin:us-federl", "--year", "2022"); code != ExitInvalid || !strings.Contains(errOut, "did you mean builtin:us-federal?") {
 		t.Errorf("check of a misspelt builtin: exit %d: %s", code, errOut)
 	}
