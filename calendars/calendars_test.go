@@ -3,6 +3,7 @@ package calendars_test
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +128,29 @@ func TestNotFound(t *testing.T) {
 	}
 	if !calendars.IsBuiltin("builtin:x") || calendars.IsBuiltin("x") {
 		t.Error("IsBuiltin")
+	}
+}
+
+// TestDocumented: docs/calendar.md's table of shipped calendars has a row
+// for each, and none for a calendar that does not ship.
+func TestDocumented(t *testing.T) {
+	doc, err := os.ReadFile("../docs/calendar.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]bool{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		if name, ok := strings.CutPrefix(line, "| `"+calendars.Prefix); ok {
+			rows[calendars.Prefix+name[:strings.IndexByte(name, '`')]] = true
+		}
+	}
+	for _, name := range calendars.Names() {
+		if !rows[name] {
+			t.Errorf("docs/calendar.md has no row for %s", name)
+		}
+		delete(rows, name)
+	}
+	for name := range rows {
+		t.Errorf("docs/calendar.md lists %s, which does not ship", name)
 	}
 }
