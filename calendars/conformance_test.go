@@ -98,35 +98,50 @@ func TestConformanceDateHolidays(t *testing.T) {
 		for _, d := range got[ask.Name] {
 			theirs[d] = true
 		}
-		ours := holidayDates(t, name)
-		listed := listedDifferences(t, name, "date-holidays")
-		var unlisted, stale []string
-		for d := range union(ours, theirs) {
-			y := d[:4]
-			if y < "2000" || y > "2040" {
-				continue
-			}
-			differs := ours[d] != theirs[d]
-			switch {
-			case differs && listed[d] == "":
-				side := "we have it, date-holidays has not"
-				if theirs[d] {
-					side = "date-holidays has it, we have not"
-				}
-				unlisted = append(unlisted, d+" ("+side+")")
-			case !differs && listed[d] != "":
-				stale = append(stale, d)
-			}
+		checkDifferences(t, name, "date-holidays", holidayDates(t, name), theirs)
+	}
+}
+
+// checkDifferences fails on every date in one of ours and theirs but not
+// the other that the calendar's about.differences does not list against
+// the reference, and on every date listed there that no longer differs.
+func checkDifferences(t *testing.T, name, against string, ours, theirs map[string]bool) {
+	t.Helper()
+	listed := listedDifferences(t, name, against)
+	var unlisted, stale []string
+	for d := range union(union(ours, theirs), keys(listed)) {
+		if y := d[:4]; y < "2000" || y > "2040" {
+			continue
 		}
-		slices.Sort(unlisted)
-		slices.Sort(stale)
-		if len(unlisted) > 0 {
-			t.Errorf("%s differs from date-holidays on %d dates not in about.differences:\n  %s", name, len(unlisted), strings.Join(unlisted, "\n  "))
-		}
-		if len(stale) > 0 {
-			t.Errorf("%s: about.differences lists dates that no longer differ from date-holidays: %s", name, strings.Join(stale, ", "))
+		differs := ours[d] != theirs[d]
+		switch {
+		case differs && listed[d] == "":
+			side := "we have it, " + against + " has not"
+			if theirs[d] {
+				side = against + " has it, we have not"
+			}
+			unlisted = append(unlisted, d+" ("+side+")")
+		case !differs && listed[d] != "":
+			stale = append(stale, d)
 		}
 	}
+	slices.Sort(unlisted)
+	slices.Sort(stale)
+	if len(unlisted) > 0 {
+		t.Errorf("%s differs from %s on %d dates not in about.differences:\n  %s", name, against, len(unlisted), strings.Join(unlisted, "\n  "))
+	}
+	if len(stale) > 0 {
+		t.Errorf("%s: about.differences lists dates that no longer differ from %s: %s", name, against, strings.Join(stale, ", "))
+	}
+}
+
+// keys is the set of m's keys.
+func keys(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
 }
 
 // runDateHolidays installs the pinned date-holidays in a copy of
