@@ -84,6 +84,9 @@ func Parse(name string, zones *cronx.Zones) (*calendar.Calendar, error) {
 // notFound is ErrNotFound for name, with the nearest shipped name; the
 // caller names name.
 func notFound(name string) error {
+	if len(name) > 64 { // far from every name: no edit distance to compute
+		return fmt.Errorf("%w (scheduler calendar ls lists them)", ErrNotFound)
+	}
 	if near := suggest.Nearest(name, Names(), 3); near != "" {
 		return fmt.Errorf("%w; did you mean %s? (scheduler calendar ls lists them)", ErrNotFound, near)
 	}
