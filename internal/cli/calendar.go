@@ -194,7 +194,7 @@ func (a *app) calendarCheck() *cobra.Command {
 	var days, year int
 	cmd := &cobra.Command{
 		Use:   "check NAME|builtin:NAME|FILE.json [--from DATE --days N | --year Y]",
-		Short: "Print each non-working day in a range with the rule that made it so",
+		Short: "Print each non-working day (and half day) in a range with the rule that made it so",
 		Example: `  scheduler calendar check us --from 2026-12-20 --days 20
   scheduler calendar check builtin:uk-england --year 2022
   scheduler calendar check ./us.json --from 2027-01-01 --days 365 --json`,
@@ -242,7 +242,11 @@ func printNonWorkingDays(a *app, cal *calendar.Calendar, start time.Time, days i
 	var rows []row
 	for i := range days {
 		d := start.AddDate(0, 0, i)
-		if reason := cal.NonWorkingReason(d); reason != "" {
+		reason := cal.NonWorkingReason(d)
+		if h, ok := cal.HalfDay(d); ok && reason == "" {
+			reason = fmt.Sprintf("half day %q (%s)", h.Name, h.Rule)
+		}
+		if reason != "" {
 			rows = append(rows, row{Date: d.Format("2006-01-02"), Day: d.Weekday().String()[:3], Reason: reason})
 		}
 	}

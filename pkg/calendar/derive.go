@@ -35,13 +35,19 @@ func newDaySet(first, end int64) daySet {
 	return daySet{first: first, bits: make([]uint64, (end-first+63)/64)}
 }
 
-func (s daySet) has(d date) bool {
-	x := d.unixDays() - s.first
+func (s daySet) has(d date) bool { return s.hasDay(d.unixDays()) }
+
+// hasDay is has for unix day x.
+func (s daySet) hasDay(x int64) bool {
+	x -= s.first
 	return x >= 0 && x < int64(len(s.bits))*64 && s.bits[x/64]&(1<<(x%64)) != 0
 }
 
-func (s daySet) add(d date) {
-	if x := d.unixDays() - s.first; x >= 0 && x < int64(len(s.bits))*64 {
+func (s daySet) add(d date) { s.addDays(d.unixDays(), d.unixDays()) }
+
+// addDays adds the unix days from lo to hi, both included.
+func (s daySet) addDays(lo, hi int64) {
+	for x := max(lo, s.first) - s.first; x <= hi-s.first && x < int64(len(s.bits))*64; x++ {
 		s.bits[x/64] |= 1 << (x % 64)
 	}
 }
@@ -66,11 +72,10 @@ func (c *Calendar) derive(y int) []datedHit {
 	var buf []dayRun
 	for yy := y - 1; yy <= y+1; yy++ {
 		buf = c.eachBaseRun(yy, false, buf, func(run dayRun, h hit) {
-			for d := run.from; !run.to.before(d); d = d.add(1) {
-				holiday.add(d)
-				if h.kind == hitActual {
-					actual.add(d)
-				}
+			lo, hi := run.from.unixDays(), run.to.unixDays()
+			holiday.addDays(lo, hi)
+			if h.kind == hitActual {
+				actual.addDays(lo, hi)
 			}
 		})
 	}
@@ -97,10 +102,10 @@ func (c *Calendar) derive(y int) []datedHit {
 		if r.kind != kindBridge || !r.inYears(y) {
 			continue
 		}
-		for d := (date{y, time.January, 1}); d.y == y; d = d.add(1) {
-			if actual.has(d.add(-1)) && actual.has(d.add(1)) && !holiday.has(d) && !taken.has(d) {
-				taken.add(d)
-				out = append(out, datedHit{d, hit{rule: i, kind: hitBridge}})
+		for x := daysOf(y, time.January, 1); x < daysOf(y+1, time.January, 1); x++ {
+			if actual.hasDay(x-1) && actual.hasDay(x+1) && !holiday.hasDay(x) && !taken.hasDay(x) {
+				taken.addDays(x, x)
+				out = append(out, datedHit{dateOfDays(x), hit{rule: i, kind: hitBridge}})
 			}
 		}
 	}

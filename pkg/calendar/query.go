@@ -40,6 +40,26 @@ func (c *Calendar) Holiday(t time.Time) (Holiday, bool) {
 	}, true
 }
 
+// HalfDay reports the half-day rule (a rule with "hours") that shortens
+// t's date in the calendar's zone: a business day that works only the
+// rule's hours. It is false on a holiday and on a day without working
+// hours, which a half day leaves closed. Observed is always false.
+func (c *Calendar) HalfDay(t time.Time) (Holiday, bool) {
+	d, _, _ := c.local(t)
+	if len(c.hours[d.weekday()]) == 0 {
+		return Holiday{}, false
+	}
+	if _, holiday := c.holidayOn(d); holiday {
+		return Holiday{}, false
+	}
+	i, ok := c.halfDayOn(d)
+	if !ok {
+		return Holiday{}, false
+	}
+	r := &c.rules[i]
+	return Holiday{Name: r.name, Rule: r.describe(), Date: c.atWall(d, 0, 0)}, true
+}
+
 // IsBusinessDay reports whether t's date in the calendar's zone is a
 // business day: not a holiday, and, when the calendar gives "hours" (or a
 // "weekend"), a day with working hours. A calendar of holidays only makes

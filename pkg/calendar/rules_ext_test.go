@@ -334,6 +334,14 @@ func TestHalfDays(t *testing.T) {
 	if h, ok := c.Holiday(at("2026-12-24 10:00")); ok {
 		t.Errorf("a half day is no holiday: %+v", h)
 	}
+	if h, ok := c.HalfDay(at("2026-12-24 23:00")); !ok || h.Name != "Christmas Eve" || h.Rule != "fixed 12-24, half day 09:30-13:00" || !h.Date.Equal(at("2026-12-24")) {
+		t.Errorf("HalfDay(2026-12-24) = %+v, %v", h, ok)
+	}
+	for _, day := range []string{"2026-12-23", "2026-12-25", "2022-12-24"} { // a plain day, a holiday, a Saturday
+		if h, ok := c.HalfDay(at(day + " 10:00")); ok {
+			t.Errorf("HalfDay(%s) = %+v", day, h)
+		}
+	}
 	add := func(from string, d time.Duration) string {
 		r, err := c.AddWorkingContext(t.Context(), at(from), d)
 		if err != nil {
@@ -419,5 +427,34 @@ func TestExtendedRuleDescriptions(t *testing.T) {
 	}
 	if !slices.Equal(reasons, want) {
 		t.Errorf("skipped:\n%s\nwant:\n%s", strings.Join(reasons, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestShiftsOfNewKinds: "observed" and "substitute" on the later
+// single-date kinds and on Easter.
+func TestShiftsOfNewKinds(t *testing.T) {
+	const weekend = `{"zone": "Europe/Berlin", "weekend": ["sat", "sun"], "holidays": [{"name": "H", %s}]}`
+	for _, tt := range []struct {
+		rule, from, to string
+		want           []string
+	}{
+		// Midsummer's Saturday observed on Monday.
+		{`"weekday": "sat", "on_or_after": "06-20", "observed": "monday"`, "2026-06-19", "2026-06-23", []string{"2026-06-20 H", "2026-06-22 H (substitute)"}},
+		// Easter Sunday's substitute is Monday; Orthodox Easter's too.
+		{`"easter": 0, "substitute": "next_free_weekday"`, "2026-04-04", "2026-04-07", []string{"2026-04-05 H", "2026-04-06 H (substitute)"}},
+		{`"julian_easter": 0, "substitute": "next_free_weekday"`, "2026-04-11", "2026-04-14", []string{"2026-04-12 H", "2026-04-13 H (substitute)"}},
+		// The March 2027 equinox (20:25 UTC) is on Saturday 03-20 in Berlin:
+		// its substitute is the Monday.
+		{`"equinox": "march", "substitute": "next_free_weekday"`, "2027-03-19", "2027-03-23", []string{"2027-03-20 H", "2027-03-22 H (substitute)"}},
+		// A substitute only for Sundays: a Saturday rule keeps none.
+		{`"weekday": "sat", "after": "12-24", "substitute": "next_free_weekday", "substitute_on": ["sun"]`, "2026-12-24", "2026-12-31", []string{"2026-12-26 H"}},
+		// The Sunday before 12-25 (the fourth Sunday of Advent), with a
+		// substitute on the Monday.
+		{`"weekday": "sun", "before": "12-25", "substitute": "next_free_weekday"`, "2026-12-19", "2026-12-23", []string{"2026-12-20 H", "2026-12-21 H (substitute)"}},
+	} {
+		c := mustParse(t, fmt.Sprintf(weekend, tt.rule))
+		if got := holidaysIn(t, c, tt.from, tt.to); !slices.Equal(got, tt.want) {
+			t.Errorf("{%s}: got %q, want %q", tt.rule, got, tt.want)
+		}
 	}
 }
