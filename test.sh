@@ -18,6 +18,19 @@ if ! command -v npm >/dev/null 2>&1; then
   fi
 fi
 
+# The shipped calendars' conformance test (calendars/) compares us-federal
+# with pandas' USFederalHolidayCalendar from Debian's python3-pandas (and
+# every calendar with the npm date-holidays, through npm above); install it
+# when it is missing, as Chromium is. Under CI a missing one fails the test.
+if ! /usr/bin/python3 -c 'import pandas' >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing python3-pandas for the calendars' conformance test"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-pandas >/dev/null
+  else
+    echo "note: python3-pandas is not installed: us-federal's comparison with pandas will be skipped (apt-get install -y python3-pandas)"
+  fi
+fi
+
 # The console's browser test drives headless Chromium from the Debian
 # package; install it when it is missing (CI runs as root). Elsewhere the
 # test is skipped, except under CI where a missing browser fails it.

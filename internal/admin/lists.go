@@ -89,6 +89,9 @@ type CalendarRow struct {
 	Zone     string `json:"zone,omitempty"`
 	Revision uint64 `json:"revision"`
 	Invalid  string `json:"invalid,omitempty"`
+	// Builtin is set on a shipped calendar (builtin:NAME), read from the
+	// binary, not the bucket (revision 0).
+	Builtin bool `json:"builtin,omitempty"`
 }
 
 // Page sizes and reply bounds of the listings.

@@ -12,7 +12,6 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
-	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/readmodel"
@@ -312,6 +311,9 @@ func (h handlers) calendarPut(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := jsstore.CheckStoredCalendarName(r.Name); err != nil {
+		return nil, err
+	}
 	e, err := h.store.PutCalendar(ctx, r.Name, r.Calendar)
 	if err != nil {
 		return nil, err
@@ -320,8 +322,11 @@ func (h handlers) calendarPut(ctx context.Context, body []byte) (any, error) {
 }
 
 func (h handlers) calendarGet(ctx context.Context, body []byte) (any, error) {
-	r, err := decodeCalendar(body)
+	r, err := decode[admin.CalendarRequest](body)
 	if err != nil {
+		return nil, err
+	}
+	if err := jsstore.CheckCalendarRef(r.Name); err != nil {
 		return nil, err
 	}
 	e, err := h.store.GetCalendar(ctx, r.Name)
@@ -348,5 +353,5 @@ func decodeCalendar(body []byte) (admin.CalendarRequest, error) {
 	if err != nil {
 		return r, err
 	}
-	return r, fieldcheck.Token("calendar", r.Name)
+	return r, jsstore.CheckStoredCalendarName(r.Name)
 }

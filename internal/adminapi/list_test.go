@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/calendars"
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/adminapi"
 	"github.com/jetsched/jetsched/internal/control"
@@ -300,13 +301,19 @@ func TestOtherListings(t *testing.T) {
 		t.Fatalf("timers of workflow a: total %d", timers.Total)
 	}
 
-	for _, name := range []string{"fr", "de", "us"} {
+	// The shipped calendars (builtin:NAME) are listed with the stored
+	// ones, in name order: these three sort before them.
+	for _, name := range []string{"a-fr", "a-de", "a-us"} {
 		a.ok("calendar.put", admin.CalendarRequest{Name: name, Calendar: json.RawMessage(`{"zone":"UTC"}`)}, nil)
 	}
 	var cals admin.Page[admin.CalendarRow]
 	a.ok("calendar.list", admin.CalendarListRequest{Limit: 2}, &cals)
-	if cals.Total != 3 || len(cals.Items) != 2 || cals.Items[0].Name != "de" || cals.Items[1].Name != "fr" || cals.NextCursor != "fr" {
+	if cals.Total != 3+len(calendars.Names()) || len(cals.Items) != 2 || cals.Items[0].Name != "a-de" || cals.Items[1].Name != "a-fr" || cals.NextCursor != "a-fr" {
 		t.Fatalf("calendars: %+v", cals)
+	}
+	a.ok("calendar.list", admin.CalendarListRequest{Limit: 2, Cursor: cals.NextCursor}, &cals)
+	if len(cals.Items) != 2 || cals.Items[0].Name != "a-us" || cals.Items[1].Name != calendars.Names()[0] || !cals.Items[1].Builtin || cals.Items[1].Zone == "" {
+		t.Fatalf("calendars, second page: %+v", cals)
 	}
 
 	a.ok("schedule.create", admin.PutRequest{ID: "h", Spec: json.RawMessage(`{"workflow":"w","every":"1m"}`)}, nil)

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jetsched/jetsched/calendars"
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -305,7 +306,7 @@ func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	if r.Cursor != "" {
-		if err := fieldcheck.Token("calendar", r.Cursor); err != nil {
+		if err := jsstore.CheckCalendarRef(r.Cursor); err != nil {
 			return nil, &kvstore.FieldError{Field: "cursor", Value: r.Cursor, Reason: "not a cursor from a previous page"}
 		}
 	}
@@ -313,12 +314,13 @@ func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	keys = withBuiltins(keys, r.Cursor, limit)
 	rows := fetch(ctx, keys.Keys, func(ctx context.Context, name string) (admin.CalendarRow, bool) {
 		e, err := h.store.GetCalendar(ctx, name)
 		if errors.Is(err, kvstore.ErrNotFound) {
 			return admin.CalendarRow{}, false
 		}
-		row := admin.CalendarRow{Name: name, Revision: e.Revision}
+		row := admin.CalendarRow{Name: name, Revision: e.Revision, Builtin: calendars.IsBuiltin(name)}
 		if e.Calendar != nil {
 			row.Zone = e.Calendar.Location().String()
 		}
@@ -328,6 +330,27 @@ func (h handlers) calendarList(ctx context.Context, body []byte) (any, error) {
 		return row, true
 	})
 	return cutPage(rows, page{keys: keys.Keys, total: keys.Total, more: keys.More}, h.replyBudget, func(v admin.CalendarRow) admin.CalendarRow { return v })
+}
+
+// withBuiltins merges the shipped calendars (builtin:NAME, from the
+// binary) into a page of the calendars bucket's keys, in name order: the
+// page holds the first limit names after cursor of both. A stored key left
+// off the stored page sorts after every key of that page, so after the
+// merged page's last one: paging by the last name misses none.
+func withBuiltins(stored jsstore.KeyPage, cursor string, limit int) jsstore.KeyPage {
+	names := calendars.Names()
+	out := jsstore.KeyPage{Total: stored.Total + len(names), More: stored.More}
+	out.Keys = append(out.Keys, stored.Keys...)
+	for _, n := range names {
+		if n > cursor {
+			out.Keys = append(out.Keys, n)
+		}
+	}
+	slices.Sort(out.Keys)
+	if len(out.Keys) > limit {
+		out.Keys, out.More = out.Keys[:limit], true
+	}
+	return out
 }
 
 // keyed is a record read for a page, with its key.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/calendars"
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -82,7 +83,7 @@ func (a *app) calendarPut() *cobra.Command {
 		Args:  exactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := fieldcheck.Token("calendar", name); err != nil {
+			if err := jsstore.CheckStoredCalendarName(name); err != nil {
 				return err
 			}
 			data, err := readInput(args[1], cmd.InOrStdin())
@@ -115,7 +116,7 @@ func (a *app) calendarGet() *cobra.Command {
 		Short: "Print a calendar's JSON",
 		Args:  exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := fieldcheck.Token("calendar", args[0]); err != nil {
+			if err := jsstore.CheckCalendarRef(args[0]); err != nil {
 				return err
 			}
 			var v any
@@ -132,7 +133,7 @@ func (a *app) calendarList() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "ls [--limit N] [--cursor C | --all]",
 		Aliases: []string{"list"},
-		Short:   "List calendars in name order, a page at a time",
+		Short:   "List calendars in name order, a page at a time, the shipped ones (builtin:NAME) with them",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return listing[admin.CalendarRow]{a: a, flags: p, what: "calendars",
@@ -143,6 +144,9 @@ func (a *app) calendarList() *cobra.Command {
 				header: "NAME\tZONE\tREVISION\tSTATUS",
 				row: func(r admin.CalendarRow) string {
 					status := "ok"
+					if r.Builtin {
+						status = "shipped"
+					}
 					if r.Invalid != "" {
 						status = "INVALID: " + r.Invalid
 					}
@@ -164,7 +168,7 @@ func (a *app) calendarRemove() *cobra.Command {
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
-			if err := fieldcheck.Token("calendar", name); err != nil {
+			if err := jsstore.CheckStoredCalendarName(name); err != nil {
 				return err
 			}
 			if err := a.call(cmd.Context(), "calendar.delete", admin.CalendarRequest{Name: name, Force: force}, nil); err != nil {
@@ -187,20 +191,33 @@ func (a *app) calendarRemove() *cobra.Command {
 
 func (a *app) calendarCheck() *cobra.Command {
 	var from string
-	var days int
+	var days, year int
 	cmd := &cobra.Command{
-		Use:   "check NAME|FILE.json --from DATE --days N",
+		Use:   "check NAME|builtin:NAME|FILE.json [--from DATE --days N | --year Y]",
 		Short: "Print each non-working day (and half day) in a range with the rule that made it so",
 		Example: `  scheduler calendar check us --from 2026-12-20 --days 20
+  scheduler calendar check builtin:uk-england --year 2022
   scheduler calendar check ./us.json --from 2027-01-01 --days 365 --json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.Flags().Changed("year") {
+				if cmd.Flags().Changed("from") || cmd.Flags().Changed("days") {
+					return invalidf("--year %d: give --year, or --from and --days, not both", year)
+				}
+				if year < 1 || year > 9999 {
+					return invalidf("--year %d: must be 1 to 9999", year)
+				}
+			}
 			if days < 1 || days > 36600 {
 				return invalidf("--days %d: must be 1 to 36600", days)
 			}
 			cal, err := a.loadCalendar(cmd, args[0])
 			if err != nil {
 				return err
+			}
+			if cmd.Flags().Changed("year") {
+				from = fmt.Sprintf("%04d-01-01", year)
+				days = time.Date(year, 12, 31, 12, 0, 0, 0, time.UTC).YearDay()
 			}
 			start, err := time.ParseInLocation("2006-01-02", from, cal.Location())
 			if err != nil {
@@ -212,6 +229,7 @@ func (a *app) calendarCheck() *cobra.Command {
 	}
 	cmd.Flags().StringVar(&from, "from", time.Now().Format("2006-01-02"), "first date (YYYY-MM-DD, in the calendar's zone)")
 	cmd.Flags().IntVar(&days, "days", 31, "how many days")
+	cmd.Flags().IntVar(&year, "year", 0, "the whole year Y instead of --from and --days")
 	return cmd
 }
 
@@ -242,7 +260,8 @@ func printNonWorkingDays(a *app, cal *calendar.Calendar, start time.Time, days i
 }
 
 // loadCalendar reads a calendar from a JSON file (a name ending in .json,
-// or -) or, by name, from the sched_calendars bucket.
+// or -), a shipped one (builtin:NAME, from the binary) or, by name, from
+// the sched_calendars bucket.
 func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, error) {
 	if ref == "-" || strings.HasSuffix(ref, ".json") || strings.ContainsRune(ref, os.PathSeparator) {
 		data, err := readInput(ref, cmd.InOrStdin())
@@ -250,6 +269,13 @@ func (a *app) loadCalendar(cmd *cobra.Command, ref string) (*calendar.Calendar, 
 			return nil, usageError{fmt.Errorf("calendar file %q: %w", ref, err)}
 		}
 		cal, err := calendar.Parse(data)
+		if err != nil {
+			return nil, usageError{fmt.Errorf("calendar %s: %w", ref, err)}
+		}
+		return cal, nil
+	}
+	if calendars.IsBuiltin(ref) {
+		cal, err := calendars.Parse(ref, nil)
 		if err != nil {
 			return nil, usageError{fmt.Errorf("calendar %s: %w", ref, err)}
 		}

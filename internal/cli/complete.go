@@ -69,6 +69,8 @@ func (a *app) addCompletions(root *cobra.Command) {
 			switch arg := secondWord(cmd.Use); {
 			case parent == "schedule" && arg == "ID":
 				cmd.ValidArgsFunction = a.firstArg(a.scheduleIDs)
+			case parent == "calendar" && (cmd.Name() == "put" || cmd.Name() == "rm"):
+				cmd.ValidArgsFunction = a.firstArg(a.storedCalendarNames) // the shipped ones are read-only
 			case parent == "calendar" && strings.HasPrefix(arg, "NAME"):
 				cmd.ValidArgsFunction = a.firstArg(a.calendarNames)
 			}
@@ -156,15 +158,28 @@ func (a *app) completionPage(ctx context.Context, prefix string) []admin.Schedul
 	return pg.Items
 }
 
-// calendarNames are the stored calendars' names that start with prefix.
+// calendarNames are the names of the stored and the shipped calendars
+// that start with prefix.
 func (a *app) calendarNames(ctx context.Context, prefix string) []string {
+	return a.calendarNamesOf(ctx, prefix, true)
+}
+
+// storedCalendarNames are the stored calendars' names that start with
+// prefix.
+func (a *app) storedCalendarNames(ctx context.Context, prefix string) []string {
+	return a.calendarNamesOf(ctx, prefix, false)
+}
+
+// calendarNamesOf lists the calendars' names that start with prefix, the
+// shipped ones (builtin:NAME) only with builtins.
+func (a *app) calendarNamesOf(ctx context.Context, prefix string, builtins bool) []string {
 	var pg admin.Page[admin.CalendarRow]
 	if err := a.call(ctx, "calendar.list", admin.CalendarListRequest{Limit: admin.MaxLimit}, &pg); err != nil {
 		return nil
 	}
 	var out []string
 	for _, c := range pg.Items {
-		if strings.HasPrefix(c.Name, prefix) {
+		if strings.HasPrefix(c.Name, prefix) && (builtins || !c.Builtin) {
 			out = append(out, c.Name)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jetsched/jetsched/calendars"
 )
 
 // completions runs cobra's __complete entry, as the shells' scripts do,
@@ -58,7 +60,9 @@ func TestCompletion(t *testing.T) {
 		{[]string{"schedule", "pause", ""}, []string{"heartbeat", "nightly-backup", "nightly-report"}},
 		{[]string{"schedule", "rm", "h"}, []string{"heartbeat"}},
 		{[]string{"schedule", "get", "heartbeat", ""}, nil}, // one argument only
-		{[]string{"calendar", "get", ""}, []string{"us"}},
+		{[]string{"calendar", "get", ""}, append([]string{"us"}, calendars.Names()...)},
+		{[]string{"calendar", "rm", ""}, []string{"us"}}, // the shipped ones are read-only
+		{[]string{"calendar", "check", "builtin:uk-"}, []string{"builtin:uk-england", "builtin:uk-scotland"}},
 		{[]string{"schedule", "add", "--calendar", "u"}, []string{"us"}},
 		{[]string{"schedule", "ls", "--workflow", ""}, []string{"backup", "ping", "report"}},
 		{[]string{"schedule", "add", "--workflow", "re"}, []string{"report"}},

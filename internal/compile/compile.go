@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jetsched/jetsched/calendars"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -62,6 +63,7 @@ func (f calendarField) String() string {
 type Interner struct {
 	Zones    cronx.Zones
 	defaults sync.Map // zone name -> *calendar.Calendar
+	builtins sync.Map // builtin:NAME -> *calendar.Calendar
 	crons    sync.Map // cronKey -> cronx.Schedule (see cron)
 }
 
@@ -210,6 +212,8 @@ func calendarOf(s kvstore.Spec, loc *time.Location, src CalendarSource, in *Inte
 	switch {
 	case s.Calendar != "" && len(s.CalendarInline) > 0:
 		return nil, fieldcheck.New("calendar", s.Calendar, "give calendar or calendar_inline, not both")
+	case calendars.IsBuiltin(s.Calendar):
+		return in.builtin(s.Calendar)
 	case s.Calendar != "":
 		if err := fieldcheck.Token("calendar", s.Calendar); err != nil {
 			return nil, err

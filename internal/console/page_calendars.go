@@ -94,7 +94,7 @@ type offDay struct {
 func (s *Server) calendarPage(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	d := calendarData{base: s.base(r, "Calendar "+name, "calendars", topicCalendars), Name: name, Loc: time.UTC}
-	if err := fieldcheck.Token("calendar", name); err != nil {
+	if err := fieldcheck.CalendarRef("calendar", name); err != nil {
 		d.Error = err.Error()
 		s.pages.render(w, http.StatusBadRequest, "calendar", d)
 		return

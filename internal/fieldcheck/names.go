@@ -98,3 +98,19 @@ func kvName(s, extra string) bool {
 	}
 	return true
 }
+
+// BuiltinPrefix starts the names of the calendars shipped in the binary
+// (package calendars): "builtin:uk-england".
+const BuiltinPrefix = "builtin:"
+
+// CalendarRef checks a calendar name to read: a stored calendar's (a
+// Token) or a shipped one's (BuiltinPrefix and a Token).
+func CalendarRef(field, s string) error {
+	if rest, ok := strings.CutPrefix(s, BuiltinPrefix); ok {
+		if err := Token(field, rest); err != nil {
+			return New(field, s, "want "+BuiltinPrefix+"NAME with NAME of letters, digits, '-', '_', '='")
+		}
+		return nil
+	}
+	return Token(field, s)
+}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/calendars"
 	"github.com/jetsched/jetsched/internal/compile"
-	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -27,7 +27,7 @@ type CalendarEntry struct {
 // PutCalendar validates a calendar's JSON form and stores it under name,
 // in canonical form. Nothing is written when it does not parse.
 func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (CalendarEntry, error) {
-	if err := fieldcheck.Token("calendar", name); err != nil {
+	if err := CheckStoredCalendarName(name); err != nil {
 		return CalendarEntry{}, err
 	}
 	cal, err := calendar.Parse(data)
@@ -51,7 +51,11 @@ func (s *Store) PutCalendar(ctx context.Context, name string, data []byte) (Cale
 }
 
 // GetCalendar reads and parses a calendar; ErrNotFound when there is none.
+// A shipped calendar (builtin:NAME) comes from the binary, with revision 0.
 func (s *Store) GetCalendar(ctx context.Context, name string) (CalendarEntry, error) {
+	if calendars.IsBuiltin(name) {
+		return builtinCalendar(name)
+	}
 	e, err := get(ctx, s.calendars, "calendar", name)
 	if err != nil {
 		return CalendarEntry{}, fmt.Errorf("kvstore: get calendar %q: %w", name, err)
@@ -84,6 +88,9 @@ func (s *Store) ListCalendars(ctx context.Context) ([]CalendarEntry, map[string]
 // DeleteCalendar removes a calendar. Unless force is set, a calendar that
 // a spec names is refused with ErrInUse (listing the schedules).
 func (s *Store) DeleteCalendar(ctx context.Context, name string, force bool) error {
+	if err := CheckStoredCalendarName(name); err != nil {
+		return err
+	}
 	if _, err := get(ctx, s.calendars, "calendar", name); err != nil {
 		return fmt.Errorf("kvstore: delete calendar %q: %w", name, err)
 	}

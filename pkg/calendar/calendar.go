@@ -91,6 +91,10 @@ func ParseZones(data []byte, zones *cronx.Zones) (*Calendar, error) {
 			if c.rules, err = parseRules(m.val, "holidays"); err != nil {
 				return nil, err
 			}
+		case "about":
+			if err := checkAbout(m.val, "about"); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fieldError(m.key, "", "unknown field")
 		}

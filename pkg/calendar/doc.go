@@ -69,6 +69,11 @@
 // "years": [from, to] limits a rule to those years. docs/calendar.md has
 // an example of each.
 //
+// A top-level "about" object may describe the calendar: "title",
+// "sources", "checked" ([from, to] years) and "differences" (objects of
+// "dates", "against" and "reason"). Parse checks its shape but it has no
+// meaning: it is not in the canonical form nor in the fingerprint.
+//
 // [Calendar.MarshalJSON] writes the canonical form (hours when the calendar
 // has its own, a weekend written as its hours, intervals merged and
 // sorted, days grouped into ranges, dates sorted), and

@@ -57,7 +57,7 @@ func ValidateTimer(key string, t Timer) error {
 		return err
 	}
 	if t.Calendar != "" {
-		if err := fieldcheck.Token("calendar", t.Calendar); err != nil {
+		if err := fieldcheck.CalendarRef("calendar", t.Calendar); err != nil {
 			return err
 		}
 	}
