@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -76,6 +77,10 @@ type Engine struct {
 	ready lifecycle.Ready
 	// loading is how far the run's index load has come (watchLoad).
 	loading loadProgress
+	// shed counts the slots recorded missed (shedCounter, the engine's
+	// Observer), backlogObs takes the due backlog (backlog.go).
+	shed       atomic.Int64
+	backlogObs BacklogObserver
 }
 
 // New validates cfg and returns a stopped engine.
@@ -93,6 +98,8 @@ func New(cfg Config) (*Engine, error) {
 		tracer:  tracing.Tracer(cfg.TracerProvider),
 		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
+	e.backlogObs = backlogObserver(cfg.Observer)
+	e.cfg.Observer = shedCounter{Observer: cfg.Observer, shed: &e.shed}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.readCaps = cfg.StateInterval > 0 || cfg.EndedLists
 	// (Ended lists are turned into records before a hand-back whatever

@@ -68,6 +68,8 @@ type loop struct {
 	ended endedIndex
 	// stopping: the loop is writing what is left before it stops.
 	stopping bool
+	// backlog is the due work waiting for the workers (backlog.go).
+	backlog backlog
 }
 
 // inputs are the channels the loop reads besides its pool's: the
@@ -345,7 +347,7 @@ func (l *loop) dispatch() {
 			l.index.Remove(en) // on its shard's next window
 			continue
 		}
-		if l.work.full() {
+		if l.work.full() || l.e.test.dispatchHeld() {
 			break
 		}
 		l.index.Remove(en)
@@ -356,12 +358,17 @@ func (l *loop) dispatch() {
 	}
 	l.win.ready(now)
 	l.sweepLists(now)
+	l.checkBacklog(now)
 }
 
 func (l *loop) resetTimer() {
 	l.timer.Stop()
 	if l.work.full() {
 		return // a result or a watch event wakes the loop
+	}
+	if l.e.test.dispatchHeld() {
+		l.timer.Reset(heldPoll) // a test's hold: look again soon
+		return
 	}
 	_, due, ok := l.index.Peek()
 	if wake := l.win.wake(); !wake.IsZero() && (!ok || wake.Before(due)) {
