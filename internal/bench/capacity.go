@@ -109,7 +109,7 @@ func capacity(rs []Result) []Capacity {
 // writeCapacity prints the report's capacities and its co-tenant.
 func (rep *Report) writeCapacity(w io.Writer) error {
 	if c := rep.Contention; c != nil {
-		fmt.Fprintf(w, "\nco-tenant: %v cores (%s), ran %.0f s", c.Cores, c.Mode, c.ActiveSec)
+		fmt.Fprintf(w, "\nco-tenant: %s (%s), ran %.0f s", coresText(c.Cores), c.Mode, c.ActiveSec)
 		if c.CPUSec > 0 {
 			fmt.Fprintf(w, ", used %.0f CPU s (not in the CPU figures)", c.CPUSec)
 		} else if c.Mode == "in-process" {
@@ -140,7 +140,7 @@ func (rep *Report) writeCapacity(w io.Writer) error {
 		}
 		cores := "none"
 		if c.ContendCores > 0 {
-			cores = strconv.FormatFloat(c.ContendCores, 'f', -1, 64) + " cores"
+			cores = coresText(c.ContendCores)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", c.System, cores, held, strings.Join(steps, ", "))
 	}

@@ -84,5 +84,14 @@ func coTenant(cores float64) string {
 	if cores == 0 {
 		return ""
 	}
-	return ", co-tenant " + strconv.FormatFloat(cores, 'f', -1, 64) + " cores"
+	return ", co-tenant " + coresText(cores)
+}
+
+// coresText is "1 core", "0.5 cores", "2 cores".
+func coresText(cores float64) string {
+	unit := " cores"
+	if cores == 1 {
+		unit = " core"
+	}
+	return strconv.FormatFloat(cores, 'f', -1, 64) + unit
 }
