@@ -53,14 +53,28 @@ type backlog struct {
 	reported bool
 }
 
-// checkBacklog, after a dispatch, measures what is left due in the index
-// and starts or ends an overload episode.
+// checkBacklog, after a dispatch, measures the due work left waiting
+// (in the index, and queued for a shard's next window) and starts or
+// ends an overload episode. It counts when a backlog first shows at the
+// index's head, and then at most every backlogEvery (resetTimer wakes the
+// loop for it while one is reported): a dispatch in between costs a peek.
 func (l *loop) checkBacklog(now time.Time) {
 	b := &l.backlog
 	_, due, ok := l.index.Peek()
-	if !ok || due.After(now) {
+	headDue := ok && !due.After(now)
+	if now.Sub(b.counted) < backlogEvery && (b.reported || !headDue) {
+		return
+	}
+	b.counted = now
+	n, oldest := 0, time.Duration(0)
+	if headDue {
+		n, oldest = l.index.CountDue(now), now.Sub(due)
+	}
+	pn, pOldest := l.win.pendingSince(now)
+	n, oldest = n+pn, max(oldest, pOldest)
+	if n == 0 {
 		if b.reported {
-			b.reported, b.n = false, 0
+			b.reported = false
 			l.e.backlogTo().DueBacklog(0, 0)
 		}
 		if !b.since.IsZero() {
@@ -68,24 +82,46 @@ func (l *loop) checkBacklog(now time.Time) {
 		}
 		return
 	}
-	oldest := now.Sub(due)
-	if now.Sub(b.counted) >= backlogEvery || !b.reported {
-		b.counted, b.n, b.reported = now, l.index.CountDue(now), true
-		l.e.backlogTo().DueBacklog(b.n, oldest)
-	}
+	b.reported = true
+	l.e.backlogTo().DueBacklog(n, oldest)
 	if !b.since.IsZero() {
-		b.peak, b.latest = max(b.peak, b.n), max(b.latest, oldest)
+		b.peak, b.latest = max(b.peak, n), max(b.latest, oldest)
 		return
 	}
 	if oldest < overloadAfter {
 		return
 	}
-	b.since, b.peak, b.latest, b.shedFrom = now, b.n, oldest, l.e.shed.Load()
+	b.since, b.peak, b.latest, b.shedFrom = now, n, oldest, l.e.shed.Load()
 	l.e.log.Warn("overloaded: due work waits for the workers; slots past their misfire threshold are recorded missed",
-		"waiting", b.n, "oldest_late", oldest.Round(time.Millisecond), "workers", l.e.cfg.Workers)
+		"waiting", n, "oldest_late", oldest.Round(time.Millisecond), "workers", l.e.cfg.Workers)
 	l.e.event(kvstore.Event{Kind: kvstore.EventOverloaded, Instance: l.e.cfg.Instance, Owner: l.e.cfg.Instance, At: now.UTC(),
-		Count:  uint64(b.n),
-		Reason: fmt.Sprintf("%d schedules due and waiting for a worker, the oldest %s late", b.n, oldest.Round(time.Millisecond))})
+		Count:  uint64(n),
+		Reason: fmt.Sprintf("%d schedules due and waiting for a worker, the oldest %s late", n, oldest.Round(time.Millisecond))})
+}
+
+// backlogWake is when the loop must look again for the backlog's sake:
+// while one is reported, when it is next counted (zero: never).
+func (l *loop) backlogWake() time.Time {
+	if !l.backlog.reported {
+		return time.Time{}
+	}
+	return l.backlog.counted.Add(backlogEvery)
+}
+
+// pendingSince is how many due schedules wait for their shard's next
+// window, and how late the oldest of them is.
+func (b *batcher) pendingSince(now time.Time) (int, time.Duration) {
+	n, oldest := 0, time.Duration(0)
+	at := dueNanos(now)
+	for _, q := range b.pend {
+		n += len(q)
+		for _, p := range q {
+			if p.en.due < at {
+				oldest = max(oldest, time.Duration(at-p.en.due))
+			}
+		}
+	}
+	return n, oldest
 }
 
 // caughtUp ends the overload episode: none waits any more.

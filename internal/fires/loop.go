@@ -371,8 +371,10 @@ func (l *loop) resetTimer() {
 		return
 	}
 	_, due, ok := l.index.Peek()
-	if wake := l.win.wake(); !wake.IsZero() && (!ok || wake.Before(due)) {
-		due, ok = wake, true
+	for _, wake := range [...]time.Time{l.win.wake(), l.backlogWake()} {
+		if !wake.IsZero() && (!ok || wake.Before(due)) {
+			due, ok = wake, true
+		}
 	}
 	if sw := l.ended.sweepAt; len(l.ended.lists) > 0 && (!ok || sw.Before(due)) {
 		due, ok = sw, true
