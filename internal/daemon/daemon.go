@@ -268,17 +268,20 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.undeliv, err = undelivered.New(uc); err != nil {
 		return err
 	}
-	if err := d.undeliv.Start(ctx); err != nil {
+	if err := startwait.Step(ctx, log, "the undeliverable advisories' subscription", 0, d.undeliv.Start); err != nil {
 		return err
 	}
 	// A clock off from the servers' fires slots early or late: say so.
 	if d.skew, err = skew.New(skew.Config{Leases: d.store.Leases(), Instance: d.engine.Instance(), Run: d.engine.LeaseRun(), Logger: log}); err != nil {
 		return err
 	}
-	if err := d.skew.Start(ctx); err != nil {
+	if err := startwait.Step(ctx, log, "the clock check", 0, d.skew.Start); err != nil {
 		return err
 	}
-	if d.api, err = adminapi.Start(ctx, adminapi.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets}); err != nil {
+	if err := startwait.Step(ctx, log, "the admin API", 0, func(ctx context.Context) (err error) {
+		d.api, err = adminapi.Start(ctx, adminapi.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets})
+		return err
+	}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {
