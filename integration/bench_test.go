@@ -155,3 +155,42 @@ func alive(pid string) bool {
 	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(f) > 0 && f[0] != "Z"
 }
+
+// TestBenchContendRunsACoTenantProcess runs `scheduler bench --contend` from
+// the built binary: its co-tenant is a `scheduler bench --burn` child
+// process, whose CPU is reported apart from the rows' (and is not zero),
+// and which is gone when the bench ends.
+func TestBenchContendRunsACoTenantProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: steady quiet and contended, ~20 s (./test.sh and CI run it)")
+	}
+	bin := schedulerBinary(t)
+	out, err := exec.Command(bin, "bench", "--scenario", "steady", "--steady", "100", "--duration", "1s",
+		"--baseline-pairs", "1000", "--contend", "0.5", "--json").Output()
+	if err != nil {
+		t.Fatalf("bench: %v\n%s", err, out)
+	}
+	var rep struct {
+		Contention struct {
+			Cores  float64 `json:"cores"`
+			Mode   string  `json:"mode"`
+			CPUSec float64 `json:"cpu_sec"`
+		} `json:"contention"`
+		Capacity []struct {
+			System       string  `json:"system"`
+			ContendCores float64 `json:"contend_cores"`
+		} `json:"capacity"`
+	}
+	if err := json.Unmarshal(out, &rep); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, out)
+	}
+	if c := rep.Contention; c.Cores != 0.5 || c.Mode != "process" || c.CPUSec <= 0 {
+		t.Errorf("contention %+v: want 0.5 cores in a process that used some CPU\n%s", c, out)
+	}
+	if len(rep.Capacity) != 2 || rep.Capacity[1].ContendCores != 0.5 {
+		t.Errorf("capacity %+v: want jetsched quiet and contended", rep.Capacity)
+	}
+	if n, _ := exec.Command("pgrep", "-f", "^"+regexp.QuoteMeta(bin)+" bench --burn").Output(); len(n) > 0 {
+		t.Fatalf("co-tenant processes left running: %s", n)
+	}
+}

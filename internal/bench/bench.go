@@ -115,6 +115,15 @@ type Config struct {
 	// that a comparison with the server's own schedules is made several
 	// times in one run and its spread shows (Report.Versus). Default 1.
 	Rounds int
+	// Contend, when above 0, runs every round twice: quiet, then with a
+	// co-tenant burning this many cores (fractions allowed) while the
+	// contended rows are measured (see Burn; a `scheduler bench --burn`
+	// child process when Binary is set, else goroutines in this
+	// process). Steady and @every rows have the co-tenant during their
+	// measured seconds and report how soon they are back on time after it
+	// stops; other scenarios have it throughout. The report gives the
+	// capacity with and without it (Report.Capacity).
+	Contend float64
 	// LogDir, when set, keeps logs the bench otherwise discards: the
 	// embedded server's notices, warnings and errors in
 	// LogDir/nats-server.log (a slow consumer it closes is a notice), and
@@ -187,6 +196,9 @@ func (c Config) Validate() error {
 	if c.Rounds < 0 {
 		return fmt.Errorf("bench: rounds %d: must not be negative", c.Rounds)
 	}
+	if !(c.Contend >= 0 && c.Contend <= MaxContend) {
+		return fmt.Errorf("bench: contend %v: must be a number of cores from 0 to %d (fractions allowed)", c.Contend, MaxContend)
+	}
 	return nil
 }
 
@@ -209,6 +221,13 @@ type Report struct {
 	// Versus sets each row beside the row of the server's own schedules
 	// it is measured against in the same round (see versus).
 	Versus []Versus `json:"versus,omitempty"`
+	// Contention is the co-tenant of a run with Config.Contend (nil:
+	// none).
+	Contention *Contention `json:"contention,omitempty"`
+	// Capacity is, for jetsched and for the server's own @every
+	// schedules, with and without the co-tenant, the largest steady rate
+	// measured that held (see capacity).
+	Capacity []Capacity `json:"capacity,omitempty"`
 }
 
 // Result is one measured row. Zero fields were not measured by that
@@ -218,6 +237,15 @@ type Result struct {
 	// Round is the round the row was measured in (Config.Rounds; 0 when
 	// there was one).
 	Round int `json:"round,omitempty"`
+	// ContendCores is the co-tenant's cores while the row was measured
+	// (Config.Contend; 0: quiet).
+	ContendCores float64 `json:"contend_cores,omitempty"`
+	// AfterMsBySecond is, for a contended steady or @every row, the
+	// greatest lateness of the slots scheduled in each second after the
+	// co-tenant stopped, and BackOnTime when they stayed under 50 ms from
+	// ("N s" after it stopped, or "never" within those seconds).
+	AfterMsBySecond []float64 `json:"after_ms_by_second,omitempty"`
+	BackOnTime      string    `json:"back_on_time,omitempty"`
 	// Peer names what the row is compared on, the same for jetsched's row
 	// and the server's own schedules' row: "herd <n>" (all due in the
 	// same second, @at) or "steady <n>" (n schedules each every second,
@@ -290,25 +318,57 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		"steady": r.steady, "herd": r.herd, "native": r.native, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
 		"restart": r.restart,
 	}
+	passes := []*contender{nil}
+	if cfg.Contend > 0 {
+		c := newContender(cfg.Contend, cfg.Binary)
+		r.rep.Contention = c.rep
+		passes = append(passes, c)
+	}
 	for round := 1; round <= cfg.Rounds; round++ {
-		for _, name := range Scenarios[1:] {
-			if !slices.Contains(cfg.Only, name) {
-				continue
+		for _, c := range passes {
+			r.cont = c
+			if err := r.round(ctx, round, steps); err != nil {
+				return r.rep, err
 			}
-			res, err := steps[name](ctx)
-			if err != nil {
-				return r.rep, fmt.Errorf("bench: %s: %w", name, err)
-			}
-			for i := range res {
-				if cfg.Rounds > 1 {
-					res[i].Round = round
-				}
-			}
-			r.add(res...)
 		}
 	}
+	r.cont = nil
 	r.rep.Versus = versus(r.rep.Results)
+	r.rep.Capacity = capacity(r.rep.Results)
 	return r.rep, nil
+}
+
+// round runs the configured scenarios once, contended when r.cont is set:
+// steady and native start and stop the co-tenant themselves (around their
+// measured seconds), the others have it throughout.
+func (r *runner) round(ctx context.Context, round int, steps map[string]func(context.Context) ([]Result, error)) error {
+	for _, name := range Scenarios[1:] {
+		if !slices.Contains(r.cfg.Only, name) {
+			continue
+		}
+		step := func() ([]Result, error) { return steps[name](ctx) }
+		var res []Result
+		var err error
+		if name == "steady" || name == "native" {
+			res, err = step()
+		} else {
+			res, err = during(r.cont, step)
+		}
+		if err != nil {
+			return fmt.Errorf("bench: %s: %w", name, err)
+		}
+		for i := range res {
+			if r.cfg.Rounds > 1 {
+				res[i].Round = round
+			}
+			if r.cont != nil {
+				res[i].ContendCores = r.cont.rep.Cores
+				res[i].Label += coTenant(r.cont.rep.Cores)
+			}
+		}
+		r.add(res...)
+	}
+	return nil
 }
 
 // runner holds the NATS system a run uses.
@@ -322,6 +382,8 @@ type runner struct {
 	nc  *nats.Conn
 	js  jetstream.JetStream
 	seq int
+	// cont is the co-tenant of the pass being run (nil: a quiet pass).
+	cont *contender
 }
 
 func (r *runner) add(res ...Result) {

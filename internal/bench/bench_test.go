@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -113,6 +114,9 @@ func TestConfigValidate(t *testing.T) {
 		{Config{Duration: -time.Second}, "duration -1s"},
 		{Config{Workers: -2}, "workers -2"},
 		{Config{Rounds: -1}, "rounds -1"},
+		{Config{Contend: -0.5}, "contend -0.5: must be a number of cores"},
+		{Config{Contend: math.NaN()}, "contend NaN"},
+		{Config{Contend: 2000}, "contend 2000"},
 		{Config{LogDir: "/nonexistent/jetsched-logs"}, `log dir "/nonexistent/jetsched-logs": must be an existing directory`},
 	}
 	for _, tt := range tests {

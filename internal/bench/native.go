@@ -29,7 +29,9 @@ const (
 func (r *runner) native(ctx context.Context) ([]Result, error) {
 	var out []Result
 	if n := r.cfg.Herd; n > 0 {
-		res, err := r.nativeRun(ctx, "herd", n, func(due time.Time, i int) time.Time { return due })
+		res, err := during(r.cont, func() (Result, error) {
+			return r.nativeRun(ctx, "herd", n, func(due time.Time, i int) time.Time { return due })
+		})
 		if err != nil {
 			return out, err
 		}
@@ -40,8 +42,10 @@ func (r *runner) native(ctx context.Context) ([]Result, error) {
 	if d := r.cfg.Duration; d > 0 {
 		n := int(d.Seconds() * 100)
 		// 100 due at each whole second: @at has whole seconds only.
-		res, err := r.nativeRun(ctx, "steady", n, func(start time.Time, i int) time.Time {
-			return start.Add(time.Duration(i/100) * time.Second)
+		res, err := during(r.cont, func() (Result, error) {
+			return r.nativeRun(ctx, "steady", n, func(start time.Time, i int) time.Time {
+				return start.Add(time.Duration(i/100) * time.Second)
+			})
 		})
 		if err != nil {
 			return out, err
@@ -90,11 +94,17 @@ func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Resul
 	}
 	from := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second) // every schedule runs by then
 	to := from.Add(d)
-	rc, err := r.receive(ctx, name, []string{target}, nativeEverySlot, from, to)
+	// Contended: the co-tenant from here to the end of the measured
+	// seconds, then on to see the server's schedules back on time.
+	rc, err := r.receiveAfter(ctx, name, []string{target}, nativeEverySlot, from, to, r.afterContention(r.cont))
 	if err != nil {
 		return res, err
 	}
 	defer rc.stop()
+	if err := r.cont.start(); err != nil {
+		return res, err
+	}
+	defer r.cont.stop()
 	if err := sleepUntil(ctx, from); err != nil {
 		return res, err
 	}
@@ -103,11 +113,13 @@ func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Resul
 		return res, err
 	}
 	cpu := cpuSeconds() - cpu0
+	r.cont.stop()
 	// The fires due before `to` arrive a little later.
 	rc.waitFor(ctx, to.Add(5*time.Second), func(rc *receiver) bool { return rc.inWin >= res.Count }, func(*receiver) {})
 	rc.mu.Lock()
 	got := rc.inWin
 	rc.mu.Unlock()
+	rc.waitAfter(ctx, n)
 	res.Gaps = max(res.Count-got, 0)
 	res.Seconds = d.Seconds()
 	res.PerSec = float64(got) / d.Seconds()

@@ -25,15 +25,21 @@ type receiver struct {
 	// worst is the greatest lateness of the slots scheduled in each
 	// whole second of [from, to), by its offset from from.
 	worst []time.Duration
-	from  time.Time
-	to    time.Time
-	inWin int
-	dups  int
-	bad   int
-	first time.Time
-	last  time.Time
-	n     int
-	tick  chan struct{}
+	// after is the same for each whole second of [to, end): the seconds
+	// after a contended row's co-tenant stopped (receiveAfter); inAfter
+	// counts their slots.
+	after   []time.Duration
+	end     time.Time
+	inAfter int
+	from    time.Time
+	to      time.Time
+	inWin   int
+	dups    int
+	bad     int
+	first   time.Time
+	last    time.Time
+	n       int
+	tick    chan struct{}
 }
 
 // slotOf reads a message's slot id and scheduled time.
@@ -58,12 +64,19 @@ func (s *scenario) receive(ctx context.Context, stream string, parse slotOf, fro
 // receive consumes stream (only the subjects filter, when given) from its
 // start, as scenario.receive.
 func (r *runner) receive(ctx context.Context, stream string, filter []string, parse slotOf, from, to time.Time) (*receiver, error) {
+	return r.receiveAfter(ctx, stream, filter, parse, from, to, 0)
+}
+
+// receiveAfter is receive that also keeps the worst lateness by second of
+// the slots scheduled in the after seconds from to (receiver.after).
+func (r *runner) receiveAfter(ctx context.Context, stream string, filter []string, parse slotOf, from, to time.Time, after time.Duration) (*receiver, error) {
 	cons, err := r.js.OrderedConsumer(ctx, stream, jetstream.OrderedConsumerConfig{FilterSubjects: filter})
 	if err != nil {
 		return nil, fmt.Errorf("consumer on %s: %w", stream, err)
 	}
-	rc := &receiver{slots: map[string]time.Time{}, from: from, to: to, tick: make(chan struct{}, 1)}
-	rc.worst = make([]time.Duration, int((to.Sub(from)+time.Second-1)/time.Second))
+	rc := &receiver{slots: map[string]time.Time{}, from: from, to: to, end: to.Add(after), tick: make(chan struct{}, 1)}
+	rc.worst = make([]time.Duration, wholeSeconds(to.Sub(from)))
+	rc.after = make([]time.Duration, wholeSeconds(after))
 	rc.cc, err = cons.Consume(func(m jetstream.Msg) {
 		now := time.Now()
 		id, at, err := parse(m)
@@ -90,6 +103,11 @@ func (r *runner) receive(ctx context.Context, stream string, filter []string, pa
 			if sec := int(at.Sub(rc.from) / time.Second); sec < len(rc.worst) {
 				rc.worst[sec] = max(rc.worst[sec], late)
 			}
+		} else if !at.Before(rc.to) && at.Before(rc.end) {
+			rc.inAfter++
+			if sec := int(at.Sub(rc.to) / time.Second); sec < len(rc.after) {
+				rc.after[sec] = max(rc.after[sec], now.Sub(at))
+			}
 		}
 		select {
 		case rc.tick <- struct{}{}:
@@ -103,6 +121,9 @@ func (r *runner) receive(ctx context.Context, stream string, filter []string, pa
 }
 
 func (rc *receiver) stop() { rc.cc.Stop() }
+
+// wholeSeconds is d in seconds, a part second counting as one.
+func wholeSeconds(d time.Duration) int { return int((d + time.Second - 1) / time.Second) }
 
 // waitFor waits until cond holds (checked on every message and every
 // 100 ms) or the deadline passes; it reports whether cond held.
@@ -142,6 +163,13 @@ func (rc *receiver) latency(res *Result) {
 		for i, d := range rc.worst {
 			res.MaxMsBySecond[i] = ms(d)
 		}
+	}
+	if len(rc.after) > 0 {
+		res.AfterMsBySecond = make([]float64, len(rc.after))
+		for i, d := range rc.after {
+			res.AfterMsBySecond[i] = ms(d)
+		}
+		res.BackOnTime = onTimeAgain(res.AfterMsBySecond, onTimeMs)
 	}
 }
 

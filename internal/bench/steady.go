@@ -87,11 +87,22 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, p
 	// measure whole seconds.
 	from := time.Now().Add(3 * time.Second).Truncate(time.Second).Add(time.Second)
 	to := from.Add(r.cfg.Duration.Truncate(time.Second))
-	rc, err := s.receive(ctx, s.layout.FiresStream, fireSlot, from, to)
+	// A contended steady row has the co-tenant from here to the end of
+	// its measured seconds, then goes on to see it back on time.
+	var cont *contender
+	if name == "steady" {
+		cont = s.r.cont
+	}
+	after := s.r.afterContention(cont)
+	rc, err := s.r.receiveAfter(ctx, s.layout.FiresStream, nil, fireSlot, from, to, after)
 	if err != nil {
 		return res, err
 	}
 	defer rc.stop()
+	if err := cont.start(); err != nil {
+		return res, err
+	}
+	defer cont.stop()
 	if err := sleepUntil(ctx, from); err != nil {
 		return res, err
 	}
@@ -107,12 +118,14 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, p
 	n1 := rc.n
 	rc.mu.Unlock()
 	cpu1 := membersCPU(ms)
+	cont.stop()
 	secs := to.Sub(from).Seconds()
 	want := n * int(secs)
 	// Stragglers: a slot whose claim was left by an instance that stalled
 	// (a loaded machine) is taken over when the claim expires (30 s by
 	// default), so wait that long before calling a slot a gap.
 	rc.waitFor(ctx, time.Now().Add(45*time.Second), func(rc *receiver) bool { return rc.inWin >= want }, nil)
+	rc.waitAfter(ctx, n)
 	r.progressDone()
 	res.PerSec = float64(n1-n0) / secs
 	res.Seconds = secs
@@ -124,6 +137,26 @@ func (r *runner) steadyRun(ctx context.Context, name string, n, instances int, p
 	res.Gaps = want - rc.inWin
 	rc.mu.Unlock()
 	return res, nil
+}
+
+// afterContention is how long a row contended by cont goes on after the
+// co-tenant stops, to see it back on time: twice the measured time, at
+// most 10 s (0 for a quiet row).
+func (r *runner) afterContention(cont *contender) time.Duration {
+	if cont == nil {
+		return 0
+	}
+	return min(2*r.cfg.Duration.Truncate(time.Second), 10*time.Second)
+}
+
+// waitAfter waits until the slots of the seconds after the co-tenant
+// stopped (perSec each second) are received, or 5 s past them.
+func (rc *receiver) waitAfter(ctx context.Context, perSec int) {
+	if len(rc.after) == 0 {
+		return
+	}
+	want := perSec * len(rc.after)
+	rc.waitFor(ctx, rc.end.Add(5*time.Second), func(rc *receiver) bool { return rc.inAfter >= want }, nil)
 }
 
 func sleepUntil(ctx context.Context, t time.Time) error {

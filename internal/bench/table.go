@@ -22,6 +22,9 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintln(tw, "SCENARIO\tWHAT\tINST\tPER SEC\tx BASE\tP50 ms\tP99 ms\tMAX ms\tCPU s/1k\tSECONDS\tDUP\tGAPS\tOTHER\t")
 	for _, x := range rep.Results {
 		other := x.Note
+		if x.BackOnTime != "" {
+			other = join(other, fmt.Sprintf("back on time (each second's worst under %d ms) %s after the co-tenant stopped", onTimeMs, x.BackOnTime))
+		}
 		if x.RSSMiB > 0 {
 			other = fmt.Sprintf("first due fire %.2fs, all due fired %.2fs, RSS %.0f MiB, idle CPU %.2f cores; %s", x.FirstFireSec, x.AllDueSec, x.RSSMiB, x.IdleCPU, x.Note)
 		}
@@ -32,7 +35,10 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	return rep.writeVersus(w)
+	if err := rep.writeVersus(w); err != nil {
+		return err
+	}
+	return rep.writeCapacity(w)
 }
 
 // writeVersus prints jetsched's rows beside the server's own schedules'
@@ -46,7 +52,7 @@ func (rep *Report) writeVersus(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "ROUND\tPEER\tRATE\tCPU s/1k\tP99 ms\tSERVER P99 ms\t")
 	row := func(round string, v Versus) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", round, v.Peer, times(v.Rate), times(v.CPU), num(v.P99Ms, 2), num(v.PeerP99Ms, 2))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t\n", round, v.Peer+coTenant(v.ContendCores), times(v.Rate), times(v.CPU), num(v.P99Ms, 2), num(v.PeerP99Ms, 2))
 	}
 	for _, v := range rep.Versus {
 		row(num(float64(v.Round), 0), v)
@@ -71,4 +77,21 @@ func num(v float64, prec int) string {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', prec, 64)
+}
+
+// coTenant is ", co-tenant N cores" for a contended row, else "".
+func coTenant(cores float64) string {
+	if cores == 0 {
+		return ""
+	}
+	return ", co-tenant " + coresText(cores)
+}
+
+// coresText is "1 core", "0.5 cores", "2 cores".
+func coresText(cores float64) string {
+	unit := " cores"
+	if cores == 1 {
+		unit = " core"
+	}
+	return strconv.FormatFloat(cores, 'f', -1, 64) + unit
 }

@@ -15,6 +15,9 @@ type Versus struct {
 	Round int `json:"round,omitempty"`
 	// Peer is the rows' Result.Peer ("herd 100000", "steady 10000").
 	Peer string `json:"peer"`
+	// ContendCores is the co-tenant's cores while both rows were measured
+	// (0: quiet); rows pair only with rows of the same.
+	ContendCores float64 `json:"contend_cores,omitempty"`
 	// Rate is jetsched's rate over the server's: above 1, faster (the
 	// herd's drain; a steady run holds its count either way).
 	Rate float64 `json:"rate_ratio,omitempty"`
@@ -39,11 +42,12 @@ func versus(rs []Result) []Versus {
 	type key struct {
 		round int
 		peer  string
+		cores float64
 	}
 	theirs := map[key]Result{}
 	for _, x := range rs {
 		if x.Scenario == "native" && x.Peer != "" {
-			theirs[key{x.Round, x.Peer}] = x
+			theirs[key{x.Round, x.Peer, x.ContendCores}] = x
 		}
 	}
 	var out []Versus
@@ -51,11 +55,11 @@ func versus(rs []Result) []Versus {
 		if x.Scenario == "native" || x.Peer == "" {
 			continue
 		}
-		y, ok := theirs[key{x.Round, x.Peer}]
+		y, ok := theirs[key{x.Round, x.Peer, x.ContendCores}]
 		if !ok {
 			continue
 		}
-		v := Versus{Round: x.Round, Peer: x.Peer, P99Ms: x.P99Ms, PeerP99Ms: y.P99Ms}
+		v := Versus{Round: x.Round, Peer: x.Peer, ContendCores: x.ContendCores, P99Ms: x.P99Ms, PeerP99Ms: y.P99Ms}
 		if y.PerSec > 0 {
 			v.Rate = x.PerSec / y.PerSec
 		}
@@ -68,16 +72,21 @@ func versus(rs []Result) []Versus {
 }
 
 // Medians is the median of each peer's comparisons over the rounds (each
-// field on its own), in the order the peers first come; a peer measured in
-// one round only has none.
+// field on its own; quiet and contended apart), in the order the peers
+// first come; a peer measured in one round only has none.
 func Medians(vs []Versus) []Versus {
-	var peers []string
-	by := map[string][]Versus{}
+	type key struct {
+		peer  string
+		cores float64
+	}
+	var peers []key
+	by := map[key][]Versus{}
 	for _, v := range vs {
-		if _, ok := by[v.Peer]; !ok {
-			peers = append(peers, v.Peer)
+		k := key{v.Peer, v.ContendCores}
+		if _, ok := by[k]; !ok {
+			peers = append(peers, k)
 		}
-		by[v.Peer] = append(by[v.Peer], v)
+		by[k] = append(by[k], v)
 	}
 	var out []Versus
 	for _, p := range peers {
@@ -91,7 +100,7 @@ func Medians(vs []Versus) []Versus {
 			}
 			return median(xs)
 		}
-		out = append(out, Versus{Peer: p,
+		out = append(out, Versus{Peer: p.peer, ContendCores: p.cores,
 			Rate:      field(func(v Versus) float64 { return v.Rate }),
 			CPU:       field(func(v Versus) float64 { return v.CPU }),
 			P99Ms:     field(func(v Versus) float64 { return v.P99Ms }),

@@ -20,6 +20,7 @@ import (
 func (a *app) benchCommand() *cobra.Command {
 	var (
 		cfg         bench.Config
+		burn        float64
 		out         string
 		profile     string
 		memoryLimit string
@@ -48,6 +49,10 @@ deleted afterwards, so --nats-url never touches the sched_* records.
 With --audit, each steady count runs a second time with the audit duties
 on (dispatch digests with their ledger checks, the external-change watch,
 anchored checkpoints), on the scenario's own trail.
+With --contend N, every round runs twice, the second time beside a
+co-tenant process burning N cores: each steady rate quiet and contended,
+how soon it is back on time once the co-tenant stops, and the capacity
+(the largest steady rate held at p99 under 50 ms) both ways.
 Lateness is worker receipt minus scheduled time. Every throughput is also
 given as a ratio to the baseline pair rate measured in the same run. With
 the embedded server, CPU and RSS include the server and the measuring
@@ -55,6 +60,9 @@ worker (one process); the fleet's and the restart's CPU add their
 scheduler processes.`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("burn") {
+				return runBurn(cmd, burn)
+			}
 			if err := a.conn.Validate(); err != nil {
 				return usageError{err}
 			}
@@ -133,9 +141,22 @@ scheduler processes.`,
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write the scale scenario's scheduler's heap profile to this file when it measures RSS")
 	fl.StringVar(&cfg.LogDir, "log-dir", "", "keep the logs the bench discards in this existing directory: the embedded server's notices and warnings (nats-server.log) and each 'scheduler run' process's log at info level (<scenario>-<instance>.log)")
 	fl.BoolVar(&cfg.ScaleInProcess, "scale-in-process", false, "run the scale scenario's scheduler in the bench process instead of a 'scheduler run' process (to profile it with --cpuprofile; RSS is then the whole process's)")
+	fl.Float64Var(&cfg.Contend, "contend", 0, "also run every round beside a co-tenant process burning this many cores (fractions allowed, e.g. 0.5): the report gives each steady rate quiet and contended, how soon it is back on time, and the capacity both ways")
+	fl.Float64Var(&burn, "burn", 0, "be the co-tenant of --contend: burn this many cores until stopped")
+	_ = fl.MarkHidden("burn")
 	fl.BoolVar(&a.jsonOut, "json", false, "print the report as JSON instead of the table")
 	fl.StringVar(&out, "out", "", "also write the report as JSON to this file")
 	return cmd
+}
+
+// runBurn is `bench --burn N`: the co-tenant process of --contend, burning
+// N cores until its context ends (a signal) or it is killed.
+func runBurn(cmd *cobra.Command, cores float64) error {
+	if !(cores > 0 && cores <= bench.MaxContend) {
+		return usageError{fmt.Errorf("--burn %v: must be a number of cores above 0 and at most %d", cores, bench.MaxContend)}
+	}
+	bench.Burn(cmd.Context(), cores)
+	return nil
 }
 
 func writeBench(a *app, rep *bench.Report, out string) error {

@@ -29,6 +29,7 @@ import (
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
 	"github.com/jetsched/jetsched/internal/skew"
+	"github.com/jetsched/jetsched/internal/startwait"
 	"github.com/jetsched/jetsched/internal/timers"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/internal/undelivered"
@@ -183,19 +184,30 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.js, err = natsconn.JetStream(d.nc, cfg.Conn); err != nil {
 		return err
 	}
-	if err := jsstore.Preflight(ctx, d.nc, d.js); err != nil {
+	// Every wait of the start is bounded and logged when slow, naming
+	// what it waits for (startwait).
+	if err := startwait.Step(ctx, log, "the JetStream account (preflight)", startStep, func(ctx context.Context) error {
+		return jsstore.Preflight(ctx, d.nc, d.js)
+	}); err != nil {
 		return err
 	}
-	if err := jsstore.Setup(ctx, d.js, cfg.Setup); err != nil {
+	if err := startwait.Step(ctx, log, "the streams and buckets (setup)", startStep, func(ctx context.Context) error {
+		return jsstore.Setup(ctx, d.js, cfg.Setup)
+	}); err != nil {
 		return err
 	}
 	if cfg.AuditKey != nil {
 		// Only an audited scheduler needs the trail's stream.
-		if err := auditlog.Setup(ctx, d.js, audit.Trail{}, cfg.Setup.Replicas); err != nil {
+		if err := startwait.Step(ctx, log, "the audit trail's stream", startStep, func(ctx context.Context) error {
+			return auditlog.Setup(ctx, d.js, audit.Trail{}, cfg.Setup.Replicas)
+		}); err != nil {
 			return err
 		}
 	}
-	if d.store, err = jsstore.Open(ctx, d.js, cfg.Setup.Layout); err != nil {
+	if err := startwait.Step(ctx, log, "the buckets (open)", startStep, func(ctx context.Context) (err error) {
+		d.store, err = jsstore.Open(ctx, d.js, cfg.Setup.Layout)
+		return err
+	}); err != nil {
 		return err
 	}
 	// With tracing on, the API's spec writes keep the caller's trace
@@ -224,10 +236,13 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 			return err
 		}
 	}
-	if err := d.applyStatic(ctx, cfg.Static); err != nil {
+	if err := startwait.Step(ctx, log, "the static schedules", 0, func(ctx context.Context) error {
+		return d.applyStatic(ctx, cfg.Static)
+	}); err != nil {
 		return err
 	}
-	if err := d.engine.Start(ctx); err != nil {
+	// The engine bounds its own steps (watches, the first lease round).
+	if err := startwait.Step(ctx, log, "the fire engine (watches, first lease round)", 0, d.engine.Start); err != nil {
 		return err
 	}
 	tc := timers.Config{
@@ -240,7 +255,7 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.timers, err = timers.New(tc); err != nil {
 		return err
 	}
-	if err := d.timers.Start(ctx); err != nil {
+	if err := startwait.Step(ctx, log, "the timers (wakeups watch)", startStep, d.timers.Start); err != nil {
 		return err
 	}
 	// Fires and wakeups a consumer gave up on (max_deliver without an
@@ -253,17 +268,20 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	if d.undeliv, err = undelivered.New(uc); err != nil {
 		return err
 	}
-	if err := d.undeliv.Start(ctx); err != nil {
+	if err := startwait.Step(ctx, log, "the undeliverable advisories' subscription", 0, d.undeliv.Start); err != nil {
 		return err
 	}
 	// A clock off from the servers' fires slots early or late: say so.
 	if d.skew, err = skew.New(skew.Config{Leases: d.store.Leases(), Instance: d.engine.Instance(), Run: d.engine.LeaseRun(), Logger: log}); err != nil {
 		return err
 	}
-	if err := d.skew.Start(ctx); err != nil {
+	if err := startwait.Step(ctx, log, "the clock check", 0, d.skew.Start); err != nil {
 		return err
 	}
-	if d.api, err = adminapi.Start(ctx, adminapi.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets}); err != nil {
+	if err := startwait.Step(ctx, log, "the admin API", 0, func(ctx context.Context) (err error) {
+		d.api, err = adminapi.Start(ctx, adminapi.Config{Conn: d.nc, Store: d.store, Logger: log, MaxBackfillSlots: cfg.MaxBackfillSlots, TracerProvider: cfg.TracerProvider, Interner: d.engine.Interner(), LoadAfter: d.engine.Ready(), ConditionBuckets: cfg.ConditionBuckets})
+		return err
+	}); err != nil {
 		return err
 	}
 	if cfg.Console.Listen != "" {
@@ -283,6 +301,11 @@ func (d *Daemon) start(ctx context.Context, cfg Config) (err error) {
 	}
 	return nil
 }
+
+// startStep bounds each request-and-answer step of the start (the
+// account, the streams and buckets, a watch's creation): several of the
+// API's 5 s timeouts on a busy server, never minutes.
+const startStep = 30 * time.Second
 
 // applyStatic applies the static schedule sets, logging what each did.
 func (d *Daemon) applyStatic(ctx context.Context, sets []jsstore.StaticSet) error {

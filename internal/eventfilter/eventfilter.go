@@ -22,7 +22,8 @@ func SchedulerEvents() []kvstore.EventKind {
 		kvstore.EventFired, kvstore.EventFailed, kvstore.EventReplanned, kvstore.EventStalled, kvstore.EventLeaseGained,
 		kvstore.EventLeaseLost, kvstore.EventLeaseIgnored, kvstore.EventGuardClosed, kvstore.EventGuardOpened,
 		kvstore.EventRecovered, kvstore.EventWakeupExpired, kvstore.EventStale, kvstore.EventStreamFull,
-		kvstore.EventAccountLimit, kvstore.EventUnacknowledged, kvstore.EventUndeliverable}
+		kvstore.EventAccountLimit, kvstore.EventUnacknowledged, kvstore.EventUndeliverable, kvstore.EventOverloaded,
+		kvstore.EventCaughtUp}
 }
 
 // Set chooses the observer events a scheduler publishes, by kind. The nil

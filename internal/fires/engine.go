@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -15,6 +16,7 @@ import (
 	"github.com/jetsched/jetsched/internal/lifecycle"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
+	"github.com/jetsched/jetsched/internal/startwait"
 	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -73,6 +75,12 @@ type Engine struct {
 	svc lifecycle.Service
 	// ready is closed by each run once its index is complete.
 	ready lifecycle.Ready
+	// loading is how far the run's index load has come (watchLoad).
+	loading loadProgress
+	// shed counts the slots recorded missed (shedCounter, the engine's
+	// Observer), backlogObs takes the due backlog (backlog.go).
+	shed       atomic.Int64
+	backlogObs BacklogObserver
 }
 
 // New validates cfg and returns a stopped engine.
@@ -90,6 +98,8 @@ func New(cfg Config) (*Engine, error) {
 		tracer:  tracing.Tracer(cfg.TracerProvider),
 		traced:  tracing.Enabled(cfg.TracerProvider),
 	}
+	e.backlogObs = backlogObserver(cfg.Observer)
+	e.cfg.Observer = shedCounter{Observer: cfg.Observer, shed: &e.shed}
 	e.leases = newLeases(e.store.Leases(), e.store.JetStream(), cfg.Instance, 0, cfg.LeaseTTL, cfg.Clock, e.log, e.event)
 	e.leases.readCaps = cfg.StateInterval > 0 || cfg.EndedLists
 	// (Ended lists are turned into records before a hand-back whatever
@@ -208,11 +218,16 @@ func (e *Engine) Start(ctx context.Context) error {
 
 // setup prepares a run (see lifecycle.Setup).
 func (e *Engine) setup(ctx, life context.Context) (func(), error) {
-	if err := e.checkDuplicateWindow(ctx); err != nil {
+	// Each wait of the start is bounded (startWait) and logged when slow,
+	// naming what it waits for.
+	if err := startwait.Step(ctx, e.log, "the fire stream's settings", startWait, e.checkDuplicateWindow); err != nil {
 		return nil, err
 	}
-	shards, err := e.store.Shards(ctx)
-	if err != nil {
+	var shards int
+	if err := startwait.Step(ctx, e.log, "the shard count (leases bucket)", startWait, func(ctx context.Context) (err error) {
+		shards, err = e.store.Shards(ctx)
+		return err
+	}); err != nil {
 		return nil, err
 	}
 	e.shards = shards
@@ -223,13 +238,20 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 			_ = stop()
 		}
 	}
-	states, err := e.store.WatchState(life)
-	if err != nil {
+	// The store's watches take ctx for their start only (they run until
+	// stopped).
+	var states, cals jetstream.KeyWatcher
+	if err := startwait.Step(ctx, e.log, "the state records' watch", startWait, func(ctx context.Context) (err error) {
+		states, err = e.store.WatchState(ctx)
+		return err
+	}); err != nil {
 		return nil, fmt.Errorf("fire: watch state: %w", err)
 	}
 	stops = append(stops, states.Stop)
-	cals, err := e.store.WatchCalendars(life)
-	if err != nil {
+	if err := startwait.Step(ctx, e.log, "the calendars' watch", startWait, func(ctx context.Context) (err error) {
+		cals, err = e.store.WatchCalendars(ctx)
+		return err
+	}); err != nil {
 		undo()
 		return nil, fmt.Errorf("fire: watch calendars: %w", err)
 	}
@@ -253,12 +275,28 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 	// start), take this instance's share before the loop runs, so that it
 	// fires while it indexes; joining a running fleet, take it once the
 	// index is complete (the others fire meanwhile).
-	moves := e.leases.watchMoves(life)
+	var moves jetstream.KeyWatcher
+	_ = startwait.Step(ctx, e.log, "the lease moves' watch", 0, func(context.Context) error {
+		moves = e.leases.watchMoves(life) // a watch for the run: its request is bounded by the API timeout
+		return nil
+	})
 	e.leases.joinAt = nil
-	if e.leases.othersAlive(ctx) {
+	// Bounded as a lease round is: a survey that cannot be read in time
+	// counts as no fleet (the leases themselves are taken by CAS).
+	var others bool
+	_ = startwait.Step(ctx, e.log, "the fleet's member records (leases bucket)", e.leases.ttl/2, func(ctx context.Context) error {
+		others = e.leases.othersAlive(ctx)
+		return nil
+	})
+	if others {
 		e.leases.joinAt = ready
 	}
-	e.leases.round(ctx)
+	_ = startwait.Step(ctx, e.log, "the first lease round", 0, func(ctx context.Context) error {
+		e.leases.round(ctx) // bounded by the lease TTL's half
+		return nil
+	})
+	e.loading.reset()
+	e.watchLoad(life, ready, specs)
 	// The keeper hands the leases back when the loop has stopped and its
 	// last publishes are settled, not before: a shard handed back while a
 	// claim is still being published would wait for that claim's expiry
@@ -304,25 +342,6 @@ func (e *Engine) startSpecsWatch(ctx context.Context) (jetstream.KeyWatcher, err
 // first (the run then goes on stopping; Stop may be called again). Stop
 // before Start, and a second Stop, are no-ops.
 func (e *Engine) Stop(ctx context.Context) error { return e.svc.Stop(ctx) }
-
-// checkDuplicateWindow enforces the protocol's timing: a takeover
-// re-publishes a slot at the earliest when its claim expires, so the fire
-// stream must still remember the first publish's Nats-Msg-Id by then.
-func (e *Engine) checkDuplicateWindow(ctx context.Context) error {
-	l := e.store.Layout()
-	s, err := e.store.JetStream().Stream(ctx, l.FiresStream)
-	if err != nil {
-		return fmt.Errorf("fire: stream %s: %w", l.FiresStream, err)
-	}
-	window := s.CachedInfo().Config.Duplicates
-	e.dupWindow, e.fireRetention = window, s.CachedInfo().Config.MaxAge
-	need := e.cfg.ClaimTTL + publishBudget(e.cfg.ClaimTTL)
-	if window < need {
-		return fmt.Errorf("fire: stream %s has a duplicate window of %s; the claim TTL %s plus the publish retry budget %s needs at least %s (raise the window or lower the claim TTL)",
-			l.FiresStream, window, e.cfg.ClaimTTL, publishBudget(e.cfg.ClaimTTL), need)
-	}
-	return nil
-}
 
 // entry is the loop's view of one schedule. A scheduler holds one per
 // schedule, so it keeps only what deciding and firing need, in as few

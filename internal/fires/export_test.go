@@ -30,6 +30,12 @@ func HoldSpecsWatch(release <-chan struct{}) Hook {
 	return func(e *Engine) { e.test.holdSpecsWatch = release }
 }
 
+// HoldDispatch keeps due work from the workers until release is closed,
+// as a starved process would.
+func HoldDispatch(release <-chan struct{}) Hook {
+	return func(e *Engine) { e.test.holdDispatch = release }
+}
+
 // HoldStates is HoldSpecs for the state records.
 func HoldStates(n int, release <-chan struct{}) Hook {
 	return func(e *Engine) { e.test.hold = &loadHold{watch: holdStates, after: n, release: release} }

@@ -77,7 +77,10 @@ func newLoader(l *loop) loader {
 func (ld *loader) loaded() bool { return ld.specsLoaded && ld.statesLoaded && ld.calsLoaded }
 
 // specsIn: the specs' watch has delivered its initial values.
-func (ld *loader) specsIn() { ld.specsLoaded = true }
+func (ld *loader) specsIn() {
+	ld.specsLoaded = true
+	ld.l.e.loading.specs.Store(true)
+}
 
 // statesIn: the state watch has delivered its initial values. The
 // entries that waited for the last state record are scheduled: their
@@ -85,6 +88,7 @@ func (ld *loader) specsIn() { ld.specsLoaded = true }
 func (ld *loader) statesIn() {
 	ld.statesLoaded = true
 	l := ld.l
+	l.e.loading.states.Store(true)
 	for _, en := range l.entries {
 		if en.stateRev == 0 {
 			l.schedule(en)
@@ -97,6 +101,7 @@ func (ld *loader) statesIn() {
 func (ld *loader) calendarsIn() {
 	ld.calsLoaded = true
 	l := ld.l
+	l.e.loading.cals.Store(true)
 	for _, en := range l.entries {
 		switch {
 		case en.lazy && en.calendar:

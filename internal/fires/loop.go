@@ -68,6 +68,8 @@ type loop struct {
 	ended endedIndex
 	// stopping: the loop is writing what is left before it stops.
 	stopping bool
+	// backlog is the due work waiting for the workers (backlog.go).
+	backlog backlog
 }
 
 // inputs are the channels the loop reads besides its pool's: the
@@ -345,7 +347,7 @@ func (l *loop) dispatch() {
 			l.index.Remove(en) // on its shard's next window
 			continue
 		}
-		if l.work.full() {
+		if l.work.full() || l.e.test.dispatchHeld() {
 			break
 		}
 		l.index.Remove(en)
@@ -356,6 +358,7 @@ func (l *loop) dispatch() {
 	}
 	l.win.ready(now)
 	l.sweepLists(now)
+	l.checkBacklog(now)
 }
 
 func (l *loop) resetTimer() {
@@ -363,9 +366,15 @@ func (l *loop) resetTimer() {
 	if l.work.full() {
 		return // a result or a watch event wakes the loop
 	}
+	if l.e.test.dispatchHeld() {
+		l.timer.Reset(heldPoll) // a test's hold: look again soon
+		return
+	}
 	_, due, ok := l.index.Peek()
-	if wake := l.win.wake(); !wake.IsZero() && (!ok || wake.Before(due)) {
-		due, ok = wake, true
+	for _, wake := range [...]time.Time{l.win.wake(), l.backlogWake()} {
+		if !wake.IsZero() && (!ok || wake.Before(due)) {
+			due, ok = wake, true
+		}
 	}
 	if sw := l.ended.sweepAt; len(l.ended.lists) > 0 && (!ok || sw.Before(due)) {
 		due, ok = sw, true

@@ -33,6 +33,26 @@ type testSignals struct {
 	// uncompiled at the initial load is compiled at the latest (zero:
 	// DefaultCompileLead; see approach.go).
 	compileLead time.Duration
+	// holdDispatch, while open, keeps the loop from handing due work to
+	// its workers, as a starved process would: due schedules wait in the
+	// index (the backlog) until it is closed.
+	holdDispatch <-chan struct{}
+}
+
+// heldPoll is how often a loop held by holdDispatch looks again.
+const heldPoll = 20 * time.Millisecond
+
+// dispatchHeld reports whether a test holds due work back (holdDispatch).
+func (t *testSignals) dispatchHeld() bool {
+	if t.holdDispatch == nil {
+		return false
+	}
+	select {
+	case <-t.holdDispatch:
+		return false
+	default:
+		return true
+	}
 }
 
 // loadHold makes the loop stop reading one watch after its after-th

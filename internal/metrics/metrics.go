@@ -41,6 +41,7 @@ type Metrics struct {
 	pubErrs     *prometheus.CounterVec
 	blocked     *prometheus.GaugeVec
 	undeliv     *prometheus.CounterVec
+	backlog     backlogGauges
 	// workflows caps the workflow label of fires and lateness.
 	workflows *labelcap.Cap
 }
@@ -86,6 +87,7 @@ func New(cfg Config) *Metrics {
 	}
 	m.reg.MustRegister(m.fires, m.lateness, m.claims, m.notFired, m.leases, m.guards, m.rollback, m.appendFails, m.events, m.pubErrs, m.blocked, m.undeliv,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.backlog = newBacklogGauges(m.reg)
 	m.zero()
 	return m
 }

@@ -152,7 +152,7 @@ func TestWatcherSkipsAPreviousRun(t *testing.T) {
 	skipped := testlog.NewSignal("member record of a previous process")
 	differs := testlog.NewSignal("clock differs from the NATS server's")
 	w, err := New(Config{Leases: kv, Instance: "s1", Run: "new", Interval: time.Hour,
-		Logger: slog.New(multiHandler{skipped, differs})})
+		Logger: slog.New(testlog.Multi{skipped, differs})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,16 +172,3 @@ func TestWatcherSkipsAPreviousRun(t *testing.T) {
 		t.Fatal("no warning within 10s: the previous run's record was measured and the next look is an Interval away")
 	}
 }
-
-// multiHandler sends every record to each of its handlers.
-type multiHandler []slog.Handler
-
-func (m multiHandler) Enabled(context.Context, slog.Level) bool { return true }
-func (m multiHandler) Handle(ctx context.Context, r slog.Record) error {
-	for _, h := range m {
-		_ = h.Handle(ctx, r.Clone())
-	}
-	return nil
-}
-func (m multiHandler) WithAttrs([]slog.Attr) slog.Handler { return m }
-func (m multiHandler) WithGroup(string) slog.Handler      { return m }

@@ -63,3 +63,23 @@ func (l *Buffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Multi is a handler that hands every record to each of its handlers.
+type Multi []slog.Handler
+
+// Enabled reports true for every level.
+func (m Multi) Enabled(context.Context, slog.Level) bool { return true }
+
+// Handle hands r to each handler.
+func (m Multi) Handle(ctx context.Context, r slog.Record) error {
+	for _, h := range m {
+		_ = h.Handle(ctx, r.Clone())
+	}
+	return nil
+}
+
+// WithAttrs returns m.
+func (m Multi) WithAttrs([]slog.Attr) slog.Handler { return m }
+
+// WithGroup returns m.
+func (m Multi) WithGroup(string) slog.Handler { return m }

@@ -366,6 +366,17 @@ const (
 	// Stream, Seq, Count (deliveries) and Reason (naming the consumer).
 	// The scheduler does not publish it again.
 	EventUndeliverable EventKind = "undeliverable"
+	// EventOverloaded: an instance's due work waits for its workers: the
+	// oldest due schedule not yet taken up is more than a second late
+	// (one event per episode, on sched.event.overloaded.<instance>, with
+	// Count the schedules waiting and Reason how late the oldest is).
+	// Each takes its turn under its misfire policy: a slot past its
+	// threshold is recorded missed (or merged), not fired late.
+	// EventCaughtUp ends the episode: none waits any more; Count is the
+	// slots recorded missed meanwhile, Reason how long it lasted and its
+	// peak.
+	EventOverloaded EventKind = "overloaded"
+	EventCaughtUp   EventKind = "caught_up"
 )
 
 // Event is the body of an observer event.
