@@ -235,7 +235,7 @@ key!=value, key in (v1,v2), key notin (v1,v2), key (the label is set) or
 !key (it is not). --wide adds a LABELS column; --json always has them.
 
 --watch keeps following the page (one page: not with --all) from the
-KV watches of the specs and state buckets, not by polling: each change
+writes of the specs and state buckets ($KV.<bucket>.>), not by polling: each change
 reads the page again. On a terminal the table is redrawn, with a STATE
 column and the columns LEFT (time to the next fire) and PASSED (since
 the last slot), refreshed each second; when stdout is not a terminal the

@@ -202,7 +202,7 @@ func (a *app) wakeupList() *cobra.Command {
 schedule ls. A payload larger than 1 KiB is left out of a listed timer
 (named in its "omitted" field).
 
---watch follows the page from the KV watch of the wakeups bucket, as
+--watch follows the page from the writes of the wakeups bucket, as
 schedule ls --watch does, with a LEFT column (time to the due time): a
 timer that fires or is cancelled shows as "<key> removed".`,
 		Args: noArgs,
