@@ -255,7 +255,7 @@ Ctrl-C ends it (exit status 0).`,
 				header += "\tLABELS"
 				row = func(v scheduleView) string { return tableRow(v) + "\t" + orDash(labels.Format(v.Spec.Labels)) }
 			}
-			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules",
+			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules", workflow: f.workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[scheduleView], error) {
 					var pg admin.Page[scheduleView]
 					return pg, a.call(ctx, "schedule.list", f.request(cursor, limit), &pg)

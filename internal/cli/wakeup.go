@@ -210,7 +210,7 @@ timer that fires or is cancelled shows as "<key> removed".`,
 			if err := checkSelector(f.Selector); err != nil {
 				return err
 			}
-			return listing[admin.TimerItem]{a: a, flags: p, what: "timers",
+			return listing[admin.TimerItem]{a: a, flags: p, what: "timers", workflow: f.Workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.TimerItem], error) {
 					req := f
 					req.Cursor, req.Limit = cursor, limit
