@@ -125,6 +125,11 @@ type (
 		Run  string `json:"run"`
 		Step string `json:"step,omitempty"`
 	}
+	// WakeupGetRequest reads the pending timer of a run at a step.
+	WakeupGetRequest struct {
+		Run  string `json:"run"`
+		Step string `json:"step"`
+	}
 )
 
 // Change is one field a write changes: its JSON name, and its value before

@@ -71,6 +71,7 @@ func (h handlers) table() map[string]endpoint {
 		"wakeup.add":               h.wakeupAdd,
 		"wakeup.cancel":            h.wakeupCancel,
 		"wakeup.list":              h.wakeupList,
+		"wakeup.get":               h.wakeupGet,
 		"deadletter.list":          h.deadLetterList,
 		"deadletter.get":           h.deadLetterGet,
 		"deadletter.retry":         h.deadLetterRetry,
