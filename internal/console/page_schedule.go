@@ -45,10 +45,10 @@ type scheduleData struct {
 	HistErr  string
 	// Account is the accounting of the ledger's retention: its summary
 	// and a page of the entries that did not fire (accountFates).
-	Account  admin.AccountPage
-	AccErr   string
-	Headers  []fireHeaders
-	HeadErr  string
+	Account admin.AccountPage
+	AccErr  string
+	Headers []fireHeaders
+	HeadErr string
 	// Describe is what `scheduler schedule describe` shows (the settings
 	// as run, the last actions with their reasons, the next fires with
 	// their explanations and jitter offsets), from schedule.describe.

@@ -80,7 +80,7 @@ interface Registration {
   workflow: string;
   maxWorkers: number;
   /** The places of one start: its loops (the legacy one too) share them. */
-  places?: Places;
+  local?: Local;
   timeout: number;
   call: (m: JsMsg, d: Delivery) => (signal: AbortSignal) => Promise<void>;
 }
@@ -107,37 +107,65 @@ const legacyPollMs = 1_000;
 /** How long a pull of the legacy consumer waits: the least nats.js allows. */
 const legacyFetchMs = 1_000;
 
+/** The places of one handler: its loops (the legacy one too) share them. */
+interface Local {
+  free: number;
+}
+
 /**
- * Places counts the handlers that may still start: taken for every message
- * a fetch asks for, given back as a handler ends or when asked-for
+ * Places hands out the worker's places (maxWorkersTotal) to the fetch
+ * loops, first come first served, each request also bounded by its
+ * handler's free places: a loop takes them before its fetch asks for that
+ * many messages, and gives each back as a handler ends or when asked-for
  * messages do not come, so that no message waits in the worker for a place
- * (and ages against ackWait).
+ * (and ages against ackWait), and a loop whose idle pull gave its places
+ * back does not take them again ahead of one that waits.
  */
 class Places {
   #free: number;
-  #waiters: (() => void)[] = [];
+  #closed = false;
+  #queue: { local: Local; max: number; grant: (n: number) => void }[] = [];
 
   constructor(n: number) {
     this.#free = n;
   }
 
-  get free(): number {
-    return this.#free;
+  /** acquire resolves with the places taken (1 to max), or 0 once closed. */
+  acquire(local: Local, max: number): Promise<number> {
+    if (this.#closed) return Promise.resolve(0);
+    return new Promise((grant) => {
+      this.#queue.push({ local, max, grant });
+      this.#pump();
+    });
   }
 
-  take(n: number): void {
-    this.#free -= n;
-  }
-
-  give(n: number): void {
+  /** give hands back n places of local. */
+  give(local: Local, n: number): void {
     if (n <= 0) return;
+    local.free += n;
     this.#free += n;
-    for (const w of this.#waiters.splice(0)) w();
+    this.#pump();
   }
 
-  /** freed resolves when a place is given back. */
-  freed(): Promise<void> {
-    return new Promise((res) => this.#waiters.push(res));
+  /** close answers every waiting and later request with 0 (the worker stops). */
+  close(): void {
+    this.#closed = true;
+    for (const q of this.#queue.splice(0)) q.grant(0);
+  }
+
+  #pump(): void {
+    for (let i = 0; i < this.#queue.length && this.#free > 0; ) {
+      const q = this.#queue[i]!;
+      const n = Math.min(q.local.free, this.#free, q.max);
+      if (n <= 0) {
+        i++;
+        continue;
+      }
+      q.local.free -= n;
+      this.#free -= n;
+      this.#queue.splice(i, 1);
+      q.grant(n);
+    }
   }
 }
 
@@ -252,7 +280,7 @@ export class Worker {
       wake: () => wake(),
       done: Promise.resolve(),
     };
-    for (const r of this.#regs.values()) r.places = new Places(r.maxWorkers);
+    for (const r of this.#regs.values()) r.local = { free: r.maxWorkers };
     const loops = sources.map(([r, src]) => this.#loop(run, r, src));
     run.done = (async () => {
       await Promise.all(loops);
@@ -278,6 +306,7 @@ export class Worker {
     if (!run) return;
     if (!run.stopping) {
       run.stopping = true;
+      run.places.close();
       for (const b of run.batches) b.stop();
       run.wake();
     }
@@ -350,20 +379,12 @@ export class Worker {
    * legacyPollMs when none came, so that it holds places only briefly.
    */
   async #loop(run: Run, r: Registration, src: Source): Promise<void> {
-    const local = r.places!;
+    const local = r.local!;
     let want = 1;
     while (!run.stopping && !this.#nc.isClosed()) {
-      const n = Math.min(local.free, run.places.free, src.legacy ? want : Infinity);
-      if (n <= 0) {
-        await Promise.race([local.free <= 0 ? local.freed() : run.places.freed(), run.woken]);
-        continue;
-      }
-      local.take(n);
-      run.places.take(n);
-      const giveBack = (k: number) => {
-        local.give(k);
-        run.places.give(k);
-      };
+      const n = await run.places.acquire(local, src.legacy ? want : Infinity);
+      if (n === 0) continue; // closed: the worker stops
+      const giveBack = (k: number) => run.places.give(local, k);
       let batch: ConsumerMessages;
       try {
         batch = await src.consumer.fetch({ max_messages: n, expires: src.legacy ? legacyFetchMs : fetchWaitMs });
