@@ -9,7 +9,7 @@
 //
 //	go run ./cmd/workerdemo --nats-url nats://127.0.0.1:4222
 //	go run ./cmd/workerdemo --workflow billing --fail-rate 0.3
-//	go run ./cmd/workerdemo --work 20s --max-workers 4 --timeout 1m
+//	go run ./cmd/workerdemo --work "20 seconds" --max-workers 4 --timeout 1m
 //	go run ./cmd/workerdemo --nats-url nats://leaf:4222 --js-domain hub
 package main
 
@@ -29,6 +29,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/demoworker"
 	"github.com/jetsched/jetsched/internal/natsconn"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/internal/tracing/export"
 	"github.com/jetsched/jetsched/pkg/worker"
 )
@@ -40,31 +41,51 @@ func main() {
 	os.Exit(code)
 }
 
-func run(ctx context.Context, args []string, stderr io.Writer) int {
+// options are workerdemo's flags.
+type options struct {
+	conn                   natsconn.Options
+	workflow, durable      string
+	failRate               float64
+	maxDeliver, maxWorkers int
+	work, timeout, grace   time.Duration
+	jsonLogs               bool
+}
+
+// parseArgs reads the flags; durations take the grammar of the scheduler's
+// flags (internal/timearg: "20s", "2 minutes", "1h30m"). A bad flag is
+// said on stderr by the flag package.
+func parseArgs(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("workerdemo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var (
-		conn     natsconn.Options
-		workflow = fs.String("workflow", "", "consume only the fires of one workflow, sched.fire.<workflow>.> (default: every workflow)")
-		durable  = fs.String("durable", "workerdemo", "durable consumer name")
-		failRate = fs.Float64("fail-rate", 0, "fraction of deliveries to fail on purpose (0 to 1), redelivered with backoff")
-		maxDel   = fs.Int("max-deliver", 5, "deliveries per fire before giving up")
-		workers  = fs.Int("max-workers", worker.DefaultMaxWorkers, "fires handled at once")
-		work     = fs.Duration("work", 0, "how long each fire's simulated work takes (ends early when cancelled)")
-		timeout  = fs.Duration("timeout", 0, "bound on each fire's handler (0: none)")
-		grace    = fs.Duration("grace", 30*time.Second, "on a signal, how long to wait for running fires before cancelling them")
-		jsonLogs = fs.Bool("json", false, "log JSON instead of colour text")
-	)
-	conn.RegisterFlags(fs.StringVar, envOr("NATS_URL", natsconn.DefaultURL))
+	o := options{grace: 30 * time.Second}
+	fs.StringVar(&o.workflow, "workflow", "", "consume only the fires of one workflow, sched.fire.<workflow>.> (default: every workflow)")
+	fs.StringVar(&o.durable, "durable", "workerdemo", "durable consumer name")
+	fs.Float64Var(&o.failRate, "fail-rate", 0, "fraction of deliveries to fail on purpose (0 to 1), redelivered with backoff")
+	fs.IntVar(&o.maxDeliver, "max-deliver", 5, "deliveries per fire before giving up")
+	fs.IntVar(&o.maxWorkers, "max-workers", worker.DefaultMaxWorkers, "fires handled at once")
+	fs.Var(timearg.FlagValue{P: &o.work}, "work", "how long each fire's simulated work takes, e.g. 20s or 2 minutes (ends early when cancelled)")
+	fs.Var(timearg.FlagValue{P: &o.timeout}, "timeout", "bound on each fire's handler, e.g. 1m (0: none)")
+	fs.Var(timearg.FlagValue{P: &o.grace}, "grace", "on a signal, how long to wait for running fires before cancelling them")
+	fs.BoolVar(&o.jsonLogs, "json", false, "log JSON instead of colour text")
+	o.conn.RegisterFlags(fs.StringVar, envOr("NATS_URL", natsconn.DefaultURL))
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return options{}, err
 	}
-	if err := conn.Validate(); err != nil {
+	if err := o.conn.Validate(); err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
+		return options{}, err
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, args []string, stderr io.Writer) int {
+	o, err := parseArgs(args, stderr)
+	if err != nil {
 		return 2
 	}
+	conn := o.conn
 	var log *slog.Logger
-	if *jsonLogs {
+	if o.jsonLogs {
 		log = slog.New(slog.NewJSONHandler(stderr, nil))
 	} else {
 		log = slog.New(tint.NewHandler(stderr, &tint.Options{TimeFormat: "15:04:05.000"}))
@@ -96,8 +117,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		}
 	}()
 	w, err := demoworker.New(demoworker.Config{
-		JetStream: js, Durable: *durable, Workflow: *workflow, FailRate: *failRate, MaxDeliver: *maxDel,
-		MaxWorkers: *workers, Work: *work, Timeout: *timeout, Logger: log, TracerProvider: tp.TracerProvider,
+		JetStream: js, Durable: o.durable, Workflow: o.workflow, FailRate: o.failRate, MaxDeliver: o.maxDeliver,
+		MaxWorkers: o.maxWorkers, Work: o.work, Timeout: o.timeout, Logger: log, TracerProvider: tp.TracerProvider,
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
@@ -110,8 +131,8 @@ func run(ctx context.Context, args []string, stderr io.Writer) int {
 		return 1
 	}
 	<-ctx.Done()
-	log.Info("stopping: waiting for running fires", "grace", *grace)
-	if err := stopGracefully(w, *grace); err != nil {
+	log.Info("stopping: waiting for running fires", "grace", o.grace)
+	if err := stopGracefully(w, o.grace); err != nil {
 		fmt.Fprintln(stderr, "workerdemo:", err)
 		return 1
 	}

@@ -14,7 +14,7 @@
 package admin
 
 // Version is the admin API's version, reported by `nats micro info`.
-const Version = "1.5.0"
+const Version = "1.6.0"
 
 // Error codes.
 const (

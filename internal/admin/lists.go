@@ -77,6 +77,13 @@ type TimerItem struct {
 	Invalid string `json:"invalid,omitempty"`
 }
 
+// TimerReply is the answer of wakeup.get: the timer as a listing shows it,
+// whole (nothing omitted), with its revision in the wakeups bucket.
+type TimerReply struct {
+	TimerItem
+	Revision uint64 `json:"revision"`
+}
+
 // CalendarListRequest pages through calendars, in name order.
 type CalendarListRequest struct {
 	Cursor string `json:"cursor,omitempty"`

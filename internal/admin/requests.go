@@ -44,11 +44,14 @@ type (
 		ID         string `json:"id"`
 		IfRevision uint64 `json:"if_revision,omitempty"`
 	}
-	// PauseRequest pauses a schedule.
+	// PauseRequest pauses a schedule, with no end, until a time, or for a
+	// duration (For, in the one duration grammar: "90m", "2 hours",
+	// "1d 3h"; not with Until).
 	PauseRequest struct {
 		ID    string    `json:"id"`
 		Note  string    `json:"note,omitempty"`
 		Until time.Time `json:"until,omitzero"`
+		For   string    `json:"for,omitempty"`
 	}
 	// TriggerRequest fires a schedule once now.
 	TriggerRequest struct {
@@ -121,6 +124,11 @@ type (
 	WakeupCancelRequest struct {
 		Run  string `json:"run"`
 		Step string `json:"step,omitempty"`
+	}
+	// WakeupGetRequest reads the pending timer of a run at a step.
+	WakeupGetRequest struct {
+		Run  string `json:"run"`
+		Step string `json:"step"`
 	}
 )
 

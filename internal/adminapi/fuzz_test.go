@@ -27,7 +27,7 @@ var apiSeeds = map[string][]string{
 	"schedule.get":             {`{"id":"x"}`},
 	"schedule.list":            {`{}`, `{"cursor":"a","limit":10,"workflow":"wf","state":"paused","prefix":"x"}`, `{"selector":"team=billing,tier!=gold,env in (a,b),!legacy"}`},
 	"schedule.delete":          {`{"id":"x","if_revision":3}`},
-	"schedule.pause":           {`{"id":"x","note":"audit","until":"2099-01-01T00:00:00Z"}`},
+	"schedule.pause":           {`{"id":"x","note":"audit","until":"2099-01-01T00:00:00Z"}`, `{"id":"x","for":"2 hours"}`},
 	"schedule.resume":          {`{"id":"x"}`},
 	"schedule.trigger":         {`{"id":"x","note":"by hand"}`},
 	"schedule.skip":            {`{"id":"x","count":2}`},
@@ -45,6 +45,7 @@ var apiSeeds = map[string][]string{
 	"wakeup.add":    {`{"run":"order.1","step":"esc","workflow":"approvals","when":"1h","payload":{"o":1},"condition":"waiting","expire_after":"1h"}`},
 	"wakeup.cancel": {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`, `{"step":"0"}`},
 	"wakeup.list":   {`{"run":"order.1","workflow":"approvals","limit":3}`, `{"selector":"team"}`},
+	"wakeup.get":    {`{"run":"order.1","step":"esc"}`, `{"run":"order.1"}`},
 }
 
 // FuzzAPI sends random bodies to every verb's handler against a real

@@ -15,6 +15,7 @@ import (
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/readmodel"
+	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -70,6 +71,7 @@ func (h handlers) table() map[string]endpoint {
 		"wakeup.add":               h.wakeupAdd,
 		"wakeup.cancel":            h.wakeupCancel,
 		"wakeup.list":              h.wakeupList,
+		"wakeup.get":               h.wakeupGet,
 		"deadletter.list":          h.deadLetterList,
 		"deadletter.get":           h.deadLetterGet,
 		"deadletter.retry":         h.deadLetterRetry,
@@ -239,7 +241,32 @@ func (h handlers) schedulePause(ctx context.Context, body []byte) (any, error) {
 		// The zero time is no end: read as "no until", it paused for ever.
 		return nil, &kvstore.FieldError{Field: "until", Value: r.Until.Format(time.RFC3339), Reason: "is not in the future"}
 	}
+	if r.For != "" {
+		if !r.Until.IsZero() {
+			return nil, &kvstore.FieldError{Field: "for", Value: r.For, Reason: "give until or for, not both"}
+		}
+		if r.Until, err = pauseEnd(r.For, time.Now()); err != nil {
+			return nil, err
+		}
+	}
 	return h.control.Pause(ctx, r.ID, r.Note, r.Until)
+}
+
+// pauseEnd is the end of a pause "for" d (timearg's grammar) from now:
+// d must be positive, and the end within the supported time range.
+func pauseEnd(d string, now time.Time) (time.Time, error) {
+	dur, err := timearg.ParseDuration(d)
+	if err != nil {
+		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: err.Error()}
+	}
+	end := now.Add(dur)
+	switch {
+	case dur <= 0:
+		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: "must be longer than 0 " + timearg.Example}
+	case !kvstore.InTimeRange(end) || end.Before(now):
+		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: "ends past the supported time range " + kvstore.TimeRange}
+	}
+	return end, nil
 }
 
 // untilGiven reports whether a pause request (already decoded without

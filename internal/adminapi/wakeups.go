@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -31,6 +32,38 @@ func (h handlers) wakeupAdd(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"key": e.Key, "revision": e.Revision, "timer": e.Timer}, nil
+}
+
+// wakeupGet reads one pending timer by its run and step, whole: a record
+// that is not a timer the engine fires is answered with invalid set, as a
+// listing shows it.
+func (h handlers) wakeupGet(ctx context.Context, body []byte) (any, error) {
+	r, err := decode[admin.WakeupGetRequest](body)
+	if err != nil {
+		return nil, err
+	}
+	if err := fieldcheck.TimerID("run", r.Run); err != nil {
+		return nil, &kvstore.FieldError{Field: "run", Value: r.Run, Err: err}
+	}
+	if err := fieldcheck.TimerID("step", r.Step); err != nil {
+		return nil, &kvstore.FieldError{Field: "step", Value: r.Step, Err: err}
+	}
+	key := kvstore.TimerKey(r.Run, r.Step)
+	e, err := h.store.GetTimer(ctx, key)
+	switch {
+	case errors.Is(err, kvstore.ErrNotFound):
+		return nil, usererr.NotFound("timer", r.Run+"/"+r.Step)
+	case err != nil && e.Revision == 0:
+		return nil, fmt.Errorf("timer %s/%s: %w", r.Run, r.Step, err)
+	}
+	it := admin.TimerItem{Key: key, Timer: e.Timer}
+	if err == nil {
+		err = kvstore.ValidateTimer(key, e.Timer)
+	}
+	if err != nil {
+		it.Invalid = usererr.Message(err)
+	}
+	return admin.TimerReply{TimerItem: it, Revision: e.Revision}, nil
 }
 
 func (h handlers) wakeupCancel(ctx context.Context, body []byte) (any, error) {

@@ -82,6 +82,7 @@ func (a *app) request(ctx context.Context, nc *nats.Conn, endpoint string, data 
 		if json.Unmarshal(reply.Data, &e) != nil {
 			e = admin.Error{Code: code, Message: reply.Header.Get("Nats-Service-Error")}
 		}
+		e.Message += a.calendarHint(ctx, nc, e)
 		return apiError(e)
 	}
 	if resp == nil {

@@ -50,7 +50,7 @@ func (a *app) deadLetterLs() *cobra.Command {
 					return usageError{fmt.Errorf("--workflow: %w", err)}
 				}
 			}
-			return listing[admin.DeadLetter]{a: a, flags: pf, what: "dead letters",
+			return listing[admin.DeadLetter]{a: a, flags: pf, what: "dead letters", workflow: workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.DeadLetter], error) {
 					var pg admin.Page[admin.DeadLetter]
 					err := a.call(ctx, "deadletter.list", admin.DeadLetterListRequest{Workflow: workflow, Cursor: cursor, Limit: limit}, &pg)

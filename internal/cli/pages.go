@@ -59,6 +59,9 @@ type listing[T any] struct {
 	pageJSON func(admin.Page[T]) any
 	// watch is how the listing follows its buckets under --watch.
 	watch *watchSpec[T]
+	// workflow is the listing's --workflow filter: when nothing matches,
+	// a workflow of the schedules close to it is suggested on stderr.
+	workflow string
 }
 
 func (l listing[T]) run(ctx context.Context) error {
@@ -106,6 +109,9 @@ func (l listing[T]) run(ctx context.Context) error {
 			}
 		}
 		shown += len(pg.Items)
+		if shown == 0 && l.flags.cursor == "" {
+			a.workflowHint(ctx, l.what, l.workflow)
+		}
 		if pg.NextCursor == "" {
 			return nil
 		}

@@ -235,7 +235,7 @@ key!=value, key in (v1,v2), key notin (v1,v2), key (the label is set) or
 !key (it is not). --wide adds a LABELS column; --json always has them.
 
 --watch keeps following the page (one page: not with --all) from the
-KV watches of the specs and state buckets, not by polling: each change
+writes of the specs and state buckets ($KV.<bucket>.>), not by polling: each change
 reads the page again. On a terminal the table is redrawn, with a STATE
 column and the columns LEFT (time to the next fire) and PASSED (since
 the last slot), refreshed each second; when stdout is not a terminal the
@@ -255,7 +255,7 @@ Ctrl-C ends it (exit status 0).`,
 				header += "\tLABELS"
 				row = func(v scheduleView) string { return tableRow(v) + "\t" + orDash(labels.Format(v.Spec.Labels)) }
 			}
-			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules",
+			return listing[scheduleView]{a: a, flags: f.pageFlags, what: "schedules", workflow: f.workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[scheduleView], error) {
 					var pg admin.Page[scheduleView]
 					return pg, a.call(ctx, "schedule.list", f.request(cursor, limit), &pg)

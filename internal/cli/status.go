@@ -34,7 +34,7 @@ columns LEFT and PASSED.`,
 				return err
 			}
 			var sum admin.Summary
-			return listing[admin.StatusRow]{a: a, flags: f.pageFlags, what: "schedules",
+			return listing[admin.StatusRow]{a: a, flags: f.pageFlags, what: "schedules", workflow: f.workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.StatusRow], error) {
 					var sp admin.StatusPage
 					if err := a.call(ctx, "status", f.request(cursor, limit), &sp); err != nil {

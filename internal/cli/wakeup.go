@@ -202,7 +202,7 @@ func (a *app) wakeupList() *cobra.Command {
 schedule ls. A payload larger than 1 KiB is left out of a listed timer
 (named in its "omitted" field).
 
---watch follows the page from the KV watch of the wakeups bucket, as
+--watch follows the page from the writes of the wakeups bucket, as
 schedule ls --watch does, with a LEFT column (time to the due time): a
 timer that fires or is cancelled shows as "<key> removed".`,
 		Args: noArgs,
@@ -210,7 +210,7 @@ timer that fires or is cancelled shows as "<key> removed".`,
 			if err := checkSelector(f.Selector); err != nil {
 				return err
 			}
-			return listing[admin.TimerItem]{a: a, flags: p, what: "timers",
+			return listing[admin.TimerItem]{a: a, flags: p, what: "timers", workflow: f.Workflow,
 				fetch: func(ctx context.Context, cursor string, limit int) (admin.Page[admin.TimerItem], error) {
 					req := f
 					req.Cursor, req.Limit = cursor, limit

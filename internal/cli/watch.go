@@ -4,15 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 	"text/tabwriter"
 	"time"
 
-	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/pflag"
 
 	"github.com/jetsched/jetsched/internal/admin"
-	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -43,7 +41,7 @@ func (p *pageFlags) registerWatch(fl *pflag.FlagSet) {
 	fl.BoolVar(&p.watch, "watch", false, "keep following the page: redraw it on a terminal, else print the rows that change, until Ctrl-C")
 }
 
-// watchRun prints the page, then follows the buckets' KV watches: every
+// watchRun prints the page, then follows the buckets' writes: every
 // change makes it read the page again through the admin API. On a
 // terminal the table is redrawn at each change and each second (its LEFT
 // and PASSED columns move); otherwise only the rows that changed are
@@ -66,28 +64,15 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 	defer nc.Close()
 	a.apiConn = nc
 	defer func() { a.apiConn = nil }()
-	js, err := natsconn.JetStream(nc, a.conn)
-	if err != nil {
-		return usageError{err}
-	}
-	// The watches open before the first read, so that no change falls
-	// between the two.
+	// The subscriptions open before the first read, so that no change
+	// falls between the two.
 	changes := make(chan struct{}, 1)
-	var wg sync.WaitGroup
-	defer wg.Wait() // the forwarders end with ctx
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	for _, b := range l.watch.buckets(kvstore.NamedLayout(a.namePrefix).WithDefaults()) {
-		kv, err := js.KeyValue(ctx, b)
+		sub, err := subscribeChanges(nc, b, changes)
 		if err != nil {
-			return fmt.Errorf("--watch: bucket %s: %w", b, err)
+			return err
 		}
-		w, err := kv.WatchAll(ctx, jetstream.UpdatesOnly(), jetstream.MetaOnly())
-		if err != nil {
-			return fmt.Errorf("--watch: watch bucket %s: %w", b, err)
-		}
-		defer func() { _ = w.Stop() }()
-		wg.Go(func() { forwardChanges(ctx, w, changes) })
+		defer func() { _ = sub.Unsubscribe() }()
 	}
 	v := l.newView(isTerminal(a.stdout))
 	if err := v.refresh(ctx); err != nil {
@@ -133,26 +118,31 @@ func (l listing[T]) watchRun(ctx context.Context) error {
 	}
 }
 
-// forwardChanges signals changes (without blocking: one pending signal
-// stands for any number) for every update of w, until ctx ends.
-func forwardChanges(ctx context.Context, w jetstream.KeyWatcher, changes chan<- struct{}) {
-	for {
+// subscribeChanges follows the writes of bucket b (every put, delete and
+// purge is a message on $KV.<b>.<key>): each signals a change on changes,
+// without blocking, one pending signal standing for any number. A plain
+// subscription rather than a KV watch (a consumer): the least-privilege
+// operator reads the writes through a stream import and may create no
+// consumer. A permission refusal is waited for, so that it is said here
+// naming the bucket rather than lost in the connection's error handler.
+func subscribeChanges(nc *nats.Conn, b string, changes chan<- struct{}) (*nats.Subscription, error) {
+	subject := "$KV." + b + ".>"
+	sub, err := nc.Subscribe(subject, func(*nats.Msg) {
 		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				continue
-			}
-			select {
-			case changes <- struct{}{}:
-			default:
-			}
+		case changes <- struct{}{}:
+		default:
 		}
+	})
+	if err == nil {
+		err = nc.Flush()
 	}
+	if err == nil {
+		err = nc.LastError()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--watch: follow bucket %s (subscribe %s): %w", b, subject, err)
+	}
+	return sub, nil
 }
 
 // watchView is a watched page: its items and what was printed of them.

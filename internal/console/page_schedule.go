@@ -45,10 +45,15 @@ type scheduleData struct {
 	HistErr  string
 	// Account is the accounting of the ledger's retention: its summary
 	// and a page of the entries that did not fire (accountFates).
-	Account  admin.AccountPage
-	AccErr   string
-	Headers  []fireHeaders
-	HeadErr  string
+	Account admin.AccountPage
+	AccErr  string
+	Headers []fireHeaders
+	HeadErr string
+	// Describe is what `scheduler schedule describe` shows (the settings
+	// as run, the last actions with their reasons, the next fires with
+	// their explanations and jitter offsets), from schedule.describe.
+	Describe admin.Description
+	DescErr  string
 	Calendar string
 	Now      time.Time
 	// Edit holds the edit form's values (editValues); Preview, once
@@ -121,11 +126,12 @@ func (s *Server) renderScheduleWith(w http.ResponseWriter, r *http.Request, id, 
 	d.HistNext, d.HistErr = s.history(ctx, id, r.URL.Query().Get("hcursor"), &d.History)
 	d.Headers, d.HeadErr = s.fireHeaders(ctx, d.History)
 	d.AccErr = s.accounting(ctx, id, r.URL.Query().Get("acursor"), &d.Account)
+	d.DescErr = s.describe(ctx, id, &d.Describe)
 	compiled, cal, err := s.compile(ctx, id, v.Spec)
 	if err != nil {
 		d.NextErr = err.Error()
 	} else {
-		d.Next = explainNext(compiled.Schedule, startOf(v.State, d.Now), nextFires)
+		d.Next = explainNext(id, compiled, startOf(v.State, d.Now), nextFires)
 	}
 	ticks := s.monthTicks(ctx, id, month)
 	d.Month = buildMonth(month, d.Row.Loc, d.Now, compiled.Schedule, cal, ticks, r.URL.Query())
@@ -162,6 +168,16 @@ func accountFates() []string {
 // every owed slot, and a page of those that did not fire from cursor.
 func (s *Server) accounting(ctx context.Context, id, cursor string, out *admin.AccountPage) (errMsg string) {
 	if err := s.api.call(ctx, "", "schedule.account", admin.AccountRequest{ID: id, Cursor: cursor, Limit: accountRows, Fates: accountFates()}, out); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// describe reads the schedule's describe view through the admin API, with
+// the counts of `scheduler schedule describe`.
+func (s *Server) describe(ctx context.Context, id string, out *admin.Description) (errMsg string) {
+	req := admin.DescribeRequest{ID: id, Actions: admin.DefaultDescribeActions, Next: admin.DefaultDescribeNext}
+	if err := s.api.call(ctx, "", "schedule.describe", req, out); err != nil {
 		return err.Error()
 	}
 	return ""
@@ -223,9 +239,11 @@ func (s *Server) compile(ctx context.Context, id string, spec kvstore.Spec) (com
 
 // explainNext lists n fire times after from, each with what moved it and
 // what was skipped before it (cronx.Explain, as `scheduler preview
-// --explain`).
-func explainNext(sched cronx.Schedule, from time.Time, n int) []nextFire {
+// --explain`), and for a schedule with a jitter each fire's offset and
+// instant (schedule id's slot at that time).
+func explainNext(id string, c compile.Compiled, from time.Time, n int) []nextFire {
 	var out []nextFire
+	sched := c.Schedule
 	st := cronx.Explain(sched, from)
 	for i := range n {
 		if i > 0 {
@@ -234,7 +252,12 @@ func explainNext(sched cronx.Schedule, from time.Time, n int) []nextFire {
 		if st.At.IsZero() {
 			break
 		}
-		out = append(out, nextFire{At: st.At, Notes: st.Notes(st.At.Location(), "2006-01-02 15:04 MST")})
+		f := nextFire{At: st.At, Notes: st.Notes(st.At.Location(), "2006-01-02 15:04 MST")}
+		if j := c.Policy.Jitter; j > 0 {
+			off := compile.JitterOffset(id, st.At, j)
+			f.Notes = append(f.Notes, fmt.Sprintf("jitter +%s: fires %s", off, st.At.Add(off).Format("2006-01-02 15:04:05 MST")))
+		}
+		out = append(out, f)
 	}
 	return out
 }

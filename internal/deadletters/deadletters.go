@@ -96,7 +96,10 @@ func (d Letters) Each(ctx context.Context, workflow string, fn func(admin.DeadLe
 		return fmt.Errorf("deadletters: read %s: %w", d.filter(workflow), err)
 	}
 	for {
-		batch, err := cons.Fetch(256, jetstream.FetchMaxWait(time.Second))
+		// No wait: every dead letter is stored already, so a pull that
+		// waited for a full batch would only add its wait to each read
+		// (a second for every listing of fewer than 256).
+		batch, err := cons.FetchNoWait(256)
 		if err != nil {
 			return fmt.Errorf("deadletters: read %s: %w", d.filter(workflow), err)
 		}

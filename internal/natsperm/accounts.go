@@ -35,6 +35,10 @@ type Service struct {
 	Share bool
 	// Stream lets many responders answer one request (service discovery).
 	Stream bool
+	// Feed makes it a stream export rather than a service: what is
+	// published on Subject in the scheduler's account reaches the
+	// operators' subscribers (the watched buckets' writes, for --watch).
+	Feed bool
 }
 
 // Import is the subject the operators use.
@@ -48,7 +52,10 @@ func (s Service) Import() string {
 // OperatorServices are the services operators import: the admin API with
 // the requester shared, service discovery, and read-only access (stream
 // info and reading a message by sequence) to the audit trail, its head
-// bucket and the fire and wakeup streams, for `scheduler audit verify`.
+// bucket and the fire and wakeup streams, for `scheduler audit verify`;
+// and, as feeds, the writes of the specs, state and wakeups buckets, which
+// `--watch` follows (a subscription, not a consumer: no right to create a
+// consumer, whose deliver subject no permission can constrain).
 func OperatorServices(l kvstore.Layout) []Service {
 	l = l.WithDefaults()
 	out := []Service{
@@ -60,7 +67,18 @@ func OperatorServices(l kvstore.Layout) []Service {
 			out = append(out, Service{Subject: "$JS.API." + api + s, To: APIPrefix + "." + api + s})
 		}
 	}
+	for _, b := range WatchedBuckets(l) {
+		out = append(out, Service{Subject: "$KV." + b + ".>", Feed: true})
+	}
 	return out
+}
+
+// WatchedBuckets are the buckets whose writes operators may follow
+// (`schedule ls`, `status` and `wakeup ls` with --watch): specs, state and
+// wakeups.
+func WatchedBuckets(l kvstore.Layout) []string {
+	l = l.WithDefaults()
+	return []string{l.SpecsBucket, l.StateBucket, l.WakeupsBucket}
 }
 
 // RenderExports writes the `exports: [...]` of the scheduler's account,
@@ -68,11 +86,16 @@ func OperatorServices(l kvstore.Layout) []Service {
 func RenderExports(svcs []Service, indent string) string {
 	var b strings.Builder
 	for _, c := range wrap("Services the operators' account (" + OperatorAccount + ") imports: the admin API, " +
-		"discovery, and the stream reads of `scheduler audit verify`.") {
+		"discovery, the stream reads of `scheduler audit verify`, and the writes of the buckets that " +
+		"`--watch` follows (streams, not services).") {
 		b.WriteString(indent + "# " + c + "\n")
 	}
 	b.WriteString(indent + "exports: [\n")
 	for _, s := range svcs {
+		if s.Feed {
+			b.WriteString(indent + "  {stream: " + quote(s.Subject) + "}\n")
+			continue
+		}
 		line := "{service: " + quote(s.Subject)
 		if s.Stream {
 			line += ", response_type: stream"
@@ -89,11 +112,15 @@ func RenderImports(svcs []Service, from, indent string) string {
 	var b strings.Builder
 	for _, c := range wrap("The admin API is imported with share: true, so that nats-server tells the " +
 		"scheduler which user sent each request (the audit trail's actor); the stream reads are imported " +
-		"under the JetStream API prefix " + APIPrefix + ".") {
+		"under the JetStream API prefix " + APIPrefix + ", the buckets' writes as they are.") {
 		b.WriteString(indent + "# " + c + "\n")
 	}
 	b.WriteString(indent + "imports: [\n")
 	for _, s := range svcs {
+		if s.Feed {
+			b.WriteString(indent + "  {stream: {account: " + from + ", subject: " + quote(s.Subject) + "}}\n")
+			continue
+		}
 		line := "{service: {account: " + from + ", subject: " + quote(s.Subject) + "}"
 		if s.To != "" {
 			line += ", to: " + quote(s.To)

@@ -292,7 +292,8 @@ func streamRights(s string) []string {
 // OperatorUser is the permission block of an operator, a user of the
 // operators' account (OperatorAccount): the admin API, service discovery,
 // and reading (not writing) the audit trail, its anchored heads and the
-// dispatch streams for `scheduler audit verify`, all through the services
+// dispatch streams for `scheduler audit verify`, and subscribing to the
+// writes of the buckets --watch follows (WatchedBuckets), all through what
 // the account imports (OperatorServices).
 func OperatorUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	u, err := roleUser(cmp.Or(user, "operator"), c)
@@ -302,20 +303,24 @@ func OperatorUser(l kvstore.Layout, user string, c Credential) (User, error) {
 	l = l.WithDefaults()
 	u.Comment = wrap("An operator, in the account " + OperatorAccount + ": the admin API and service discovery " +
 		"(`scheduler` CLI over the API, `nats micro ls`, `nats req " + l.Prefix + ".api...`), and reading the " +
-		"audit trail for `scheduler audit verify`, through the services " + OperatorAccount + " imports; " +
+		"audit trail for `scheduler audit verify`, and following the writes of the specs, state and wakeups " +
+		"buckets (`--watch`), through what " + OperatorAccount + " imports; " +
 		"nothing else. The scheduler records this user as the actor of its API requests.")
 	// $JS.API.INFO answers "JetStream not enabled" in an account without
 	// it: how the CLI learns to read under APIPrefix.
-	api, reads := []string(nil), []string{"$JS.API.INFO"}
+	api, reads, feeds := []string(nil), []string{"$JS.API.INFO"}, []string(nil)
 	for _, s := range OperatorServices(l) {
-		if strings.HasPrefix(s.Import(), APIPrefix+".") {
+		switch {
+		case s.Feed:
+			feeds = append(feeds, s.Import())
+		case strings.HasPrefix(s.Import(), APIPrefix+"."):
 			reads = append(reads, s.Import())
-		} else {
+		default:
 			api = append(api, s.Import())
 		}
 	}
 	u.PublishAllow = Rights{api, reads}
-	u.SubscribeAllow = Rights{{"_INBOX.>"}}
+	u.SubscribeAllow = Rights{{"_INBOX.>"}, feeds}
 	return u, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/eventfilter"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/natserr"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -238,6 +239,9 @@ func (e *Engine) wakeupMsg(t kvstore.Timer, takeover bool) *nats.Msg {
 	}
 	if t.Rearms > 0 {
 		msg.Header.Set(kvstore.HeaderRearms, strconv.Itoa(t.Rearms))
+	}
+	if len(t.Labels) > 0 {
+		msg.Header.Set(kvstore.HeaderLabels, labels.Format(t.Labels))
 	}
 	if takeover {
 		msg.Header.Set(kvstore.HeaderReason, "takeover")

@@ -12,6 +12,7 @@ import (
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -306,10 +307,21 @@ func (c Client) CancelRun(ctx context.Context, run string) (int, error) {
 type Filter struct {
 	Run      string
 	Workflow string
+	// Selector keeps the timers whose labels (Request.Labels) match a
+	// label selector, as `scheduler wakeup ls -l` takes it: requirements
+	// joined by commas, each key=value, key!=value, key in (v1,v2), key
+	// notin (v1,v2), key or !key. An invalid one is a *kvstore.FieldError
+	// naming the field selector.
+	Selector string
 }
 
-// List returns the pending timers of a run, of a workflow, or all.
+// List returns the pending timers of a run, of a workflow, or all, that
+// f's label selector keeps.
 func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error) {
+	sel, err := labels.Parse("selector", f.Selector)
+	if err != nil {
+		return nil, err
+	}
 	filter := ">"
 	if f.Run != "" {
 		filter = kvstore.TimerRunFilter(f.Run)
@@ -320,7 +332,7 @@ func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error
 	}
 	out := all[:0]
 	for _, e := range all {
-		if f.Workflow == "" || e.Timer.Workflow == f.Workflow {
+		if (f.Workflow == "" || e.Timer.Workflow == f.Workflow) && sel.Matches(e.Timer.Labels) {
 			out = append(out, e)
 		}
 	}
@@ -329,14 +341,14 @@ func (c Client) List(ctx context.Context, f Filter) ([]kvstore.TimerEntry, error
 
 // Rearm answers a wakeup with "not ready, retry at": it registers the
 // timer again for at, with the message's workflow, condition (and
-// condition key) and payload
+// condition key), labels and payload
 // (the seed's re-enter PENDING).
 func (c Client) Rearm(ctx context.Context, m Meta, payload []byte, at time.Time) (kvstore.TimerEntry, error) {
 	if !at.After(c.Clock.Now()) {
 		return kvstore.TimerEntry{}, field("at", at.Format(time.RFC3339), "a re-armed timer must be due in the future")
 	}
 	return c.register(ctx, Request{Run: m.Run, Step: m.Step, Workflow: m.Workflow, At: at, Payload: payload,
-		Condition: m.Condition, ConditionKey: m.ConditionKey}, m.Rearms+1)
+		Condition: m.Condition, ConditionKey: m.ConditionKey, Labels: m.Labels}, m.Rearms+1)
 }
 
 // checkDueRange refuses a due time, or an expiry, outside the supported

@@ -2,10 +2,12 @@ package wakeups
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
@@ -17,6 +19,9 @@ type Meta struct {
 	DueAt, DispatchedAt time.Time
 	// Rearms counts how often the timer was re-armed before this firing.
 	Rearms int
+	// Labels are the timer's labels (kvstore.HeaderLabels), which a
+	// re-arm keeps; nil when it has none.
+	Labels map[string]string
 	// DeadLetterSeq is set on a wakeup an operator retried from a dead
 	// letter (kvstore.HeaderRetryOf): the dead letter's sequence in the
 	// event stream; ID is then the original wakeup's id. 0 otherwise.
@@ -36,6 +41,13 @@ func ParseMeta(h nats.Header) (Meta, error) {
 		if _, err := fmt.Sscan(v, &m.Rearms); err != nil {
 			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderRearms, err)
 		}
+	}
+	if v := h.Get(kvstore.HeaderLabels); v != "" {
+		l, err := labels.ParsePairs(strings.Split(v, ","))
+		if err != nil {
+			return Meta{}, fmt.Errorf("wakeup: header %s: %w", kvstore.HeaderLabels, err)
+		}
+		m.Labels = l
 	}
 	if of := h.Get(kvstore.HeaderRetryOf); of != "" {
 		if _, err := fmt.Sscan(h.Get(kvstore.HeaderDeadLetterSeq), &m.DeadLetterSeq); err != nil {

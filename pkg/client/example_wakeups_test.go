@@ -71,7 +71,7 @@ func ExampleClient_RearmWakeup() {
 	ctx := context.Background()
 	// Due now: the scheduler publishes its wakeup at once.
 	if _, err := c.Wakeup(ctx, wakeup.Request{Run: "export-9", Step: "poll", Workflow: "exports", At: time.Now(),
-		Condition: "running", Payload: []byte(`{"job":9}`)}); err != nil {
+		Condition: "running", Payload: []byte(`{"job":9}`), Labels: map[string]string{"team": "data"}}); err != nil {
 		fmt.Println(err)
 		return
 	}
@@ -86,17 +86,17 @@ func ExampleClient_RearmWakeup() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(m.Run, m.Step, m.Condition, m.Rearms, string(msg.Data()))
+	fmt.Println(m.Run, m.Step, m.Condition, m.Rearms, m.Labels, string(msg.Data()))
 
-	// Not ready: retry in ten minutes.
+	// Not ready: retry in ten minutes. The timer keeps its labels.
 	t, err := c.RearmWakeup(ctx, m, msg.Data(), time.Now().Add(10*time.Minute))
-	fmt.Println(t.Run, t.Step, t.Condition, t.Rearms, string(t.Payload), err)
+	fmt.Println(t.Run, t.Step, t.Condition, t.Rearms, t.Labels, string(t.Payload), err)
 
 	_, err = c.RearmWakeup(ctx, m, msg.Data(), time.Now().Add(-time.Minute))
 	var fe *kvstore.FieldError
 	fmt.Println(errors.As(err, &fe) && fe.Field == "at")
 	// Output:
-	// export-9 poll running 0 {"job":9}
-	// export-9 poll running 1 {"job":9} <nil>
+	// export-9 poll running 0 map[team:data] {"job":9}
+	// export-9 poll running 1 map[team:data] {"job":9} <nil>
 	// true
 }

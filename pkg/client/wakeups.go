@@ -59,7 +59,10 @@ func (c *Client) CancelWakeups(ctx context.Context, run string) (int, error) {
 
 // Wakeups iterates over the pending timers f selects: those of a run
 // (f.Run), of a workflow (f.Workflow), of both, or with the zero Filter
-// all, including those a scheduler is firing (TimerInfo.Firing). It reads
+// all, including those a scheduler is firing (TimerInfo.Firing); a label
+// selector (f.Selector, "team=billing,tier!=gold") keeps those whose
+// labels match it, and an invalid one is a *kvstore.FieldError naming
+// the field selector. It reads
 // them from sched_wakeups when the iteration starts (a run's on the
 // server, by its keys) and yields them in run, then step order. An error
 // ends the iteration after it is yielded.
@@ -87,7 +90,7 @@ func (c *Client) Wakeups(ctx context.Context, f wakeup.Filter) iter.Seq2[TimerIn
 
 // RearmWakeup answers a wakeup with "not ready, retry at": it sets the
 // timer of m's run and step again, due at (which must be in the future),
-// with m's workflow, condition and condition key and with payload, and
+// with m's workflow, condition, condition key and labels and with payload, and
 // counts the re-arm (TimerInfo.Rearms; the next wakeup's Meta.Rearms).
 // From a pkg/worker handler: c.RearmWakeup(ctx, w.Meta, w.Payload, at).
 // A timer set with Wakeup instead starts its count again.

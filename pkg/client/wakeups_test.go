@@ -23,10 +23,10 @@ func TestWakeupsFilterAndOrder(t *testing.T) {
 	ctx := context.Background()
 	big := []byte(`{"blob":"` + strings.Repeat("x", 2048) + `"}`)
 	for _, r := range []wakeup.Request{
-		{Run: "r/2", Step: "b", Workflow: "wf", When: "1h"},
-		{Run: "r/1", Step: "z", Workflow: "wf", When: "1h", Payload: big},
+		{Run: "r/2", Step: "b", Workflow: "wf", When: "1h", Labels: map[string]string{"team": "billing"}},
+		{Run: "r/1", Step: "z", Workflow: "wf", When: "1h", Payload: big, Labels: map[string]string{"team": "billing", "tier": "gold"}},
 		{Run: "r/1", Step: "a", Workflow: "wf", When: "1h"},
-		{Run: "r/1", Step: "m", Workflow: "other", When: "1h"},
+		{Run: "r/1", Step: "m", Workflow: "other", When: "1h", Labels: map[string]string{"team": "ops"}},
 	} {
 		if _, err := c.Wakeup(ctx, r); err != nil {
 			t.Fatalf("Wakeup %s/%s: %v", r.Run, r.Step, err)
@@ -53,6 +53,12 @@ func TestWakeupsFilterAndOrder(t *testing.T) {
 		{wakeup.Filter{Workflow: "wf"}, fmt.Sprintf("r/1/a:wf:0 r/1/z:wf:%d r/2/b:wf:0", bigLen)},
 		{wakeup.Filter{Run: "r/1", Workflow: "other"}, "r/1/m:other:0"},
 		{wakeup.Filter{Run: "r/3"}, ""},
+		// A label selector, as `wakeup ls -l` takes it, with the others.
+		{wakeup.Filter{Selector: "team=billing"}, fmt.Sprintf("r/1/z:wf:%d r/2/b:wf:0", bigLen)},
+		{wakeup.Filter{Selector: "team in (billing,ops),tier!=gold"}, "r/1/m:other:0 r/2/b:wf:0"},
+		{wakeup.Filter{Selector: "!team"}, "r/1/a:wf:0"},
+		{wakeup.Filter{Run: "r/1", Selector: "team"}, fmt.Sprintf("r/1/m:other:0 r/1/z:wf:%d", bigLen)},
+		{wakeup.Filter{Workflow: "wf", Selector: "team=ops"}, ""},
 	} {
 		if got := list(tc.f); got != tc.want {
 			t.Errorf("Wakeups(%+v) = %q, want %q", tc.f, got, tc.want)
@@ -67,6 +73,22 @@ func TestWakeupsFilterAndOrder(t *testing.T) {
 	}
 	if n != 1 {
 		t.Fatalf("a loop that breaks at once ran %d times", n)
+	}
+}
+
+// TestWakeupsBadSelector: an invalid selector is an error naming the
+// field selector, yielded once.
+func TestWakeupsBadSelector(t *testing.T) {
+	t.Parallel()
+	c, _, stop := example()
+	defer stop()
+	var errs []error
+	for _, err := range c.Wakeups(context.Background(), wakeup.Filter{Selector: "team in billing"}) {
+		errs = append(errs, err)
+	}
+	var fe *kvstore.FieldError
+	if len(errs) != 1 || !errors.As(errs[0], &fe) || fe.Field != "selector" {
+		t.Fatalf("errors %v, want one FieldError on selector", errs)
 	}
 }
 

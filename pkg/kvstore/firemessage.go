@@ -66,6 +66,9 @@ const (
 	HeaderConditionKey = "Sched-Condition-Key"
 	HeaderWhen         = "Sched-When" // the form it was registered with
 	HeaderRearms       = "Sched-Rearms"
+	// HeaderLabels are the timer's labels as "k=v,k2=v2" in key order
+	// (absent without labels), so that a re-arm keeps them.
+	HeaderLabels = "Sched-Labels"
 )
 
 // Values of Sched-Reason.

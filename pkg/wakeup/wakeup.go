@@ -13,12 +13,13 @@ import (
 type Request = wakeups.Request
 
 // Filter selects the timers pkg/client's Client.Wakeups yields: those of
-// a run, of a workflow, of both, or (zero) all.
+// a run, of a workflow, of both, or (zero) all, narrowed by a label
+// selector (Filter.Selector, as `scheduler wakeup ls -l` takes it).
 type Filter = wakeups.Filter
 
 // Meta is what a wakeup message's headers say: its id, run, step,
 // workflow, condition (and condition key), the form it was registered
-// with, why it was sent, and its re-arm count. pkg/client's
+// with, why it was sent, its re-arm count and its labels. pkg/client's
 // Client.RearmWakeup takes it back to set the timer again.
 type Meta = wakeups.Meta
 

@@ -13,6 +13,7 @@ import type {
   Spec,
   State,
   StatusPage,
+  StoredTimer,
   TimerInfo,
   TimerRequest,
   TimerResult,
@@ -66,6 +67,8 @@ export interface ListOptions {
 export interface TimerListOptions {
   run?: string;
   workflow?: string;
+  /** A label selector: "team=billing,tier!=gold", "env in (a,b)", "!legacy". */
+  selector?: string;
   cursor?: string;
   limit?: number;
 }
@@ -198,11 +201,16 @@ export class Client {
     return r.slot_id;
   }
 
-  /** pause stops the schedule's regular fires until resume, or until `until`. */
-  async pause(id: string, options: { note?: string; until?: Date | string } = {}): Promise<State> {
+  /**
+   * pause stops the schedule's regular fires until resume, until `until`,
+   * or for a duration from now (`for`: "90m", "2 hours", "1d 3h"; not with
+   * `until`).
+   */
+  async pause(id: string, options: { note?: string; until?: Date | string; for?: string } = {}): Promise<State> {
     const req: Record<string, unknown> = { id };
     if (options.note !== undefined) req.note = options.note;
     if (options.until !== undefined) req.until = time("schedule.pause", "until", options.until);
+    if (options.for !== undefined) req.for = options.for;
     return this.call<State>("schedule.pause", req);
   }
 
@@ -260,15 +268,12 @@ export class Client {
   }
 
   /**
-   * getTimer returns the pending timer of run at step (read from the
-   * run's listing: the API has no single-timer verb); NotFoundError when
-   * none is pending.
+   * getTimer returns the pending timer of run at step, whole (its payload
+   * too, which a listing leaves out over 1 KiB), with its revision
+   * (`wakeup.get`); NotFoundError when none is pending.
    */
-  async getTimer(run: string, step: string): Promise<TimerInfo> {
-    for await (const t of this.timers({ run })) {
-      if (t.step === step) return t;
-    }
-    throw apiError("wakeup.list", { code: "not_found", message: `not found: timer "${run}/${step}"` });
+  async getTimer(run: string, step: string): Promise<StoredTimer> {
+    return this.call<StoredTimer>("wakeup.get", { run, step });
   }
 }
 

@@ -198,6 +198,11 @@ export interface TimerInfo extends Timer {
   invalid?: string;
 }
 
+/** A pending timer as getTimer reads it: whole, with its revision in sched_wakeups. */
+export interface StoredTimer extends TimerInfo {
+  revision: number;
+}
+
 /** What addTimer stored. */
 export interface TimerResult {
   key: string;

@@ -1,7 +1,8 @@
 // Worker runs handlers for jetsched fires and wakeups with pkg/worker's
-// contract (docs/workers.md): a durable pull consumer per workflow, at
-// most maxWorkers handlers of a workflow at once (fetched only when they
-// can start), in-progress pings, an AbortSignal per delivery that a
+// contract (docs/workers.md): a durable pull consumer per workflow (and,
+// for one release, a second on the legacy subject sched.fire.<workflow>),
+// at most maxWorkers handlers of a workflow and maxWorkersTotal of all at
+// once (fetched only when they can start), in-progress pings, an AbortSignal per delivery that a
 // timeout, a stop or a scheduler's cancel request aborts, delivery steered
 // by what the handler throws (outcomes.ts), dead letters after the last
 // delivery, and completion reports on sched.done.<workflow>.<schedule id>.
@@ -15,7 +16,9 @@ import {
   JetStreamApiError,
   jetstreamManager,
   type Consumer,
+  type ConsumerInfo,
   type ConsumerMessages,
+  type JetStreamManager,
   type JsMsg,
 } from "@nats-io/jetstream";
 
@@ -47,8 +50,10 @@ export interface WorkerOptions {
   maxDeliver?: number;
   /** The delay before redelivery after failed delivery n (backoff[n-1], the last repeating), in ms. Default 1s, 5s, 30s, 2m. */
   backoff?: number[];
-  /** Handlers of one workflow running at once. Default 10. */
+  /** Handlers of one workflow running at once. Default 10, or maxWorkersTotal if that is lower. */
   maxWorkers?: number;
+  /** Handlers of all workflows of this worker running at once (pkg/worker's MaxWorkersTotal). Default 256; no handler's maxWorkers may exceed it. */
+  maxWorkersTotal?: number;
   /** Bounds each handler call, in ms (its signal aborts with HandlerTimeoutError). Default 0: none. */
   timeout?: number;
   /** Whether a wakeup's condition still holds for its run; a wakeup whose condition does not is acked unhandled. Default: all hold. */
@@ -74,6 +79,8 @@ interface Registration {
   kind: Kind;
   workflow: string;
   maxWorkers: number;
+  /** The places of one start: its loops (the legacy one too) share them. */
+  local?: Local;
   timeout: number;
   call: (m: JsMsg, d: Delivery) => (signal: AbortSignal) => Promise<void>;
 }
@@ -85,6 +92,8 @@ interface Run {
   handlers: Set<Promise<void>>;
   controllers: Set<AbortController>;
   held: JsMsg[];
+  /** maxWorkersTotal places, shared by every handler's loops. */
+  places: Places;
   fetchStopped: Promise<void>;
   wake: () => void;
   woken: Promise<void>;
@@ -93,6 +102,79 @@ interface Run {
 
 const fetchWaitMs = 5_000;
 const handBackMs = 500;
+/** How often the legacy consumer asks for fires published on sched.fire.<workflow> when none came. */
+const legacyPollMs = 1_000;
+/** How long a pull of the legacy consumer waits: the least nats.js allows. */
+const legacyFetchMs = 1_000;
+
+/** The places of one handler: its loops (the legacy one too) share them. */
+interface Local {
+  free: number;
+}
+
+/**
+ * Places hands out the worker's places (maxWorkersTotal) to the fetch
+ * loops, first come first served, each request also bounded by its
+ * handler's free places: a loop takes them before its fetch asks for that
+ * many messages, and gives each back as a handler ends or when asked-for
+ * messages do not come, so that no message waits in the worker for a place
+ * (and ages against ackWait), and a loop whose idle pull gave its places
+ * back does not take them again ahead of one that waits.
+ */
+class Places {
+  #free: number;
+  #closed = false;
+  #queue: { local: Local; max: number; grant: (n: number) => void }[] = [];
+
+  constructor(n: number) {
+    this.#free = n;
+  }
+
+  /** acquire resolves with the places taken (1 to max), or 0 once closed. */
+  acquire(local: Local, max: number): Promise<number> {
+    if (this.#closed) return Promise.resolve(0);
+    return new Promise((grant) => {
+      this.#queue.push({ local, max, grant });
+      this.#pump();
+    });
+  }
+
+  /** give hands back n places of local. */
+  give(local: Local, n: number): void {
+    if (n <= 0) return;
+    local.free += n;
+    this.#free += n;
+    this.#pump();
+  }
+
+  /** close answers every waiting and later request with 0 (the worker stops). */
+  close(): void {
+    this.#closed = true;
+    for (const q of this.#queue.splice(0)) q.grant(0);
+  }
+
+  #pump(): void {
+    for (let i = 0; i < this.#queue.length && this.#free > 0; ) {
+      const q = this.#queue[i]!;
+      const n = Math.min(q.local.free, this.#free, q.max);
+      if (n <= 0) {
+        i++;
+        continue;
+      }
+      q.local.free -= n;
+      this.#free -= n;
+      this.#queue.splice(i, 1);
+      q.grant(n);
+    }
+  }
+}
+
+/** A consumer to fetch from; legacy polls (the legacy subject, idle but during an upgrade). */
+interface Source {
+  consumer: Consumer;
+  name: string;
+  legacy: boolean;
+}
 
 /**
  * Worker consumes fires and wakeups. Register handlers with handle and
@@ -115,14 +197,17 @@ export class Worker {
       ackWait: options.ackWait ?? 30_000,
       maxDeliver: options.maxDeliver ?? 5,
       backoff: options.backoff ?? [1_000, 5_000, 30_000, 120_000],
-      maxWorkers: options.maxWorkers ?? 10,
+      maxWorkersTotal: options.maxWorkersTotal ?? 256,
+      maxWorkers: options.maxWorkers ?? Math.min(10, options.maxWorkersTotal ?? 256),
       timeout: options.timeout ?? 0,
     };
     token("name", o.name);
     if (!/^[A-Za-z0-9_-]+$/.test(o.prefix)) throw new RangeError(`worker: options.prefix ${JSON.stringify(o.prefix)}: letters, digits, '_' and '-' only`);
     atLeast("ackWait", o.ackWait, 1_000);
     atLeast("maxDeliver", o.maxDeliver, 1);
+    atLeast("maxWorkersTotal", o.maxWorkersTotal, 1);
     atLeast("maxWorkers", o.maxWorkers, 1);
+    atMost("maxWorkers", o.maxWorkers, o.maxWorkersTotal);
     atLeast("timeout", o.timeout, 0);
     if (o.backoff.length === 0) throw new RangeError("worker: options.backoff: give at least one delay");
     o.backoff.forEach((d, i) => atLeast(`backoff[${i}]`, d, 0));
@@ -161,6 +246,7 @@ export class Worker {
     token("workflow", workflow);
     const r: Registration = { kind, workflow, call, maxWorkers: options.maxWorkers ?? this.#o.maxWorkers, timeout: options.timeout ?? this.#o.timeout };
     atLeast("maxWorkers", r.maxWorkers, 1);
+    atMost(`maxWorkers of ${kind} handler ${workflow}`, r.maxWorkers, this.#o.maxWorkersTotal);
     atLeast("timeout", r.timeout, 0);
     this.#regs.set(`${kind}/${workflow}`, r);
     return this;
@@ -173,8 +259,8 @@ export class Worker {
    */
   async start(): Promise<void> {
     if (this.#run) throw new Error("worker: already started");
-    const consumers: [Registration, Consumer][] = [];
-    for (const r of this.#regs.values()) consumers.push([r, await this.#consumer(r)]);
+    const sources: [Registration, Source][] = [];
+    for (const r of this.#regs.values()) for (const src of await this.#sources(r)) sources.push([r, src]);
     const subs: Subscription[] = [];
     for (const r of this.#regs.values()) {
       if (r.kind !== "fire") continue;
@@ -188,12 +274,14 @@ export class Worker {
     let fetchStopped!: () => void;
     const run: Run = {
       stopping: false, batches: new Set(), handlers: new Set(), controllers: new Set(), held: [],
+      places: new Places(this.#o.maxWorkersTotal),
       fetchStopped: new Promise((res) => (fetchStopped = res)),
       woken: new Promise((res) => (wake = res)),
       wake: () => wake(),
       done: Promise.resolve(),
     };
-    const loops = consumers.map(([r, c]) => this.#loop(run, r, c));
+    for (const r of this.#regs.values()) r.local = { free: r.maxWorkers };
+    const loops = sources.map(([r, src]) => this.#loop(run, r, src));
     run.done = (async () => {
       await Promise.all(loops);
       await this.#nc.flush().catch(() => {});
@@ -218,6 +306,7 @@ export class Worker {
     if (!run) return;
     if (!run.stopping) {
       run.stopping = true;
+      run.places.close();
       for (const b of run.batches) b.stop();
       run.wake();
     }
@@ -232,64 +321,104 @@ export class Worker {
     if (this.#run === run) this.#run = undefined;
   }
 
-  async #consumer(r: Registration): Promise<Consumer> {
+  /**
+   * #sources creates or updates the handler's durable consumers. A wakeup
+   * handler has one; a fire handler two for one release, as pkg/worker's:
+   * "<name>-fire-<workflow>" on the per-schedule subjects
+   * sched.fire.<workflow>.>, and "<name>-fire-<workflow>-legacy" on
+   * sched.fire.<workflow>, where schedulers from before the per-schedule
+   * subjects publish, so that no fire is missed while a fleet is upgraded.
+   * When "<name>-fire-<workflow>" still filters the legacy subject (made
+   * by such a version), the legacy consumer starts where it stopped
+   * acking, and the first takes the new filter.
+   */
+  async #sources(r: Registration): Promise<Source[]> {
     const jsm = await jetstreamManager(this.#nc);
     const up = this.#o.prefix.toUpperCase();
-    const stream = r.kind === "fire" ? `${up}_FIRES` : `${up}_WAKEUPS`;
     const durable = `${this.#o.name}-${r.kind}-${r.workflow}`;
-    const filter = r.kind === "fire" ? `${this.#o.prefix}.fire.${r.workflow}.>` : `${this.#o.prefix}.wakeup.${r.workflow}`;
-    const settings = { ack_wait: nanos(this.#o.ackWait), max_deliver: this.#o.maxDeliver, description: `jetsched worker ${this.#o.name}` };
-    try {
-      await jsm.consumers.info(stream, durable);
-      await jsm.consumers.update(stream, durable, settings);
-    } catch (e) {
-      if (!(e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound)) throw e;
-      // A name and one filter subject: created on
-      // $JS.API.CONSUMER.CREATE.<stream>.<durable>.<filter>, the form the
-      // least-privilege worker accounts allow.
-      await jsm.consumers.add(stream, { ...settings, durable_name: durable, filter_subject: filter, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New });
+    if (r.kind === "wakeup") {
+      const c = await this.#consumer(jsm, r, `${up}_WAKEUPS`, durable, `${this.#o.prefix}.wakeup.${r.workflow}`, 0);
+      return [{ consumer: c, name: durable, legacy: false }];
+    }
+    const stream = `${up}_FIRES`;
+    const legacy = `${this.#o.prefix}.fire.${r.workflow}`;
+    let from = 0;
+    const old = await info(jsm, stream, durable);
+    if (old?.config.filter_subject === legacy) from = old.ack_floor.stream_seq + 1;
+    const l = await this.#consumer(jsm, r, stream, `${durable}-legacy`, legacy, from);
+    const c = await this.#consumer(jsm, r, stream, durable, `${legacy}.>`, 0);
+    return [
+      { consumer: c, name: durable, legacy: false },
+      { consumer: l, name: `${durable}-legacy`, legacy: true },
+    ];
+  }
+
+  /**
+   * #consumer creates or updates durable on stream with one filter subject
+   * (created and updated on $JS.API.CONSUMER.CREATE.<stream>.<durable>.<filter>,
+   * the form the least-privilege worker accounts allow). A new consumer
+   * delivers new messages, or from stream sequence from when it is not 0.
+   */
+  async #consumer(jsm: JetStreamManager, r: Registration, stream: string, durable: string, filter: string, from: number): Promise<Consumer> {
+    const settings = { ack_wait: nanos(this.#o.ackWait), max_deliver: this.#o.maxDeliver, description: `jetsched worker ${this.#o.name}`, filter_subject: filter };
+    if (await info(jsm, stream, durable)) {
+      await jsm.consumers.update(stream, durable, settings); // its deliver policy cannot change: kept
+    } else {
+      const deliver = from > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: from } : { deliver_policy: DeliverPolicy.New };
+      await jsm.consumers.add(stream, { ...settings, ...deliver, durable_name: durable, ack_policy: AckPolicy.Explicit });
     }
     this.#log("info", "consuming", { stream, consumer: durable, subject: filter, max_workers: r.maxWorkers });
     return jetstream(this.#nc).consumers.get(stream, durable);
   }
 
-  /** #loop fetches no more messages than the handler has free places, and starts each at once. */
-  async #loop(run: Run, r: Registration, consumer: Consumer): Promise<void> {
-    const running = new Set<Promise<void>>();
+  /**
+   * #loop fetches no more messages than there are free places, the
+   * handler's (shared with its other loop) and the worker's
+   * (maxWorkersTotal), and starts each at once. The legacy loop asks for
+   * one fire, doubling while batches come back full, and pauses
+   * legacyPollMs when none came, so that it holds places only briefly.
+   */
+  async #loop(run: Run, r: Registration, src: Source): Promise<void> {
+    const local = r.local!;
+    let want = 1;
     while (!run.stopping && !this.#nc.isClosed()) {
-      const free = r.maxWorkers - running.size;
-      if (free <= 0) {
-        await Promise.race([...running, run.woken]);
-        continue;
-      }
+      const n = await run.places.acquire(local, src.legacy ? want : Infinity);
+      if (n === 0) continue; // closed: the worker stops
+      const giveBack = (k: number) => run.places.give(local, k);
       let batch: ConsumerMessages;
       try {
-        batch = await consumer.fetch({ max_messages: free, expires: fetchWaitMs });
+        batch = await src.consumer.fetch({ max_messages: n, expires: src.legacy ? legacyFetchMs : fetchWaitMs });
       } catch (e) {
+        giveBack(n);
         this.#failed(new SettleError("fetch", e), deliveryOf(undefined, r.kind, this.#o.maxDeliver, r.workflow));
         await Promise.race([new Promise((res) => setTimeout(res, 1_000)), run.woken]);
         continue;
       }
       run.batches.add(batch);
       if (run.stopping) batch.stop();
+      let got = 0;
       try {
         for await (const m of batch) {
+          got++;
           if (run.stopping) {
             run.held.push(m);
+            giveBack(1);
             continue;
           }
           const p: Promise<void> = this.#deliver(run, r, m).finally(() => {
-            running.delete(p);
             run.handlers.delete(p);
+            giveBack(1);
           });
-          running.add(p);
           run.handlers.add(p);
         }
       } catch (e) {
         if (!run.stopping) this.#failed(new SettleError("fetch", e), deliveryOf(undefined, r.kind, this.#o.maxDeliver, r.workflow));
       } finally {
         run.batches.delete(batch);
+        giveBack(n - got);
       }
+      want = Math.max(1, 2 * got);
+      if (src.legacy && got === 0 && !run.stopping) await Promise.race([new Promise((res) => setTimeout(res, legacyPollMs)), run.woken]);
     }
   }
 
@@ -430,6 +559,20 @@ function token(what: string, s: string): void {
   if (!/^[A-Za-z0-9_=-]{1,128}$/.test(s)) {
     throw new RangeError(`worker: ${what} ${JSON.stringify(s)}: 1 to 128 letters, digits, '-', '_' or '='`);
   }
+}
+
+/** info is the consumer's info, or undefined when it does not exist. */
+async function info(jsm: JetStreamManager, stream: string, durable: string): Promise<ConsumerInfo | undefined> {
+  try {
+    return await jsm.consumers.info(stream, durable);
+  } catch (e) {
+    if (e instanceof JetStreamApiError && e.code === JetStreamApiCodes.ConsumerNotFound) return undefined;
+    throw e;
+  }
+}
+
+function atMost(option: string, v: number, max: number): void {
+  if (v > max) throw new RangeError(`worker: ${option} ${v}: must not exceed maxWorkersTotal ${max}`);
 }
 
 function atLeast(option: string, v: number, min: number): void {

@@ -104,6 +104,12 @@ describe("Client: schedules", { skip: noServer }, () => {
     assert.equal(resumed.paused, undefined);
     await assert.rejects(client.pause(id, { until: new Date(Date.now() - 60_000) }), (e) => e instanceof InvalidError && e.field === "until");
     await assert.rejects(client.pause(id, { until: new Date(Number.NaN) }), (e) => e instanceof InvalidError && e.field === "until");
+    const before = Date.now();
+    const forTwoHours = await client.pause(id, { note: "window", for: "2 hours" });
+    const end = new Date(forTwoHours.paused!.until!).getTime();
+    assert.ok(end >= before + 7_200_000 - 1000 && end <= Date.now() + 7_200_000, `paused until ${forTwoHours.paused!.until}`);
+    await assert.rejects(client.pause(id, { for: "2 horus" }), (e) => e instanceof InvalidError && e.field === "for");
+    await client.resume(id);
     const skipped = await client.skip(id, 2);
     assert.equal(skipped.skip_next, 2);
     await assert.rejects(client.trigger(unique("ts-none")), NotFoundError);
@@ -177,17 +183,16 @@ describe("Client: timers", { skip: noServer }, () => {
     assert.equal(a.key, `${run}.remind`);
     assert.equal(a.timer.workflow, "ts-timers");
     const at = new Date(Date.now() + 7_200_000);
-    await client.addTimer({ run, step: "escalate", workflow: "ts-timers", at, condition: "awaiting" });
-    const got = await waitFor("the timer listed", 10_000, async () => {
-      try {
-        return await client.getTimer(run, "escalate");
-      } catch (e) {
-        if (e instanceof NotFoundError) return undefined;
-        throw e;
-      }
-    });
+    const blob = "x".repeat(2048);
+    const e = await client.addTimer({ run, step: "escalate", workflow: "ts-timers", at, condition: "awaiting", payload: { blob } });
+    // wakeup.get reads the bucket: the timer at once, whole, with its revision.
+    const got = await client.getTimer(run, "escalate");
     assert.equal(new Date(got.due).getTime(), at.getTime());
     assert.equal(got.condition, "awaiting");
+    assert.equal(got.revision, e.revision);
+    assert.deepEqual(got.payload, { blob });
+    assert.equal(got.omitted, undefined);
+    await assert.rejects(client.getTimer(run, "bad*step"), (err) => err instanceof InvalidError && err.field === "step");
     const page = await client.listTimers({ run, limit: 1 });
     assert.equal(page.total, 2);
     assert.equal(page.items[0]!.step, "escalate");

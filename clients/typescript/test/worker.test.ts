@@ -5,12 +5,23 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { jetstreamManager } from "@nats-io/jetstream";
+import { AckPolicy, DeliverPolicy, jetstream, jetstreamManager } from "@nats-io/jetstream";
+import { headers } from "@nats-io/transport-node";
 
 import { CancelRequestedError, Client, permanent, retry, Worker, type DoneReport, type Fire, type Wakeup } from "../src/index.js";
 import { Messages, noServer, open, triggerWhenPlanned, unique, waitFor } from "./helpers.js";
 
 const report = (m: { json<T>(): T }) => m.json<DoneReport>();
+
+/** fireHeaders are a fire message's headers, as a scheduler sets them, of slot "<id>.<n>". */
+function fireHeaders(wf: string, id: string, n: number) {
+  const h = headers();
+  h.set("Nats-Msg-Id", `${id}.${n}`);
+  h.set("Sched-Schedule-Id", id);
+  h.set("Sched-Workflow", wf);
+  h.set("Sched-Scheduled-At", new Date().toISOString());
+  return h;
+}
 
 /** ledgerEntry is the ledger's entry of a regular slot "<id>.<unix ms>" (schedule.history), if any. */
 async function ledgerEntry(client: Client, id: string, slotId: string): Promise<{ status: string; outcome?: string } | undefined> {
@@ -193,10 +204,75 @@ describe("Worker", { skip: noServer }, () => {
     assert.equal(f.delivery, 2);
   });
 
+  test("maxWorkersTotal bounds the handlers of every workflow together", async (t) => {
+    const { nc } = await open(t);
+    const wfs = [unique("ts-total-a"), unique("ts-total-b")];
+    let running = 0;
+    let most = 0;
+    const handled: string[] = [];
+    const gates: (() => void)[] = [];
+    const handler = async (f: Fire, signal: AbortSignal) => {
+      running++;
+      most = Math.max(most, running);
+      try {
+        await new Promise<void>((res, reject) => {
+          gates.push(res);
+          signal.addEventListener("abort", () => reject(signal.reason));
+        });
+      } finally {
+        running--;
+      }
+      handled.push(f.slotId);
+    };
+    // Each workflow may run two, the worker three: not four.
+    const w = new Worker(nc, { name: "tsw", maxWorkersTotal: 3 });
+    for (const wf of wfs) w.handle(wf, handler, { maxWorkers: 2 });
+    await w.start();
+    t.after(() => w.stop({ cancel: true }));
+    const js = jetstream(nc);
+    for (const wf of wfs) for (let i = 0; i < 3; i++) await js.publish(`sched.fire.${wf}.s${i}`, "{}", { headers: fireHeaders(wf, `s${i}`, i), msgID: `s${i}.${wf}` });
+    // Each time three run, one is let go: six in all, never four at once.
+    for (let n = 0; n < 6; n++) {
+      await waitFor(`three handlers running (${n} done)`, 20_000, () => (handled.length === n && running === Math.min(3, 6 - n) ? true : undefined));
+      gates.shift()!();
+    }
+    await waitFor("all six handled", 10_000, () => (handled.length === 6 ? true : undefined));
+    assert.equal(most, 3, "handlers running at once");
+  });
+
+  test("fires on the legacy subject sched.fire.<workflow> are handled, an old consumer's unacked ones too", async (t) => {
+    const { nc } = await open(t);
+    const wf = unique("ts-legacy");
+    const jsm = await jetstreamManager(nc);
+    const js = jetstream(nc);
+    // A consumer as a worker from before the per-schedule subjects made
+    // it, with two fires it never acked.
+    await jsm.consumers.add("SCHED_FIRES", { durable_name: `tsw-fire-${wf}`, filter_subject: `sched.fire.${wf}`, ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.New });
+    for (const id of ["old1", "old2"]) await js.publish(`sched.fire.${wf}`, "{}", { headers: fireHeaders(wf, id, 1), msgID: `${id}.1` });
+    const got: Fire[] = [];
+    const w = new Worker(nc, { name: "tsw" }).handle(wf, (f) => {
+      got.push(f);
+    });
+    await w.start();
+    t.after(() => w.stop({ cancel: true }));
+    const main = await jsm.consumers.info("SCHED_FIRES", `tsw-fire-${wf}`);
+    assert.equal(main.config.filter_subject, `sched.fire.${wf}.>`);
+    const legacy = await jsm.consumers.info("SCHED_FIRES", `tsw-fire-${wf}-legacy`);
+    assert.equal(legacy.config.filter_subject, `sched.fire.${wf}`);
+    await js.publish(`sched.fire.${wf}`, "{}", { headers: fireHeaders(wf, "new", 2), msgID: "new.2" });
+    await js.publish(`sched.fire.${wf}.cur`, "{}", { headers: fireHeaders(wf, "cur", 3), msgID: "cur.3" });
+    await waitFor("the old consumer's two fires, the legacy and the per-schedule one", 20_000, () => (got.length === 4 ? true : undefined));
+    assert.deepEqual(got.map((f) => f.scheduleId).sort(), ["cur", "new", "old1", "old2"]);
+    assert.equal(got.find((f) => f.scheduleId === "new")!.subject, `sched.fire.${wf}`);
+  });
+
   test("bad options name the option", async (t) => {
     const { nc } = await open(t);
     assert.throws(() => new Worker(nc, { ackWait: 10 }), /ackWait 10: must be at least 1000/);
     assert.throws(() => new Worker(nc, { maxWorkers: 0 }), /maxWorkers 0/);
+    assert.throws(() => new Worker(nc, { maxWorkersTotal: 0 }), /maxWorkersTotal 0: must be at least 1/);
+    assert.throws(() => new Worker(nc, { maxWorkersTotal: 4, maxWorkers: 5 }), /maxWorkers 5: must not exceed maxWorkersTotal 4/);
+    assert.throws(() => new Worker(nc, { maxWorkersTotal: 4 }).handle("a", () => {}, { maxWorkers: 8 }), /maxWorkers of fire handler a 8: must not exceed maxWorkersTotal 4/);
     assert.throws(() => new Worker(nc, { name: "a.b" }), /name "a.b"/);
     assert.throws(() => new Worker(nc).handle("a b", () => {}), /workflow "a b"/);
     assert.throws(() => retry(new Error("x"), -1), /the delay must be 0 or more/);
