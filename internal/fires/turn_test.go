@@ -1,6 +1,8 @@
 package fires_test
 
 import (
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,5 +37,39 @@ func TestFireQuantumDispatchesAtItsEnd(t *testing.T) {
 	got = h.waitFires("off", 10*time.Second, atLeast(1))
 	if m := got[0].meta; !m.ScheduledAt.Equal(off) || !m.DispatchedAt.Equal(end) {
 		t.Fatalf("fire of the slot between multiples: scheduled %v, dispatched %v; want %v, dispatched at the quantum's end %v", m.ScheduledAt, m.DispatchedAt, off, end)
+	}
+}
+
+// TestQuantumBundlesWindows: with a fire quantum, the plain slots of a
+// steady load go onto windows, and the small windows of several shards
+// due in the same quantum are claimed in one bundle: every slot fires
+// once, in cadence, and each record's claim is a window's, settled by its
+// fire's sequence.
+func TestQuantumBundlesWindows(t *testing.T) {
+	t.Parallel()
+	h := setup(t)
+	var bundles atomic.Int64
+	h.engine(fires.Config{FireQuantum: 20 * time.Millisecond, StepHook: func(s fires.Step) {
+		if s == fires.StepWindowBundle {
+			bundles.Add(1)
+		}
+	}})
+	var ids []string
+	for i := range 40 {
+		id := fmt.Sprintf("b%02d", i)
+		ids = append(ids, id)
+		h.put(id, kvstore.Spec{Workflow: "wf", Every: "1s"})
+	}
+	for _, id := range ids {
+		checkCadence(t, h.waitFires(id, 15*time.Second, atLeast(3)), time.Second)
+	}
+	if bundles.Load() == 0 {
+		t.Fatal("no bundle of windows: 40 schedules due in the same quantum went out shard by shard")
+	}
+	for _, id := range ids {
+		st, _ := h.record(id)
+		if c := st.Claim; c == nil || c.Window == "" || !c.Settled() {
+			t.Errorf("%s: claim %+v, want a window's, settled by its fire's sequence", id, c)
+		}
 	}
 }
