@@ -19,6 +19,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/memlimit"
 	"github.com/jetsched/jetsched/internal/natsconn"
 	"github.com/jetsched/jetsched/internal/natsembed"
@@ -67,6 +68,9 @@ type Config struct {
 	// --window-busy (0: off, and always). Defaults fires.DefaultWindowSlots
 	// and half the workers; the zero Config leaves window claims off.
 	WindowSlots, WindowBusy int
+	// FireQuantum is each scheduler's --fire-quantum (0: each slot
+	// dispatched at its time).
+	FireQuantum time.Duration
 	// RecordLag is each scheduler's --record-lag (0: each one-shot's
 	// record with its window).
 	RecordLag time.Duration
@@ -177,6 +181,9 @@ func (c Config) Validate() error {
 		if fi, err := os.Stat(c.LogDir); err != nil || !fi.IsDir() {
 			return fmt.Errorf("bench: log dir %q: must be an existing directory", c.LogDir)
 		}
+	}
+	if c.FireQuantum < 0 || c.FireQuantum > fires.MaxFireQuantum {
+		return fmt.Errorf("bench: fire quantum %s: must be 0 to %s", c.FireQuantum, fires.MaxFireQuantum)
 	}
 	if c.WindowSlots < 0 || c.WindowBusy < 0 {
 		return fmt.Errorf("bench: window slots %d, window busy %d: must not be negative", c.WindowSlots, c.WindowBusy)

@@ -104,7 +104,7 @@ func (s *scenario) startInstance(ctx context.Context, name string) (*instance, e
 	}
 	slots, busy := fires.WindowFlags(s.r.cfg.WindowSlots, s.r.cfg.WindowBusy)
 	if in.fire, err = fires.New(fires.Config{Store: store, Instance: name, Logger: s.r.cfg.Logger, Workers: s.r.cfg.Workers,
-		WindowSlots: slots, WindowBusy: busy, RecordLag: fires.RecordLagFlag(s.r.cfg.RecordLag), StateInterval: s.r.cfg.StateInterval,
+		WindowSlots: slots, WindowBusy: busy, FireQuantum: s.r.cfg.FireQuantum, RecordLag: fires.RecordLagFlag(s.r.cfg.RecordLag), StateInterval: s.r.cfg.StateInterval,
 		EndedLists: s.r.cfg.EndedLists}); err != nil {
 		in.stop()
 		return nil, err

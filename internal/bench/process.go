@@ -72,7 +72,7 @@ func (s *scenario) startProcess(name string, extra ...string) (*process, error) 
 		"--workers", strconv.Itoa(cmp.Or(s.r.cfg.Workers, fires.DefaultWorkers)),
 		"--timer-workers", strconv.Itoa(cmp.Or(s.r.cfg.TimerWorkers, timers.DefaultWorkers)),
 		"--window-slots", strconv.Itoa(s.r.cfg.WindowSlots), "--window-busy", strconv.Itoa(s.r.cfg.WindowBusy),
-		"--record-lag", s.r.cfg.RecordLag.String(), "--state-interval", s.r.cfg.StateInterval.String(),
+		"--fire-quantum", s.r.cfg.FireQuantum.String(), "--record-lag", s.r.cfg.RecordLag.String(), "--state-interval", s.r.cfg.StateInterval.String(),
 		"--ended-lists="+strconv.FormatBool(s.r.cfg.EndedLists))
 	if s.r.cfg.GCPercent != 0 {
 		args = append(args, "--gc-percent", strconv.Itoa(s.r.cfg.GCPercent))

@@ -130,6 +130,7 @@ scheduler processes.`,
 	fl.IntVar(&cfg.Workers, "workers", fires.DefaultWorkers, "each scheduler's concurrency, as scheduler run --workers")
 	fl.IntVar(&cfg.WindowSlots, "window-slots", fires.DefaultWindowSlots, "as scheduler run --window-slots (0: every slot claimed on its own record, the protocol before window claims)")
 	fl.IntVar(&cfg.WindowBusy, "window-busy", fires.DefaultWorkers/2, "as scheduler run --window-busy (0: windows always)")
+	durationVar(fl, &cfg.FireQuantum, "fire-quantum", fires.DefaultFireQuantum, "as scheduler run --fire-quantum (0: each slot dispatched at its time)")
 	durationVar(fl, &cfg.StateInterval, "state-interval", defaultStateInterval, "as scheduler run --state-interval (0: each fire recorded)")
 	fl.BoolVar(&cfg.EndedLists, "ended-lists", true, "as scheduler run --ended-lists (false: a state record for each one-shot)")
 	durationVar(fl, &cfg.RecordLag, "record-lag", fires.DefaultRecordLag, "as scheduler run --record-lag (0: each one-shot's record with its window)")

@@ -325,6 +325,7 @@ func TestRunRefusesEngineSettingsOutOfRange(t *testing.T) {
 		{"--duplicate-window", "50s"}, {"--shards", "0"}, {"--dead-man-tolerance", "0s"},
 		{"--fire-retention", "0s"}, {"--fire-history", "0"}, {"--fire-history", "-2"}, {"--fire-retention", "1m"},
 		{"--nats-ping-interval", "500ms"}, {"--nats-ping-interval", "3m"}, {"--record-lag", "-1s"}, {"--record-lag", "90h"}, {"--state-interval", "-1s"}, {"--state-interval", "1m1s"},
+		{"--fire-quantum", "-1ms"}, {"--fire-quantum", "101ms"},
 		// Issue 52: a duration past 10 years overflowed (a lease guard at
 		// 9/10 of a 300-year TTL is negative: the guard never opened).
 		{"--lease-ttl", "2562047h"}, {"--misfire-threshold", "2562047h"}, {"--tick-retention", "2562047h"},

@@ -51,6 +51,7 @@ type daemonFlags struct {
 	gcPercent    int
 	windowBusy   int
 	recordLag    time.Duration
+	fireQuantum  time.Duration
 	stateEvery   time.Duration
 	endedLists   bool
 	tworkers     int
@@ -101,6 +102,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	fl.IntVar(&f.windowBusy, "window-busy", fires.DefaultWorkers/2, "busy workers from which due slots go onto window claims (0: always; below it each slot is claimed on its own, with less latency)")
 	durationVar(fl, &f.stateEvery, "state-interval", defaultStateInterval, "how long the state record of a recurring schedule fired in windows may stay behind its fires: recorded within each interval (each shard at its own share of it, from half to all), at a stop, and at once beside an instance that cannot read such records; whoever takes its shard reads the fire stream first (0: each fire recorded; at most half of --duplicate-window; docs/protocol.md)")
 	fl.BoolVar(&f.endedLists, "ended-lists", true, "write the records of a window's one-shots as one ended list per batch (a key in the leases bucket) instead of a state record each, while every instance reads such lists; false: turn this instance's shards' lists into state records (docs/records.md)")
+	durationVar(fl, &f.fireQuantum, "fire-quantum", fires.DefaultFireQuantum, "due slots are dispatched at the first multiple of this at or after their time (never before), so that the slots due within one quantum take one wake-up and go onto window claims together: at most this much lateness for less CPU per fire (0: each slot at its time; at most 100ms; docs/performance.md)")
 	durationVar(fl, &f.recordLag, "record-lag", fires.DefaultRecordLag, "how long the state record of a one-shot fired in a window may wait behind due work: a herd is published first, recorded after (0: each record with its window; docs/protocol.md)")
 	fl.IntVar(&f.tworkers, "timer-workers", timers.DefaultWorkers, "timers fired concurrently")
 	fl.StringSliceVar(&f.condBuckets, "condition-buckets", nil, "the KV buckets timers' condition keys may name (comma list; default none: a timer with a condition key is refused, and one written straight into the bucket is reported invalid, never fired); the scheduler's own buckets are never allowed. Give its user read rights on them (scheduler natsconf --condition-buckets)")
@@ -258,6 +260,7 @@ func (a *app) daemonConfig(f *daemonFlags) (daemon.Config, error) {
 	cfg.Fire.Workers = f.workers
 	cfg.Fire.WindowSlots, cfg.Fire.WindowBusy = fires.WindowFlags(f.windowSlots, f.windowBusy)
 	cfg.Fire.RecordLag = fires.RecordLagFlag(f.recordLag)
+	cfg.Fire.FireQuantum = f.fireQuantum
 	cfg.Fire.StateInterval = f.stateEvery
 	cfg.Fire.EndedLists = f.endedLists
 	cfg.TimerWorkers = f.tworkers
@@ -290,6 +293,8 @@ func (f *daemonFlags) checkEngine() error {
 		}
 	}
 	switch {
+	case f.fireQuantum < 0 || f.fireQuantum > fires.MaxFireQuantum:
+		return invalidf("--fire-quantum %s: must be between 0 and %s (it is lateness added to a slot)", f.fireQuantum, fires.MaxFireQuantum)
 	case f.windowBusy < 0:
 		return invalidf("--window-busy %d: must not be negative (0: windows always)", f.windowBusy)
 	case f.windowSlots < 0:

@@ -92,10 +92,12 @@ func (b *batcher) gate(shard int) (owned, checked bool) {
 // mayLeaveBehind, and of a shard behindFlushed (handback.go).
 
 // take queues en's due slot on its shard's next window when the workers
-// are busy enough (Config.WindowBusy) and the slot is batchable; it
-// reports whether it did (the loop then leaves it to the window).
+// are busy enough (Config.WindowBusy), or always with a fire quantum (the
+// quantum's windows go out in bundles: window_bundle.go), and the slot is
+// batchable; it reports whether it did (the loop then leaves it to the
+// window).
 func (b *batcher) take(en *entry, shard int, now time.Time) bool {
-	if b.l.work.busy < b.l.e.cfg.WindowBusy {
+	if !b.bundling() && b.l.work.busy < b.l.e.cfg.WindowBusy {
 		return false
 	}
 	v, ok := b.judge(en, now)
@@ -278,9 +280,13 @@ type pending struct {
 // checks first.
 func (b *batcher) sendWindows(now time.Time) {
 	l := b.l
+	var bundle bundler
 	for shard, queued := range b.pend {
-		if l.work.full() {
-			return
+		if l.work.full() && !bundle.fits(len(queued)) {
+			if bundle.open() {
+				continue // another shard's few slots may join the bundle
+			}
+			break
 		}
 		if b.firing[shard] || b.checking[shard] {
 			continue // the job's result brings the loop back here
@@ -300,8 +306,12 @@ func (b *batcher) sendWindows(now time.Time) {
 			continue
 		}
 		b.firing[shard] = true
-		l.work.sendWindow(&fireJob{shard: shard, mark: b.mark[shard], items: items})
+		job := &fireJob{shard: shard, mark: b.mark[shard], items: items}
+		if !b.bundling() || !bundle.add(&l.work, job) {
+			l.work.sendWindow(job)
+		}
 	}
+	bundle.send(&l.work)
 	b.sendChecks(now)
 }
 

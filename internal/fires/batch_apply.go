@@ -18,6 +18,10 @@ func (b *batcher) onWindow(wr windowResult) {
 	switch r := wr.(type) {
 	case *fireResult:
 		b.onFire(r, now)
+	case *bundleResult:
+		for _, fr := range r.fires {
+			b.onFire(fr, now)
+		}
 	case *recordResult:
 		b.onRecord(r, now)
 	case *checkResult:

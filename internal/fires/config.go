@@ -83,6 +83,14 @@ type Config struct {
 	// plain slots, whose throughput is higher. 0 means Workers/2; a
 	// negative value means always.
 	WindowBusy int
+	// FireQuantum groups due slots in time: a slot is dispatched at the
+	// first multiple of it at or after the slot's time (never before), so
+	// that the slots due within one quantum are dispatched by one wake-up
+	// of the loop, together (docs/performance.md). It adds up to this much
+	// lateness to a slot not on a multiple of it. 0 (the default) dispatches
+	// each slot at its time; at most MaxFireQuantum. scheduler run's
+	// --fire-quantum defaults to DefaultFireQuantum.
+	FireQuantum time.Duration
 	// RecordLag is how long the state record of a one-shot fired in a
 	// window may wait behind due work: a herd of one-shots is published
 	// first and recorded when no due slot waits for a worker, or once its
@@ -165,6 +173,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("fire: Config.LeaseTTL %s: must be 1s (per-key TTLs are whole seconds) to %s (9/10 of it must not overflow)", c.LeaseTTL, kvstore.MaxPolicyDuration)
 	case c.Workers < 1:
 		return fmt.Errorf("fire: Config.Workers %d: must be at least 1", c.Workers)
+	case c.FireQuantum < 0 || c.FireQuantum > MaxFireQuantum:
+		return fmt.Errorf("fire: Config.FireQuantum %s: must be 0 to %s", c.FireQuantum, MaxFireQuantum)
 	case c.StateInterval < 0 || c.StateInterval > MaxStateInterval:
 		return fmt.Errorf("fire: Config.StateInterval %s: must be 0 to %s", c.StateInterval, MaxStateInterval)
 	}

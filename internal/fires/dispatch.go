@@ -197,7 +197,7 @@ func (e *Engine) fireMsg(j slotJob, c kvstore.Claim, reason string) (*nats.Msg, 
 // fireHeaders is room for every value fireMsg sets: five on each fire,
 // and a reason, a note, a nominal time, a jitter and a signature when it
 // has them.
-// (Nats-Msg-Id, which publishWindow adds, is set the usual way.) The map itself is not sized: a Go map made for more
+// (Nats-Msg-Id, which sendFires adds, is set the usual way.) The map itself is not sized: a Go map made for more
 // than 8 entries allocates a full table, which cost a herd 0.29 s of CPU
 // per 100,000 fires; a plain window fire has 7 headers.
 const fireHeaders = 10

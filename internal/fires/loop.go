@@ -197,6 +197,7 @@ func (l *loop) run(ctx context.Context) {
 			l.unpark()
 		case <-l.timer.C:
 		}
+		l.takeReady()
 		l.dispatch()
 		l.resetTimer()
 		if len(l.hand.flushing) > 0 {
@@ -320,8 +321,8 @@ func (l *loop) dispatch() {
 	l.win.first(now) // what waits already goes first
 	for {
 		en, due, ok := l.index.Peek()
-		if !ok || due.After(now) {
-			break
+		if !ok || l.dispatchAt(due).After(now) {
+			break // not due, or due within the quantum that ends after now (turn.go)
 		}
 		id := en.id
 		if en.lazy {
@@ -371,6 +372,7 @@ func (l *loop) resetTimer() {
 		return
 	}
 	_, due, ok := l.index.Peek()
+	due = l.dispatchAt(due)
 	for _, wake := range [...]time.Time{l.win.wake(), l.backlogWake()} {
 		if !wake.IsZero() && (!ok || wake.Before(due)) {
 			due, ok = wake, true

@@ -46,6 +46,13 @@ func (p *pool) sendWindow(wj windowJob) {
 	p.windows <- wj
 }
 
+// reserve takes a worker for a window job handed to it later
+// (sendReserved): a bundle being filled.
+func (p *pool) reserve() { p.busy++ }
+
+// sendReserved hands a window job to the worker reserved for it.
+func (p *pool) sendReserved(wj windowJob) { p.windows <- wj }
+
 // start runs the workers on wg until close. Workers use their own
 // context (work): on Stop they finish the job they hold (bounded by its
 // claim's expiry) instead of abandoning it midway.

@@ -77,6 +77,35 @@ type windowItem struct {
 // schedule's state (with the fire's sequence, which settles its claim)
 // and ledger entry the same way.
 func (w worker) fireWindow(ctx context.Context, wj *fireJob) *fireResult {
+	r := w.prepareWindow(ctx, wj)
+	if !w.mayClaim(r) {
+		return r.out
+	}
+	rev, err := w.e.store.PutWindow(ctx, r.win, wj.mark.rev)
+	if !w.claimed(r, rev, err) {
+		return r.out
+	}
+	w.sendFires(ctx, r.items)
+	w.finishWindow(ctx, r)
+	return r.out
+}
+
+// windowRun is a window being fired: its job, its result so far, its
+// record and the slots it claims.
+type windowRun struct {
+	wj    *fireJob
+	out   *fireResult
+	win   jsstore.Window
+	items []*windowItem
+	// claim is its record's asynchronous CAS (fireBundle), sent at
+	// sent.
+	claim jetstream.PubAckFuture
+	sent  time.Time
+}
+
+// prepareWindow decides wj's slots: the plain ones become the window's
+// items, the others are declined (the per-slot path takes them).
+func (w worker) prepareWindow(ctx context.Context, wj *fireJob) *windowRun {
 	out := &fireResult{shard: wj.shard, mark: wj.mark}
 	now := w.e.cfg.Clock.Now()
 	win := jsstore.Window{Shard: wj.shard, Seq: wj.mark.seq + 1, Token: randomID(), Owner: w.e.cfg.Instance,
@@ -117,43 +146,64 @@ func (w worker) fireWindow(ctx context.Context, wj *fireJob) *fireResult {
 		items = append(items, it)
 		win.Slots = append(win.Slots, jsstore.WindowSlot{Schedule: j.id, Slot: c.Slot, Reason: c.Reason})
 	}
-	if len(items) == 0 {
-		return out
+	return &windowRun{wj: wj, out: out, win: win, items: items}
+}
+
+// mayClaim reports whether r's window is to be claimed: it has slots and
+// its shard is still this instance's (else its result says so).
+func (w worker) mayClaim(r *windowRun) bool {
+	if len(r.items) == 0 {
+		return false
 	}
 	w.e.step(StepBeforeWindow)
-	if !w.e.leases.owns(wj.shard) {
-		out.recheck, out.err = true, fmt.Errorf("%w: shard %d", errNotOwned, wj.shard)
-		out.results = append(out.results, unchanged(items)...)
-		return out
+	if !w.e.leases.owns(r.wj.shard) {
+		r.out.recheck, r.out.err = true, fmt.Errorf("%w: shard %d", errNotOwned, r.wj.shard)
+		r.out.results = append(r.out.results, unchanged(r.items)...)
+		return false
 	}
-	rev, err := w.e.store.PutWindow(ctx, win, wj.mark.rev)
+	return true
+}
+
+// claimed takes the outcome of r's window CAS (the record's new revision,
+// or the error) and reports whether its slots are claimed; if not, r's
+// result says why.
+func (w worker) claimed(r *windowRun, rev uint64, err error) bool {
+	out := r.out
 	if permanent(err) {
 		// The server refuses a record this large (a small max_payload):
 		// these slots go per slot, and the loop makes windows smaller.
 		w.e.step(StepWindowRefused)
 		out.tooLarge, out.err = true, err
-		for _, it := range items {
+		for _, it := range r.items {
 			out.declined = append(out.declined, it.j.id)
 		}
-		out.results = append(out.results, unchanged(items)...)
-		return out
+		out.results = append(out.results, unchanged(r.items)...)
+		return false
 	}
 	if err != nil {
 		out.recheck, out.err = true, err
-		out.results = append(out.results, unchanged(items)...)
-		return out
+		out.results = append(out.results, unchanged(r.items)...)
+		return false
 	}
-	out.mark = windowMark{rev: rev, seq: win.Seq}
+	out.mark = windowMark{rev: rev, seq: r.win.Seq}
 	w.e.step(StepAfterWindow)
-	for range items {
+	for range r.items {
 		w.e.cfg.Observer.Claimed(false)
 	}
-	if err := w.publishWindow(ctx, items); err != nil {
+	return true
+}
+
+// finishWindow waits for the acknowledgements of r's fires (sent by
+// sendFires), then writes the state records not deferred or left behind.
+func (w worker) finishWindow(ctx context.Context, r *windowRun) {
+	out := r.out
+	items := r.items
+	if err := w.awaitFires(ctx, items); err != nil {
 		// The slots are claimed and perhaps published: the shard is
 		// checked again, which turns them into claims on their records.
 		out.recheck, out.err = true, err
 		out.results = append(out.results, unchanged(items)...)
-		return out
+		return
 	}
 	w.e.step(StepWindowPublished)
 	items, out.deferred = w.deferRecords(items)
@@ -168,7 +218,6 @@ func (w worker) fireWindow(ctx context.Context, wj *fireJob) *fireResult {
 	for _, it := range items {
 		out.results = append(out.results, it.r)
 	}
-	return out
 }
 
 // deferRecords splits a window's published items into those whose state
@@ -205,11 +254,10 @@ func unchanged(items []*windowItem) []slotResult {
 	return out
 }
 
-// publishWindow publishes every item's fire, each with its slot id as
-// Nats-Msg-Id, and waits for the acknowledgements; one not acknowledged is
-// published again (until shortly before the window expires). An item that
-// can never be published is recorded as failed.
-func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
+// sendFires publishes every item's fire, each with its slot id as
+// Nats-Msg-Id, without waiting: awaitFires waits for the
+// acknowledgements.
+func (w worker) sendFires(ctx context.Context, items []*windowItem) {
 	stream := w.e.store.Layout().FiresStream
 	for _, it := range items {
 		msg, now, span := w.e.fireMsg(*it.j, it.claim, "")
@@ -222,6 +270,13 @@ func (w worker) publishWindow(ctx context.Context, items []*windowItem) error {
 		}
 		w.e.step(StepWindowSend)
 	}
+}
+
+// awaitFires waits for the acknowledgements of the items' fires (sent by
+// sendFires); one not acknowledged is published again (until shortly
+// before the window expires). An item that can never be published is
+// recorded as failed.
+func (w worker) awaitFires(ctx context.Context, items []*windowItem) error {
 	timer := pipeline.NewAckTimer()
 	defer timer.Stop()
 	for i, it := range items {

@@ -119,6 +119,41 @@ func (s *Store) PutWindow(ctx context.Context, w Window, rev uint64) (uint64, er
 	return n, nil
 }
 
+// PutWindowAsync sends w as shard w.Shard's window record on the
+// condition that the record is still at revision rev (which must not be
+// 0: a first window is created by PutWindow), without waiting: the
+// steady path claims the windows of several shards at once and awaits
+// them together. WindowAck reads the future's outcome as PutWindow
+// returns it.
+func (s *Store) PutWindowAsync(ctx context.Context, w Window, rev uint64) (jetstream.PubAckFuture, error) {
+	if rev == 0 {
+		return nil, fmt.Errorf("kvstore: claim window %s: an asynchronous claim needs the record's revision", w.Name())
+	}
+	data, err := w.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: encode window %s: %w", w.Name(), err)
+	}
+	f, err := s.PublishAsync(ctx, s.updateMsg(s.leases, WindowKey(w.Shard), data, rev))
+	if err != nil {
+		return nil, fmt.Errorf("kvstore: claim window %s: %w", w.Name(), err)
+	}
+	return f, nil
+}
+
+// WindowAck is the outcome of window w's PutWindowAsync at revision rev
+// from its acknowledgement or error: the new revision, or an error that
+// wraps kvstore.ErrConflict when the record changed since rev.
+func WindowAck(w Window, rev uint64, ack *jetstream.PubAck, err error) (uint64, error) {
+	switch {
+	case err == nil:
+		return ack.Sequence, nil
+	case natserr.WrongLastSequence(err):
+		return 0, fmt.Errorf("kvstore: claim window %s at revision %d: %w", w.Name(), rev, kvstore.ErrConflict)
+	default:
+		return 0, fmt.Errorf("kvstore: claim window %s: %w", w.Name(), err)
+	}
+}
+
 // UpdateStateAsync sends st as the state of id on the condition that the
 // record is still at revision rev (0: that it has never been written),
 // without waiting: the future reports the new revision (its sequence) or
