@@ -70,6 +70,7 @@ type gridDay struct {
 	Reason string // why the day does not work ("" on a business day)
 	Holiday,
 	Observed bool
+	Half     bool // a half day: a business day with hours of its own
 }
 
 // Class is the day's CSS classes.
@@ -77,18 +78,22 @@ func (g *gridDay) Class() string {
 	switch {
 	case g.Holiday:
 		return "holiday"
+	case g.Half:
+		return "half"
 	case g.Off:
 		return "off"
 	}
 	return "work"
 }
 
-// offDay is a holiday of the year with the rule that made it.
+// offDay is a holiday or a half day of the year with the rule that made
+// it.
 type offDay struct {
 	Date     time.Time
 	Name     string
 	Rule     string
 	Observed bool
+	Half     bool
 }
 
 func (s *Server) calendarPage(w http.ResponseWriter, r *http.Request) {
@@ -169,8 +174,8 @@ func dayOrder(days string) string {
 	return fmt.Sprintf("%d%s", i, days)
 }
 
-// yearGrid marks every day of year: business day, no working hours, or
-// holiday (with the rule that made it).
+// yearGrid marks every day of year: business day, half day, no working
+// hours, or holiday (with the rule that made it).
 func yearGrid(cal *calendar.Calendar, year int) ([]monthGrid, []offDay) {
 	loc := cal.Location()
 	var months []monthGrid
@@ -184,6 +189,10 @@ func yearGrid(cal *calendar.Calendar, year int) ([]monthGrid, []offDay) {
 			if h, ok := cal.Holiday(noon); ok {
 				day.Holiday, day.Observed = true, h.Observed
 				off = append(off, offDay{Date: d, Name: h.Name, Rule: h.Rule, Observed: h.Observed})
+			} else if h, ok := cal.HalfDay(noon); ok {
+				day.Half = true
+				day.Reason = "half day " + h.Name
+				off = append(off, offDay{Date: d, Name: h.Name, Rule: h.Rule, Half: true})
 			} else if day.Reason != "" {
 				day.Off = true
 			}
