@@ -70,7 +70,7 @@ type gridDay struct {
 	Reason string // why the day does not work ("" on a business day)
 	Holiday,
 	Observed bool
-	Half     bool // a half day: a business day with hours of its own
+	Half bool // a half day: a business day with hours of its own
 }
 
 // Class is the day's CSS classes.
