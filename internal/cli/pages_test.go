@@ -120,9 +120,12 @@ func TestListingsPage(t *testing.T) {
 func TestConflictsExit3(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "1m")
+	// An explicit anchor: a new interval is otherwise anchored at now, and
+	// the two adds may fall in different seconds (an anchor change listed).
+	anchor := []string{"--anchor", "2026-01-01T00:00:00Z"}
+	e.must(append([]string{"schedule", "add", "--id", "c", "--workflow", "w", "--every", "1m"}, anchor...)...)
 	// Another schedule under a taken id is not replaced silently.
-	e.refused(ExitConflict, "would change every \"1m\" -> \"2m\"; nothing was written: add --replace", "schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m")
+	e.refused(ExitConflict, "would change every \"1m\" -> \"2m\"; nothing was written: add --replace", append([]string{"schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m"}, anchor...)...)
 	e.must("schedule", "add", "--id", "c", "--workflow", "w", "--every", "2m", "--replace")
 	out, _ := e.must("schedule", "get", "c")
 	if !strings.Contains(out, "revision:") {
