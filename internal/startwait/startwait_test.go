@@ -21,7 +21,9 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestStepLogsASlowWait(t *testing.T) {
 	waiting := testlog.NewSignal("start: waiting")
 	var logs testlog.Buffer
-	log := slog.New(testlog.Multi{waiting, slog.NewTextHandler(&logs, nil)})
+	// The text handler first: the line is written before the signal lets
+	// the step return (else "waiting" may land after the check).
+	log := slog.New(testlog.Multi{slog.NewTextHandler(&logs, nil), waiting})
 	err := Step(context.Background(), log, "the thing", 0, func(ctx context.Context) error {
 		testwait.Receive(t, 10*time.Second, "the wait logged", waiting.Seen)
 		return nil
