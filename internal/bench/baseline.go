@@ -105,10 +105,12 @@ func (r *runner) pipelined(ctx context.Context, s *scenario, ledger bool) (Resul
 		PerSec: float64(n) / el.Seconds(), Seconds: el.Seconds(), CPUPer1k: (cpuSeconds() - cpu0) / float64(n) * 1000}, nil
 }
 
-// publishLatency publishes 5,000 messages paced at about 1,000/s and
+// publishLatency publishes 5,000 messages (BaselinePairs when fewer: a
+// small run's baseline is small throughout) paced at about 1,000/s and
 // measures publish-to-consumer latency.
 func (r *runner) publishLatency(ctx context.Context, s *scenario) (Result, error) {
-	const n, rate = 5000, 1000
+	const rate = 1000
+	n := min(5000, r.cfg.BaselinePairs)
 	subj := s.layout.FireSubject("latency", "probe")
 	cons, err := r.js.OrderedConsumer(ctx, s.layout.FiresStream, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{subj}, DeliverPolicy: jetstream.DeliverNewPolicy})

@@ -40,7 +40,8 @@ type Config struct {
 	Only []string
 	// Duration is how long steady and fleet measure. Default 10s.
 	Duration time.Duration
-	// BaselinePairs is how many CAS+publish pairs the baseline sends.
+	// BaselinePairs is how many CAS+publish pairs the baseline sends (and
+	// how many messages its latency probe sends, at most 5,000).
 	// Default 100,000.
 	BaselinePairs int
 	// Steady is the steady scenario's schedule counts, each firing every

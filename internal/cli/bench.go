@@ -118,7 +118,7 @@ scheduler processes.`,
 	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,scale,timers,fleet,restart (native: the NATS server's own @at message schedules, the peer to beat)")
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
 	durationVar(fl, &cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
-	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends")
+	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends (its latency probe sends as many messages, at most 5,000)")
 	fl.IntSliceVar(&cfg.Steady, "steady", []int{1_000, 10_000, 20_000, 50_000}, "schedule counts of the steady scenario (each fires every second; the largest finds the sustainable rate)")
 	fl.IntVar(&cfg.Herd, "herd", 100_000, "schedules due in the same second")
 	fl.IntVar(&cfg.Rounds, "rounds", 1, "run the scenarios after the baseline this many times, one after the other in each round, and compare jetsched with the server's own schedules round by round and by the median")
