@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -11,13 +12,16 @@ import (
 
 // TestContendSmall runs steady and native quiet and beside an in-process
 // co-tenant (no scheduler binary: goroutines), and checks what every such
-// run must show whatever the machine's speed: each row twice, the
-// contended one labelled and with its seconds after the co-tenant stopped,
-// every slot once, the co-tenant's run time, and a capacity for each
-// system quiet and contended, in the table and the JSON.
+// run must show whatever the machine's speed: each row twice, measured,
+// the contended one labelled and with its seconds after the co-tenant
+// stopped, every slot once, the co-tenant's run time, jetsched's steady
+// row beside the server's own schedules' and a capacity for each system
+// quiet and contended, in the table and the JSON. It is the run of the
+// native scenario (the NATS server's own schedules) TestRunSmall leaves
+// out.
 func TestContendSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: steady and native twice against a real server, ~30 s")
+		t.Skip("-short: steady and native twice against a real server, ~45 s")
 	}
 	rep, err := Run(context.Background(), Config{
 		DataDir: t.TempDir(), Duration: 1 * time.Second, BaselinePairs: 1000, Steady: []int{100},
@@ -30,6 +34,7 @@ func TestContendSmall(t *testing.T) {
 		t.Fatalf("contention %+v: want 0.5 cores in-process, run for some time", c)
 	}
 	contended := 0
+	peers := map[string]int{}
 	for _, r := range rep.Results {
 		if r.Scenario == "baseline" {
 			continue
@@ -37,6 +42,10 @@ func TestContendSmall(t *testing.T) {
 		if r.Duplicates != 0 || r.Gaps != 0 {
 			t.Errorf("%s %s: %d duplicates, %d gaps", r.Scenario, r.Label, r.Duplicates, r.Gaps)
 		}
+		if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
+			t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
+		}
+		peers[r.Scenario+" "+r.Peer]++
 		if r.ContendCores == 0 {
 			if r.BackOnTime != "" || strings.Contains(r.Label, "co-tenant") {
 				t.Errorf("%s %s: a quiet row with %q back on time", r.Scenario, r.Label, r.BackOnTime)
@@ -55,6 +64,11 @@ func TestContendSmall(t *testing.T) {
 	if contended != 4 {
 		t.Errorf("%d contended rows, want 4", contended)
 	}
+	// Quiet and contended each: the rows set beside each other carry the
+	// same peer, the server's @at row at 100/s none.
+	if want := map[string]int{"steady steady 100": 2, "native herd 100": 2, "native ": 2, "native steady 100": 2}; !maps.Equal(peers, want) {
+		t.Errorf("rows by scenario and peer %v, want %v", peers, want)
+	}
 	var systems []string
 	for _, c := range rep.Capacity {
 		systems = append(systems, c.System+" "+coTenant(c.ContendCores))
@@ -69,12 +83,18 @@ func TestContendSmall(t *testing.T) {
 	if len(rep.Versus) != 2 || rep.Versus[0].ContendCores != 0 || rep.Versus[1].ContendCores != 0.5 {
 		t.Errorf("versus %+v: want steady 100 quiet, then contended", rep.Versus)
 	}
+	for _, v := range rep.Versus {
+		if v.Peer != "steady 100" || v.Rate <= 0 || v.CPU <= 0 || v.P99Ms <= 0 || v.PeerP99Ms <= 0 || v.Round != 0 {
+			t.Errorf("versus %+v: want steady 100, measured", v)
+		}
+	}
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"co-tenant: 0.5 cores (in-process)", "capacity: the largest steady rate held at p99 under 50 ms",
-		"steady 100, co-tenant 0.5 cores", "after the co-tenant stopped"} {
+		"steady 100, co-tenant 0.5 cores", "after the co-tenant stopped", "100 schedules x 1/s (NATS server @every)",
+		"against the NATS server's own schedules"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
