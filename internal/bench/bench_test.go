@@ -47,11 +47,11 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%s %s: %d duplicates, %d gaps", r.Scenario, r.Label, r.Duplicates, r.Gaps)
 		}
 		switch r.Scenario {
-		case "steady", "fleet", "herd", "timers", "native", "restart":
+		case "steady", "fleet", "herd", "timers", "native", "floor", "restart":
 			if r.PerSec <= 0 || r.Ratio <= 0 || r.P99Ms <= 0 {
 				t.Errorf("%s %s: rate %v ratio %v p99 %v: not measured", r.Scenario, r.Label, r.PerSec, r.Ratio, r.P99Ms)
 			}
-			if r.Scenario == "steady" || r.Scenario == "fleet" {
+			if r.Scenario == "steady" || r.Scenario == "fleet" || r.Scenario == "floor" {
 				// Each measured second's worst lateness, the run's
 				// maximum among them.
 				if len(r.MaxMsBySecond) != 2 || max(r.MaxMsBySecond[0], r.MaxMsBySecond[1]) != r.MaxMs {
@@ -70,14 +70,20 @@ func TestRunSmall(t *testing.T) {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)
 		}
 	}
+	// The native scenario runs the floor beside its @every row (and the
+	// floor scenario, chosen too, does not run it again).
+	if seen["floor"] != 1 {
+		t.Errorf("%d floor results, want 1", seen["floor"])
+	}
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
 	// Each of jetsched's rows with a peer beside the server's, in the
-	// order of jetsched's rows.
-	if len(rep.Versus) != 2 || rep.Versus[0].Peer != "steady 200" || rep.Versus[1].Peer != "herd 500" {
-		t.Fatalf("versus %+v: want steady 200, then herd 500", rep.Versus)
+	// order of jetsched's rows, then the floor's beside @every.
+	if len(rep.Versus) != 3 || rep.Versus[0].Peer != "steady 200" || rep.Versus[1].Peer != "herd 500" ||
+		rep.Versus[2].Peer != "steady 200" || rep.Versus[2].Scenario != "floor" {
+		t.Fatalf("versus %+v: want steady 200, herd 500, then the floor's steady 200", rep.Versus)
 	}
 	for _, v := range rep.Versus {
 		if v.Rate <= 0 || v.CPU <= 0 || v.P99Ms <= 0 || v.PeerP99Ms <= 0 || v.Round != 0 {
@@ -85,7 +91,8 @@ func TestRunSmall(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"SCENARIO", "x BASE", "steady", "fleet", "200 schedules x 1/s", "200 schedules x 1/s (NATS server @every)",
-		"against the NATS server's own schedules", "herd 500"} {
+		"against the NATS server's own schedules", "herd 500", "200 schedules x 1/s (publish floor: plain publisher, each at its time)",
+		"steady 200, publish floor"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}

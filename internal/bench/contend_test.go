@@ -17,7 +17,7 @@ import (
 // system quiet and contended, in the table and the JSON.
 func TestContendSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: steady and native twice against a real server, ~30 s")
+		t.Skip("-short: steady and native (with the floor) twice against a real server, ~35 s")
 	}
 	rep, err := Run(context.Background(), Config{
 		DataDir: t.TempDir(), Duration: 1 * time.Second, BaselinePairs: 1000, Steady: []int{100},
@@ -51,9 +51,9 @@ func TestContendSmall(t *testing.T) {
 			t.Errorf("%s %s: after %v, back on time %q: want 2 seconds after the co-tenant stopped, and when", r.Scenario, r.Label, r.AfterMsBySecond, r.BackOnTime)
 		}
 	}
-	// steady 100; native: herd, 100/s @at, @every 100.
-	if contended != 4 {
-		t.Errorf("%d contended rows, want 4", contended)
+	// steady 100; native: herd, 100/s @at, @every 100, the floor at 100.
+	if contended != 5 {
+		t.Errorf("%d contended rows, want 5", contended)
 	}
 	var systems []string
 	for _, c := range rep.Capacity {
@@ -66,15 +66,16 @@ func TestContendSmall(t *testing.T) {
 	if !slices.Equal(systems, want) {
 		t.Errorf("capacities %q, want %q", systems, want)
 	}
-	if len(rep.Versus) != 2 || rep.Versus[0].ContendCores != 0 || rep.Versus[1].ContendCores != 0.5 {
-		t.Errorf("versus %+v: want steady 100 quiet, then contended", rep.Versus)
+	if len(rep.Versus) != 4 || rep.Versus[0].ContendCores != 0 || rep.Versus[1].Scenario != "floor" || rep.Versus[1].ContendCores != 0 ||
+		rep.Versus[2].ContendCores != 0.5 || rep.Versus[3].Scenario != "floor" || rep.Versus[3].ContendCores != 0.5 {
+		t.Errorf("versus %+v: want steady 100 and the floor quiet, then both contended", rep.Versus)
 	}
 	var table bytes.Buffer
 	if err := rep.WriteTable(&table); err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"co-tenant: 0.5 cores (in-process)", "capacity: the largest steady rate held at p99 under 50 ms",
-		"steady 100, co-tenant 0.5 cores", "after the co-tenant stopped"} {
+		"steady 100, co-tenant 0.5 cores", "steady 100, publish floor, co-tenant 0.5 cores", "after the co-tenant stopped"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}
