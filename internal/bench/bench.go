@@ -258,7 +258,7 @@ type Result struct {
 	// Peer names what the row is compared on, the same for jetsched's row
 	// and the server's own schedules' row: "herd <n>" (all due in the
 	// same second, @at) or "steady <n>" (n schedules each every second,
-	// @every).
+	// @every; the publish floor's row at n has it too).
 	Peer      string  `json:"peer,omitempty"`
 	Label     string  `json:"label"`
 	Count     int     `json:"count"`
