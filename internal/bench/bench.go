@@ -26,7 +26,9 @@ import (
 )
 
 // Scenarios are the scenario names, in the order Run runs them.
-var Scenarios = []string{"baseline", "steady", "herd", "native", "scale", "timers", "fleet", "restart"}
+// The native scenario runs the floor rows too (beside each @every row), so
+// floor runs on its own only when native is not chosen.
+var Scenarios = []string{"baseline", "steady", "herd", "native", "floor", "scale", "timers", "fleet", "restart"}
 
 // Config sizes a run. The zero value of a size is the documented default.
 type Config struct {
@@ -257,7 +259,7 @@ type Result struct {
 	// Peer names what the row is compared on, the same for jetsched's row
 	// and the server's own schedules' row: "herd <n>" (all due in the
 	// same second, @at) or "steady <n>" (n schedules each every second,
-	// @every).
+	// @every; the publish floor's row at n has it too).
 	Peer      string  `json:"peer,omitempty"`
 	Label     string  `json:"label"`
 	Count     int     `json:"count"`
@@ -323,8 +325,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	r.rep.BaselinePairsPerSec, r.rep.BaselineTriplesPerSec = base[0].PerSec, base[1].PerSec
 	r.add(base...)
 	steps := map[string]func(context.Context) ([]Result, error){
-		"steady": r.steady, "herd": r.herd, "native": r.native, "scale": r.scale, "timers": r.timers, "fleet": r.fleet,
-		"restart": r.restart,
+		"steady": r.steady, "herd": r.herd, "native": r.native, "floor": r.floor, "scale": r.scale, "timers": r.timers,
+		"fleet": r.fleet, "restart": r.restart,
 	}
 	passes := []*contender{nil}
 	if cfg.Contend > 0 {
@@ -347,17 +349,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 }
 
 // round runs the configured scenarios once, contended when r.cont is set:
-// steady and native start and stop the co-tenant themselves (around their
-// measured seconds), the others have it throughout.
+// steady, native and floor start and stop the co-tenant themselves
+// (around their measured seconds), the others have it throughout.
 func (r *runner) round(ctx context.Context, round int, steps map[string]func(context.Context) ([]Result, error)) error {
 	for _, name := range Scenarios[1:] {
-		if !slices.Contains(r.cfg.Only, name) {
+		if !chosen(r.cfg.Only, name) {
 			continue
 		}
 		step := func() ([]Result, error) { return steps[name](ctx) }
 		var res []Result
 		var err error
-		if name == "steady" || name == "native" {
+		if name == "steady" || name == "native" || name == "floor" {
 			res, err = step()
 		} else {
 			res, err = during(r.cont, step)
@@ -377,6 +379,13 @@ func (r *runner) round(ctx context.Context, round int, steps map[string]func(con
 		r.add(res...)
 	}
 	return nil
+}
+
+// chosen reports whether the scenario name runs as a step of its own
+// when only are chosen: the floor does not when native, which runs it
+// beside each @every row, is chosen too.
+func chosen(only []string, name string) bool {
+	return slices.Contains(only, name) && !(name == "floor" && slices.Contains(only, "native"))
 }
 
 // runner holds the NATS system a run uses.

@@ -77,7 +77,7 @@ func TestRunSmall(t *testing.T) {
 	if len(steady) != 2 || steady[0] != "200 schedules x 1/s" || steady[1] != "200 schedules x 1/s, audited" {
 		t.Errorf("steady results %q, want the plain run and the audited one", steady)
 	}
-	want := map[string]int{"baseline": 3, "steady": 2, "herd": 1, "native": 0, "scale": 1, "timers": 1, "fleet": 3, "restart": 1}
+	want := map[string]int{"baseline": 3, "steady": 2, "herd": 1, "native": 0, "floor": 0, "scale": 1, "timers": 1, "fleet": 3, "restart": 1}
 	for k, n := range want {
 		if seen[k] != n {
 			t.Errorf("%d %s results, want %d", seen[k], k, n)

@@ -21,11 +21,11 @@ import (
 // out.
 func TestContendSmall(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: steady and native twice against a real server, ~45 s")
+		t.Skip("-short: steady and native (with the floor) twice against a real server, ~35 s")
 	}
 	rep, err := Run(context.Background(), Config{
 		DataDir: t.TempDir(), Duration: 1 * time.Second, BaselinePairs: 1000, Steady: []int{100},
-		Herd: 100, Only: []string{"steady", "native"}, Contend: 0.5,
+		Herd: 100, Only: []string{"steady", "native", "floor"}, Contend: 0.5,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -60,13 +60,14 @@ func TestContendSmall(t *testing.T) {
 			t.Errorf("%s %s: after %v, back on time %q: want 2 seconds after the co-tenant stopped, and when", r.Scenario, r.Label, r.AfterMsBySecond, r.BackOnTime)
 		}
 	}
-	// steady 100; native: herd, 100/s @at, @every 100.
-	if contended != 4 {
-		t.Errorf("%d contended rows, want 4", contended)
+	// steady 100; native: herd, 100/s @at, @every 100, the floor at 100.
+	if contended != 5 {
+		t.Errorf("%d contended rows, want 5", contended)
 	}
 	// Quiet and contended each: the rows set beside each other carry the
-	// same peer, the server's @at row at 100/s none.
-	if want := map[string]int{"steady steady 100": 2, "native herd 100": 2, "native ": 2, "native steady 100": 2}; !maps.Equal(peers, want) {
+	// same peer, the server's @at row at 100/s none; the floor, chosen
+	// beside native, runs once per condition, not twice.
+	if want := map[string]int{"steady steady 100": 2, "native herd 100": 2, "native ": 2, "native steady 100": 2, "floor steady 100": 2}; !maps.Equal(peers, want) {
 		t.Errorf("rows by scenario and peer %v, want %v", peers, want)
 	}
 	var systems []string
@@ -80,8 +81,9 @@ func TestContendSmall(t *testing.T) {
 	if !slices.Equal(systems, want) {
 		t.Errorf("capacities %q, want %q", systems, want)
 	}
-	if len(rep.Versus) != 2 || rep.Versus[0].ContendCores != 0 || rep.Versus[1].ContendCores != 0.5 {
-		t.Errorf("versus %+v: want steady 100 quiet, then contended", rep.Versus)
+	if len(rep.Versus) != 4 || rep.Versus[0].ContendCores != 0 || rep.Versus[1].Scenario != "floor" || rep.Versus[1].ContendCores != 0 ||
+		rep.Versus[2].ContendCores != 0.5 || rep.Versus[3].Scenario != "floor" || rep.Versus[3].ContendCores != 0.5 {
+		t.Errorf("versus %+v: want steady 100 and the floor quiet, then both contended", rep.Versus)
 	}
 	for _, v := range rep.Versus {
 		if v.Peer != "steady 100" || v.Rate <= 0 || v.CPU <= 0 || v.P99Ms <= 0 || v.PeerP99Ms <= 0 || v.Round != 0 {
@@ -93,8 +95,8 @@ func TestContendSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range []string{"co-tenant: 0.5 cores (in-process)", "capacity: the largest steady rate held at p99 under 50 ms",
-		"steady 100, co-tenant 0.5 cores", "after the co-tenant stopped", "100 schedules x 1/s (NATS server @every)",
-		"against the NATS server's own schedules"} {
+		"steady 100, co-tenant 0.5 cores", "steady 100, publish floor, co-tenant 0.5 cores", "after the co-tenant stopped", "100 schedules x 1/s (NATS server @every)",
+		"against the NATS server's own schedules", "steady 100, publish floor"} {
 		if !strings.Contains(table.String(), s) {
 			t.Errorf("table lacks %q:\n%s", s, table.String())
 		}

@@ -21,9 +21,12 @@ const (
 
 // native measures the peer jetsched must beat, in the same run: the NATS
 // server's own message schedules (ADR-51, `Nats-Schedule: @at <time>`) on
-// a file-backed stream of the same server. Two rows: a herd (Herd
-// schedules due at one instant, drained by a pull consumer) and lateness
-// (100 schedules a second for the steady duration). Each schedule is a
+// a file-backed stream of the same server. Rows: a herd (Herd schedules
+// due at one instant, drained by a pull consumer), lateness (100 schedules
+// a second for the steady duration), and each steady count up to 10,000
+// as schedules @every 1s, each followed by the floor row of that count
+// (scenario floor: a client's plain publishes, the least a client-side
+// scheduler pays, beside @every in the same round). Each schedule is a
 // message on its own subject, as the server requires; the target subject
 // is in the same stream.
 func (r *runner) native(ctx context.Context) ([]Result, error) {
@@ -53,13 +56,15 @@ func (r *runner) native(ctx context.Context) ([]Result, error) {
 		res.Label = fmt.Sprintf("100/s for %s (NATS server @at)", d)
 		out = append(out, res)
 		// The peer of the steady scenario: its counts, up to 10,000, as
-		// schedules @every 1s (50,000 would only measure the writing).
-		for _, n := range r.cfg.Steady {
-			if n > 10_000 {
-				continue
-			}
+		// schedules @every 1s, each followed by the publish floor at the
+		// same count (see floorRun).
+		for _, n := range everyCounts(r.cfg.Steady) {
 			res, err := r.nativeEvery(ctx, n, d)
 			if err != nil {
+				return out, err
+			}
+			out = append(out, res)
+			if res, err = r.floorRun(ctx, n, d); err != nil {
 				return out, err
 			}
 			out = append(out, res)
@@ -94,26 +99,16 @@ func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Resul
 	}
 	from := time.Now().Add(2 * time.Second).Truncate(time.Second).Add(time.Second) // every schedule runs by then
 	to := from.Add(d)
-	// Contended: the co-tenant from here to the end of the measured
-	// seconds, then on to see the server's schedules back on time.
-	rc, err := r.receiveAfter(ctx, name, []string{target}, nativeEverySlot, from, to, r.afterContention(r.cont))
+	rc, err := r.receiveContended(ctx, name, []string{target}, nativeEverySlot, from, to)
 	if err != nil {
 		return res, err
 	}
 	defer rc.stop()
-	if err := r.cont.start(); err != nil {
-		return res, err
-	}
 	defer r.cont.stop()
-	if err := sleepUntil(ctx, from); err != nil {
+	cpu, err := r.cpuOver(ctx, from, to)
+	if err != nil {
 		return res, err
 	}
-	cpu0 := cpuSeconds()
-	if err := sleepUntil(ctx, to); err != nil {
-		return res, err
-	}
-	cpu := cpuSeconds() - cpu0
-	r.cont.stop()
 	// The fires due before `to` arrive a little later.
 	rc.waitFor(ctx, to.Add(5*time.Second), func(rc *receiver) bool { return rc.inWin >= res.Count }, func(*receiver) {})
 	rc.mu.Lock()
@@ -128,6 +123,38 @@ func (r *runner) nativeEvery(ctx context.Context, n int, d time.Duration) (Resul
 	}
 	rc.latency(&res)
 	return res, nil
+}
+
+// receiveContended starts the receiver of a steady rate's row
+// (receiveAfter, with the seconds after the co-tenant when the pass is
+// contended), then the co-tenant: from now to the end of the measured
+// seconds, after which the row goes on to see the rate back on time. The
+// caller stops both.
+func (r *runner) receiveContended(ctx context.Context, stream string, filter []string, parse slotOf, from, to time.Time) (*receiver, error) {
+	rc, err := r.receiveAfter(ctx, stream, filter, parse, from, to, r.afterContention(r.cont))
+	if err != nil {
+		return nil, err
+	}
+	if err := r.cont.start(); err != nil {
+		rc.stop()
+		return nil, err
+	}
+	return rc, nil
+}
+
+// cpuOver waits until to and returns this process's CPU from from to
+// to, then stops the co-tenant (the measured seconds are over).
+func (r *runner) cpuOver(ctx context.Context, from, to time.Time) (float64, error) {
+	if err := sleepUntil(ctx, from); err != nil {
+		return 0, err
+	}
+	cpu0 := cpuSeconds()
+	if err := sleepUntil(ctx, to); err != nil {
+		return 0, err
+	}
+	cpu := cpuSeconds() - cpu0
+	r.cont.stop()
+	return cpu, nil
 }
 
 // nativeEverySlot reads an @every fire's slot (schedule and due time).

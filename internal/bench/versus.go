@@ -15,6 +15,10 @@ type Versus struct {
 	Round int `json:"round,omitempty"`
 	// Peer is the rows' Result.Peer ("herd 100000", "steady 10000").
 	Peer string `json:"peer"`
+	// Scenario is the scenario of the row set beside the server's:
+	// jetsched's ("steady", "herd"), or "floor", the plain publisher that
+	// is the least any client-side scheduler pays (see floorRun).
+	Scenario string `json:"scenario"`
 	// ContendCores is the co-tenant's cores while both rows were measured
 	// (0: quiet); rows pair only with rows of the same.
 	ContendCores float64 `json:"contend_cores,omitempty"`
@@ -59,7 +63,7 @@ func versus(rs []Result) []Versus {
 		if !ok {
 			continue
 		}
-		v := Versus{Round: x.Round, Peer: x.Peer, ContendCores: x.ContendCores, P99Ms: x.P99Ms, PeerP99Ms: y.P99Ms}
+		v := Versus{Round: x.Round, Peer: x.Peer, Scenario: x.Scenario, ContendCores: x.ContendCores, P99Ms: x.P99Ms, PeerP99Ms: y.P99Ms}
 		if y.PerSec > 0 {
 			v.Rate = x.PerSec / y.PerSec
 		}
@@ -72,17 +76,18 @@ func versus(rs []Result) []Versus {
 }
 
 // Medians is the median of each peer's comparisons over the rounds (each
-// field on its own; quiet and contended apart), in the order the peers
-// first come; a peer measured in one round only has none.
+// field on its own; quiet and contended apart, jetsched's rows and the
+// floor's apart), in the order the peers first come; a peer measured in
+// one round only has none.
 func Medians(vs []Versus) []Versus {
 	type key struct {
-		peer  string
-		cores float64
+		peer, scenario string
+		cores          float64
 	}
 	var peers []key
 	by := map[key][]Versus{}
 	for _, v := range vs {
-		k := key{v.Peer, v.ContendCores}
+		k := key{v.Peer, v.Scenario, v.ContendCores}
 		if _, ok := by[k]; !ok {
 			peers = append(peers, k)
 		}
@@ -100,7 +105,7 @@ func Medians(vs []Versus) []Versus {
 			}
 			return median(xs)
 		}
-		out = append(out, Versus{Peer: p.peer, ContendCores: p.cores,
+		out = append(out, Versus{Peer: p.peer, Scenario: p.scenario, ContendCores: p.cores,
 			Rate:      field(func(v Versus) float64 { return v.Rate }),
 			CPU:       field(func(v Versus) float64 { return v.CPU }),
 			P99Ms:     field(func(v Versus) float64 { return v.P99Ms }),

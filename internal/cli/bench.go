@@ -36,6 +36,13 @@ func (a *app) benchCommand() *cobra.Command {
             writes), and publish-to-consumer latency p50/p99
   steady    N schedules each firing every second, spread over the second
   herd      N schedules due in the same second: time to drain, lateness
+  native    the NATS server's own message schedules, the peer: a herd of
+            @at, 100/s @at, and each steady count up to 10,000 @every 1s,
+            each followed by the floor row of that count
+  floor     the publish floor, alone when native is not chosen: a plain
+            publisher sending the steady count's fires in --fire-quantum
+            quanta, no KV, no claims (the least a client-side scheduler
+            pays), compared with @every in the same round
   scale     N schedules written through the bulk path, then a scheduler
             start: time to first fire, to a complete index, RSS, idle CPU
   timers    N timers due within 10 s: lateness and throughput
@@ -115,7 +122,7 @@ scheduler processes.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,scale,timers,fleet,restart (native: the NATS server's own @at message schedules, the peer to beat)")
+	fl.StringSliceVar(&cfg.Only, "scenario", nil, "scenarios to run (default all): baseline,steady,herd,native,floor,scale,timers,fleet,restart (native: the NATS server's own @at and @every message schedules, the peer to beat, with the floor rows; floor: a plain publisher's fires, the least a client-side scheduler pays)")
 	fl.StringVar(&cfg.DataDir, "data-dir", "", "embedded nats-server store (default: a temporary directory, removed afterwards)")
 	durationVar(fl, &cfg.Duration, "duration", 10*time.Second, "measured time of each steady and fleet run")
 	fl.IntVar(&cfg.BaselinePairs, "baseline-pairs", 100_000, "CAS+publish pairs the baseline sends (its latency probe sends as many messages, at most 5,000)")
