@@ -229,7 +229,6 @@ func TestLayout(t *testing.T) {
 	}
 	for _, c := range [][2]string{
 		{l.DoneSubject("billing", "x"), "sched.done.billing.x"},
-		{l.LegacyDoneSubject("x"), "sched.done.x"},
 		{l.CancelSubject("billing", "x"), "sched.cancel.billing.x"},
 		{l.DeadLetterSubject("billing", "x"), "sched.event.dead_letter.billing.x"},
 		{l.DeadLetterSubject("billing", "wakeup.r.s.1"), "sched.event.dead_letter.billing.wakeup%2Er%2Es%2E1"},

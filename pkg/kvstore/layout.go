@@ -193,7 +193,10 @@ func (l Layout) CancelSubject(workflow, id string) string {
 }
 
 // DoneSubjects is the wildcard schedulers listen on for completions: it
-// covers DoneSubject and the deprecated LegacyDoneSubject.
+// covers DoneSubject and also the deprecated form without the workflow,
+// "sched.done.<schedule id>", which schedulers still read for one release
+// (it cannot be scoped per workflow, so the shipped worker accounts may
+// not publish on it; report on DoneSubject).
 func (l Layout) DoneSubjects() string { return l.WithDefaults().Prefix + ".done.>" }
 
 // DoneSubject is where workers report the completion of a slot:
@@ -203,14 +206,6 @@ func (l Layout) DoneSubjects() string { return l.WithDefaults().Prefix + ".done.
 // workflow is the one the slot was fired for.
 func (l Layout) DoneSubject(workflow, id string) string {
 	return l.WithDefaults().Prefix + ".done." + workflow + "." + id
-}
-
-// LegacyDoneSubject is the completion subject before the workflow was
-// added, "sched.done.<schedule id>". Deprecated: schedulers still read it
-// for one release (it cannot be scoped per workflow, so the shipped worker
-// accounts may not publish on it); report on DoneSubject.
-func (l Layout) LegacyDoneSubject(id string) string {
-	return l.WithDefaults().Prefix + ".done." + id
 }
 
 // DeadLetterSubject is where a worker keeps a copy of a message it gave up
