@@ -10,15 +10,19 @@ import (
 	"github.com/jetsched/jetsched/internal/textcut"
 )
 
-// The caps the checks apply; pkg/kvstore documents and re-exports them
-// (kvstore.MaxInputBytes, MaxNoteBytes, MaxJSONDepth).
+// The caps the checks apply; pkg/kvstore documents and re-exports the
+// sizes (kvstore.MaxInputBytes, MaxNoteBytes); the depth is stated in
+// docs/records.md.
 const (
 	// MaxInputBytes caps a spec's input and a timer's payload.
 	MaxInputBytes = 256 << 10
 	// MaxNoteBytes caps free text (notes, descriptions, conditions).
 	MaxNoteBytes = 1 << 10
-	// MaxJSONDepth caps the nesting of a spec's input and a timer's
-	// payload.
+	// MaxJSONDepth caps the nesting of objects and arrays in a spec's
+	// input and a timer's payload: `{"a":[1]}` is 2 deep. 64 is the
+	// default limit of .NET's System.Text.Json, the strictest of the
+	// common decoders (serde_json stops at 128, Python and Jackson near
+	// 1,000), so a worker in any language decodes what jetsched accepts.
 	MaxJSONDepth = 64
 )
 

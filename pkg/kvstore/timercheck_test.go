@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -75,16 +76,16 @@ func TestValidateTimer(t *testing.T) {
 		}
 	}
 	ok := validTimer()
-	ok.Payload = deep(kvstore.MaxJSONDepth)
+	ok.Payload = deep(fieldcheck.MaxJSONDepth)
 	if err := kvstore.ValidateTimer(key, ok); err != nil {
-		t.Errorf("payload %d deep: %v", kvstore.MaxJSONDepth, err)
+		t.Errorf("payload %d deep: %v", fieldcheck.MaxJSONDepth, err)
 	}
 }
 
 // TestSpecInputDepth: a spec's input nested deeper than MaxJSONDepth is
 // refused, naming input, by the check writers and readers share.
 func TestSpecInputDepth(t *testing.T) {
-	for _, n := range []int{kvstore.MaxJSONDepth + 1, 5000} {
+	for _, n := range []int{fieldcheck.MaxJSONDepth + 1, 5000} {
 		s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n))}
 		err := compile.Validate(s, "x", nil)
 		var fe *kvstore.FieldError
@@ -95,9 +96,9 @@ func TestSpecInputDepth(t *testing.T) {
 			t.Errorf("CheckRecord: input %d deep accepted", n)
 		}
 	}
-	s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat("[", kvstore.MaxJSONDepth) + strings.Repeat("]", kvstore.MaxJSONDepth))}
+	s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat("[", fieldcheck.MaxJSONDepth) + strings.Repeat("]", fieldcheck.MaxJSONDepth))}
 	if err := compile.Validate(s, "x", nil); err != nil {
-		t.Errorf("input %d deep: %v", kvstore.MaxJSONDepth, err)
+		t.Errorf("input %d deep: %v", fieldcheck.MaxJSONDepth, err)
 	}
 }
 
@@ -107,7 +108,7 @@ func TestSpecInputDepth(t *testing.T) {
 // re-encoded), it survives a round trip, and nothing in it can reach a
 // header or a subject as something else: the key is the record's own, the
 // workflow one token, no header value holds a control character, the
-// payload nests at most MaxJSONDepth.
+// payload nests at most fieldcheck.MaxJSONDepth.
 func FuzzReadTimer(f *testing.F) {
 	good, _ := json.Marshal(validTimer())
 	f.Add(kvstore.TimerKey("order.42", "escalate"), good)
@@ -148,7 +149,7 @@ func FuzzReadTimer(f *testing.F) {
 				t.Fatalf("header value %q holds a control character", h)
 			}
 		}
-		if d := strictjson.Depth(tm.Payload); d > kvstore.MaxJSONDepth {
+		if d := strictjson.Depth(tm.Payload); d > fieldcheck.MaxJSONDepth {
 			t.Fatalf("payload %d deep accepted", d)
 		}
 	})
