@@ -12,6 +12,7 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/jsstore"
@@ -165,8 +166,8 @@ func (c Config) validate() error {
 	switch {
 	case c.Store == nil:
 		return errors.New("fire: Config.Store is required")
-	case c.ClaimTTL < time.Second || c.ClaimTTL > kvstore.MaxClaimTTL:
-		return fmt.Errorf("fire: Config.ClaimTTL %s: must be 1s to %s", c.ClaimTTL, kvstore.MaxClaimTTL)
+	case c.ClaimTTL < time.Second || c.ClaimTTL > claimttl.Max:
+		return fmt.Errorf("fire: Config.ClaimTTL %s: must be 1s to %s", c.ClaimTTL, claimttl.Max)
 	case c.MisfireThreshold < 0 || c.MisfireThreshold > kvstore.MaxPolicyDuration:
 		return fmt.Errorf("fire: Config.MisfireThreshold %s: must be 0 to %s", c.MisfireThreshold, kvstore.MaxPolicyDuration)
 	case c.LeaseTTL < time.Second || c.LeaseTTL > kvstore.MaxPolicyDuration:
