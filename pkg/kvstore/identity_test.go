@@ -62,6 +62,9 @@ func TestDefaultKey(t *testing.T) {
 			{Workflow: "cleanup", Every: "3600s", Input: json.RawMessage(`{"olderThanDays":30}`), Description: "the description is not content"},
 			{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`), Labels: map[string]string{"team": "ops"}},
 			{ID: "ignored", Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`)},
+			// The writer's trace context is no part of the identity.
+			{Workflow: "cleanup", Every: "1h", Input: json.RawMessage(`{"olderThanDays":30}`),
+				Trace: &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}},
 		}
 		for _, s := range same {
 			if kvstore.DefaultKey(s) != kvstore.DefaultKey(base) {
@@ -132,23 +135,6 @@ func TestDefaultKey(t *testing.T) {
 			t.Fatalf("key %q", k)
 		}
 	})
-}
-
-// TestDefaultKeyIgnoresTrace: the trace context of the writer is no part
-// of a schedule's identity: the same schedule registered from another
-// trace (or none) has the same default key.
-func TestDefaultKeyIgnoresTrace(t *testing.T) {
-	t.Parallel()
-	a := kvstore.Spec{Workflow: "w", Cron: "@daily", Trace: &kvstore.TraceContext{TraceParent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}
-	b := a
-	b.Trace = &kvstore.TraceContext{TraceParent: "00-11111111111111111111111111111111-2222222222222222-01"}
-	c := a
-	c.Trace = nil
-	for _, other := range []kvstore.Spec{b, c} {
-		if kvstore.DefaultKey(a) != kvstore.DefaultKey(other) {
-			t.Errorf("spec with trace %+v has another key than one with %+v", a.Trace, other.Trace)
-		}
-	}
 }
 
 // recorder is an Auditor that remembers what it was told.
