@@ -161,7 +161,9 @@ func WorkerUser(w Worker) (User, error) {
 		if w.Wakeups {
 			u.PublishAllow = append(u.PublishAllow, consumerRights(l.WakeupsStream, w.Name+"-wakeup-"+wf, l.WakeupSubject(wf)))
 		}
-		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.DeadLetterPrefix(wf) + ".>"})
+		// Its reports, and its dead letters: sched.event.dead_letter.<wf>.>
+		// (wf is one token, so EventSubject leaves it as it is).
+		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.EventSubject(kvstore.EventDeadLetter, wf) + ".>"})
 		subscribe = append(subscribe, l.CancelSubject(wf, ">"))
 	}
 	u.SubscribeAllow = Rights{subscribe}

@@ -214,13 +214,7 @@ func (l Layout) DoneSubject(workflow, id string) string {
 // ("wakeup.<run>.<step>.<due ms>") for a wakeup, made one subject token as
 // in EventSubject, so `sched.event.dead_letter.<workflow>.*` sees both. The
 // workflow comes first so that a worker's permissions can be scoped to its
-// workflows (DeadLetterSubjects).
+// workflows ("sched.event.dead_letter.invoices.>").
 func (l Layout) DeadLetterSubject(workflow, id string) string {
-	return l.DeadLetterPrefix(workflow) + "." + subjectToken(id)
-}
-
-// DeadLetterPrefix is "sched.event.dead_letter.<workflow>": append ".>" for
-// the wildcard of a workflow's dead letters.
-func (l Layout) DeadLetterPrefix(workflow string) string {
-	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow
+	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow + "." + subjectToken(id)
 }
