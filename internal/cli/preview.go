@@ -104,7 +104,7 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src compile.CalendarSou
 			return invalidf("invalid --from %q: %w", f.from, err)
 		}
 		if err := fieldcheck.Time("from", from); err != nil {
-			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)
+			return invalidf("--from %q: outside the supported time range %s", f.from, fieldcheck.TimeRange)
 		}
 	}
 	c, err := compile.Compile(specwrite.WithAnchor(spec, nil, from), f.key, src, nil)
