@@ -3,6 +3,7 @@ package fieldcheck
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -24,6 +25,11 @@ const (
 	// common decoders (serde_json stops at 128, Python and Jackson near
 	// 1,000), so a worker in any language decodes what jetsched accepts.
 	MaxJSONDepth = 64
+	// MaxPolicyDuration bounds a spec's catchup_window, misfire_threshold
+	// and completion_timeout, and the engine's durations of the same kind
+	// (a misfire threshold, a lease TTL): added to a time in the supported
+	// range, none of them overflows (issue 52).
+	MaxPolicyDuration = 10 * 365 * 24 * time.Hour
 )
 
 // JSON checks a JSON value passed through to workers (a spec's input, a
