@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -237,7 +238,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("subject %q, want %q", c[0], c[1])
 		}
 	}
-	if got := kvstore.NamedLayout("acme").Streams(); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
+	if got := natsperm.Streams(kvstore.NamedLayout("acme")); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
 		t.Errorf("Streams = %v", got)
 	}
 	tenant := kvstore.Layout{Prefix: "acme", FiresStream: "ACME_FIRES"}.WithDefaults()
@@ -393,11 +394,11 @@ func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
 	if names.Err() != nil {
 		t.Fatal(names.Err())
 	}
-	want := l.Streams()
+	want := natsperm.Streams(l)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Fatalf("Setup creates %q, Layout.Streams names %q", got, want)
+		t.Fatalf("Setup creates %q, natsperm.Streams names %q", got, want)
 	}
 	for _, b := range l.Buckets() {
 		if !slices.Contains(got, "KV_"+b) {

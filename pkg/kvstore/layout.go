@@ -165,19 +165,6 @@ func subjectToken(s string) string {
 // EventSubjects is the wildcard the event stream captures.
 func (l Layout) EventSubjects() string { return l.WithDefaults().Prefix + ".event.>" }
 
-// Streams names every stream of the layout, the key-value buckets' backing
-// streams ("KV_<bucket>") included: what a scheduler creates, updates and
-// reads. The audit trail's stream (shared by every layout) is not among
-// them.
-func (l Layout) Streams() []string {
-	l = l.WithDefaults()
-	return []string{
-		"KV_" + l.SpecsBucket, "KV_" + l.StateBucket, "KV_" + l.TicksBucket,
-		"KV_" + l.WakeupsBucket, "KV_" + l.CalendarsBucket, "KV_" + l.LeasesBucket,
-		l.FiresStream, l.WakeupsStream, l.EventsStream,
-	}
-}
-
 // Buckets names every key-value bucket of the layout.
 func (l Layout) Buckets() []string {
 	l = l.WithDefaults()
