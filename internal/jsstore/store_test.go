@@ -374,7 +374,7 @@ func TestSubjectToken(t *testing.T) {
 	}
 }
 
-// TestLayoutStreamsAreWhatSetupCreates: Layout.Streams names exactly what
+// TestLayoutStreamsAreWhatSetupCreates: natsperm.Streams names exactly what
 // Setup creates, since the scheduler's permission block (natsconf/) is
 // built from it: a stream left out would be refused to the scheduler.
 func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
