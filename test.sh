@@ -108,7 +108,7 @@ checks_pid=$!
     # The hostile-input suite (docs/security.md): records forged in the
     # buckets, the console's handlers and redirects, lease judging, time
     # ranges, nesting depth and working-time arithmetic.
-    "FuzzReadTimer ./pkg/kvstore 30000" "FuzzReadCalendar ./pkg/kvstore 20000"
+    "FuzzReadTimer ./internal/timers 30000" "FuzzReadCalendar ./pkg/kvstore 20000"
     "FuzzDepth ./internal/strictjson 200000" "FuzzJudge ./internal/fires 20000"
     "FuzzDecideInRange ./internal/fires 4000" "FuzzAddWorkingMatchesWalk ./pkg/calendar 5000"
     "FuzzSafeNext ./internal/console 20000" "FuzzHandlers ./internal/console 2000"

@@ -83,7 +83,7 @@ type (
 // PutResponse answers schedule.create and schedule.update: the id (the
 // one derived from the spec's content when the request gave none), the
 // spec's revision, and what was done. Unchanged: the stored spec is the
-// same (kvstore.SameSpec), nothing was written and no audit entry
+// same (specwrite.Same), nothing was written and no audit entry
 // recorded; Revision is then the stored one. Spec is the spec as stored
 // (with what the store fills in: an every's anchor, a calendar's zone),
 // and Changes what the write changed over the stored spec, field by

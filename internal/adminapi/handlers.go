@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/control"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/readmodel"
@@ -264,7 +265,7 @@ func pauseEnd(d string, now time.Time) (time.Time, error) {
 	case dur <= 0:
 		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: "must be longer than 0 " + timearg.Example}
 	case !kvstore.InTimeRange(end) || end.Before(now):
-		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: "ends past the supported time range " + kvstore.TimeRange}
+		return time.Time{}, &kvstore.FieldError{Field: "for", Value: d, Reason: "ends past the supported time range " + fieldcheck.TimeRange}
 	}
 	return end, nil
 }

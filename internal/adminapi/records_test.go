@@ -12,9 +12,9 @@ import (
 
 	"github.com/jetsched/jetsched/internal/admin"
 	"github.com/jetsched/jetsched/internal/adminapi"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/testwait"
-	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
 // newAPIReading is newAPI whose service lets condition keys name buckets
@@ -34,7 +34,7 @@ func newAPIReading(t *testing.T, buckets ...string) *api {
 // TestRecordRefusals: the API refuses what the scheduler would refuse on
 // read, naming the field: ids and conditions holding characters a header,
 // a subject or a log would read as something else, input and payloads
-// nested deeper than kvstore.MaxJSONDepth, and condition keys in buckets
+// nested deeper than fieldcheck.MaxJSONDepth, and condition keys in buckets
 // the scheduler was not configured to read (another tenant's, its own
 // audit trail's), which are refused without saying whether they exist.
 // Nothing is written.
@@ -83,7 +83,7 @@ func TestRecordRefusals(t *testing.T) {
 	var out map[string]any
 	a.ok("wakeup.add", wk(func(r *admin.WakeupRequest) { r.Condition, r.ConditionKey = "x", "runs/k" }), &out)
 	a.ok("wakeup.add", wk(func(r *admin.WakeupRequest) {
-		r.Step, r.Payload = "deep-enough", json.RawMessage(strings.Repeat("[", kvstore.MaxJSONDepth)+strings.Repeat("]", kvstore.MaxJSONDepth))
+		r.Step, r.Payload = "deep-enough", json.RawMessage(strings.Repeat("[", fieldcheck.MaxJSONDepth)+strings.Repeat("]", fieldcheck.MaxJSONDepth))
 	}), &out)
 	a.refused("schedule.get", admin.IDRequest{ID: "d"}, admin.CodeNotFound, "")
 	entries, err := a.store.ListTimers(ctx, ">")

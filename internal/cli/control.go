@@ -47,7 +47,7 @@ func parseTimeFlag(name, v string) (time.Time, error) {
 	if !kvstore.InTimeRange(t) {
 		// (The zero time among them: taken as "not given", a pause until
 		// 0001-01-01 paused for ever.)
-		return time.Time{}, invalidf("--%s %q: outside the supported time range %s", name, v, kvstore.TimeRange)
+		return time.Time{}, invalidf("--%s %q: outside the supported time range %s", name, v, fieldcheck.TimeRange)
 	}
 	return t, nil
 }
@@ -81,7 +81,7 @@ for scripts that must know they changed something.
 				}
 				u = time.Now().Add(forDur)
 				if !kvstore.InTimeRange(u) {
-					return invalidf("--for %s: ends past the supported time range %s", cronx.FormatDuration(forDur), kvstore.TimeRange)
+					return invalidf("--for %s: ends past the supported time range %s", cronx.FormatDuration(forDur), fieldcheck.TimeRange)
 				}
 			}
 			if err := kvstore.ValidateID(args[0]); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/specwrite"
 	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -103,10 +104,10 @@ func (a *app) preview(f previewFlags, spec kvstore.Spec, src compile.CalendarSou
 			return invalidf("invalid --from %q: %w", f.from, err)
 		}
 		if err := fieldcheck.Time("from", from); err != nil {
-			return invalidf("--from %q: outside the supported time range %s", f.from, kvstore.TimeRange)
+			return invalidf("--from %q: outside the supported time range %s", f.from, fieldcheck.TimeRange)
 		}
 	}
-	c, err := compile.Compile(spec.WithAnchor(nil, from), f.key, src, nil)
+	c, err := compile.Compile(specwrite.WithAnchor(spec, nil, from), f.key, src, nil)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/console"
 	"github.com/jetsched/jetsched/internal/control"
@@ -303,8 +304,8 @@ func (f *daemonFlags) checkEngine() error {
 		return invalidf("--workers %d: must be at least 1", f.workers)
 	case f.tworkers < 1:
 		return invalidf("--timer-workers %d: must be at least 1", f.tworkers)
-	case f.claimTTL < time.Second || f.claimTTL > kvstore.MaxClaimTTL:
-		return invalidf("--claim-ttl %s: must be 1s to %s", f.claimTTL, kvstore.MaxClaimTTL)
+	case f.claimTTL < time.Second || f.claimTTL > claimttl.Max:
+		return invalidf("--claim-ttl %s: must be 1s to %s", f.claimTTL, claimttl.Max)
 	case f.leaseTTL < time.Second:
 		return invalidf("--lease-ttl %s: must be at least 1s (per-key TTLs are whole seconds)", f.leaseTTL)
 	case f.pingInterval < time.Second || f.pingInterval > maxPingInterval:

@@ -14,6 +14,7 @@ import (
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/labels"
+	"github.com/jetsched/jetsched/internal/specwrite"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/internal/timearg"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -95,7 +96,7 @@ recurrence flags and prints the slots they fire.`,
 				id = kvstore.DefaultKey(spec)
 			}
 			// The store fills in the anchor; check the spec as it will be.
-			if err := compile.Validate(spec.WithAnchor(nil, now), id, nil); err != nil {
+			if err := compile.Validate(specwrite.WithAnchor(spec, nil, now), id, nil); err != nil {
 				return err
 			}
 			raw, err := spec.Encode()

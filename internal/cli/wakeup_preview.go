@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/wakeups"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -129,7 +130,7 @@ hours) that took each out. A named calendar is read through the admin API
 				flag = "--when-expr"
 			}
 			if !kvstore.InTimeRange(out.Due) {
-				return invalidf("%s: due %s, outside the supported time range %s", flag, out.Due.UTC().Format(time.RFC3339), kvstore.TimeRange)
+				return invalidf("%s: due %s, outside the supported time range %s", flag, out.Due.UTC().Format(time.RFC3339), fieldcheck.TimeRange)
 			}
 			if a.jsonOut {
 				return writeJSON(a.stdout, out)

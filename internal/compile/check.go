@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/fieldcheck"
+	"github.com/jetsched/jetsched/internal/tracing"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -133,7 +134,7 @@ func checkTrace(field string, t *kvstore.TraceContext) error {
 	if t == nil {
 		return nil
 	}
-	if _, ok := t.SpanContext(); !ok {
+	if _, ok := tracing.Remote(t); !ok {
 		return fieldcheck.New(field, t.TraceParent, "not a W3C traceparent (00-<32 hex trace id>-<16 hex span id>-<2 hex flags>)")
 	}
 	return nil

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/specwrite"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -104,7 +105,7 @@ func TestJitterField(t *testing.T) {
 }
 
 // TestPlanLeavesLabelsOut: a labels change is a change of the spec
-// (SameSpec) but not of its plan, so the schedule keeps its cadence.
+// (specwrite.Same) but not of its plan, so the schedule keeps its cadence.
 func TestPlanLeavesLabelsOut(t *testing.T) {
 	a := kvstore.Spec{Workflow: "w", Cron: "0 9 * * *", TZ: "Europe/Paris"}
 	b := a
@@ -112,7 +113,7 @@ func TestPlanLeavesLabelsOut(t *testing.T) {
 	if compile.Plan(a) != compile.Plan(b) {
 		t.Errorf("Plan changes with the labels: %q vs %q", compile.Plan(a), compile.Plan(b))
 	}
-	if kvstore.SameSpec(a, b) || kvstore.DefaultKey(a) != kvstore.DefaultKey(b) {
+	if specwrite.Same(a, b) || kvstore.DefaultKey(a) != kvstore.DefaultKey(b) {
 		t.Error("labels: want another spec with the same content key")
 	}
 }

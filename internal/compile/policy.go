@@ -59,8 +59,8 @@ func policies(s kvstore.Spec) (Policy, error) {
 		if v < d.min {
 			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at least %s", d.min))
 		}
-		if v > kvstore.MaxPolicyDuration {
-			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at most %s (10 years)", kvstore.MaxPolicyDuration))
+		if v > fieldcheck.MaxPolicyDuration {
+			return p, fieldcheck.New(d.field, d.value, fmt.Sprintf("must be at most %s (10 years)", fieldcheck.MaxPolicyDuration))
 		}
 		*d.dst = v
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/jetsched/jetsched/internal/admin"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -35,7 +36,7 @@ func Check(r admin.DeadLetterActionRequest) error {
 		}
 	}
 	if !r.Before.IsZero() && !kvstore.InTimeRange(r.Before) {
-		return &kvstore.FieldError{Field: "before", Value: r.Before.Format(time.RFC3339), Reason: "outside the supported time range " + kvstore.TimeRange}
+		return &kvstore.FieldError{Field: "before", Value: r.Before.Format(time.RFC3339), Reason: "outside the supported time range " + fieldcheck.TimeRange}
 	}
 	return nil
 }

@@ -70,7 +70,7 @@ func (d Letters) filter(workflow string) string {
 	if workflow == "" {
 		return d.prefix() + ".>"
 	}
-	return d.Store.Layout().DeadLetterPrefix(workflow) + ".>"
+	return d.prefix() + "." + workflow + ".>"
 }
 
 func (d Letters) events(ctx context.Context) (jetstream.Stream, error) {

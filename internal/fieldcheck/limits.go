@@ -3,6 +3,7 @@ package fieldcheck
 import (
 	"encoding/json"
 	"fmt"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -10,16 +11,25 @@ import (
 	"github.com/jetsched/jetsched/internal/textcut"
 )
 
-// The caps the checks apply; pkg/kvstore documents and re-exports them
-// (kvstore.MaxInputBytes, MaxNoteBytes, MaxJSONDepth).
+// The caps the checks apply; pkg/kvstore documents and re-exports the
+// sizes (kvstore.MaxInputBytes, MaxNoteBytes); the depth is stated in
+// docs/records.md.
 const (
 	// MaxInputBytes caps a spec's input and a timer's payload.
 	MaxInputBytes = 256 << 10
 	// MaxNoteBytes caps free text (notes, descriptions, conditions).
 	MaxNoteBytes = 1 << 10
-	// MaxJSONDepth caps the nesting of a spec's input and a timer's
-	// payload.
+	// MaxJSONDepth caps the nesting of objects and arrays in a spec's
+	// input and a timer's payload: `{"a":[1]}` is 2 deep. 64 is the
+	// default limit of .NET's System.Text.Json, the strictest of the
+	// common decoders (serde_json stops at 128, Python and Jackson near
+	// 1,000), so a worker in any language decodes what jetsched accepts.
 	MaxJSONDepth = 64
+	// MaxPolicyDuration bounds a spec's catchup_window, misfire_threshold
+	// and completion_timeout, and the engine's durations of the same kind
+	// (a misfire threshold, a lease TTL): added to a time in the supported
+	// range, none of them overflows (issue 52).
+	MaxPolicyDuration = 10 * 365 * 24 * time.Hour
 )
 
 // JSON checks a JSON value passed through to workers (a spec's input, a

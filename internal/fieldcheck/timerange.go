@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// The supported time range (kvstore.MinTime, MaxTime, TimeRange document
-// it): every time jetsched takes in lies in [MinTime, MaxTime).
+// The supported time range (kvstore.MinTime and MaxTime document it):
+// every time jetsched takes in lies in [MinTime, MaxTime).
 var (
 	// MinTime is the earliest supported time, a second after the Unix
 	// epoch.

@@ -12,8 +12,10 @@ import (
 
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/eventfilter"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -63,11 +65,11 @@ type Config struct {
 	ClaimTTL time.Duration
 	// MisfireThreshold is how late a slot may be and still fire; a later
 	// slot is recorded as missed and the schedule skips ahead to its first
-	// slot after now. Default 60s; at most kvstore.MaxPolicyDuration.
+	// slot after now. Default 60s; at most fieldcheck.MaxPolicyDuration.
 	MisfireThreshold time.Duration
 	// LeaseTTL is how long a shard lease lives without renewal; an
 	// instance's shards move to the others this long after it dies.
-	// Default 10s; at most kvstore.MaxPolicyDuration (10 years).
+	// Default 10s; at most fieldcheck.MaxPolicyDuration (10 years).
 	LeaseTTL time.Duration
 	// Workers bounds the schedules processed concurrently. Default
 	// DefaultWorkers.
@@ -165,12 +167,12 @@ func (c Config) validate() error {
 	switch {
 	case c.Store == nil:
 		return errors.New("fire: Config.Store is required")
-	case c.ClaimTTL < time.Second || c.ClaimTTL > kvstore.MaxClaimTTL:
-		return fmt.Errorf("fire: Config.ClaimTTL %s: must be 1s to %s", c.ClaimTTL, kvstore.MaxClaimTTL)
-	case c.MisfireThreshold < 0 || c.MisfireThreshold > kvstore.MaxPolicyDuration:
-		return fmt.Errorf("fire: Config.MisfireThreshold %s: must be 0 to %s", c.MisfireThreshold, kvstore.MaxPolicyDuration)
-	case c.LeaseTTL < time.Second || c.LeaseTTL > kvstore.MaxPolicyDuration:
-		return fmt.Errorf("fire: Config.LeaseTTL %s: must be 1s (per-key TTLs are whole seconds) to %s (9/10 of it must not overflow)", c.LeaseTTL, kvstore.MaxPolicyDuration)
+	case c.ClaimTTL < time.Second || c.ClaimTTL > claimttl.Max:
+		return fmt.Errorf("fire: Config.ClaimTTL %s: must be 1s to %s", c.ClaimTTL, claimttl.Max)
+	case c.MisfireThreshold < 0 || c.MisfireThreshold > fieldcheck.MaxPolicyDuration:
+		return fmt.Errorf("fire: Config.MisfireThreshold %s: must be 0 to %s", c.MisfireThreshold, fieldcheck.MaxPolicyDuration)
+	case c.LeaseTTL < time.Second || c.LeaseTTL > fieldcheck.MaxPolicyDuration:
+		return fmt.Errorf("fire: Config.LeaseTTL %s: must be 1s (per-key TTLs are whole seconds) to %s (9/10 of it must not overflow)", c.LeaseTTL, fieldcheck.MaxPolicyDuration)
 	case c.Workers < 1:
 		return fmt.Errorf("fire: Config.Workers %d: must be at least 1", c.Workers)
 	case c.FireQuantum < 0 || c.FireQuantum > MaxFireQuantum:

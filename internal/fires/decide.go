@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -84,8 +85,8 @@ type Input struct {
 	// owed its slot even when it was written after that time.
 	At time.Time
 	// MaxClaim is the longest a claim can be exclusive (see
-	// kvstore.Claim.ExpiryAt): what the fire stream's duplicate window
-	// can absorb. Zero: kvstore.MaxClaimTTL.
+	// claimttl.Expiry): what the fire stream's duplicate window
+	// can absorb. Zero: claimttl.Max.
 	MaxClaim time.Duration
 	// TenureSince is when this instance's current tenure of the
 	// schedule's shard began (zero: unknown, or no unsettled claim to
@@ -570,7 +571,7 @@ func claimDue(in Input) time.Time {
 	if lapsedClaim(*c, in.TenureSince) {
 		return in.Now
 	}
-	expires := c.ExpiryAt(in.Now, in.MaxClaim)
+	expires := claimttl.Expiry(*c, in.Now, in.MaxClaim)
 	if c.Token != in.Checked && !st.Ended && !st.Next.IsZero() && st.Next.Before(expires) {
 		return st.Next
 	}

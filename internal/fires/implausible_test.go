@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -131,7 +132,7 @@ func TestMissedCountedExactly(t *testing.T) {
 }
 
 // TestForgedClaimCannotHoldASlot: a claim record that says it expires in
-// 2099, or that was made in 2099, is bounded by kvstore.MaxClaimTTL: it is
+// 2099, or that was made in 2099, is bounded by claimttl.Max: it is
 // checked (and taken over if its fire is missing) like any expired claim.
 func TestForgedClaimCannotHoldASlot(t *testing.T) {
 	t0 := time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)
@@ -155,7 +156,7 @@ func TestForgedClaimCannotHoldASlot(t *testing.T) {
 			if d.Action != tc.want {
 				t.Fatalf("got %s (until %v), want %s", d.Action, d.Until, tc.want)
 			}
-			if d.Action == ActWait && d.Until.After(c.At.Add(kvstore.MaxClaimTTL)) {
+			if d.Action == ActWait && d.Until.After(c.At.Add(claimttl.Max)) {
 				t.Fatalf("waits until %v, past the longest claim", d.Until)
 			}
 		})

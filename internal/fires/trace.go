@@ -25,7 +25,7 @@ func (e *Engine) dispatchSpan(j slotJob, c kvstore.Claim, reason string, now tim
 		return trace.SpanFromContext(context.Background()) // the no-op span: no allocation
 	}
 	ctx := context.Background()
-	if sc, ok := c.Trace.SpanContext(); ok {
+	if sc, ok := tracing.Remote(c.Trace); ok {
 		ctx = trace.ContextWithRemoteSpanContext(ctx, sc)
 	}
 	opts := []trace.SpanStartOption{
@@ -46,7 +46,7 @@ func (e *Engine) dispatchSpan(j slotJob, c kvstore.Claim, reason string, now tim
 	if reason != "" {
 		opts = append(opts, trace.WithAttributes(attribute.String(tracing.AttrReason, reason)))
 	}
-	if sc, ok := j.trace.SpanContext(); ok {
+	if sc, ok := tracing.Remote(j.trace); ok {
 		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc, Attributes: []attribute.KeyValue{tracing.LinkSchedule()}}))
 	}
 	ctx, span := e.tracer.Start(ctx, "dispatch "+j.workflow, opts...)

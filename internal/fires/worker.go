@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -430,7 +431,7 @@ func (w worker) checkClaim(ctx context.Context, j slotJob, now time.Time, r *slo
 		w.e.step(StepClaimSettled)
 		r.settle(old.Token)
 		return nil
-	case now.Before(old.ExpiryAt(now, w.e.maxClaim())) && !lapsedClaim(old, w.e.tenureSince(j.id, r.state, "")):
+	case now.Before(claimttl.Expiry(old, now, w.e.maxClaim())) && !lapsedClaim(old, w.e.tenureSince(j.id, r.state, "")):
 		r.checked = old.Token // its owner may still be publishing
 		return nil
 	case w.e.beyondEvidence(old, now):

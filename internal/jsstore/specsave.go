@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/specwrite"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go/jetstream"
@@ -17,10 +18,10 @@ import (
 // PutSpec validates spec (including that a named calendar exists) and
 // writes it under id, creating or replacing the schedule (SaveSpec with
 // no options). An every spec is first given its anchor
-// ([Spec.WithAnchor]): the time of the first write, kept when the same
+// (specwrite.WithAnchor): the time of the first write, kept when the same
 // interval is registered again. Nothing is written when validation fails
 // (the error is a *FieldError), when the stored spec is the same
-// (SameSpec; the stored revision is returned), or when the schedule is
+// (specwrite.Same; the stored revision is returned), or when the schedule is
 // static (ErrStatic).
 func (s *Store) PutSpec(ctx context.Context, id string, spec kvstore.Spec) (uint64, error) {
 	r, err := s.SaveSpec(ctx, id, spec, SaveOptions{})
@@ -77,7 +78,7 @@ type Saved struct {
 	Revision uint64
 	// Created: there was no schedule id before.
 	Created bool
-	// Unchanged: the stored spec is the same (SameSpec); nothing was
+	// Unchanged: the stored spec is the same (specwrite.Same); nothing was
 	// written and no audit entry recorded.
 	Unchanged bool
 	// Spec is the spec as written (or, with DryRun, as it would be; when
@@ -93,7 +94,7 @@ type Saved struct {
 const maxUpdateAttempts = 10
 
 // SaveSpec validates spec for id (including that a named calendar exists),
-// gives an every spec its anchor over the stored one ([Spec.WithAnchor]),
+// gives an every spec its anchor over the stored one (specwrite.WithAnchor),
 // and creates or replaces the schedule as o says, by compare-and-swap on
 // the revision it read: instances registering the same schedule at once
 // agree on one anchor and make one write. Nothing is written when
@@ -234,7 +235,7 @@ func (s *Store) planSpec(ctx context.Context, id string, spec kvstore.Spec, cur 
 	}
 	spec = withCalendarZone(spec, stored, cals)
 	if stored != nil {
-		if kvstore.SameSpec(*stored, spec) {
+		if specwrite.Same(*stored, spec) {
 			return specPlan{saved: Saved{Revision: cur.Revision(), Unchanged: true, Spec: *stored, Previous: stored}, unchanged: true}, nil
 		}
 		if err := o.checkOwner(id, *stored); err != nil {
@@ -292,12 +293,12 @@ func (s *Store) CheckSpec(ctx context.Context, id string, spec kvstore.Spec) err
 }
 
 // prepareSpec gives spec its anchor over stored (nil: none; see
-// Spec.WithAnchor), validates it for id (with o.Now, a one-shot in the
+// specwrite.WithAnchor), validates it for id (with o.Now, a one-shot in the
 // past is refused), resolves its calendar from cals, and encodes it; it
 // returns the spec as it will be written and its bytes.
 func (s *Store) prepareSpec(id string, spec kvstore.Spec, stored *kvstore.Spec, o SaveOptions, cals compile.CalendarSource) (kvstore.Spec, []byte, error) {
 	now := time.Now()
-	spec = spec.WithAnchor(stored, now)
+	spec = specwrite.WithAnchor(spec, stored, now)
 	if err := compile.CheckFields(spec, id); err != nil {
 		return spec, nil, err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
+	"github.com/jetsched/jetsched/internal/natsperm"
 	"github.com/jetsched/jetsched/internal/natstest"
 	"github.com/jetsched/jetsched/internal/slotid"
 	"github.com/jetsched/jetsched/pkg/cronx"
@@ -229,7 +230,6 @@ func TestLayout(t *testing.T) {
 	}
 	for _, c := range [][2]string{
 		{l.DoneSubject("billing", "x"), "sched.done.billing.x"},
-		{l.LegacyDoneSubject("x"), "sched.done.x"},
 		{l.CancelSubject("billing", "x"), "sched.cancel.billing.x"},
 		{l.DeadLetterSubject("billing", "x"), "sched.event.dead_letter.billing.x"},
 		{l.DeadLetterSubject("billing", "wakeup.r.s.1"), "sched.event.dead_letter.billing.wakeup%2Er%2Es%2E1"},
@@ -238,7 +238,7 @@ func TestLayout(t *testing.T) {
 			t.Errorf("subject %q, want %q", c[0], c[1])
 		}
 	}
-	if got := kvstore.NamedLayout("acme").Streams(); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
+	if got := natsperm.Streams(kvstore.NamedLayout("acme")); !slices.Contains(got, "KV_acme_specs") || !slices.Contains(got, "ACME_FIRES") || len(got) != 9 {
 		t.Errorf("Streams = %v", got)
 	}
 	tenant := kvstore.Layout{Prefix: "acme", FiresStream: "ACME_FIRES"}.WithDefaults()
@@ -374,7 +374,7 @@ func TestSubjectToken(t *testing.T) {
 	}
 }
 
-// TestLayoutStreamsAreWhatSetupCreates: Layout.Streams names exactly what
+// TestLayoutStreamsAreWhatSetupCreates: natsperm.Streams names exactly what
 // Setup creates, since the scheduler's permission block (natsconf/) is
 // built from it: a stream left out would be refused to the scheduler.
 func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
@@ -394,11 +394,11 @@ func TestLayoutStreamsAreWhatSetupCreates(t *testing.T) {
 	if names.Err() != nil {
 		t.Fatal(names.Err())
 	}
-	want := l.Streams()
+	want := natsperm.Streams(l)
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
-		t.Fatalf("Setup creates %q, Layout.Streams names %q", got, want)
+		t.Fatalf("Setup creates %q, natsperm.Streams names %q", got, want)
 	}
 	for _, b := range l.Buckets() {
 		if !slices.Contains(got, "KV_"+b) {

@@ -161,7 +161,9 @@ func WorkerUser(w Worker) (User, error) {
 		if w.Wakeups {
 			u.PublishAllow = append(u.PublishAllow, consumerRights(l.WakeupsStream, w.Name+"-wakeup-"+wf, l.WakeupSubject(wf)))
 		}
-		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.DeadLetterPrefix(wf) + ".>"})
+		// Its reports, and its dead letters: sched.event.dead_letter.<wf>.>
+		// (wf is one token, so EventSubject leaves it as it is).
+		u.PublishAllow = append(u.PublishAllow, []string{l.DoneSubject(wf, ">"), l.EventSubject(kvstore.EventDeadLetter, wf) + ".>"})
 		subscribe = append(subscribe, l.CancelSubject(wf, ">"))
 	}
 	u.SubscribeAllow = Rights{subscribe}
@@ -209,7 +211,7 @@ func SchedulerUser(l kvstore.Layout, user string, c Credential, conditionBuckets
 		"erase entries of the audit trail " + audit.Stream + ", nor update, delete or purge the bucket " +
 		"anchoring its head (" + audit.HeadBucket + ").")
 	u.PublishAllow = Rights{{"$JS.API.INFO", "$SYS.REQ.USER.INFO"}}
-	for _, s := range append(l.Streams(), audit.Stream) {
+	for _, s := range append(Streams(l), audit.Stream) {
 		u.PublishAllow = append(u.PublishAllow, streamRights(s))
 	}
 	u.PublishAllow = append(u.PublishAllow, []string{"$JS.API.STREAM.CREATE." + head, "$JS.API.STREAM.INFO." + head, "$JS.API.STREAM.MSG.GET." + head})
@@ -464,4 +466,17 @@ func fill(words []string, width int) []string {
 // quote writes s as a nats-server config string.
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
+}
+
+// Streams names every stream of layout l, the key-value buckets' backing
+// streams ("KV_<bucket>") included: what a scheduler creates (jsstore.Setup),
+// updates and reads, and so what its user may manage. The audit trail's
+// stream (shared by every layout) is not among them.
+func Streams(l kvstore.Layout) []string {
+	l = l.WithDefaults()
+	streams := make([]string, 0, 9)
+	for _, b := range l.Buckets() {
+		streams = append(streams, "KV_"+b)
+	}
+	return append(streams, l.FiresStream, l.WakeupsStream, l.EventsStream)
 }

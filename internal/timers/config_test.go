@@ -11,7 +11,7 @@ import (
 )
 
 // TestConfigRefusesOutOfRange: workers below 1 (a negative count used to
-// panic at Start) and claim TTLs outside 1s..MaxClaimTTL are refused by
+// panic at Start) and claim TTLs outside 1s..claimttl.Max are refused by
 // New, naming the field.
 func TestConfigRefusesOutOfRange(t *testing.T) {
 	_, store := natstest.Start(t).Store(t)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/clock"
 	"github.com/jetsched/jetsched/internal/dueindex"
 	"github.com/jetsched/jetsched/internal/eventfilter"
@@ -143,8 +144,8 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Observer = nopObserver{}
 	}
 	switch {
-	case cfg.ClaimTTL < time.Second || cfg.ClaimTTL > kvstore.MaxClaimTTL:
-		return nil, fmt.Errorf("wakeup: Config.ClaimTTL %s: must be 1s to %s", cfg.ClaimTTL, kvstore.MaxClaimTTL)
+	case cfg.ClaimTTL < time.Second || cfg.ClaimTTL > claimttl.Max:
+		return nil, fmt.Errorf("wakeup: Config.ClaimTTL %s: must be 1s to %s", cfg.ClaimTTL, claimttl.Max)
 	case cfg.Workers < 1:
 		return nil, fmt.Errorf("wakeup: Config.Workers %d: must be at least 1", cfg.Workers)
 	}
@@ -182,7 +183,7 @@ func (e *Engine) setup(ctx, life context.Context) (func(), error) {
 		return nil, fmt.Errorf("wakeup: stream %s: %w", e.cfg.Store.Layout().WakeupsStream, err)
 	}
 	// The longest claim its duplicate window can absorb (see
-	// kvstore.Claim.ExpiryAt): a forged claim holds a timer no longer.
+	// claimttl.Expiry): a forged claim holds a timer no longer.
 	e.maxClaim = stream.CachedInfo().Config.Duplicates / 2
 	w, err := e.cfg.Store.WatchTimers(life)
 	if err != nil {
@@ -354,7 +355,7 @@ func (l *tloop) schedule(key string, en *tentry) {
 	}
 	due := en.due
 	if c := en.claim; c != nil && c.Token != en.settled {
-		due = c.ExpiryAt(l.e.cfg.Clock.Now(), l.e.maxClaim) // someone is firing it: look again when its claim expires
+		due = claimttl.Expiry(*c, l.e.cfg.Clock.Now(), l.e.maxClaim) // someone is firing it: look again when its claim expires
 	}
 	l.index.Set(key, due)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/eventfilter"
 	"github.com/jetsched/jetsched/internal/labels"
 	"github.com/jetsched/jetsched/internal/natserr"
@@ -56,7 +57,7 @@ func (e *Engine) process(ctx context.Context, j tjob) tresult {
 			r.settled = c.Token
 			return r
 		}
-		if exp := c.ExpiryAt(now, e.maxClaim); now.Before(exp) {
+		if exp := claimttl.Expiry(*c, now, e.maxClaim); now.Before(exp) {
 			r.retry = exp
 			return r
 		}

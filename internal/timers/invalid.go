@@ -13,11 +13,21 @@ import (
 // admin API validates what it writes (kvstore.ValidateTimer), and checks
 // that its condition key names a configured condition bucket.
 func (e *Engine) read(key string, data []byte) (kvstore.Timer, error) {
-	t, err := kvstore.ReadTimer(key, data)
+	t, err := readTimer(key, data)
 	if err != nil {
 		return t, err
 	}
 	return t, e.checkBucket(t)
+}
+
+// readTimer decodes and validates the record stored under key:
+// kvstore.DecodeTimer, then kvstore.ValidateTimer, the admin API's check.
+func readTimer(key string, data []byte) (kvstore.Timer, error) {
+	t, err := kvstore.DecodeTimer(data)
+	if err != nil {
+		return kvstore.Timer{}, err
+	}
+	return t, kvstore.ValidateTimer(key, t)
 }
 
 // checkBucket refuses a condition key outside Config.ConditionBuckets.

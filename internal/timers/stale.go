@@ -9,6 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/claimttl"
 	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -98,7 +99,7 @@ func (e *Engine) publishedBefore(ctx context.Context, t kvstore.Timer, id string
 		return nil, nil
 	}
 	from := prev.At.Add(-e.cfg.ClaimTTL)
-	to := prev.ExpiryAt(e.cfg.Clock.Now(), e.maxClaim).Add(e.cfg.ClaimTTL)
+	to := claimttl.Expiry(*prev, e.cfg.Clock.Now(), e.maxClaim).Add(e.cfg.ClaimTTL)
 	cons, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{
 		FilterSubjects: []string{e.cfg.Store.Layout().WakeupSubject(t.Workflow)},
 		DeliverPolicy:  jetstream.DeliverByStartTimePolicy, OptStartTime: &from, HeadersOnly: true,

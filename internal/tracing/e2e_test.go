@@ -175,7 +175,7 @@ func TestTraceFromAPICallToHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sc, ok := e.Spec.Trace.SpanContext(); !ok || sc.SpanID() != put.SpanContext.SpanID() {
+	if sc, ok := tracing.Remote(e.Spec.Trace); !ok || sc.SpanID() != put.SpanContext.SpanID() {
 		t.Fatalf("stored spec trace %+v, want the schedule.create span %s", e.Spec.Trace, put.SpanContext.SpanID())
 	}
 

@@ -9,6 +9,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/jetsched/jetsched/pkg/kvstore"
 	"github.com/nats-io/nats.go"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -121,6 +122,16 @@ func Parse(traceparent, tracestate string) (sc trace.SpanContext, ok bool) {
 	}
 	sc = trace.SpanContextFromContext(propagator().Extract(context.Background(), c))
 	return sc, sc.IsValid()
+}
+
+// Remote returns the remote span context a record's trace context holds
+// (a spec's, a trigger's, a claim's: kvstore.TraceContext); ok is false
+// for a nil t or an invalid traceparent.
+func Remote(t *kvstore.TraceContext) (sc trace.SpanContext, ok bool) {
+	if t == nil {
+		return trace.SpanContext{}, false
+	}
+	return Parse(t.TraceParent, t.TraceState)
 }
 
 // Attributes of jetsched's spans (docs/tracing.md).

@@ -365,7 +365,7 @@ func checkDueRange(r Request, due time.Time) error {
 		return err
 	}
 	if r.ExpireAfter > 0 && !kvstore.InTimeRange(due.Add(r.ExpireAfter)) {
-		return field("expire_after", r.ExpireAfter.String(), "the due time plus it is outside the supported time range "+kvstore.TimeRange)
+		return field("expire_after", r.ExpireAfter.String(), "the due time plus it is outside the supported time range "+fieldcheck.TimeRange)
 	}
 	return nil
 }

@@ -129,43 +129,6 @@ func TestIntervalAnchorErrors(t *testing.T) {
 	}
 }
 
-// TestWithAnchor: what the store writes for an every spec over the stored
-// one.
-func TestWithAnchor(t *testing.T) {
-	now := testtime.Instant(t, "2026-03-16T09:30:15.25Z")
-	first := testtime.Instant(t, "2026-03-16T09:30:15Z")
-	earlier := testtime.Instant(t, "2026-01-01T10:00:00Z")
-	for _, c := range []struct {
-		name          string
-		in            kvstore.Spec
-		stored        *kvstore.Spec
-		align, anchor string // anchor "" = none
-	}{
-		{"first write: from now, to the second", kvstore.Spec{Every: "1h"}, nil, "anchor", first.Format(time.RFC3339)},
-		{"re-registration keeps the anchor", kvstore.Spec{Every: "1h"},
-			&kvstore.Spec{Every: "60m", Align: "anchor", Anchor: &earlier}, "anchor", earlier.Format(time.RFC3339)},
-		{"a spec from before align stays as it was", kvstore.Spec{Every: "1h"}, &kvstore.Spec{Every: "1h"}, "", ""},
-		{"a changed interval starts over", kvstore.Spec{Every: "2h"},
-			&kvstore.Spec{Every: "1h", Align: "anchor", Anchor: &earlier}, "anchor", first.Format(time.RFC3339)},
-		{"--anchor now over an epoch spec starts over", kvstore.Spec{Every: "1h", Align: "anchor"},
-			&kvstore.Spec{Every: "1h", Align: "epoch"}, "anchor", first.Format(time.RFC3339)},
-		{"--anchor now keeps its own anchor", kvstore.Spec{Every: "1h", Align: "anchor"},
-			&kvstore.Spec{Every: "1h", Align: "anchor", Anchor: &earlier}, "anchor", earlier.Format(time.RFC3339)},
-		{"epoch is left alone", kvstore.Spec{Every: "1h", Align: "epoch"}, nil, "epoch", ""},
-		{"a given anchor is left alone", kvstore.Spec{Every: "1h", Anchor: &earlier}, nil, "", earlier.Format(time.RFC3339)},
-		{"a cron is left alone", kvstore.Spec{Cron: "@every 1h"}, nil, "", ""},
-	} {
-		got := c.in.WithAnchor(c.stored, now)
-		anchor := ""
-		if got.Anchor != nil {
-			anchor = got.Anchor.Format(time.RFC3339)
-		}
-		if got.Align != c.align || anchor != c.anchor {
-			t.Errorf("%s: align %q anchor %q, want %q %q", c.name, got.Align, anchor, c.align, c.anchor)
-		}
-	}
-}
-
 // TestDefaultHoursKeepTheirPlan: business_hours_only without a calendar
 // still means Monday to Friday, 09:00-18:00, and its plan is what it was
 // (the canonical form of the default hours), so no schedule re-plans.

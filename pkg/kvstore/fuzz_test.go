@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jetsched/jetsched/internal/compile"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/internal/strictjson"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
@@ -49,7 +50,7 @@ func FuzzDecodeSpec(f *testing.F) {
 			t.Fatalf("round trip changed the spec:\n%+v\n%+v", spec, again)
 		}
 		// What the scheduler accepts on read (CheckRecord) the API's
-		// validator accepts too, and its input nests at most MaxJSONDepth.
+		// validator accepts too, and its input nests at most fieldcheck.MaxJSONDepth.
 		if _, err := compile.CheckRecord(spec, "fuzz", nil, nil, now); err == nil {
 			if verr := compile.Validate(spec, "fuzz", nil); verr != nil {
 				t.Fatalf("read accepts what the API refuses: %v", verr)
@@ -67,7 +68,7 @@ func FuzzDecodeSpec(f *testing.F) {
 		if a := spec.Anchor; a != nil && (a.Before(time.Unix(0, 0)) || !a.Before(kvstore.MaxTime)) {
 			t.Fatalf("a valid spec has an anchor outside the supported range: %s", *a)
 		}
-		if d := strictjson.Depth(spec.Input); d > kvstore.MaxJSONDepth {
+		if d := strictjson.Depth(spec.Input); d > fieldcheck.MaxJSONDepth {
 			t.Fatalf("input %d deep validates", d)
 		}
 		c, err := compile.Compile(spec, "fuzz", nil, nil)

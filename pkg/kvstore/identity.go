@@ -1,7 +1,6 @@
 package kvstore
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -37,8 +36,9 @@ import (
 // policies differ is another schedule, and a spec with none of them has
 // the key it had before they were part of the form. The description,
 // labels and static are not part of the content: changing the description
-// or the labels of a schedule updates it in place (SameSpec sees the
-// change; the plan, compile.Plan, does not).
+// or the labels of a schedule updates it in place (the store sees the
+// change and writes it; the plan, compile.Plan, does not, so the schedule
+// keeps its cadence).
 func DefaultKey(s Spec) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00", s.Workflow, s.identityRecurrence())
@@ -105,42 +105,4 @@ func utcText(t *time.Time) string {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// SameSpec reports whether incoming, a spec as a user registers it, is the
-// spec stored, so that registering it again writes nothing: no revision,
-// no audit entry (the CLI and the API answer "unchanged").
-//
-// Both are compared in canonical form: the id is left out (it repeats the
-// key), times are compared as instants whatever their zone offset, the
-// input and an inline calendar as canonical JSON. And fields the system
-// fills in when it first writes a spec count as the user's when the user
-// leaves them out: incoming takes them from stored before the comparison.
-// Those fields are the align, anchor and phase of an every schedule, which
-// the store gives it at the first write and keeps for the same interval
-// (Spec.WithAnchor, the one place that fills them; a field the system
-// fills in must be filled there, and SameSpec follows).
-func SameSpec(stored, incoming Spec) bool {
-	incoming = incoming.WithAnchor(&stored, time.Time{}) // a new anchor differs from stored's anyway
-	a, errA := stored.canonical().Encode()
-	b, errB := incoming.canonical().Encode()
-	return errA == nil && errB == nil && bytes.Equal(a, b)
-}
-
-// canonical is the spec in the form SameSpec compares.
-func (s Spec) canonical() Spec {
-	s.ID, s.Trace = "", nil
-	for _, t := range []**time.Time{&s.Anchor, &s.At, &s.Start, &s.End} {
-		if *t != nil {
-			u := (*t).UTC()
-			*t = &u
-		}
-	}
-	if c, err := jsonenc.Canonical(s.Input); err == nil {
-		s.Input = c
-	}
-	if c, err := jsonenc.Canonical(s.CalendarInline); err == nil {
-		s.CalendarInline = c
-	}
-	return s
 }

@@ -165,19 +165,6 @@ func subjectToken(s string) string {
 // EventSubjects is the wildcard the event stream captures.
 func (l Layout) EventSubjects() string { return l.WithDefaults().Prefix + ".event.>" }
 
-// Streams names every stream of the layout, the key-value buckets' backing
-// streams ("KV_<bucket>") included: what a scheduler creates, updates and
-// reads. The audit trail's stream (shared by every layout) is not among
-// them.
-func (l Layout) Streams() []string {
-	l = l.WithDefaults()
-	return []string{
-		"KV_" + l.SpecsBucket, "KV_" + l.StateBucket, "KV_" + l.TicksBucket,
-		"KV_" + l.WakeupsBucket, "KV_" + l.CalendarsBucket, "KV_" + l.LeasesBucket,
-		l.FiresStream, l.WakeupsStream, l.EventsStream,
-	}
-}
-
 // Buckets names every key-value bucket of the layout.
 func (l Layout) Buckets() []string {
 	l = l.WithDefaults()
@@ -193,7 +180,10 @@ func (l Layout) CancelSubject(workflow, id string) string {
 }
 
 // DoneSubjects is the wildcard schedulers listen on for completions: it
-// covers DoneSubject and the deprecated LegacyDoneSubject.
+// covers DoneSubject and also the deprecated form without the workflow,
+// "sched.done.<schedule id>", which schedulers still read for one release
+// (it cannot be scoped per workflow, so the shipped worker accounts may
+// not publish on it; report on DoneSubject).
 func (l Layout) DoneSubjects() string { return l.WithDefaults().Prefix + ".done.>" }
 
 // DoneSubject is where workers report the completion of a slot:
@@ -205,27 +195,13 @@ func (l Layout) DoneSubject(workflow, id string) string {
 	return l.WithDefaults().Prefix + ".done." + workflow + "." + id
 }
 
-// LegacyDoneSubject is the completion subject before the workflow was
-// added, "sched.done.<schedule id>". Deprecated: schedulers still read it
-// for one release (it cannot be scoped per workflow, so the shipped worker
-// accounts may not publish on it); report on DoneSubject.
-func (l Layout) LegacyDoneSubject(id string) string {
-	return l.WithDefaults().Prefix + ".done." + id
-}
-
 // DeadLetterSubject is where a worker keeps a copy of a message it gave up
 // on: "sched.event.dead_letter.<workflow>.<id>", captured by the event
 // stream. id is the schedule id for a fire and the message id
 // ("wakeup.<run>.<step>.<due ms>") for a wakeup, made one subject token as
 // in EventSubject, so `sched.event.dead_letter.<workflow>.*` sees both. The
 // workflow comes first so that a worker's permissions can be scoped to its
-// workflows (DeadLetterSubjects).
+// workflows ("sched.event.dead_letter.invoices.>").
 func (l Layout) DeadLetterSubject(workflow, id string) string {
-	return l.DeadLetterPrefix(workflow) + "." + subjectToken(id)
-}
-
-// DeadLetterPrefix is "sched.event.dead_letter.<workflow>": append ".>" for
-// the wildcard of a workflow's dead letters.
-func (l Layout) DeadLetterPrefix(workflow string) string {
-	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow
+	return l.WithDefaults().Prefix + ".event." + string(EventDeadLetter) + "." + workflow + "." + subjectToken(id)
 }

@@ -13,7 +13,9 @@ import (
 // JetStream's 64 KiB header limit. They are checked at the edge (the CLI
 // and the admin API refuse an oversized value before anything is
 // written, naming the field) and again when a record is read, so a value
-// written straight into a bucket above a cap is reported invalid.
+// written straight into a bucket above a cap is reported invalid. A
+// spec's input and a timer's payload also nest at most 64 deep
+// (`{"a":[1]}` is 2 deep; docs/records.md).
 const (
 	// MaxInputBytes caps a spec's input and a timer's payload: the body of
 	// the fire or wakeup message.
@@ -25,12 +27,6 @@ const (
 	// MaxFieldBytes caps every other text field of a spec (cron, tz,
 	// durations, ...).
 	MaxFieldBytes = 1 << 10
-	// MaxJSONDepth caps the nesting of objects and arrays in a spec's
-	// input and a timer's payload: `{"a":[1]}` is 2 deep. 64 is the
-	// default limit of .NET's System.Text.Json, the strictest of the
-	// common decoders (serde_json stops at 128, Python and Jackson near
-	// 1,000), so a worker in any language decodes what jetsched accepts.
-	MaxJSONDepth = fieldcheck.MaxJSONDepth
 )
 
 // duplicateKey turns a *strictjson.DuplicateKeyError into a *FieldError

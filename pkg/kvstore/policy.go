@@ -1,11 +1,10 @@
 package kvstore
 
-import (
-	"time"
-)
-
 // MisfirePolicy is what happens to slots later than the misfire
-// threshold (Spec.Misfire); the empty value is MisfireSkip.
+// threshold (Spec.Misfire); the empty value is MisfireSkip. A spec's
+// catchup_window, misfire_threshold and completion_timeout are at most 10
+// years, so that none overflows added to a time in the supported range
+// (docs/records.md).
 type MisfirePolicy string
 
 // Misfire policies.
@@ -27,8 +26,3 @@ const (
 	OverlapBufferAll   OverlapPolicy = "buffer_all"
 	OverlapCancelOther OverlapPolicy = "cancel_other"
 )
-
-// MaxPolicyDuration bounds a spec's catchup_window, misfire_threshold and
-// completion_timeout: added to a time in the supported range, none of
-// them overflows (issue 52).
-const MaxPolicyDuration = 10 * 365 * 24 * time.Hour

@@ -134,7 +134,8 @@ type Spec struct {
 	// the span in the context of client.Schedule): every dispatch span of
 	// the schedule links to it. The store fills it in from the writer's
 	// context when a write changes the spec and the spec has none; it is
-	// no part of the schedule's identity (SameSpec, DefaultKey), so that
+	// no part of the schedule's identity (DefaultKey, nor the store's "same
+	// spec" check), so that
 	// registering the same schedule again writes nothing. Optional.
 	Trace *TraceContext `json:"trace,omitempty"`
 }

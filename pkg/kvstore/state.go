@@ -118,7 +118,10 @@ type Claim struct {
 	Owner string `json:"owner"`
 	// At is when the claim was made.
 	At time.Time `json:"at"`
-	// Expires is when others may take the claim over.
+	// Expires is when others may take the claim over. Schedulers believe
+	// it at most 10 minutes (and at most half the stream's duplicate
+	// window) after At, so that no record, forged or written with a clock
+	// far ahead, holds a slot or a timer for ever.
 	Expires time.Time `json:"expires"`
 	// Reason says why a policy produced this fire ("moved", "takeover",
 	// later "catchup", "trigger"...); empty for a regular slot.
@@ -156,30 +159,6 @@ const ClaimFromStream = "stream"
 // Settled reports whether the record itself shows the claim settled: it
 // was written after the publish was acknowledged (Seq is set).
 func (c Claim) Settled() bool { return c.Seq > 0 }
-
-// MaxClaimTTL bounds how long any claim is exclusive: a scheduler's claim
-// TTL is at most this. A claim record that says otherwise (forged, or
-// written with a clock far ahead) expires no later than MaxClaimTTL after
-// it was made, and one made more than MaxClaimTTL in the future has
-// expired already, so that no record can hold a slot for ever.
-const MaxClaimTTL = 10 * time.Minute
-
-// ExpiryAt is when others may take the claim over, as seen at now: its
-// Expires, but at most limit after the claim was made (limit <= 0:
-// MaxClaimTTL). A scheduler passes the longest claim its stream's
-// duplicate window can absorb, which no correct instance exceeds.
-func (c Claim) ExpiryAt(now time.Time, limit time.Duration) time.Time {
-	if limit <= 0 || limit > MaxClaimTTL {
-		limit = MaxClaimTTL
-	}
-	if c.At.After(now.Add(limit)) {
-		return now // made in the future: forged, or a clock far ahead
-	}
-	if lim := c.At.Add(limit); c.Expires.After(lim) {
-		return lim
-	}
-	return c.Expires
-}
 
 // ID is the claim's slot id.
 func (c Claim) ID(schedule string) string {

@@ -15,6 +15,7 @@ import (
 // from an input (a claim's expiry, a threshold added), so that nothing
 // computed from an accepted time overflows. A recurrence whose next slot
 // would be at or after MaxTime ends there (docs/records.md, "Time range").
+// Errors name the range "1970-01-01T00:00:01Z to 2261-12-31T23:59:59Z".
 var (
 	// MinTime is the earliest supported time, a second after the Unix
 	// epoch (whose Unix time, 0, means "none" inside the engine).
@@ -22,9 +23,6 @@ var (
 	// MaxTime is the first time past the supported range.
 	MaxTime = fieldcheck.MaxTime
 )
-
-// TimeRange is the supported range as the errors name it.
-const TimeRange = fieldcheck.TimeRange
 
 // InTimeRange reports whether t lies in the supported range.
 func InTimeRange(t time.Time) bool { return fieldcheck.InTimeRange(t) }

@@ -6,10 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 
 	"github.com/jetsched/jetsched/internal/compile"
-	"github.com/jetsched/jetsched/internal/strictjson"
+	"github.com/jetsched/jetsched/internal/fieldcheck"
 	"github.com/jetsched/jetsched/pkg/calendar"
 	"github.com/jetsched/jetsched/pkg/cronx"
 	"github.com/jetsched/jetsched/pkg/kvstore"
@@ -75,16 +74,16 @@ func TestValidateTimer(t *testing.T) {
 		}
 	}
 	ok := validTimer()
-	ok.Payload = deep(kvstore.MaxJSONDepth)
+	ok.Payload = deep(fieldcheck.MaxJSONDepth)
 	if err := kvstore.ValidateTimer(key, ok); err != nil {
-		t.Errorf("payload %d deep: %v", kvstore.MaxJSONDepth, err)
+		t.Errorf("payload %d deep: %v", fieldcheck.MaxJSONDepth, err)
 	}
 }
 
 // TestSpecInputDepth: a spec's input nested deeper than MaxJSONDepth is
 // refused, naming input, by the check writers and readers share.
 func TestSpecInputDepth(t *testing.T) {
-	for _, n := range []int{kvstore.MaxJSONDepth + 1, 5000} {
+	for _, n := range []int{fieldcheck.MaxJSONDepth + 1, 5000} {
 		s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n))}
 		err := compile.Validate(s, "x", nil)
 		var fe *kvstore.FieldError
@@ -95,63 +94,10 @@ func TestSpecInputDepth(t *testing.T) {
 			t.Errorf("CheckRecord: input %d deep accepted", n)
 		}
 	}
-	s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat("[", kvstore.MaxJSONDepth) + strings.Repeat("]", kvstore.MaxJSONDepth))}
+	s := kvstore.Spec{Workflow: "wf", Every: "1m", Input: json.RawMessage(strings.Repeat("[", fieldcheck.MaxJSONDepth) + strings.Repeat("]", fieldcheck.MaxJSONDepth))}
 	if err := compile.Validate(s, "x", nil); err != nil {
-		t.Errorf("input %d deep: %v", kvstore.MaxJSONDepth, err)
+		t.Errorf("input %d deep: %v", fieldcheck.MaxJSONDepth, err)
 	}
-}
-
-// FuzzReadTimer: any bytes under any key of sched_wakeups are read (decoded
-// and validated) without a panic; what the scheduler accepts on read the
-// API's validator accepts too (the same function, on the record as
-// re-encoded), it survives a round trip, and nothing in it can reach a
-// header or a subject as something else: the key is the record's own, the
-// workflow one token, no header value holds a control character, the
-// payload nests at most MaxJSONDepth.
-func FuzzReadTimer(f *testing.F) {
-	good, _ := json.Marshal(validTimer())
-	f.Add(kvstore.TimerKey("order.42", "escalate"), good)
-	for _, s := range []string{
-		`{"run":"r","step":"s","workflow":"a.>","due":"2026-01-01T00:00:00Z"}`,
-		`{"run":"attacker","step":"s","workflow":"wf","due":"2026-01-01T00:00:00Z"}`,
-		`{"run":"r","step":"s","workflow":"wf","due":"2026-01-01T00:00:00Z","payload":[[[[]]]],"condition":"x","condition_key":"runs/k"}`,
-		`{"run":"r","run":"s","step":"s","workflow":"wf","due":"2026-01-01T00:00:00Z"}`,
-		`{"run":"r\r\n","step":"s","workflow":"wf","due":"2026-01-01T00:00:00Z"}`,
-		`{`, `null`, `[]`,
-	} {
-		f.Add("r.s", []byte(s))
-	}
-	f.Fuzz(func(t *testing.T, key string, data []byte) {
-		tm, err := kvstore.ReadTimer(key, data)
-		if err != nil {
-			return
-		}
-		enc, err := json.Marshal(tm)
-		if err != nil {
-			t.Fatalf("encode an accepted timer: %v", err)
-		}
-		again, err := kvstore.ReadTimer(key, enc)
-		if err != nil {
-			t.Fatalf("an accepted timer re-encoded is refused: %v\n%s", err, enc)
-		}
-		if err := kvstore.ValidateTimer(key, again); err != nil {
-			t.Fatalf("the API's validator refuses what the reader accepts: %v", err)
-		}
-		if key != kvstore.TimerKey(tm.Run, tm.Step) {
-			t.Fatalf("key %q is not the record's (%q, %q)", key, tm.Run, tm.Step)
-		}
-		if kvstore.ValidateWorkflow(tm.Workflow) != nil || strings.ContainsAny(tm.Workflow, ".*> ") {
-			t.Fatalf("workflow %q is not one token", tm.Workflow)
-		}
-		for _, h := range []string{tm.Run, tm.Step, tm.Condition, tm.ConditionKey, tm.When, tm.Zone, tm.Calendar} {
-			if strings.ContainsFunc(h, unicode.IsControl) {
-				t.Fatalf("header value %q holds a control character", h)
-			}
-		}
-		if d := strictjson.Depth(tm.Payload); d > kvstore.MaxJSONDepth {
-			t.Fatalf("payload %d deep accepted", d)
-		}
-	})
 }
 
 // FuzzReadCalendar: any bytes in sched_calendars parse without a panic,

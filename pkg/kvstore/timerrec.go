@@ -55,8 +55,8 @@ func WakeupID(key string, due time.Time) string {
 }
 
 // DecodeTimer parses a sched_wakeups value: a JSON object, no key given
-// twice. It does not validate it (ValidateTimer does, ReadTimer does
-// both). Errors are *FieldError naming "timer" (or the field holding the
+// twice. It does not validate it (ValidateTimer does; a scheduler does
+// both with every timer it reads). Errors are *FieldError naming "timer" (or the field holding the
 // repeated key).
 func DecodeTimer(data []byte) (Timer, error) {
 	if err := strictjson.Check(data); err != nil {
@@ -67,17 +67,6 @@ func DecodeTimer(data []byte) (Timer, error) {
 		return Timer{}, &FieldError{Field: "timer", Reason: "not a timer record (docs/records.md)", Err: err}
 	}
 	return t, nil
-}
-
-// ReadTimer decodes and validates the record stored under key, as the
-// scheduler does with every timer it reads: DecodeTimer, then
-// ValidateTimer.
-func ReadTimer(key string, data []byte) (Timer, error) {
-	t, err := DecodeTimer(data)
-	if err != nil {
-		return Timer{}, err
-	}
-	return t, ValidateTimer(key, t)
 }
 
 // TimerEntry is a timer with its key and revision.

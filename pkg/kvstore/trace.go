@@ -1,11 +1,5 @@
 package kvstore
 
-import (
-	"go.opentelemetry.io/otel/trace"
-
-	"github.com/jetsched/jetsched/internal/tracing"
-)
-
 // TraceContext is a W3C trace context kept in a record: in a spec, the
 // span that wrote its current content (each dispatch span links to it);
 // in a trigger and its claim, the span that asked for the extra fire (the
@@ -18,13 +12,4 @@ type TraceContext struct {
 	TraceParent string `json:"traceparent"`
 	// TraceState is the W3C tracestate, when the span had one.
 	TraceState string `json:"tracestate,omitempty"`
-}
-
-// SpanContext returns the remote span context t holds; ok is false for a
-// nil t or an invalid traceparent.
-func (t *TraceContext) SpanContext() (sc trace.SpanContext, ok bool) {
-	if t == nil {
-		return trace.SpanContext{}, false
-	}
-	return tracing.Parse(t.TraceParent, t.TraceState)
 }
