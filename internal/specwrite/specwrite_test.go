@@ -11,14 +11,6 @@ import (
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
 
-func ptime(s string) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return &t
-}
-
 // TestWithAnchor: what the store writes for an every spec over the stored
 // one.
 func TestWithAnchor(t *testing.T) {
@@ -58,7 +50,7 @@ func TestWithAnchor(t *testing.T) {
 
 func TestSame(t *testing.T) {
 	t.Parallel()
-	stored := kvstore.Spec{ID: "a", Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`),
+	stored := kvstore.Spec{ID: "a", Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`),
 		Description: "d"}
 	tests := []struct {
 		name     string
@@ -66,15 +58,15 @@ func TestSame(t *testing.T) {
 		same     bool
 	}{
 		{"identical", stored, true},
-		{"without the id, which repeats the key", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, true},
-		{"the same instant in another offset", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T01:00:00+01:00"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, true},
-		{"the same input, spaced and reordered", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(` {"b": [true], "a": 1}`), Description: "d"}, true},
-		{"another instant", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:01Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, false},
-		{"another description", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`)}, false},
-		{"another input", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":2,"b":[true]}`), Description: "d"}, false},
-		{"static", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Static: "f.yaml"}, false},
-		{"labels", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{"team": "ops"}}, false},
-		{"no labels, given empty", kvstore.Spec{Workflow: "w", At: ptime("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{}}, true},
+		{"without the id, which repeats the key", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, true},
+		{"the same instant in another offset", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T01:00:00+01:00"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, true},
+		{"the same input, spaced and reordered", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(` {"b": [true], "a": 1}`), Description: "d"}, true},
+		{"another instant", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:01Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d"}, false},
+		{"another description", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`)}, false},
+		{"another input", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":2,"b":[true]}`), Description: "d"}, false},
+		{"static", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Static: "f.yaml"}, false},
+		{"labels", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{"team": "ops"}}, false},
+		{"no labels, given empty", kvstore.Spec{Workflow: "w", At: testtime.Ptr("2030-01-01T00:00:00Z"), Input: json.RawMessage(`{"a":1,"b":[true]}`), Description: "d", Labels: map[string]string{}}, true},
 	}
 	for _, tc := range tests {
 		if got := specwrite.Same(stored, tc.incoming); got != tc.same {
@@ -84,11 +76,11 @@ func TestSame(t *testing.T) {
 	// The anchor an every schedule gets at its first write is the
 	// system's: a re-registration without one is the same spec, one with
 	// another anchor is not.
-	anchored := kvstore.Spec{Workflow: "w", Every: "7d", Anchor: ptime("2026-03-02T08:00:00Z")}
+	anchored := kvstore.Spec{Workflow: "w", Every: "7d", Anchor: testtime.Ptr("2026-03-02T08:00:00Z")}
 	if !specwrite.Same(anchored, kvstore.Spec{Workflow: "w", Every: "7d"}) {
 		t.Error("a re-registration without the stored anchor differs")
 	}
-	if specwrite.Same(anchored, kvstore.Spec{Workflow: "w", Every: "7d", Anchor: ptime("2026-03-03T08:00:00Z")}) {
+	if specwrite.Same(anchored, kvstore.Spec{Workflow: "w", Every: "7d", Anchor: testtime.Ptr("2026-03-03T08:00:00Z")}) {
 		t.Error("another anchor is the same spec")
 	}
 	if specwrite.Same(anchored, kvstore.Spec{Workflow: "w", Cron: "@daily"}) {
@@ -147,8 +139,8 @@ func TestSameIgnoresTrace(t *testing.T) {
 // fullSpec has every field of kvstore.Spec set (not a valid spec).
 func fullSpec() kvstore.Spec {
 	return kvstore.Spec{ID: "x", Workflow: "w", Cron: "0 9 * * *", Dialect: "standard", DomDow: "and", DSTGap: "skip", DSTOverlap: "once",
-		Every: "1h", Anchor: ptime("2026-01-01T00:00:00Z"), At: ptime("2030-01-01T00:00:00Z"),
-		Start: ptime("2026-01-01T00:00:00Z"), End: ptime("2036-01-01T00:00:00Z"), Limit: 5, TZ: "Europe/Paris",
+		Every: "1h", Anchor: testtime.Ptr("2026-01-01T00:00:00Z"), At: testtime.Ptr("2030-01-01T00:00:00Z"),
+		Start: testtime.Ptr("2026-01-01T00:00:00Z"), End: testtime.Ptr("2036-01-01T00:00:00Z"), Limit: 5, TZ: "Europe/Paris",
 		Input: json.RawMessage(`{"a":1}`), Calendar: "us", CalendarInline: json.RawMessage(`{"zone":"UTC"}`),
 		HolidayRoll: "skip", BusinessHoursOnly: true, BusinessDay: 2, Time: "10:00", Misfire: "fire_all", CatchupWindow: "1h",
 		MisfireThreshold: "5s", Overlap: "skip", CompletionTimeout: "5m", Description: "d", Static: "f.yaml",

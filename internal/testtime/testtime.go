@@ -28,3 +28,13 @@ func Instant(t testing.TB, s string) time.Time {
 	}
 	return v
 }
+
+// Ptr parses an RFC 3339 instant for a table literal (where no test is at
+// hand) and points at it; a typo panics, which fails the test as well.
+func Ptr(s string) *time.Time {
+	v, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic("bad test time " + s + ": " + err.Error())
+	}
+	return &v
+}

@@ -16,17 +16,10 @@ import (
 	"github.com/jetsched/jetsched/internal/compile"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/natstest"
+	"github.com/jetsched/jetsched/internal/testtime"
 	"github.com/jetsched/jetsched/internal/usererr"
 	"github.com/jetsched/jetsched/pkg/kvstore"
 )
-
-func ptime(s string) *time.Time {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		panic(err)
-	}
-	return &t
-}
 
 // legacyKey is the key client.Schedule derived before the canonical form
 // took zones and policies in: specs without them must keep it.
@@ -48,7 +41,7 @@ func TestDefaultKey(t *testing.T) {
 		}{
 			{base, "every 1h0m0s", `{"olderThanDays":30}`},
 			{kvstore.Spec{Workflow: "r", Cron: "0 9 * * *"}, "cron 0 9 * * *", ""},
-			{kvstore.Spec{Workflow: "r", At: ptime("2030-01-01T01:00:00+01:00")}, "at 2030-01-01T00:00:00Z", ""},
+			{kvstore.Spec{Workflow: "r", At: testtime.Ptr("2030-01-01T01:00:00+01:00")}, "at 2030-01-01T00:00:00Z", ""},
 			{kvstore.Spec{Workflow: "r", BusinessDay: 2, Time: "10:00", Calendar: "ecb"}, "business_day 2 10:00 calendar=ecb", ""},
 		} {
 			if got, want := kvstore.DefaultKey(tc.spec), legacyKey(tc.spec.Workflow, tc.text, []byte(tc.in)); got != want {
@@ -93,9 +86,9 @@ func TestDefaultKey(t *testing.T) {
 			"input":               func(s *kvstore.Spec) { s.Input = json.RawMessage(`{"olderThanDays":31}`) },
 			"no input":            func(s *kvstore.Spec) { s.Input = nil },
 			"tz":                  func(s *kvstore.Spec) { s.TZ = "Europe/Paris" },
-			"anchor":              func(s *kvstore.Spec) { s.Anchor = ptime("2026-01-01T00:00:00Z") },
-			"start":               func(s *kvstore.Spec) { s.Start = ptime("2026-01-01T00:00:00Z") },
-			"end":                 func(s *kvstore.Spec) { s.End = ptime("2036-01-01T00:00:00Z") },
+			"anchor":              func(s *kvstore.Spec) { s.Anchor = testtime.Ptr("2026-01-01T00:00:00Z") },
+			"start":               func(s *kvstore.Spec) { s.Start = testtime.Ptr("2026-01-01T00:00:00Z") },
+			"end":                 func(s *kvstore.Spec) { s.End = testtime.Ptr("2036-01-01T00:00:00Z") },
 			"limit":               func(s *kvstore.Spec) { s.Limit = 3 },
 			"calendar":            func(s *kvstore.Spec) { s.Calendar = "us" },
 			"calendar_inline":     func(s *kvstore.Spec) { s.CalendarInline = json.RawMessage(`{"zone":"UTC"}`) },
