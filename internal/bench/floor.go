@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jetsched/jetsched/internal/fires"
 	"github.com/jetsched/jetsched/internal/jsstore"
 	"github.com/jetsched/jetsched/internal/pipeline"
 	"github.com/jetsched/jetsched/internal/pipelined"
@@ -32,10 +33,6 @@ const (
 	floorWorkflow = "steady"
 	floorInstance = "bench-1"
 )
-
-// floorDuplicates is the floor stream's Nats-Msg-Id window: SCHED_FIRES'
-// default (jsstore.SetupConfig.DuplicateWindow).
-const floorDuplicates = 2 * time.Minute
 
 // floor runs the floor rows alone (when the native scenario, which runs
 // each beside its @every row, is not chosen): the steady counts @every
@@ -152,7 +149,7 @@ func (r *runner) floorStream(ctx context.Context) (kvstore.Layout, func(), error
 	l := kvstore.NamedLayout(fmt.Sprintf("bench%dfloor", r.seq))
 	_, err := r.js.CreateStream(ctx, jetstream.StreamConfig{
 		Name: l.FiresStream, Description: "jetsched bench: the publish floor's fires",
-		Subjects: []string{l.FireSubjects()}, MaxAge: time.Hour, Duplicates: floorDuplicates,
+		Subjects: []string{l.FireSubjects()}, MaxAge: time.Hour, Duplicates: jsstore.DefaultDuplicateWindow,
 		MaxMsgsPerSubject: jsstore.DefaultFireHistory, Replicas: 1, Storage: jetstream.FileStorage,
 		Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld,
 	})
@@ -212,7 +209,7 @@ func (f *floorSender) run(ctx context.Context, start, end time.Time) floorOutcom
 	defer acks.Stop()
 	var futs []jetstream.PubAckFuture
 	for k := 0; f.slotAt(start, k).Before(end); {
-		due := quantumEnd(f.slotAt(start, k), f.quantum)
+		due := fires.QuantumEnd(f.slotAt(start, k), f.quantum)
 		if wait := time.Until(due); wait > 0 {
 			wake.Reset(wait)
 			select {
@@ -280,17 +277,4 @@ func (f *floorSender) fire(i int, at time.Time) *nats.Msg {
 		kvstore.HeaderDispatchedAt: v[4:5:5],
 		kvstore.HeaderInstance:     v[5:6:6],
 	}}
-}
-
-// quantumEnd is the first multiple of q at or after t (t itself when q is
-// 0): when the engine dispatches a slot due at t (fires' dispatchAt).
-func quantumEnd(t time.Time, q time.Duration) time.Time {
-	if q <= 0 {
-		return t
-	}
-	r := t.UnixNano() % int64(q)
-	if r == 0 {
-		return t
-	}
-	return t.Add(time.Duration(int64(q) - r))
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"github.com/jetsched/jetsched/internal/fires"
 	"slices"
 	"testing"
 	"time"
@@ -18,7 +19,7 @@ func TestFloorSchedule(t *testing.T) {
 	}
 	// Slot 1 (1 ms) is sent at 4 ms with slots 2-4: slots 1 to 4 go
 	// together, slot 5 waits for 8 ms.
-	due := quantumEnd(f.slotAt(start, 1), f.quantum)
+	due := fires.QuantumEnd(f.slotAt(start, 1), f.quantum)
 	if want := start.Add(4 * time.Millisecond); !due.Equal(want) {
 		t.Errorf("slot 1 sent at %v, want %v", due, want)
 	}
@@ -32,12 +33,12 @@ func TestFloorSchedule(t *testing.T) {
 	}
 	// Without a quantum, each slot at its own time.
 	f.quantum = 0
-	if due := quantumEnd(f.slotAt(start, 7), 0); !due.Equal(start.Add(7*time.Millisecond)) || f.batch(start, 7, due, end) != 8 {
+	if due := fires.QuantumEnd(f.slotAt(start, 7), 0); !due.Equal(start.Add(7*time.Millisecond)) || f.batch(start, 7, due, end) != 8 {
 		t.Errorf("without a quantum slot 7 is sent at %v in a batch to %d, want alone at 7 ms", due, f.batch(start, 7, due, end))
 	}
 	var got []time.Duration
 	for _, at := range []time.Duration{0, time.Millisecond, 4 * time.Millisecond, 4*time.Millisecond + 1} {
-		got = append(got, quantumEnd(start.Add(at), 4*time.Millisecond).Sub(start))
+		got = append(got, fires.QuantumEnd(start.Add(at), 4*time.Millisecond).Sub(start))
 	}
 	if want := []time.Duration{0, 4 * time.Millisecond, 4 * time.Millisecond, 8 * time.Millisecond}; !slices.Equal(got, want) {
 		t.Errorf("quantum ends %v, want %v", got, want)

@@ -110,7 +110,7 @@ func (f *daemonFlags) register(cmd *cobra.Command, defaultDataDir, defaultConsol
 	durationVar(fl, &f.tickTTL, "tick-retention", 24*time.Hour, "how long slot ledger entries are kept (TTL of sched_ticks)")
 	durationVar(fl, &f.fireTTL, "fire-retention", 7*24*time.Hour, "how long fires and wakeups stay in SCHED_FIRES and SCHED_WAKEUPS (the fire stream is the ledger of dispatched slots)")
 	fl.Int64Var(&f.fireHistory, "fire-history", jsstore.DefaultFireHistory, "most fires kept per schedule in SCHED_FIRES (-1: no limit); keep it above what a schedule fires while its workers may be down")
-	durationVar(fl, &f.dupWindow, "duplicate-window", 2*time.Minute, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
+	durationVar(fl, &f.dupWindow, "duplicate-window", jsstore.DefaultDuplicateWindow, "Nats-Msg-Id dedupe window of SCHED_FIRES (must exceed 2 x claim TTL)")
 	durationVar(fl, &f.leaseTTL, "lease-ttl", fires.DefaultLeaseTTL, "shard lease TTL: a dead instance's shards move after this long")
 	durationVar(fl, &f.pingInterval, "nats-ping-interval", natsconn.DefaultPingInterval, "how often the scheduler pings its NATS server: after two pings without an answer the connection is stale and reconnects, so a half-open link is noticed within 2-3 intervals (nats.go's own default, 2m, takes 4-6 minutes)")
 	fl.IntVar(&f.shards, "shards", jsstore.DefaultShards, "shard count, fixed when the leases bucket is created")

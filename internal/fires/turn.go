@@ -54,10 +54,13 @@ const MaxFireQuantum = 100 * time.Millisecond
 // of the fire quantum at or after due (due itself without a quantum).
 // Never before due.
 func (l *loop) dispatchAt(due time.Time) time.Time {
-	return quantumEnd(due, l.e.cfg.FireQuantum)
+	return QuantumEnd(due, l.e.cfg.FireQuantum)
 }
 
-func quantumEnd(t time.Time, q time.Duration) time.Time {
+// QuantumEnd is the first multiple of q at or after t (t itself when q
+// is 0 or less): when the engine dispatches a slot due at t. Never before
+// t. The bench's publish floor sends in the same quanta with it.
+func QuantumEnd(t time.Time, q time.Duration) time.Time {
 	if q <= 0 {
 		return t
 	}

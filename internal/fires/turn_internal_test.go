@@ -25,12 +25,12 @@ func TestQuantumEnd(t *testing.T) {
 		{time.Unix(0, -1), q, time.Unix(0, 0)},
 		{time.Unix(0, -5*int64(time.Millisecond)), q, time.Unix(0, -4*int64(time.Millisecond))},
 	} {
-		got := quantumEnd(c.at, c.q)
+		got := QuantumEnd(c.at, c.q)
 		if !got.Equal(c.want) {
-			t.Errorf("quantumEnd(%v, %s) = %v, want %v", c.at, c.q, got, c.want)
+			t.Errorf("QuantumEnd(%v, %s) = %v, want %v", c.at, c.q, got, c.want)
 		}
 		if got.Before(c.at) {
-			t.Errorf("quantumEnd(%v, %s) = %v: before the slot", c.at, c.q, got)
+			t.Errorf("QuantumEnd(%v, %s) = %v: before the slot", c.at, c.q, got)
 		}
 	}
 }

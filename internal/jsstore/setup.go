@@ -95,7 +95,7 @@ func (c SetupConfig) withDefaults() SetupConfig {
 	c.FireRetention = cmp.Or(c.FireRetention, 7*24*time.Hour)
 	c.EventRetention = cmp.Or(c.EventRetention, 7*24*time.Hour)
 	c.FireHistory = cmp.Or(c.FireHistory, DefaultFireHistory)
-	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, 2*time.Minute)
+	c.DuplicateWindow = cmp.Or(c.DuplicateWindow, DefaultDuplicateWindow)
 	c.Shards = cmp.Or(c.Shards, DefaultShards)
 	return c
 }
@@ -124,6 +124,10 @@ const DefaultFireHistory = 100_000
 
 // DefaultShards is the shard count of a new leases bucket.
 const DefaultShards = 64
+
+// DefaultDuplicateWindow is SCHED_FIRES' (and SCHED_WAKEUPS') Nats-Msg-Id
+// window unless set (scheduler run --duplicate-window).
+const DefaultDuplicateWindow = 2 * time.Minute
 
 // ShardsMetadata is the leases bucket's metadata key holding the shard
 // count.
