@@ -28,6 +28,9 @@ func (b *batcher) onWindow(wr windowResult) {
 		b.onCheck(r, now)
 	case *demoteResult:
 		b.checking[r.shard] = false
+		for i := range r.wrote {
+			b.l.adopt(r.wrote[i])
+		}
 		if r.err != nil {
 			b.windowCheckFailed(r.shard, r.gen, r.err, now)
 			return

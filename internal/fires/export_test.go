@@ -1,6 +1,10 @@
 package fires
 
-import "time"
+import (
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
 
 // Hook sets one of an engine's test signals (testSignals) before it
 // starts.
@@ -39,6 +43,15 @@ func HoldDispatch(release <-chan struct{}) Hook {
 // HoldStates is HoldSpecs for the state records.
 func HoldStates(n int, release <-chan struct{}) Hook {
 	return func(e *Engine) { e.test.hold = &loadHold{watch: holdStates, after: n, release: release} }
+}
+
+// LateStates keeps the state records for which late is true from the
+// loop's watch, as a watch late with them would (see loadHold).
+func LateStates(late func(key string, value []byte) bool) Hook {
+	return func(e *Engine) {
+		e.test.hold = &loadHold{watch: holdStates, after: -1,
+			skip: func(kv jetstream.KeyValueEntry) bool { return late(kv.Key(), kv.Value()) }}
+	}
 }
 
 // RecordsOnLag makes the engine write the deferred state records of

@@ -149,6 +149,26 @@ func (l *loop) onDone(d doneReport) {
 	}
 }
 
+// adopt makes a state record a demotion wrote (window_check.go) its
+// schedule's state at once, instead of when the watch brings it: the
+// shard's held schedules are dispatched as soon as the check ends, and
+// one decided from the plan the demotion replaced could otherwise go out
+// on a window of its own as a plain fire of the window claim's slot. An
+// entry a worker holds (busy) or a window holds (queued) is left to the
+// watch (their writes go by CAS on the revision they read).
+func (l *loop) adopt(d demoted) {
+	en := l.entries[d.id]
+	if en == nil || en.busy || en.queued || en.compiled.Schedule == nil || d.rev <= en.stateRev {
+		return
+	}
+	l.win.notBehind(d.id)
+	en.stateRev = d.rev
+	st := d.state
+	en.setState(&st, l.e.cfg.Instance)
+	l.applyPending(en)
+	l.schedule(en)
+}
+
 // lookAgain makes sure en is looked at within d.
 func (l *loop) lookAgain(en *entry, d time.Duration) {
 	if en.lazy {

@@ -48,17 +48,25 @@ func (w worker) checkWindow(ctx context.Context, wj *checkJob) *checkResult {
 	return out
 }
 
+// demoted is a state record a demotion wrote, at its revision.
+type demoted struct {
+	id    string
+	state kvstore.State
+	rev   uint64
+}
+
 // demote writes window win's claim on slot s into the schedule's state
-// record unless the record shows the slot already. known is the loop's
-// snapshot of the schedule (zero when it has none); a conflict re-reads.
-func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.WindowSlot, known slotJob) error {
+// record unless the record shows the slot already, and reports the record
+// it wrote (nil: none). known is the loop's snapshot of the schedule
+// (zero when it has none); a conflict re-reads.
+func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.WindowSlot, known slotJob) (*demoted, error) {
 	c := win.Claim(s)
 	if c.Slot.After(win.At.Add(windowSkew)) || c.Slot.IsZero() {
 		// A window claims due slots only: this record is forged or from a
 		// clock far off. Its slot is not made a claim (the schedule's own
 		// record decides when it fires).
 		w.e.log.Warn("window record lists a slot after its own time; ignored", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_at", win.At)
-		return nil
+		return nil, nil
 	}
 	st, rev, exists := known.state, known.stateRev, known.state != nil && !known.planned
 	if known.id == "" {
@@ -70,12 +78,12 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		case errors.Is(err, kvstore.ErrNotFound):
 			switch _, serr := w.e.store.GetSpec(ctx, s.Schedule); {
 			case errors.Is(serr, kvstore.ErrNotFound):
-				return nil // removed: no record to write, nothing left to fire
+				return nil, nil // removed: no record to write, nothing left to fire
 			case serr != nil && !errors.Is(serr, kvstore.ErrInvalid):
-				return serr
+				return nil, serr
 			}
 		default:
-			return err
+			return nil, err
 		}
 	}
 	if !exists {
@@ -89,12 +97,12 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		// (plannedBehind).
 		f, found, err := readmodel.LastRegularFire(ctx, w.e.store, s.Schedule)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if found && !f.Slot.Before(c.Slot) {
 			w.e.log.Info("window slot settled by the stream (the schedule has no state record)", "schedule", s.Schedule,
 				"slot", c.Slot, "window", win.Name(), "window_owner", win.Owner, "last_fired", f.Slot)
-			return nil
+			return nil, nil
 		}
 	}
 	for range maxSteps {
@@ -102,7 +110,7 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		caughtUp := false
 		if exists {
 			if shows(*st, c) {
-				return nil
+				return nil, nil
 			}
 			next = *st
 			// A record behind the stream by more than this slot (its
@@ -124,23 +132,23 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		}
 		next.UpdatedAt, next.Owner = w.e.cfg.Clock.Now().UTC(), w.e.cfg.Instance
 		if err := w.guard(s.Schedule); err != nil {
-			return err
+			return nil, err
 		}
 		var err error
+		var wrote uint64
 		if exists {
-			_, err = w.e.store.UpdateState(ctx, s.Schedule, next, rev)
+			wrote, err = w.e.store.UpdateState(ctx, s.Schedule, next, rev)
 		} else {
-			_, err = w.e.store.CreateState(ctx, s.Schedule, next)
-		}
-		if err == nil && caughtUp {
-			return nil // (lagging logged it)
+			wrote, err = w.e.store.CreateState(ctx, s.Schedule, next)
 		}
 		if err == nil {
-			w.e.log.Info("window slot turned into a claim on its record", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_owner", win.Owner)
-			return nil
+			if !caughtUp { // (else lagging logged it)
+				w.e.log.Info("window slot turned into a claim on its record", "schedule", s.Schedule, "slot", c.Slot, "window", win.Name(), "window_owner", win.Owner)
+			}
+			return &demoted{id: s.Schedule, state: next, rev: wrote}, nil
 		}
 		if !errors.Is(err, kvstore.ErrConflict) {
-			return err
+			return nil, err
 		}
 		rec, r, gerr := w.e.store.GetState(ctx, s.Schedule)
 		switch {
@@ -149,8 +157,8 @@ func (w worker) demote(ctx context.Context, win jsstore.Window, s jsstore.Window
 		case errors.Is(gerr, kvstore.ErrNotFound):
 			exists = false
 		default:
-			return gerr
+			return nil, gerr
 		}
 	}
-	return fmt.Errorf("fire: state of %s changed at each of %d attempts to record window slot %s: %w", s.Schedule, maxSteps, c.ID(s.Schedule), kvstore.ErrConflict)
+	return nil, fmt.Errorf("fire: state of %s changed at each of %d attempts to record window slot %s: %w", s.Schedule, maxSteps, c.ID(s.Schedule), kvstore.ErrConflict)
 }

@@ -1,6 +1,7 @@
 package fires_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -68,9 +69,22 @@ func TestWindowClaimsSettleByRecord(t *testing.T) {
 // expired (one fire, Sched-Reason takeover, not a second plain one); a
 // slot later than the window's own time is ignored; a schedule that does
 // not exist gets no record; an undecodable record on another shard is
-// replaced, and that shard fires as usual.
+// replaced, and that shard fires as usual. The loop dispatches the shard
+// from the records the check wrote, not from the watch's echo of them
+// (kept from it here, as a slow watch would be late with them): with a
+// fire quantum, a schedule decided from the plan it had before would go
+// out on the engine's own window as a plain fire of that slot.
 func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 	t.Parallel()
+	for _, q := range []time.Duration{0, fires.DefaultFireQuantum} {
+		t.Run(fmt.Sprintf("quantum=%s", q), func(t *testing.T) {
+			t.Parallel()
+			windowRecordChecked(t, q)
+		})
+	}
+}
+
+func windowRecordChecked(t *testing.T, quantum time.Duration) {
 	h := setup(t)
 	ctx := context.Background()
 	shards, err := h.store.Shards(ctx)
@@ -104,7 +118,10 @@ func TestWindowRecordCheckedOnTakingTheShard(t *testing.T) {
 	}
 	h.put(otherID, kvstore.Spec{Workflow: "wf", Every: "1s"})
 
-	h.engine(fires.Config{ClaimTTL: 2 * time.Second})
+	late := fires.LateStates(func(key string, value []byte) bool {
+		return key == "orphan" && bytes.Contains(value, []byte(win.Token))
+	})
+	h.engine(fires.Config{ClaimTTL: 2 * time.Second, FireQuantum: quantum}, late)
 	got := h.waitFires("orphan", 15*time.Second, atLeast(1))
 	if got[0].meta.Reason != kvstore.ReasonTakeover {
 		t.Errorf("orphan's slot fired with reason %q, want %q (taken over from the window)", got[0].meta.Reason, kvstore.ReasonTakeover)

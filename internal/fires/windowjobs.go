@@ -109,14 +109,20 @@ type demoteJob struct {
 type demoteResult struct {
 	shard int
 	gen   uint64
+	wrote []demoted // the records written, for the loop to adopt before it dispatches the shard
 	err   error
 }
 
 func (j *demoteJob) run(ctx context.Context, w worker) windowResult {
 	out := &demoteResult{shard: j.shard, gen: j.gen}
 	for _, s := range j.win.Slots {
-		if out.err = w.demote(ctx, j.win, s, j.known[s.Schedule]); out.err != nil {
+		d, err := w.demote(ctx, j.win, s, j.known[s.Schedule])
+		if err != nil {
+			out.err = err
 			break
+		}
+		if d != nil {
+			out.wrote = append(out.wrote, *d)
 		}
 	}
 	return out
