@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -149,5 +150,40 @@ func TestOnTimeAgain(t *testing.T) {
 		if got := onTimeAgain(tc.by, 100); got != tc.want {
 			t.Errorf("onTimeAgain(%v) = %q, want %q", tc.by, got, tc.want)
 		}
+	}
+}
+
+// A contended row is back on time by each second's p99 (the lateness a
+// steady rate is held at); one slot late by a collection's pause in a
+// second of thousands moves only the stricter rule of the worst.
+func TestBackOnTimeByTheSecondsP99(t *testing.T) {
+	second := func(n int, late time.Duration, outlier time.Duration) []time.Duration {
+		d := make([]time.Duration, n)
+		for i := range d {
+			d[i] = late
+		}
+		if outlier > 0 {
+			d[n/2] = outlier
+		}
+		return d
+	}
+	rc := &receiver{
+		after: []time.Duration{900 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond},
+		afterLate: [][]time.Duration{
+			second(1000, 700*time.Millisecond, 900*time.Millisecond), // still behind
+			second(1000, 8*time.Millisecond, 20*time.Millisecond),
+			second(1000, 9*time.Millisecond, 60*time.Millisecond), // one slot held by a pause
+		},
+	}
+	var res Result
+	rc.latency(&res)
+	if want := []float64{700, 8, 9}; !slices.Equal(res.AfterP99MsBySecond, want) {
+		t.Errorf("p99 by second %v, want %v", res.AfterP99MsBySecond, want)
+	}
+	if want := []float64{900, 20, 60}; !slices.Equal(res.AfterMsBySecond, want) {
+		t.Errorf("worst by second %v, want %v", res.AfterMsBySecond, want)
+	}
+	if res.BackOnTime != "1 s" || res.BackOnTimeWorst != "never" {
+		t.Errorf("back on time %q (worst %q), want \"1 s\" (\"never\")", res.BackOnTime, res.BackOnTimeWorst)
 	}
 }

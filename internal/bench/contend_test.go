@@ -56,8 +56,8 @@ func TestContendSmall(t *testing.T) {
 		if r.ContendCores != 0.5 || !strings.HasSuffix(r.Label, ", co-tenant 0.5 cores") {
 			t.Errorf("%s %s: contend %v: want 0.5, labelled", r.Scenario, r.Label, r.ContendCores)
 		}
-		if r.Peer == steadyPeer(100) && (len(r.AfterMsBySecond) != 2 || r.BackOnTime == "") {
-			t.Errorf("%s %s: after %v, back on time %q: want 2 seconds after the co-tenant stopped, and when", r.Scenario, r.Label, r.AfterMsBySecond, r.BackOnTime)
+		if r.Peer == steadyPeer(100) && (len(r.AfterMsBySecond) != 2 || len(r.AfterP99MsBySecond) != 2 || r.BackOnTime == "" || r.BackOnTimeWorst == "") {
+			t.Errorf("%s %s: after %v (p99 %v), back on time %q (worst %q): want 2 seconds after the co-tenant stopped, and when", r.Scenario, r.Label, r.AfterMsBySecond, r.AfterP99MsBySecond, r.BackOnTime, r.BackOnTimeWorst)
 		}
 	}
 	// steady 100; native: herd, 100/s @at, @every 100, the floor at 100.

@@ -23,7 +23,7 @@ func (rep *Report) WriteTable(w io.Writer) error {
 	for _, x := range rep.Results {
 		other := x.Note
 		if x.BackOnTime != "" {
-			other = join(other, fmt.Sprintf("back on time (each second's worst under %d ms) %s after the co-tenant stopped", onTimeMs, x.BackOnTime))
+			other = join(other, fmt.Sprintf("back on time (each second's p99 under %d ms) %s after the co-tenant stopped (each second's worst: %s)", onTimeMs, x.BackOnTime, x.BackOnTimeWorst))
 		}
 		if x.RSSMiB > 0 {
 			other = fmt.Sprintf("first due fire %.2fs, all due fired %.2fs, RSS %.0f MiB, idle CPU %.2f cores; %s", x.FirstFireSec, x.AllDueSec, x.RSSMiB, x.IdleCPU, x.Note)
