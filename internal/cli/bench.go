@@ -19,11 +19,12 @@ import (
 
 func (a *app) benchCommand() *cobra.Command {
 	var (
-		cfg         bench.Config
-		burn        float64
-		out         string
-		profile     string
-		memoryLimit string
+		cfg          bench.Config
+		burn         float64
+		out          string
+		profile      string
+		allocProfile string
+		memoryLimit  string
 	)
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -101,6 +102,14 @@ scheduler processes.`,
 				}
 				defer pprof.StopCPUProfile()
 			}
+			if allocProfile != "" {
+				f, err := os.Create(allocProfile)
+				if err != nil {
+					return usageError{fmt.Errorf("--allocprofile %s: %w", allocProfile, err)}
+				}
+				defer f.Close()
+				defer func() { _ = pprof.Lookup("allocs").WriteTo(f, 0) }() // what the whole run allocated, sampled
+			}
 			if self, err := os.Executable(); err == nil {
 				cfg.Binary = self // the fleet runs `scheduler run` processes
 			}
@@ -146,6 +155,7 @@ scheduler processes.`,
 	fl.StringVar(&cfg.GCHeadroom, "gc-headroom", "", "as scheduler run --gc-headroom, for the 'scheduler run' processes (fleet, scale); default run's")
 	fl.BoolVar(&cfg.Audit, "audit", false, "run each steady count again with auditing on (its own trail, a random key; digests every 2s): what auditing costs")
 	fl.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run (scheduler, server and worker) to this file")
+	fl.StringVar(&allocProfile, "allocprofile", "", "write what the whole run allocated (scheduler, server and worker; pprof's allocs profile) to this file at its end")
 	fl.StringVar(&cfg.MemProfile, "memprofile", "", "write the scale scenario's scheduler's heap profile to this file when it measures RSS")
 	fl.StringVar(&cfg.LogDir, "log-dir", "", "keep the logs the bench discards in this existing directory: the embedded server's notices and warnings (nats-server.log) and each 'scheduler run' process's log at info level (<scenario>-<instance>.log)")
 	fl.BoolVar(&cfg.ScaleInProcess, "scale-in-process", false, "run the scale scenario's scheduler in the bench process instead of a 'scheduler run' process (to profile it with --cpuprofile; RSS is then the whole process's)")

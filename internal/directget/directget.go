@@ -36,6 +36,10 @@ const (
 	statusNoResponse = "503"
 )
 
+// answerRoom holds the most messages one answer has (the server's 1,024,
+// its end-of-batch status and a spare).
+const answerRoom = 1024 + 2
+
 // headerNumPending is, in the end-of-batch status, how many messages the
 // answer left out.
 const headerNumPending = "Nats-Num-Pending"
@@ -58,7 +62,11 @@ func LastPerSubject(ctx context.Context, js jetstream.JetStream, stream string, 
 	}
 	nc := js.Conn()
 	inbox := nc.NewInbox() // the connection's inbox prefix: what a least-privilege user may subscribe to
-	sub, err := nc.SubscribeSync(inbox)
+	// A channel that holds a whole answer (SubscribeSync's holds 65,536
+	// messages: 512 KB made and dropped per call, one per shard at each
+	// tenure's window check).
+	ch := make(chan *nats.Msg, answerRoom)
+	sub, err := nc.ChanSubscribe(inbox, ch)
 	if err != nil {
 		return fmt.Errorf("directget %s: %w", stream, err)
 	}
@@ -69,12 +77,11 @@ func LastPerSubject(ctx context.Context, js jetstream.JetStream, stream string, 
 	ctx, cancel := context.WithTimeout(ctx, Timeout)
 	defer cancel()
 	for {
-		m, err := sub.NextMsgWithContext(ctx)
-		switch {
-		case errors.Is(err, nats.ErrNoResponders):
-			return fmt.Errorf("directget %s: %w", stream, ErrNoDirect)
-		case err != nil:
-			return fmt.Errorf("directget %s: %w", stream, err)
+		var m *nats.Msg
+		select {
+		case m = <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("directget %s: %w", stream, ctx.Err())
 		}
 		switch status := m.Header.Get("Status"); status {
 		case "":
