@@ -281,6 +281,10 @@ type Result struct {
 	// each whole second measured (steady, fleet, timers: where a tail
 	// comes from, a burst every few seconds or a slow start).
 	MaxMsBySecond []float64 `json:"max_ms_by_second,omitempty"`
+	// P99MsBySecond is each of those seconds' p99 lateness: what a
+	// contended row's seconds after its co-tenant (AfterP99MsBySecond)
+	// compare with.
+	P99MsBySecond []float64 `json:"p99_ms_by_second,omitempty"`
 	CPUPer1k      float64   `json:"cpu_sec_per_1k,omitempty"`
 	Duplicates    int       `json:"duplicates"`
 	Gaps          int       `json:"gaps"`

@@ -68,6 +68,9 @@ func TestRunSmall(t *testing.T) {
 				if len(r.MaxMsBySecond) != 2 || max(r.MaxMsBySecond[0], r.MaxMsBySecond[1]) != r.MaxMs {
 					t.Errorf("%s %s: worst by second %v, max %v: want 2 seconds, the greater the max", r.Scenario, r.Label, r.MaxMsBySecond, r.MaxMs)
 				}
+				if len(r.P99MsBySecond) != 2 || r.P99MsBySecond[0] <= 0 || r.P99MsBySecond[0] > r.MaxMsBySecond[0] || r.P99MsBySecond[1] > r.MaxMsBySecond[1] {
+					t.Errorf("%s %s: p99 by second %v, worst %v: want 2 seconds, each p99 measured and at most its worst", r.Scenario, r.Label, r.P99MsBySecond, r.MaxMsBySecond)
+				}
 			}
 		case "scale":
 			if r.Seconds <= 0 || r.FirstFireSec <= 0 || r.AllDueSec < r.FirstFireSec || r.RSSMiB <= 0 {

@@ -23,8 +23,10 @@ type receiver struct {
 	slots map[string]time.Time // slot id -> scheduled time
 	late  []time.Duration      // of the slots scheduled in [from, to)
 	// worst is the greatest lateness of the slots scheduled in each
-	// whole second of [from, to), by its offset from from.
-	worst []time.Duration
+	// whole second of [from, to), by its offset from from, and lateBySec
+	// their lateness (for each second's p99).
+	worst     []time.Duration
+	lateBySec [][]time.Duration
 	// after is the same for each whole second of [to, end): the seconds
 	// after a contended row's co-tenant stopped (receiveAfter), and
 	// afterLate their slots' lateness (for each second's p99); inAfter
@@ -78,6 +80,7 @@ func (r *runner) receiveAfter(ctx context.Context, stream string, filter []strin
 	}
 	rc := &receiver{slots: map[string]time.Time{}, from: from, to: to, end: to.Add(after), tick: make(chan struct{}, 1)}
 	rc.worst = make([]time.Duration, wholeSeconds(to.Sub(from)))
+	rc.lateBySec = make([][]time.Duration, len(rc.worst))
 	rc.after = make([]time.Duration, wholeSeconds(after))
 	rc.afterLate = make([][]time.Duration, len(rc.after))
 	rc.cc, err = cons.Consume(func(m jetstream.Msg) {
@@ -105,6 +108,7 @@ func (r *runner) receiveAfter(ctx context.Context, stream string, filter []strin
 			rc.late = append(rc.late, late)
 			if sec := int(at.Sub(rc.from) / time.Second); sec < len(rc.worst) {
 				rc.worst[sec] = max(rc.worst[sec], late)
+				rc.lateBySec[sec] = append(rc.lateBySec[sec], late)
 			}
 		} else if !at.Before(rc.to) && at.Before(rc.end) {
 			rc.inAfter++
@@ -163,21 +167,26 @@ func (rc *receiver) latency(res *Result) {
 	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(rc.late)
 	res.Duplicates = rc.dups
 	if len(rc.worst) > 1 {
-		res.MaxMsBySecond = make([]float64, len(rc.worst))
-		for i, d := range rc.worst {
-			res.MaxMsBySecond[i] = ms(d)
-		}
+		res.MaxMsBySecond, res.P99MsBySecond = bySecond(rc.worst, rc.lateBySec)
 	}
 	if len(rc.after) > 0 {
-		res.AfterMsBySecond = make([]float64, len(rc.after))
-		res.AfterP99MsBySecond = make([]float64, len(rc.after))
-		for i, d := range rc.after {
-			res.AfterMsBySecond[i] = ms(d)
-			_, res.AfterP99MsBySecond[i], _ = percentiles(rc.afterLate[i])
-		}
+		res.AfterMsBySecond, res.AfterP99MsBySecond = bySecond(rc.after, rc.afterLate)
 		res.BackOnTime = onTimeAgain(res.AfterP99MsBySecond, onTimeMs)
 		res.BackOnTimeWorst = onTimeAgain(res.AfterMsBySecond, onTimeMs)
 	}
+}
+
+// bySecond is each second's worst and p99 lateness in ms, from its worst
+// and its slots' lateness (late, by second; nil when none was kept).
+func bySecond(worst []time.Duration, late [][]time.Duration) (worstMs, p99Ms []float64) {
+	worstMs, p99Ms = make([]float64, len(worst)), make([]float64, len(worst))
+	for i, d := range worst {
+		worstMs[i] = ms(d)
+		if i < len(late) {
+			_, p99Ms[i], _ = percentiles(late[i])
+		}
+	}
+	return worstMs, p99Ms
 }
 
 // ms is d in milliseconds, to the microsecond.
