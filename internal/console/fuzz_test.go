@@ -183,10 +183,11 @@ func FuzzHandlers(f *testing.F) {
 		rec := &streamEnder{ResponseRecorder: httptest.NewRecorder(), end: cancel}
 		fc.handler.ServeHTTP(rec, req)
 		code := rec.Code
-		if code >= 500 && ctx.Err() == context.DeadlineExceeded {
-			t.Skipf("%s %s: %d after the request's own deadline (a starved box): nobody reads that answer", method, target, code)
-		}
-		if code >= 500 {
+		// A 5xx given after the request's own 30 s deadline (a starved
+		// box, NATS not answering in time) is no handler fault: nobody
+		// reads it. Every other check still holds for it.
+		late := ctx.Err() == context.DeadlineExceeded
+		if code >= 500 && !late {
 			t.Fatalf("%s %s (Host %q): %d\n%s", method, target, host, code, rec.Body.String())
 		}
 		if foreignHost(host) && code < 400 {
