@@ -21,10 +21,10 @@ type receiver struct {
 
 	mu    sync.Mutex
 	slots map[string]time.Time // slot id -> scheduled time
-	late  []time.Duration      // of the slots scheduled in [from, to)
 	// worst is the greatest lateness of the slots scheduled in each
 	// whole second of [from, to), by its offset from from, and lateBySec
-	// their lateness (for each second's p99).
+	// their lateness (each second's p99; all of them, the row's
+	// percentiles).
 	worst     []time.Duration
 	lateBySec [][]time.Duration
 	// after is the same for each whole second of [to, end): the seconds
@@ -105,7 +105,6 @@ func (r *runner) receiveAfter(ctx context.Context, stream string, filter []strin
 		if !at.Before(rc.from) && at.Before(rc.to) {
 			rc.inWin++
 			late := now.Sub(at)
-			rc.late = append(rc.late, late)
 			if sec := int(at.Sub(rc.from) / time.Second); sec < len(rc.worst) {
 				rc.worst[sec] = max(rc.worst[sec], late)
 				rc.lateBySec[sec] = append(rc.lateBySec[sec], late)
@@ -164,7 +163,7 @@ func (rc *receiver) waitFor(ctx context.Context, deadline time.Time, cond func(r
 func (rc *receiver) latency(res *Result) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(rc.late)
+	res.P50Ms, res.P99Ms, res.MaxMs = percentiles(slices.Concat(rc.lateBySec...))
 	res.Duplicates = rc.dups
 	if len(rc.worst) > 1 {
 		res.MaxMsBySecond, res.P99MsBySecond = bySecond(rc.worst, rc.lateBySec)
